@@ -1,0 +1,91 @@
+# tqmon - a relational, temporal monitor.
+#
+#   make          build build/tqmon and build/libtqmon.a (installs lemon, flex,
+#                 libsqlite3-dev with apt-get when they are missing)
+#   make run      build, then run the paper's example into tqmon.db
+#   make test     build under AddressSanitizer+UBSan and run every test
+#   make bench    benchmarks (figures side by side with their peers)
+#
+# Generated files (lemon parser, flex scanner) go to build/gen and are never
+# committed.  Warnings are errors (-Werror) in every build.
+
+CC      ?= cc
+CSTD    := -std=c11 -D_GNU_SOURCE
+WARN    := -Wall -Wextra -Werror -Wno-unused-parameter -Wshadow -Wstrict-prototypes
+OPT     ?= -O2 -g
+ASANF   := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+LIBS    := -lsqlite3 -lm -ldl -lpthread -lrt
+
+B       := build
+GEN     := $(B)/gen
+LAYERS  := base grammar compiler algebra sensors runtime display
+LIBSRC  := $(filter-out runtime/main.c,$(foreach d,$(LAYERS),$(wildcard $(d)/*.c)))
+GENSRC  := $(GEN)/tq.c $(GEN)/lex.c
+HDRS    := $(foreach d,$(LAYERS),$(wildcard $(d)/*.h)) include/tqmon.h $(GEN)/tq.h
+INC     := -I$(GEN) -Ibase -Igrammar -Icompiler -Ialgebra -Isensors -Iruntime -Idisplay -Iinclude
+
+OBJ      := $(patsubst %.c,$(B)/obj/%.o,$(LIBSRC)) $(B)/obj/gen/tq.o $(B)/obj/gen/lex.o
+ASANOBJ  := $(patsubst %.c,$(B)/asan/%.o,$(LIBSRC)) $(B)/asan/gen/tq.o $(B)/asan/gen/lex.o
+
+.PHONY: all run test bench deps clean fuzz
+all: deps $(B)/tqmon $(B)/libtqmon.a
+
+# ---------------------------------------------------------------- dependencies
+# Installs what the build needs on a fresh Debian machine, only when missing.
+deps: $(B)/.deps
+$(B)/.deps:
+	@sh tests/deps.sh build
+	@mkdir -p $(B) && touch $@
+
+# ---------------------------------------------------------------- generated code
+$(GEN)/tq.c $(GEN)/tq.h: grammar/tq.y | $(B)/.deps
+	@mkdir -p $(GEN)
+	cp grammar/tq.y $(GEN)/tq.y
+	lemon -q -s -d$(GEN) $(GEN)/tq.y > $(GEN)/lemon.log 2>&1 || { cat $(GEN)/lemon.log; echo "lemon: conflicts or errors in grammar/tq.y"; rm -f $(GEN)/tq.c; exit 1; }
+
+$(GEN)/lex.c: grammar/tq.l $(GEN)/tq.h | $(B)/.deps
+	@mkdir -p $(GEN)
+	flex -o $@ grammar/tq.l
+
+# ---------------------------------------------------------------- release build
+$(B)/obj/%.o: %.c $(HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CSTD) $(WARN) $(OPT) $(INC) -c $< -o $@
+$(B)/obj/gen/%.o: $(GEN)/%.c $(HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CSTD) $(OPT) -w $(INC) -c $< -o $@
+
+$(B)/libtqmon.a: $(OBJ)
+	rm -f $@ && ar rcs $@ $(OBJ)
+$(B)/tqmon: runtime/main.c $(B)/libtqmon.a $(HDRS)
+	$(CC) $(CSTD) $(WARN) $(OPT) $(INC) runtime/main.c $(B)/libtqmon.a $(LIBS) -o $@
+
+# ---------------------------------------------------------------- sanitizer build (tests)
+$(B)/asan/%.o: %.c $(HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CSTD) $(WARN) $(ASANF) -DTQ_TESTING $(INC) -c $< -o $@
+$(B)/asan/gen/%.o: $(GEN)/%.c $(HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CSTD) $(ASANF) -w $(INC) -c $< -o $@
+$(B)/asan/libtqmon.a: $(ASANOBJ)
+	rm -f $@ && ar rcs $@ $(ASANOBJ)
+$(B)/asan/tqmon: runtime/main.c $(B)/asan/libtqmon.a $(HDRS)
+	$(CC) $(CSTD) $(WARN) $(ASANF) -DTQ_TESTING $(INC) runtime/main.c $(B)/asan/libtqmon.a $(LIBS) -o $@
+$(B)/asan/unit: tests/unit.c $(B)/asan/libtqmon.a $(HDRS)
+	$(CC) $(CSTD) $(WARN) $(ASANF) -DTQ_TESTING $(INC) tests/unit.c $(B)/asan/libtqmon.a $(LIBS) -o $@
+
+# ---------------------------------------------------------------- main jobs
+run: all
+	rm -f tqmon.db tqmon.db-wal tqmon.db-shm
+	$(B)/tqmon run examples/paper/paper.tq examples/paper/queries.tq \
+	    --replay examples/paper/paper.trace --db tqmon.db --stats $(B)/paper-stats.json
+	@echo "results stored in tqmon.db (tables ResumedbyP1, RunningOnEvery10Seconds)"
+
+test: deps $(B)/asan/tqmon $(B)/asan/unit $(B)/tqmon
+	@LC_ALL=C sh tests/run.sh
+
+bench: all
+	@sh bench/run.sh
+
+clean:
+	rm -rf $(B) tqmon.db tqmon.db-wal tqmon.db-shm

@@ -1,0 +1,293 @@
+/*
+** algebra.h - the catalog of relations and the temporal relational algebra
+** (paper section 8; DESIGN.md section 4).
+**
+** The catalog describes what the sensor configuration declared: entity
+** types, primitive relations (one per sensor) with their collection mode
+** and flag placement, and derived relations (named query results).
+**
+** An algebra tree is read-only once built (the runtime builds a parallel
+** tree of operator states); nodes and expressions live in the program's
+** arena.  Columns are referred to by (tuple variable, attribute) names and
+** resolved to positions only by the runtime, so optimizer rewrites can move
+** predicates freely.  Every node knows its output schema: explicit columns
+** and one time component per tuple variable that still carries time.
+*/
+#ifndef ALGEBRA_H
+#define ALGEBRA_H
+
+#include "../base/tq.h"
+
+/* ================================================================ shared codes */
+enum { ROLE_NONE = 0, ROLE_PERFORMER, ROLE_INITIATOR, ROLE_TARGET };
+enum { MODE_TRACED = 1, MODE_SAMPLED, MODE_DISABLE };
+enum { REL_EVENT = 1, REL_INTERVAL };
+enum { VALID_AT = 1, VALID_FROMTO };
+enum { OPB_ADD = 1, OPB_SUB, OPB_MUL, OPB_DIV, OPB_EQ, OPB_NE, OPB_LT, OPB_LE, OPB_GT, OPB_GE, OPB_AND, OPB_OR };
+enum {
+  AGG_COUNT = 1, AGG_COUNTU, AGG_SUM, AGG_SUMU, AGG_AVG, AGG_AVGU,
+  AGG_MIN, AGG_MAX, AGG_ANY, AGG_FIRST, AGG_LAST
+};
+enum { WIN_INSTANT = 0, WIN_EVER, WIN_EACH };
+/* AST_OPT kinds: sensor options (collection mode, counter, key) and
+** aggregate clauses (by, window, where, when). */
+enum {
+  OPT_MODE = 1, /* op2 = MODE_*, i = role */
+  OPT_COUNTER,  /* i = bits */
+  OPT_KEY,      /* k0 = id list */
+  OPT_BY,       /* k0 = expression list */
+  OPT_WINDOW,   /* op2 = WIN_*, i = duration */
+  OPT_WHERE,    /* k0 */
+  OPT_WHEN      /* k0 */
+};
+
+/* ================================================================ types */
+typedef enum AlgTypeKind {
+  TY_NONE = 0,
+  TY_INT,    /* 64-bit integer */
+  TY_FLOAT,  /* double */
+  TY_STRING, /* interned symbol */
+  TY_ENUM,   /* index into the enumeration's values */
+  TY_ENTITY, /* entity: symbol of its external name */
+  TY_BOOL,   /* predicate result (internal) */
+  TY_TIME    /* temporal value (internal) */
+} AlgTypeKind;
+
+typedef struct AlgEnum {
+  int n;                 /* number of values */
+  const char **names;    /* value names */
+} AlgEnum;
+
+struct AlgEntity;
+typedef struct AlgType {
+  AlgTypeKind kind;             /* what it is */
+  const AlgEnum *en;            /* values, for TY_ENUM */
+  const struct AlgEntity *ent;  /* entity type, for TY_ENTITY */
+} AlgType;
+
+int algTypeEq(AlgType a, AlgType b);
+const char *algTypeName(AlgType t, char *buf, size_t n);
+
+/* ================================================================ catalog */
+enum { ALG_MODE_ALWAYS = 0, ALG_MODE_TRACED = 1, ALG_MODE_SAMPLED = 2, ALG_MODE_DISABLE = 3 };
+
+typedef struct AlgAttr {
+  const char *name; /* attribute name */
+  AlgType type;     /* its type */
+  int role;         /* ROLE_PERFORMER/INITIATOR/TARGET or 0 */
+} AlgAttr;
+
+typedef struct AlgRel AlgRel;
+typedef struct AlgEntity {
+  const char *name; /* type name, also the entity relation's name */
+  AlgRel *rel;      /* the entity relation (always enabled, an entity source) */
+  TqLoc loc;        /* declaration */
+} AlgEntity;
+
+struct AlgRel {
+  const char *name;     /* relation name */
+  int id;               /* sensor id: index in the catalog's rels, from 1 */
+  int isEvent;          /* event relation (else interval) */
+  AlgEntity *entity;    /* non-NULL for an entity relation */
+  int nattr;            /* number of explicit attributes */
+  AlgAttr *attr;        /* attributes in declared order */
+  int mode;             /* ALG_MODE_* */
+  int flagRole;         /* role holding the enable flag (0 for always) */
+  int flagAttr;         /* index of the attribute with that role, -1 if none */
+  int performerAttr;    /* index of the performer attribute, -1 if none */
+  int counterBits;      /* width of the enable counter (1 = flag) */
+  int nkey;             /* keyed interval: number of key attributes */
+  int *key;             /* key attribute indexes */
+  TqLoc loc;            /* declaration */
+};
+
+struct AlgNode;
+typedef struct AlgDerived {
+  const char *name;         /* relation name (retrieve into NAME) */
+  struct AlgNode *tree;     /* its algebra (root: pi) */
+  int isEvent;              /* event relation */
+  int nattr;                /* result attributes */
+  AlgAttr *attr;
+  TqLoc loc;
+} AlgDerived;
+
+typedef struct AlgCatalog {
+  TqTime tick;     /* base Clock tick (default 1 s) */
+  int tickSet;     /* a clock statement was given */
+  TqVec entities;  /* AlgEntity* */
+  TqVec rels;      /* AlgRel*: primitive and entity relations, id = index+1 */
+  TqVec derived;   /* AlgDerived* */
+} AlgCatalog;
+
+AlgEntity *algCatEntity(const AlgCatalog *c, const char *name); /* case-insensitive */
+AlgRel *algCatRel(const AlgCatalog *c, const char *name);
+AlgDerived *algCatDerived(const AlgCatalog *c, const char *name);
+int algRelAttr(const AlgRel *r, const char *name); /* index or -1 */
+const char *algRoleName(int role);
+const char *algModeName(int mode);
+
+/* ================================================================ expressions */
+typedef enum AlgExprKind {
+  AX_COL = 1, /* var.name: explicit column */
+  AX_CONST,   /* constant: ival/fval by type */
+  AX_ARITH,   /* a op b, op = OPB_ADD..OPB_DIV */
+  AX_NEG,     /* -a */
+  AX_CMP,     /* a op b, op = OPB_EQ..OPB_GE */
+  AX_AND, AX_OR, AX_NOT,
+  AX_TVAR,    /* time of tuple variable var */
+  AX_TCONST,  /* time instant ival (beginning/forever included) */
+  AX_NOW,     /* now */
+  AX_BEGINOF, AX_ENDOF,
+  AX_OVERLAP, /* intersection (temporal value) */
+  AX_EXTEND,  /* span */
+  AX_TSHIFT,  /* a + ival (ival may be negative) */
+  AX_PRECEDE, /* predicates on temporal values */
+  AX_TEQUAL,
+  AX_TOVERLAP,
+  AX_AGG      /* value of aggregate column name (computed by an ALG_AGG below) */
+} AlgExprKind;
+
+typedef struct AlgExpr AlgExpr;
+struct AlgExpr {
+  AlgExprKind kind;  /* what it is */
+  int op;            /* operator for AX_ARITH / AX_CMP */
+  AlgType type;      /* result type (TY_BOOL for predicates, TY_TIME for temporal values) */
+  const char *var;   /* tuple variable (AX_COL, AX_TVAR, AX_AGG) */
+  const char *name;  /* attribute (AX_COL, AX_AGG) */
+  int64_t ival;      /* integer/enum/symbol/time constant */
+  double fval;       /* float constant */
+  AlgExpr *a, *b;    /* operands */
+  TqLoc loc;         /* source position (for messages) */
+};
+
+AlgExpr *algExprNew(TqArena *a, AlgExprKind k, AlgType t);
+AlgExpr *algExprCol(TqArena *a, const char *var, const char *name, AlgType t);
+AlgExpr *algExprBin(TqArena *a, AlgExprKind k, int op, AlgType t, AlgExpr *l, AlgExpr *r);
+AlgExpr *algExprCopy(TqArena *a, const AlgExpr *e);
+int algExprEq(const AlgExpr *x, const AlgExpr *y);
+/* Calls f for every tuple variable named in e (columns and times). */
+void algExprVars(const AlgExpr *e, void (*f)(void *ctx, const char *var, int isTime), void *ctx);
+/* Renames tuple variable `from` to `to` in place. */
+void algExprRenameVar(AlgExpr *e, const char *from, const char *to);
+void algExprPrint(const AlgExpr *e, TqBuf *b);
+
+/* ================================================================ nodes */
+typedef enum AlgKind {
+  ALG_SOURCE = 1, /* entity source: the entity relation rel, var optional */
+  ALG_CONST,      /* constant entity set {kval} of type ktype, valid always */
+  ALG_CLOCK,      /* Clock[clockN] */
+  ALG_ALPHA,      /* alpha^{variant}_var(kid0[, kid1[, kid2]]) */
+  ALG_SIGMA,      /* sigma[pred](kid0) */
+  ALG_SIGMAT,     /* sigmaT[pred](kid0) */
+  ALG_PI,         /* pi[names=exprs](kid0) */
+  ALG_PIT,        /* piT[at vfrom | from vfrom to vto](kid0) */
+  ALG_PRODUCT,    /* kid0 x kid1 */
+  ALG_OPRODUCT,   /* kid0 x1 kid1 (overlap product of time-ordered inputs) */
+  ALG_INTERSECT,  /* kid0 intersect kid1 (same schema) */
+  ALG_AGG         /* aggregate columns computed over kid0 (see AlgAggSpec) */
+} AlgKind;
+
+/* alpha variants: collection x flag placement */
+typedef enum AlgVariant {
+  AV_TP = 1, AV_TI, AV_TT, AV_SP, AV_ST, AV_DP, AV_DI, AV_DT
+} AlgVariant;
+enum { ARM_PERSIST = 0, ARM_ONCE = 1 }; /* how an event input arms a D sensor */
+
+typedef struct AlgCol {
+  const char *var;  /* tuple variable (may be NULL for result columns) */
+  const char *name; /* attribute */
+  AlgType type;
+} AlgCol;
+typedef struct AlgTvar {
+  const char *var;  /* tuple variable whose time this is */
+  int isEvent;      /* event (at) or interval (from, to) */
+} AlgTvar;
+typedef struct AlgSchema {
+  int ncol;      /* explicit columns */
+  AlgCol *col;
+  int ntv;       /* time components */
+  AlgTvar *tv;
+} AlgSchema;
+
+/* One aggregate computed by an ALG_AGG node. */
+typedef struct AlgAggSpec {
+  int fn;              /* AGG_* */
+  AlgExpr *arg;        /* aggregated expression (over the inner variable) */
+  int nby;             /* by-list length */
+  AlgExpr **by;        /* by expressions (inner) */
+  AlgExpr **outerBy;   /* matching outer expressions (linking), NULL when scalar */
+  int window;          /* WIN_INSTANT / WIN_EVER / WIN_EACH */
+  TqTime width;        /* WIN_EACH width */
+  struct AlgNode *inner; /* algebra of the aggregate's own tuples (local variables) */
+  const char *name;    /* column name given to the value */
+  AlgType type;        /* value type */
+} AlgAggSpec;
+
+typedef struct AlgNode AlgNode;
+struct AlgNode {
+  AlgKind kind;       /* operator */
+  int nkid;           /* number of arguments */
+  AlgNode *kid[3];    /* arguments */
+  AlgSchema sch;      /* output schema */
+  const char *var;    /* tuple variable (alpha, source, clock) */
+  const AlgRel *rel;  /* relation (alpha, source) */
+  AlgVariant variant; /* alpha */
+  int arm;            /* alpha: ARM_PERSIST or ARM_ONCE for event inputs */
+  int clockN;         /* clock divisor */
+  AlgExpr *pred;      /* sigma, sigmaT */
+  int npi;            /* pi: number of outputs */
+  AlgExpr **pi;       /* pi: expressions */
+  const char **piName;/* pi: output names */
+  const char *piVar;  /* pi: tuple variable of the outputs (NULL = unqualified) */
+  int validAt;        /* piT: event result */
+  AlgExpr *vfrom, *vto; /* piT: at vfrom, or from vfrom to vto */
+  const char *tvOut;  /* piT: name of the resulting time component */
+  AlgType ktype;      /* const: entity/enum type */
+  int64_t kval;       /* const: value */
+  int nkey;           /* product: equality join keys (left = right) */
+  AlgExpr **keyL, **keyR;
+  const char *ovL, *ovR; /* x1: the time components that must overlap */
+  int nagg;           /* agg: number of aggregates */
+  AlgAggSpec *agg;    /* agg: specs */
+  const char *note;   /* optimizer annotation shown by explain (e.g. arming choice) */
+};
+
+/* Constructors compute the schema; they never fail (errors are caught by
+** the semantic pass before translation). */
+AlgNode *algSource(TqArena *a, const AlgRel *rel, const char *var);
+AlgNode *algConst(TqArena *a, AlgType t, int64_t val);
+AlgNode *algClock(TqArena *a, int n, const char *var);
+AlgNode *algAlpha(TqArena *a, const AlgRel *rel, AlgVariant v, const char *var, int nkid, AlgNode **kids);
+AlgNode *algSigma(TqArena *a, AlgExpr *pred, AlgNode *k);
+AlgNode *algSigmaT(TqArena *a, AlgExpr *pred, AlgNode *k);
+AlgNode *algPi(TqArena *a, int n, AlgExpr **e, const char **names, const char *var, AlgNode *k);
+AlgNode *algPiT(TqArena *a, int at, AlgExpr *from, AlgExpr *to, const char *tvOut, AlgNode *k);
+AlgNode *algProduct(TqArena *a, AlgKind kind, AlgNode *l, AlgNode *r);
+AlgNode *algIntersect(TqArena *a, AlgNode *l, AlgNode *r);
+AlgNode *algAgg(TqArena *a, int n, AlgAggSpec *specs, AlgNode *k);
+/* Recomputes n's schema from its kids (after a rewrite changed them). */
+void algSchemaCompute(TqArena *a, AlgNode *n);
+AlgNode *algNodeCopy(TqArena *a, const AlgNode *n); /* deep copy */
+/* Renames tuple variable `from` to `to` everywhere in the tree (in place)
+** and recomputes the schemas (new arrays in arena a). */
+void algRenameVar(TqArena *a, AlgNode *n, const char *from, const char *to);
+
+int algSchemaCol(const AlgSchema *s, const char *var, const char *name); /* index or -1 */
+int algSchemaTvar(const AlgSchema *s, const char *var);                  /* index or -1 */
+const char *algVariantName(AlgVariant v);
+const char *algAggName(int fn); /* AGG_* -> count, countU, ... */
+AlgVariant algVariantOf(const AlgRel *r); /* from mode and flag role */
+
+/* Prints the tree in the paper's notation on one line. */
+void algPrint(const AlgNode *n, TqBuf *b);
+/* Multi-line indented form, one operator per line. */
+void algPrintTree(const AlgNode *n, TqBuf *b, int indent);
+/* Rewrites t with the optimizer's rules to a fixpoint (optimize.c).
+** Returns a new tree in arena a; t is not changed.  trace, when non-NULL,
+** receives "rule: tree" for every rule that fires. */
+AlgNode *algOptimize(TqArena *a, const AlgNode *t, TqBuf *trace);
+
+/* Checks internal consistency (schemas, arity); returns 0 or -1 with msg. */
+int algCheck(const AlgNode *n, TqBuf *msg);
+
+#endif

@@ -1,0 +1,525 @@
+/*
+** tq.c - implementation of the base layer (see tq.h): time formatting and
+** parsing, allocation helpers, arenas, the symbol table, hash maps and
+** diagnostics with source carets.
+*/
+#include "tq.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ================================================================ time */
+
+TqTime tqTimeAdd(TqTime a, TqTime b) {
+  if (a == TQ_OPEN || b == TQ_OPEN) return TQ_OPEN;
+  if (a >= TQ_FOREVER || b >= TQ_FOREVER) return TQ_FOREVER;
+  if (a <= TQ_BEGINNING || b <= TQ_BEGINNING) return TQ_BEGINNING;
+  TqTime r;
+  if (__builtin_add_overflow(a, b, &r)) return b > 0 ? TQ_FOREVER : TQ_BEGINNING;
+  if (r >= TQ_FOREVER) return TQ_FOREVER;
+  if (r <= TQ_BEGINNING) return TQ_BEGINNING;
+  return r;
+}
+
+char *tqTimeFormat(char *buf, size_t n, TqTime t) {
+  if (t == TQ_OPEN) {
+    snprintf(buf, n, "now");
+    return buf;
+  }
+  if (t >= TQ_FOREVER) {
+    snprintf(buf, n, "forever");
+    return buf;
+  }
+  if (t <= TQ_BEGINNING) {
+    snprintf(buf, n, "beginning");
+    return buf;
+  }
+  const char *sign = "";
+  uint64_t u = (uint64_t)t;
+  if (t < 0) {
+    sign = "-";
+    u = (uint64_t)0 - (uint64_t)t;
+  }
+  uint64_t sec = u / (uint64_t)TQ_SEC, frac = u % (uint64_t)TQ_SEC;
+  uint64_t h = sec / 3600, m = (sec / 60) % 60, s = sec % 60;
+  if (frac == 0) {
+    snprintf(buf, n, "%s%llu:%02llu:%02llu", sign, (unsigned long long)h, (unsigned long long)m,
+             (unsigned long long)s);
+  } else {
+    char f[16];
+    snprintf(f, sizeof f, "%09llu", (unsigned long long)frac);
+    int k = 9;
+    while (k > 1 && f[k - 1] == '0') k--;
+    f[k] = 0;
+    snprintf(buf, n, "%s%llu:%02llu:%02llu.%s", sign, (unsigned long long)h, (unsigned long long)m,
+             (unsigned long long)s, f);
+  }
+  return buf;
+}
+
+/* Parses digits [s,e) as an unsigned value; -1 on overflow or no digit. */
+static int parseDigits(const char *s, const char *e, int64_t *out) {
+  int64_t v = 0;
+  if (s >= e) return -1;
+  for (; s < e; s++) {
+    if (!isdigit((unsigned char)*s)) return -1;
+    if (__builtin_mul_overflow(v, 10, &v) || __builtin_add_overflow(v, *s - '0', &v)) return -1;
+  }
+  *out = v;
+  return 0;
+}
+
+/* Fraction digits [s,e) scaled to ns of a unit of `unit` ns. */
+static int parseFrac(const char *s, const char *e, int64_t unit, int64_t *out) {
+  int64_t v = 0;
+  int64_t scale = unit;
+  for (; s < e; s++) {
+    if (!isdigit((unsigned char)*s)) return -1;
+    scale /= 10;
+    v += (*s - '0') * scale;
+  }
+  *out = v;
+  return 0;
+}
+
+int tqTimeParse(const char *s, size_t len, TqTime *out) {
+  const char *e = s + len;
+  int neg = 0;
+  if (s < e && *s == '-') {
+    neg = 1;
+    s++;
+  }
+  const char *c1 = memchr(s, ':', (size_t)(e - s));
+  int64_t v;
+  if (c1) {
+    /* h:mm:ss[.frac] */
+    const char *c2 = memchr(c1 + 1, ':', (size_t)(e - c1 - 1));
+    if (!c2 || c2 - c1 != 3) return -1;
+    const char *dot = memchr(c2 + 1, '.', (size_t)(e - c2 - 1));
+    const char *se = dot ? dot : e;
+    int64_t h, m, sec, frac = 0;
+    if (parseDigits(s, c1, &h) || parseDigits(c1 + 1, c2, &m) || parseDigits(c2 + 1, se, &sec)) return -1;
+    if (se - (c2 + 1) != 2 || m >= 60 || sec >= 60) return -1;
+    if (dot && (dot + 1 >= e || parseFrac(dot + 1, e, TQ_SEC, &frac))) return -1;
+    if (h > (INT64_MAX / TQ_SEC) / 3600 - 1) return -1;
+    v = ((h * 3600 + m * 60 + sec) * TQ_SEC) + frac;
+  } else {
+    const char *p = s;
+    while (p < e && isdigit((unsigned char)*p)) p++;
+    const char *ie = p, *fs = NULL, *fe = NULL;
+    if (p < e && *p == '.') {
+      fs = p + 1;
+      p++;
+      while (p < e && isdigit((unsigned char)*p)) p++;
+      fe = p;
+      if (fs == fe) return -1;
+    }
+    size_t ul = (size_t)(e - p);
+    int64_t unit;
+    if (ul == 0) unit = TQ_NS;
+    else if (ul == 2 && !strncmp(p, "ns", 2)) unit = TQ_NS;
+    else if (ul == 2 && !strncmp(p, "us", 2)) unit = TQ_US;
+    else if (ul == 2 && !strncmp(p, "ms", 2)) unit = TQ_MS;
+    else if (ul == 1 && *p == 's') unit = TQ_SEC;
+    else if (ul == 3 && !strncmp(p, "min", 3)) unit = 60 * TQ_SEC;
+    else if (ul == 1 && *p == 'h') unit = 3600 * TQ_SEC;
+    else return -1;
+    if (fs && unit == TQ_NS) return -1;
+    int64_t ip, fp = 0;
+    if (parseDigits(s, ie, &ip)) return -1;
+    if (fs && parseFrac(fs, fe, unit, &fp)) return -1;
+    if (__builtin_mul_overflow(ip, unit, &v) || __builtin_add_overflow(v, fp, &v)) return -1;
+    if (v >= TQ_FOREVER) return -1;
+  }
+  *out = neg ? -v : v;
+  return 0;
+}
+
+/* ================================================================ memory */
+
+static void oom(void) {
+  fputs("tqmon: out of memory\n", stderr);
+  abort();
+}
+void *tqMalloc(size_t n) {
+  void *p = malloc(n ? n : 1);
+  if (!p) oom();
+  return p;
+}
+void *tqCalloc(size_t n, size_t m) {
+  void *p = calloc(n ? n : 1, m ? m : 1);
+  if (!p) oom();
+  return p;
+}
+void *tqRealloc(void *p, size_t n) {
+  p = realloc(p, n ? n : 1);
+  if (!p) oom();
+  return p;
+}
+char *tqStrdup(const char *s) { return tqStrndup(s, strlen(s)); }
+char *tqStrndup(const char *s, size_t n) {
+  char *p = tqMalloc(n + 1);
+  memcpy(p, s, n);
+  p[n] = 0;
+  return p;
+}
+char *tqMprintf(const char *fmt, ...) {
+  va_list ap, aq;
+  va_start(ap, fmt);
+  va_copy(aq, ap);
+  int n = vsnprintf(NULL, 0, fmt, ap);
+  va_end(ap);
+  char *p = tqMalloc((size_t)n + 1);
+  vsnprintf(p, (size_t)n + 1, fmt, aq);
+  va_end(aq);
+  return p;
+}
+
+typedef struct ArenaBlock {
+  struct ArenaBlock *next;
+  size_t used, cap;
+  _Alignas(16) unsigned char data[];
+} ArenaBlock;
+struct TqArena {
+  ArenaBlock *head;
+};
+
+TqArena *tqArenaNew(void) { return tqCalloc(1, sizeof(TqArena)); }
+void tqArenaDelete(TqArena *a) {
+  if (!a) return;
+  ArenaBlock *b = a->head;
+  while (b) {
+    ArenaBlock *n = b->next;
+    free(b);
+    b = n;
+  }
+  free(a);
+}
+void *tqArenaAlloc(TqArena *a, size_t n) {
+  n = (n + 15) & ~(size_t)15;
+  ArenaBlock *b = a->head;
+  if (!b || b->used + n > b->cap) {
+    size_t cap = n > 16384 ? n : 16384;
+    b = tqMalloc(sizeof(ArenaBlock) + cap);
+    b->used = 0;
+    b->cap = cap;
+    b->next = a->head;
+    a->head = b;
+  }
+  void *p = b->data + b->used;
+  b->used += n;
+  memset(p, 0, n);
+  return p;
+}
+char *tqArenaStrndup(TqArena *a, const char *s, size_t n) {
+  char *p = tqArenaAlloc(a, n + 1);
+  memcpy(p, s, n);
+  p[n] = 0;
+  return p;
+}
+char *tqArenaStrdup(TqArena *a, const char *s) { return s ? tqArenaStrndup(a, s, strlen(s)) : NULL; }
+char *tqArenaPrintf(TqArena *a, const char *fmt, ...) {
+  va_list ap, aq;
+  va_start(ap, fmt);
+  va_copy(aq, ap);
+  int n = vsnprintf(NULL, 0, fmt, ap);
+  va_end(ap);
+  char *p = tqArenaAlloc(a, (size_t)n + 1);
+  vsnprintf(p, (size_t)n + 1, fmt, aq);
+  va_end(aq);
+  return p;
+}
+
+void tqVecPush(TqVec *v, void *p) {
+  if (v->n == v->cap) {
+    v->cap = v->cap ? v->cap * 2 : 8;
+    v->v = tqRealloc(v->v, sizeof(void *) * (size_t)v->cap);
+  }
+  v->v[v->n++] = p;
+}
+void tqVecFree(TqVec *v) {
+  free(v->v);
+  v->v = NULL;
+  v->n = v->cap = 0;
+}
+
+void tqBufAdd(TqBuf *b, const char *s, size_t n) {
+  if (b->n + n + 1 > b->cap) {
+    size_t cap = b->cap ? b->cap * 2 : 256;
+    while (cap < b->n + n + 1) cap *= 2;
+    b->s = tqRealloc(b->s, cap);
+    b->cap = cap;
+  }
+  memcpy(b->s + b->n, s, n);
+  b->n += n;
+  b->s[b->n] = 0;
+}
+void tqBufPuts(TqBuf *b, const char *s) { tqBufAdd(b, s, strlen(s)); }
+void tqBufPrintf(TqBuf *b, const char *fmt, ...) {
+  char tmp[512];
+  va_list ap, aq;
+  va_start(ap, fmt);
+  va_copy(aq, ap);
+  int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
+  va_end(ap);
+  if (n < (int)sizeof tmp) {
+    tqBufAdd(b, tmp, (size_t)n);
+  } else {
+    char *p = tqMalloc((size_t)n + 1);
+    vsnprintf(p, (size_t)n + 1, fmt, aq);
+    tqBufAdd(b, p, (size_t)n);
+    free(p);
+  }
+  va_end(aq);
+}
+void tqBufFree(TqBuf *b) {
+  free(b->s);
+  b->s = NULL;
+  b->n = b->cap = 0;
+}
+
+/* ================================================================ hashing */
+
+uint64_t tqHash64(uint64_t x) {
+  x ^= x >> 33;
+  x *= 0xff51afd7ed558ccdULL;
+  x ^= x >> 33;
+  x *= 0xc4ceb9fe1a85ec53ULL;
+  x ^= x >> 33;
+  return x;
+}
+uint64_t tqHashBytes(const void *p, size_t n, uint64_t seed) {
+  const unsigned char *s = p;
+  uint64_t h = 1469598103934665603ULL ^ seed;
+  for (size_t i = 0; i < n; i++) {
+    h ^= s[i];
+    h *= 1099511628211ULL;
+  }
+  return tqHash64(h);
+}
+
+static void mapGrow(TqMap *m) {
+  uint32_t ocap = m->cap;
+  uint64_t *okey = m->key;
+  void **oval = m->val;
+  uint32_t cap = ocap ? ocap : 16;
+  while (m->n * 2 + 2 > cap) cap *= 2;
+  if (cap == ocap && m->used * 4 < ocap * 3) cap = ocap; /* only cleanup */
+  m->cap = cap;
+  m->key = tqCalloc(cap, sizeof(uint64_t));
+  m->val = tqCalloc(cap, sizeof(void *));
+  m->n = m->used = 0;
+  for (uint32_t i = 0; i < ocap; i++)
+    if (okey[i] > 1) tqMapPut(m, okey[i], oval[i]);
+  free(okey);
+  free(oval);
+}
+void *tqMapGet(const TqMap *m, uint64_t key) {
+  if (!m->cap) return NULL;
+  uint32_t mask = m->cap - 1, i = (uint32_t)tqHash64(key) & mask;
+  for (;;) {
+    uint64_t k = m->key[i];
+    if (k == key) return m->val[i];
+    if (k == 0) return NULL;
+    i = (i + 1) & mask;
+  }
+}
+void tqMapPut(TqMap *m, uint64_t key, void *val) {
+  if ((m->used + 1) * 4 >= m->cap * 3) mapGrow(m);
+  uint32_t mask = m->cap - 1, i = (uint32_t)tqHash64(key) & mask;
+  int64_t tomb = -1;
+  for (;;) {
+    uint64_t k = m->key[i];
+    if (k == key) {
+      m->val[i] = val;
+      return;
+    }
+    if (k == 1 && tomb < 0) tomb = i;
+    if (k == 0) break;
+    i = (i + 1) & mask;
+  }
+  if (tomb >= 0) {
+    i = (uint32_t)tomb;
+  } else {
+    m->used++;
+  }
+  m->key[i] = key;
+  m->val[i] = val;
+  m->n++;
+}
+void *tqMapDel(TqMap *m, uint64_t key) {
+  if (!m->cap) return NULL;
+  uint32_t mask = m->cap - 1, i = (uint32_t)tqHash64(key) & mask;
+  for (;;) {
+    uint64_t k = m->key[i];
+    if (k == key) {
+      void *v = m->val[i];
+      m->key[i] = 1;
+      m->val[i] = NULL;
+      m->n--;
+      return v;
+    }
+    if (k == 0) return NULL;
+    i = (i + 1) & mask;
+  }
+}
+void tqMapFree(TqMap *m) {
+  free(m->key);
+  free(m->val);
+  memset(m, 0, sizeof *m);
+}
+
+/* ================================================================ symbols */
+
+static struct {
+  char **name;   /* id -> string */
+  uint32_t *len; /* id -> length */
+  int32_t n, cap;
+  int32_t *slot; /* hash slots holding ids */
+  uint32_t nslot;
+} symtab;
+
+static void symRehash(void) {
+  uint32_t ns = symtab.nslot ? symtab.nslot * 2 : 1024;
+  int32_t *slot = tqCalloc(ns, sizeof(int32_t));
+  for (int32_t id = 1; id < symtab.n; id++) {
+    uint32_t i = (uint32_t)tqHashBytes(symtab.name[id], symtab.len[id], 0) & (ns - 1);
+    while (slot[i]) i = (i + 1) & (ns - 1);
+    slot[i] = id;
+  }
+  free(symtab.slot);
+  symtab.slot = slot;
+  symtab.nslot = ns;
+}
+
+int32_t tqSym(const char *s, size_t len) {
+  if (symtab.n == 0) {
+    symtab.cap = 256;
+    symtab.name = tqCalloc((size_t)symtab.cap, sizeof(char *));
+    symtab.len = tqCalloc((size_t)symtab.cap, sizeof(uint32_t));
+    symtab.name[0] = tqStrdup("");
+    symtab.n = 1;
+    symRehash();
+  }
+  uint32_t mask = symtab.nslot - 1, i = (uint32_t)tqHashBytes(s, len, 0) & mask;
+  while (symtab.slot[i]) {
+    int32_t id = symtab.slot[i];
+    if (symtab.len[id] == len && !memcmp(symtab.name[id], s, len)) return id;
+    i = (i + 1) & mask;
+  }
+  if (symtab.n == symtab.cap) {
+    symtab.cap *= 2;
+    symtab.name = tqRealloc(symtab.name, sizeof(char *) * (size_t)symtab.cap);
+    symtab.len = tqRealloc(symtab.len, sizeof(uint32_t) * (size_t)symtab.cap);
+  }
+  int32_t id = symtab.n++;
+  symtab.name[id] = tqStrndup(s, len);
+  symtab.len[id] = (uint32_t)len;
+  if ((uint32_t)symtab.n * 2 > symtab.nslot) {
+    symRehash();
+  } else {
+    symtab.slot[i] = id;
+  }
+  return id;
+}
+int32_t tqSymZ(const char *s) { return tqSym(s, strlen(s)); }
+const char *tqSymName(int32_t id) {
+  if (id <= 0 || id >= symtab.n) return "";
+  return symtab.name[id];
+}
+int32_t tqSymCount(void) { return symtab.n; }
+
+/* ================================================================ diagnostics */
+
+static void diagLine(TqDiag *d, TqLoc loc) {
+  if (!loc.src || loc.line <= 0) return;
+  const char *t = loc.src->text, *e = t + loc.src->len;
+  int line = 1;
+  while (t < e && line < loc.line) {
+    if (*t++ == '\n') line++;
+  }
+  const char *le = t;
+  while (le < e && *le != '\n') le++;
+  tqBufPuts(&d->out, "  ");
+  for (const char *p = t; p < le; p++) tqBufAdd(&d->out, *p == '\t' ? " " : p, 1);
+  tqBufPuts(&d->out, "\n  ");
+  for (int i = 1; i < loc.col; i++) tqBufPuts(&d->out, " ");
+  tqBufPuts(&d->out, "^\n");
+}
+
+void tqErrorV(TqDiag *d, TqLoc loc, const char *fmt, va_list ap) {
+  d->nerr++;
+  if (d->nerr > (d->maxerr ? d->maxerr : 50)) return;
+  if (loc.src) tqBufPrintf(&d->out, "%s:%d:%d: error: ", loc.src->name, loc.line, loc.col);
+  else tqBufPuts(&d->out, "error: ");
+  char tmp[1024];
+  vsnprintf(tmp, sizeof tmp, fmt, ap);
+  tqBufPuts(&d->out, tmp);
+  tqBufPuts(&d->out, "\n");
+  diagLine(d, loc);
+}
+void tqError(TqDiag *d, TqLoc loc, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  tqErrorV(d, loc, fmt, ap);
+  va_end(ap);
+}
+void tqErrorAt(TqDiag *d, const char *where, const char *fmt, ...) {
+  d->nerr++;
+  if (d->nerr > (d->maxerr ? d->maxerr : 50)) return;
+  if (where) tqBufPrintf(&d->out, "%s: error: ", where);
+  else tqBufPuts(&d->out, "error: ");
+  char tmp[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(tmp, sizeof tmp, fmt, ap);
+  va_end(ap);
+  tqBufPuts(&d->out, tmp);
+  tqBufPuts(&d->out, "\n");
+}
+void tqDiagFree(TqDiag *d) { tqBufFree(&d->out); }
+
+TqSource *tqSourceFromString(const char *name, const char *text) {
+  TqSource *s = tqCalloc(1, sizeof *s);
+  s->name = tqStrdup(name);
+  s->len = strlen(text);
+  s->text = tqStrndup(text, s->len);
+  return s;
+}
+TqSource *tqSourceRead(const char *path, TqDiag *d) {
+  FILE *f = fopen(path, "rb");
+  if (!f) {
+    tqErrorAt(d, path, "cannot open: %s", strerror(errno));
+    return NULL;
+  }
+  TqBuf b = {0};
+  char tmp[65536];
+  size_t n;
+  while ((n = fread(tmp, 1, sizeof tmp, f)) > 0) tqBufAdd(&b, tmp, n);
+  int err = ferror(f);
+  fclose(f);
+  if (err) {
+    tqErrorAt(d, path, "read error");
+    tqBufFree(&b);
+    return NULL;
+  }
+  if (!b.s) tqBufAdd(&b, "", 0);
+  if (memchr(b.s, 0, b.n)) {
+    tqErrorAt(d, path, "binary file (contains a NUL byte)");
+    tqBufFree(&b);
+    return NULL;
+  }
+  TqSource *s = tqCalloc(1, sizeof *s);
+  s->name = tqStrdup(path);
+  s->text = b.s;
+  s->len = b.n;
+  return s;
+}
+void tqSourceFree(TqSource *s) {
+  if (!s) return;
+  free(s->name);
+  free(s->text);
+  free(s);
+}

@@ -1,0 +1,136 @@
+/*
+** tq.h - base layer shared by every part of tqmon: time, arenas, symbols,
+** source positions and diagnostics, small containers.
+**
+** Invariants: times are signed 64-bit nanoseconds; TQ_OPEN is never a real
+** time (it marks an interval end that is not known yet); TQ_FOREVER and
+** TQ_BEGINNING are the TQuel constants and saturate arithmetic.  Symbols are
+** interned once per process and never freed, so a symbol id is a stable
+** 32-bit name for a string (entity names, strings, identifiers).
+*/
+#ifndef TQ_H
+#define TQ_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* ---------------------------------------------------------------- time */
+typedef int64_t TqTime;
+#define TQ_OPEN INT64_MAX            /* end not known yet (open interval) */
+#define TQ_FOREVER (INT64_MAX - 1)   /* the constant forever */
+#define TQ_BEGINNING (INT64_MIN + 1) /* the constant beginning */
+#define TQ_NS 1LL
+#define TQ_US 1000LL
+#define TQ_MS 1000000LL
+#define TQ_SEC 1000000000LL
+
+/* Saturating a+b on times: infinities stay infinite, no overflow. */
+TqTime tqTimeAdd(TqTime a, TqTime b);
+/* Formats t as h:mm:ss[.fraction] (fraction only when not whole seconds);
+** beginning/forever/open print as words. Returns buf. */
+char *tqTimeFormat(char *buf, size_t n, TqTime t);
+/* Parses "h:mm:ss[.frac]", "N[ns|us|ms|s|min|h]" or a bare integer of ns.
+** Returns 0 and sets *out, or -1 on a malformed string. */
+int tqTimeParse(const char *s, size_t len, TqTime *out);
+
+/* ---------------------------------------------------------------- memory */
+/* Out-of-memory is the one error we do not recover from: these abort. */
+void *tqMalloc(size_t n);
+void *tqCalloc(size_t n, size_t m);
+void *tqRealloc(void *p, size_t n);
+char *tqStrdup(const char *s);
+char *tqStrndup(const char *s, size_t n);
+char *tqMprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* An arena frees everything it handed out at once (one per compiled program). */
+typedef struct TqArena TqArena;
+TqArena *tqArenaNew(void);
+void tqArenaDelete(TqArena *a); /* accepts NULL */
+void *tqArenaAlloc(TqArena *a, size_t n); /* zeroed, 16-byte aligned */
+char *tqArenaStrdup(TqArena *a, const char *s);
+char *tqArenaStrndup(TqArena *a, const char *s, size_t n);
+char *tqArenaPrintf(TqArena *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Growable array of pointers. */
+typedef struct TqVec {
+  void **v; /* items */
+  int n;    /* number used */
+  int cap;  /* allocated */
+} TqVec;
+void tqVecPush(TqVec *v, void *p);
+void tqVecFree(TqVec *v);
+
+/* Growable byte buffer for building strings. */
+typedef struct TqBuf {
+  char *s;    /* NUL-terminated content */
+  size_t n;   /* length */
+  size_t cap; /* allocated */
+} TqBuf;
+void tqBufAdd(TqBuf *b, const char *s, size_t n);
+void tqBufPuts(TqBuf *b, const char *s);
+void tqBufPrintf(TqBuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void tqBufFree(TqBuf *b);
+
+/* ---------------------------------------------------------------- symbols */
+/* Interns s[0..len) and returns its id (>= 1). Case is kept. */
+int32_t tqSym(const char *s, size_t len);
+int32_t tqSymZ(const char *s);
+const char *tqSymName(int32_t id); /* "" for 0 */
+int32_t tqSymCount(void);
+
+/* ---------------------------------------------------------------- hashing */
+/* Open-addressing map from a nonzero 64-bit key to a pointer. */
+typedef struct TqMap {
+  uint64_t *key; /* 0 = empty slot, 1 = deleted */
+  void **val;    /* values */
+  uint32_t cap;  /* power of two */
+  uint32_t n;    /* live entries */
+  uint32_t used; /* live + deleted */
+} TqMap;
+void *tqMapGet(const TqMap *m, uint64_t key);
+void tqMapPut(TqMap *m, uint64_t key, void *val); /* key must be > 1 */
+void *tqMapDel(TqMap *m, uint64_t key);           /* returns old value */
+void tqMapFree(TqMap *m);
+/* Iteration: for (i = 0; i < m->cap; i++) if (m->key[i] > 1) ... */
+uint64_t tqHash64(uint64_t x);
+uint64_t tqHashBytes(const void *p, size_t n, uint64_t seed);
+
+/* ---------------------------------------------------------------- diagnostics */
+/* A source file kept in memory so errors can show the offending line. */
+typedef struct TqSource {
+  char *name; /* file name as given */
+  char *text; /* whole content, NUL-terminated */
+  size_t len; /* length of text */
+} TqSource;
+
+typedef struct TqLoc {
+  const TqSource *src; /* NULL for positions outside any file */
+  int line, col;       /* 1-based */
+} TqLoc;
+
+typedef struct TqDiag {
+  TqBuf out;   /* formatted messages, in order */
+  int nerr;    /* number of errors */
+  int maxerr;  /* stop recording after this many (0 = 50) */
+} TqDiag;
+
+/* Records "file:line:col: error: msg" followed by the source line and a
+** caret under col.  Never fails. */
+void tqError(TqDiag *d, TqLoc loc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+void tqErrorV(TqDiag *d, TqLoc loc, const char *fmt, va_list ap);
+/* Error without a source line: "where: msg" (where may be NULL). */
+void tqErrorAt(TqDiag *d, const char *where, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+void tqDiagFree(TqDiag *d);
+
+/* Reads a whole file into a TqSource. Returns NULL and records an error on failure. */
+TqSource *tqSourceRead(const char *path, TqDiag *d);
+TqSource *tqSourceFromString(const char *name, const char *text);
+void tqSourceFree(TqSource *s);
+
+#define TQ_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#define TQ_LIKELY(x) __builtin_expect(!!(x), 1)
+#define TQ_UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+#endif

@@ -1,0 +1,26 @@
+/*
+** ast.c - constructors for the syntax tree (see ast.h).
+*/
+#include "ast.h"
+
+AstNode *astNew(TqArena *a, AstKind kind, TqLoc loc) {
+  AstNode *n = tqArenaAlloc(a, sizeof *n);
+  n->kind = kind;
+  n->loc = loc;
+  return n;
+}
+
+AstNode *astAppend(AstNode *list, AstNode *item) {
+  if (!list) return item;
+  AstNode *p = list;
+  while (p->next) p = p->next;
+  p->next = item;
+  return list;
+}
+
+int astLen(const AstNode *list) {
+  int n = 0;
+  for (; list; list = list->next) n++;
+  return n;
+}
+

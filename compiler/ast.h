@@ -1,0 +1,78 @@
+/*
+** ast.h - the abstract syntax tree built by the grammar actions.
+**
+** One node type for everything (statements, declarations, expressions),
+** allocated in the program's arena and linked into lists through `next`.
+** The grammar only calls the constructors below; the meaning of a node is
+** decided by the semantic pass (sema.c).  Every node keeps the position of
+** the token that starts it, so later errors point at the source.
+*/
+#ifndef AST_H
+#define AST_H
+
+#include "../base/tq.h"
+#include "../algebra/algebra.h"
+
+typedef enum AstKind {
+  /* statements and declarations */
+  AST_CLOCK = 1, /* clock <duration>: i = tick */
+  AST_ENTITY,    /* entity s (k0 = attributes) */
+  AST_REL,       /* event|interval s (k0 attrs) collection; k1 = key ids */
+  AST_ATTR,      /* s : k0(type) [role op] */
+  AST_TYPE,      /* op = AT_INT|AT_FLOAT|AT_STRING|AT_ENUM(k0 = ids)|AT_NAMED(s) */
+  AST_ID,        /* identifier in a list: s */
+  AST_RANGE,     /* range of s is s2 [ i ] */
+  AST_RETRIEVE,  /* retrieve [into] s (k0 targets) k1 valid, k2 where, k3 when */
+  AST_TARGET,    /* s = k0, or V.attr (s NULL), op = 1 for V.all */
+  AST_VALID,     /* op = VALID_AT (k0) | VALID_FROMTO (k0, k1) */
+  AST_DISPLAY,   /* display s as ... (k0 = aspect list); op = display kind */
+  AST_ASPECT,    /* display aspect: s = keyword, s2 = attribute/arg, k0 = args */
+  AST_TIMEREP,   /* time as s (animation|animationtrace|timeline) */
+  AST_OPT,       /* option of a sensor or aggregate: op = OPT_*, op2, i, k0 */
+  /* expressions */
+  AST_COL,       /* s.s2 */
+  AST_NAME,      /* bare identifier s */
+  AST_INT,       /* i */
+  AST_FLOAT,     /* f */
+  AST_STR,       /* s */
+  AST_TIME,      /* time constant h:mm:ss: i */
+  AST_DUR,       /* duration literal 10s: i (ns) */
+  AST_NOW,
+  AST_BEGINNING,
+  AST_FOREVER,
+  AST_BIN,       /* op = one of the TK_ codes of the operator: k0 op k1 */
+  AST_NOT,       /* not k0 */
+  AST_NEG,       /* - k0 */
+  AST_BEGINOF,   /* begin of k0 */
+  AST_ENDOF,     /* end of k0 */
+  AST_OVERLAP,   /* k0 overlap k1 */
+  AST_EXTEND,    /* k0 extend k1 */
+  AST_PRECEDE,   /* k0 precede k1 */
+  AST_EQUAL,     /* k0 equal k1 */
+  AST_AGG        /* op = aggregate; k0 arg, k1 by-list, k2 where, k3 when, i window, op2 kind */
+} AstKind;
+
+enum { AT_INT = 1, AT_FLOAT, AT_STRING, AT_ENUM, AT_NAMED };
+/* roles, modes, operators, aggregates, windows: see algebra.h */
+
+typedef struct AstNode AstNode;
+struct AstNode {
+  AstKind kind;    /* what this is */
+  TqLoc loc;       /* position of its first token */
+  AstNode *k[4];   /* children, meaning per kind */
+  AstNode *next;   /* next in a list */
+  const char *s;   /* identifier / string */
+  const char *s2;  /* second identifier */
+  int64_t i;       /* integer / time / counter */
+  double f;        /* float value */
+  int op;          /* operator / sub-kind */
+  int op2;         /* second sub-kind (role, window kind, ...) */
+  int mode;        /* collection mode for AST_REL */
+};
+
+/* Constructors; all allocate in arena `a` and never fail. */
+AstNode *astNew(TqArena *a, AstKind kind, TqLoc loc);
+AstNode *astAppend(AstNode *list, AstNode *item); /* returns the list head */
+int astLen(const AstNode *list);
+
+#endif

@@ -1,0 +1,750 @@
+/*
+** query.c - range and retrieve statements: typing and translation into the
+** initial algebra (paper sections 8.1-8.4).
+**
+** Translation of a retrieve with outer tuple variables V1..Vk (in order of
+** first appearance in the statement):
+**   pi[targets](piT[valid](sigmaT[when](sigma[c1](...sigma[cn](T1 x ... x Tk)))))
+** where each Ti is the term of Vi's relation: the entity source itself for
+** an entity relation, Clock[n] for Clock, the substituted algebra of a
+** derived relation, or alpha^{mode}_Vi(default entity sources) for a
+** primitive relation.  Omitted clauses get TQuel's defaults: when = all
+** variables overlap, valid = their intersection (an event when any of them
+** is an event).  An explicit clause replaces its default.
+*/
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "compilerInt.h"
+
+typedef struct VarUse {
+  const char *var; /* as written first */
+  CpRange *range;  /* its binding */
+  TqLoc loc;       /* first appearance */
+} VarUse;
+
+typedef struct QCtx {
+  CpSema *s;
+  TqArena *a;
+  TqDiag *d;
+  int nvar;          /* outer tuple variables */
+  VarUse var[64];
+  int bad;           /* an error was reported */
+  TqVec used;        /* all variable names in the product (for renaming) */
+} QCtx;
+
+static AlgType tyOf(AlgTypeKind k) {
+  AlgType t = {k, NULL, NULL};
+  return t;
+}
+
+/* ================================================================ range */
+
+void cpSemaRange(CpSema *s, AstNode *st) {
+  CpRange *r = tqArenaAlloc(s->a, sizeof *r);
+  r->var = st->s;
+  r->loc = st->loc;
+  if (!strcasecmp(st->s2, "Clock")) {
+    r->clockN = st->op ? (int)st->i : 1;
+    if (st->op && (st->i < 1 || st->i > 1000000000)) {
+      tqError(s->diag, st->loc, "Clock[n] needs n >= 1");
+      return;
+    }
+  } else {
+    if (st->op) {
+      tqError(s->diag, st->loc, "only Clock takes a divisor [n]; '%s' is not Clock", st->s2);
+      return;
+    }
+    r->rel = algCatRel(&s->prog->cat, st->s2);
+    if (!r->rel) r->derived = algCatDerived(&s->prog->cat, st->s2);
+    if (!r->rel && !r->derived) {
+      for (int i = 0; i < s->laterNames.n; i++) {
+        AstNode *x = s->laterNames.v[i];
+        if (!strcasecmp(x->s, st->s2)) {
+          tqError(s->diag, st->loc,
+                  "relation '%s' is defined later (at %s:%d:%d); a query may only range over relations defined before it",
+                  st->s2, x->loc.src ? x->loc.src->name : "?", x->loc.line, x->loc.col);
+          return;
+        }
+      }
+      tqError(s->diag, st->loc, "unknown relation '%s'", st->s2);
+      return;
+    }
+  }
+  tqVecPush(&s->ranges, r);
+}
+
+/* ================================================================ variables */
+
+static VarUse *useVar(QCtx *q, const char *var, TqLoc loc) {
+  for (int i = 0; i < q->nvar; i++) {
+    if (!strcasecmp(q->var[i].var, var)) {
+      if (loc.line < q->var[i].loc.line || (loc.line == q->var[i].loc.line && loc.col < q->var[i].loc.col))
+        q->var[i].loc = loc;
+      return &q->var[i];
+    }
+  }
+  CpRange *r = cpRangeLookup(q->s, var);
+  if (!r) {
+    tqError(q->d, loc, "tuple variable '%s' is not ranged (write: range of %s is <relation>)", var, var);
+    q->bad = 1;
+    return NULL;
+  }
+  if (q->nvar == (int)TQ_ARRAY_SIZE(q->var)) {
+    tqError(q->d, loc, "too many tuple variables in one retrieve");
+    q->bad = 1;
+    return NULL;
+  }
+  VarUse *u = &q->var[q->nvar++];
+  u->var = r->var;
+  u->range = r;
+  u->loc = loc;
+  return u;
+}
+
+/* Collects the outer tuple variables of an expression (not inside aggregates). */
+static void collectVars(QCtx *q, AstNode *e, int temporal) {
+  if (!e) return;
+  switch (e->kind) {
+    case AST_COL: useVar(q, e->s, e->loc); return;
+    case AST_NAME:
+      if (temporal || cpRangeLookup(q->s, e->s)) {
+        if (cpRangeLookup(q->s, e->s)) useVar(q, e->s, e->loc);
+      }
+      return;
+    case AST_AGG: {
+      /* by-lists link the aggregate to outer variables of the same name */
+      return;
+    }
+    default: break;
+  }
+  for (int i = 0; i < 4; i++) collectVars(q, e->k[i], temporal);
+}
+
+static int isEventVar(const VarUse *u) {
+  CpRange *r = u->range;
+  if (r->clockN) return 1;
+  if (r->rel) return r->rel->isEvent || r->rel->mode == ALG_MODE_SAMPLED;
+  return r->derived->isEvent;
+}
+
+static const AlgAttr *varAttrs(const VarUse *u, int *n) {
+  CpRange *r = u->range;
+  if (r->clockN) {
+    *n = 0;
+    return NULL;
+  }
+  if (r->rel) {
+    *n = r->rel->nattr;
+    return r->rel->attr;
+  }
+  *n = r->derived->nattr;
+  return r->derived->attr;
+}
+
+static const char *relNameOf(const VarUse *u) {
+  CpRange *r = u->range;
+  return r->clockN ? "Clock" : r->rel ? r->rel->name : r->derived->name;
+}
+
+static VarUse *findVar(QCtx *q, const char *var) {
+  for (int i = 0; i < q->nvar; i++)
+    if (!strcasecmp(q->var[i].var, var)) return &q->var[i];
+  return NULL;
+}
+
+/* ================================================================ value expressions */
+
+static AlgExpr *err(QCtx *q, TqLoc loc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static AlgExpr *err(QCtx *q, TqLoc loc, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  tqErrorV(q->d, loc, fmt, ap);
+  va_end(ap);
+  q->bad = 1;
+  return NULL;
+}
+
+static int isNum(AlgType t) { return t.kind == TY_INT || t.kind == TY_FLOAT; }
+
+/* A bare name or a string constant may stand for an entity or enum value. */
+static int isSymbolic(const AlgExpr *e) {
+  return e->kind == AX_CONST && (e->type.kind == TY_NONE || (e->type.kind == TY_STRING && e->op == 1));
+}
+
+static AlgExpr *coerceTo(QCtx *q, AlgExpr *c, AlgType want) {
+  const char *name = c->name;
+  if (want.kind == TY_ENTITY) {
+    c->type = want;
+    c->ival = tqSymZ(name);
+    return c;
+  }
+  if (want.kind == TY_ENUM) {
+    for (int i = 0; i < want.en->n; i++) {
+      if (!strcasecmp(want.en->names[i], name)) {
+        c->type = want;
+        c->ival = i;
+        return c;
+      }
+    }
+    TqBuf b = {0};
+    for (int i = 0; i < want.en->n; i++) tqBufPrintf(&b, "%s%s", i ? ", " : "", want.en->names[i]);
+    err(q, c->loc, "'%s' is not a value of enum(%s)", name, b.s ? b.s : "");
+    tqBufFree(&b);
+    return NULL;
+  }
+  if (want.kind == TY_STRING && c->type.kind == TY_STRING) {
+    c->op = 0;
+    return c;
+  }
+  if (c->type.kind == TY_NONE) return err(q, c->loc, "unknown name '%s'", name);
+  return c;
+}
+
+/* Finishes an expression: an unresolved bare name left over is an error. */
+static AlgExpr *resolved(QCtx *q, AlgExpr *e) {
+  if (!e) return NULL;
+  if (e->kind == AX_CONST && e->type.kind == TY_NONE) return err(q, e->loc, "unknown name '%s'", e->name);
+  if (e->kind == AX_CONST && e->type.kind == TY_STRING) e->op = 0;
+  return e;
+}
+
+static AlgExpr *tyValue(QCtx *q, AstNode *x);
+static AlgExpr *tyTime(QCtx *q, AstNode *x);
+
+static AlgExpr *tyCompare(QCtx *q, AstNode *x) {
+  AlgExpr *l = tyValue(q, x->k[0]), *r = tyValue(q, x->k[1]);
+  if (!l || !r) return NULL;
+  if (isSymbolic(l) && !isSymbolic(r)) l = coerceTo(q, l, r->type);
+  else if (isSymbolic(r) && !isSymbolic(l)) r = coerceTo(q, r, l->type);
+  if (!l || !r) return NULL;
+  if (!(l = resolved(q, l)) || !(r = resolved(q, r))) return NULL;
+  char b1[64], b2[64];
+  if (l->type.kind == TY_BOOL || r->type.kind == TY_BOOL)
+    return err(q, x->loc, "cannot compare predicates with '%s'; use and/or/not", x->op == OPB_EQ ? "=" : "an operator");
+  if (!(isNum(l->type) && isNum(r->type)) && !algTypeEq(l->type, r->type))
+    return err(q, x->loc, "cannot compare %s with %s", algTypeName(l->type, b1, sizeof b1),
+               algTypeName(r->type, b2, sizeof b2));
+  AlgExpr *e = algExprBin(q->a, AX_CMP, x->op, tyOf(TY_BOOL), l, r);
+  e->loc = x->loc;
+  return e;
+}
+
+static AlgExpr *tyValue(QCtx *q, AstNode *x) {
+  AlgExpr *e = NULL;
+  char b1[64];
+  switch (x->kind) {
+    case AST_COL: {
+      VarUse *u = findVar(q, x->s);
+      if (!u) return NULL; /* reported when collecting */
+      int n;
+      const AlgAttr *at = varAttrs(u, &n);
+      for (int i = 0; i < n; i++) {
+        if (!strcasecmp(at[i].name, x->s2)) {
+          e = algExprCol(q->a, u->var, at[i].name, at[i].type);
+          e->loc = x->loc;
+          return e;
+        }
+      }
+      TqBuf b = {0};
+      for (int i = 0; i < n; i++) tqBufPrintf(&b, "%s%s", i ? ", " : "", at[i].name);
+      err(q, x->loc, "%s (relation %s) has no attribute '%s'%s%s%s", u->var, relNameOf(u), x->s2,
+          n ? " (attributes: " : "", n ? b.s : "", n ? ")" : "");
+      tqBufFree(&b);
+      return NULL;
+    }
+    case AST_NAME:
+      if (cpRangeLookup(q->s, x->s))
+        return err(q, x->loc, "'%s' is a tuple variable: name one of its attributes (%s.attribute)", x->s, x->s);
+      e = algExprNew(q->a, AX_CONST, tyOf(TY_NONE));
+      e->name = x->s;
+      break;
+    case AST_STR:
+      e = algExprNew(q->a, AX_CONST, tyOf(TY_STRING));
+      e->name = x->s;
+      e->ival = tqSymZ(x->s);
+      e->op = 1; /* may still become an entity or enum value */
+      break;
+    case AST_INT:
+      e = algExprNew(q->a, AX_CONST, tyOf(TY_INT));
+      e->ival = x->i;
+      break;
+    case AST_FLOAT:
+      e = algExprNew(q->a, AX_CONST, tyOf(TY_FLOAT));
+      e->fval = x->f;
+      break;
+    case AST_DUR:
+    case AST_TIME:
+      e = algExprNew(q->a, AX_CONST, tyOf(TY_INT));
+      e->ival = x->i;
+      break;
+    case AST_BIN:
+      switch (x->op) {
+        case OPB_AND:
+        case OPB_OR: {
+          AlgExpr *l = tyValue(q, x->k[0]), *r = tyValue(q, x->k[1]);
+          if (!l || !r) return NULL;
+          if (l->type.kind != TY_BOOL || r->type.kind != TY_BOOL)
+            return err(q, x->loc, "'%s' needs conditions on both sides", x->op == OPB_AND ? "and" : "or");
+          e = algExprBin(q->a, x->op == OPB_AND ? AX_AND : AX_OR, 0, tyOf(TY_BOOL), l, r);
+          break;
+        }
+        case OPB_EQ:
+        case OPB_NE:
+        case OPB_LT:
+        case OPB_LE:
+        case OPB_GT:
+        case OPB_GE: return tyCompare(q, x);
+        default: {
+          AlgExpr *l = resolved(q, tyValue(q, x->k[0])), *r = resolved(q, tyValue(q, x->k[1]));
+          if (!l || !r) return NULL;
+          if (!isNum(l->type) || !isNum(r->type))
+            return err(q, x->loc, "arithmetic needs numbers, not %s",
+                       algTypeName(isNum(l->type) ? r->type : l->type, b1, sizeof b1));
+          AlgTypeKind k = l->type.kind == TY_FLOAT || r->type.kind == TY_FLOAT ? TY_FLOAT : TY_INT;
+          e = algExprBin(q->a, AX_ARITH, x->op, tyOf(k), l, r);
+          break;
+        }
+      }
+      break;
+    case AST_NOT: {
+      AlgExpr *l = tyValue(q, x->k[0]);
+      if (!l) return NULL;
+      if (l->type.kind != TY_BOOL) return err(q, x->loc, "'not' needs a condition");
+      e = algExprNew(q->a, AX_NOT, tyOf(TY_BOOL));
+      e->a = l;
+      break;
+    }
+    case AST_NEG: {
+      AlgExpr *l = resolved(q, tyValue(q, x->k[0]));
+      if (!l) return NULL;
+      if (!isNum(l->type)) return err(q, x->loc, "'-' needs a number");
+      if (l->kind == AX_CONST) {
+        l->ival = -l->ival;
+        l->fval = -l->fval;
+        return l;
+      }
+      e = algExprNew(q->a, AX_NEG, l->type);
+      e->a = l;
+      break;
+    }
+    case AST_PRECEDE:
+    case AST_EQUAL:
+    case AST_OVERLAP:
+    case AST_EXTEND:
+    case AST_BEGINOF:
+    case AST_ENDOF:
+    case AST_NOW:
+    case AST_BEGINNING:
+    case AST_FOREVER:
+      return err(q, x->loc, "temporal expression outside a when or valid clause (where and target lists take explicit attributes)");
+    case AST_AGG: return err(q, x->loc, "aggregate '%s' is not supported here", x->s);
+    default: return err(q, x->loc, "unexpected expression");
+  }
+  e->loc = x->loc;
+  return e;
+}
+
+/* ================================================================ temporal expressions */
+
+static AlgExpr *toPred(QCtx *q, AlgExpr *e, TqLoc loc) {
+  if (!e) return NULL;
+  if (e->type.kind == TY_BOOL) return e;
+  if (e->kind == AX_OVERLAP) {
+    e->kind = AX_TOVERLAP;
+    e->type = tyOf(TY_BOOL);
+    return e;
+  }
+  return err(q, loc, "expected a temporal predicate (precede, overlap or equal), found a temporal value");
+}
+
+static AlgExpr *needTime(QCtx *q, AlgExpr *e, TqLoc loc, const char *what) {
+  if (!e) return NULL;
+  if (e->type.kind != TY_TIME) return err(q, loc, "%s needs a temporal value, not a predicate", what);
+  return e;
+}
+
+static AlgExpr *tyTime(QCtx *q, AstNode *x) {
+  AlgExpr *e = NULL, *l, *r;
+  switch (x->kind) {
+    case AST_NAME: {
+      VarUse *u = findVar(q, x->s);
+      if (!u) {
+        if (cpRangeLookup(q->s, x->s)) return NULL;
+        return err(q, x->loc, "'%s' is not a tuple variable (temporal expressions take tuple variables, begin of, end of, time constants)", x->s);
+      }
+      e = algExprNew(q->a, AX_TVAR, tyOf(TY_TIME));
+      e->var = u->var;
+      break;
+    }
+    case AST_COL:
+      return err(q, x->loc, "'%s.%s' is an explicit attribute, not a temporal value (use %s, begin of %s or end of %s)", x->s,
+                 x->s2, x->s, x->s, x->s);
+    case AST_TIME:
+    case AST_DUR:
+    case AST_INT:
+      e = algExprNew(q->a, AX_TCONST, tyOf(TY_TIME));
+      e->ival = x->i;
+      break;
+    case AST_NOW: e = algExprNew(q->a, AX_NOW, tyOf(TY_TIME)); break;
+    case AST_BEGINNING:
+      e = algExprNew(q->a, AX_TCONST, tyOf(TY_TIME));
+      e->ival = TQ_BEGINNING;
+      break;
+    case AST_FOREVER:
+      e = algExprNew(q->a, AX_TCONST, tyOf(TY_TIME));
+      e->ival = TQ_FOREVER;
+      break;
+    case AST_BEGINOF:
+    case AST_ENDOF:
+      l = needTime(q, tyTime(q, x->k[0]), x->k[0]->loc, x->kind == AST_BEGINOF ? "'begin of'" : "'end of'");
+      if (!l) return NULL;
+      e = algExprNew(q->a, x->kind == AST_BEGINOF ? AX_BEGINOF : AX_ENDOF, tyOf(TY_TIME));
+      e->a = l;
+      break;
+    case AST_OVERLAP:
+    case AST_EXTEND:
+      l = tyTime(q, x->k[0]);
+      r = tyTime(q, x->k[1]);
+      if (!l || !r) return NULL;
+      if (x->kind == AST_OVERLAP && (l->type.kind == TY_BOOL || r->type.kind == TY_BOOL)) {
+        /* "a overlap b overlap c" used as a predicate chain */
+        if (!(l = toPred(q, l, x->loc)) || !(r = toPred(q, r, x->loc))) return NULL;
+        return err(q, x->loc, "'overlap' between predicates; use 'and'");
+      }
+      if (!needTime(q, l, x->k[0]->loc, x->kind == AST_OVERLAP ? "'overlap'" : "'extend'") ||
+          !needTime(q, r, x->k[1]->loc, x->kind == AST_OVERLAP ? "'overlap'" : "'extend'"))
+        return NULL;
+      e = algExprBin(q->a, x->kind == AST_OVERLAP ? AX_OVERLAP : AX_EXTEND, 0, tyOf(TY_TIME), l, r);
+      break;
+    case AST_PRECEDE:
+    case AST_EQUAL:
+      l = tyTime(q, x->k[0]);
+      r = tyTime(q, x->k[1]);
+      if (!l || !r) return NULL;
+      if (!needTime(q, l, x->k[0]->loc, x->kind == AST_PRECEDE ? "'precede'" : "'equal'") ||
+          !needTime(q, r, x->k[1]->loc, x->kind == AST_PRECEDE ? "'precede'" : "'equal'"))
+        return NULL;
+      e = algExprBin(q->a, x->kind == AST_PRECEDE ? AX_PRECEDE : AX_TEQUAL, 0, tyOf(TY_BOOL), l, r);
+      break;
+    case AST_BIN:
+      if (x->op == OPB_AND || x->op == OPB_OR) {
+        l = toPred(q, tyTime(q, x->k[0]), x->k[0]->loc);
+        r = toPred(q, tyTime(q, x->k[1]), x->k[1]->loc);
+        if (!l || !r) return NULL;
+        e = algExprBin(q->a, x->op == OPB_AND ? AX_AND : AX_OR, 0, tyOf(TY_BOOL), l, r);
+        break;
+      }
+      if (x->op == OPB_ADD || x->op == OPB_SUB) {
+        l = needTime(q, tyTime(q, x->k[0]), x->k[0]->loc, "a time shift");
+        if (!l) return NULL;
+        AstNode *d = x->k[1];
+        if (d->kind != AST_DUR && d->kind != AST_INT)
+          return err(q, d->loc, "a time can only be shifted by a duration constant such as 10s");
+        e = algExprNew(q->a, AX_TSHIFT, tyOf(TY_TIME));
+        e->a = l;
+        e->ival = x->op == OPB_ADD ? d->i : -d->i;
+        break;
+      }
+      return err(q, x->loc, "comparison of explicit attributes in a temporal clause; use a where clause");
+    case AST_NOT:
+      l = toPred(q, tyTime(q, x->k[0]), x->k[0]->loc);
+      if (!l) return NULL;
+      e = algExprNew(q->a, AX_NOT, tyOf(TY_BOOL));
+      e->a = l;
+      break;
+    case AST_AGG: return err(q, x->loc, "aggregate in a temporal clause is not supported");
+    default: return err(q, x->loc, "not a temporal expression (expected a tuple variable, begin of, end of, a time constant or now)");
+  }
+  e->loc = x->loc;
+  return e;
+}
+
+/* ================================================================ terms */
+
+static int nameUsed(QCtx *q, const char *n) {
+  for (int i = 0; i < q->used.n; i++)
+    if (!strcasecmp(q->used.v[i], n)) return 1;
+  return 0;
+}
+
+static void collectTreeVars(const AlgNode *n, TqVec *out) {
+  if (!n) return;
+  if ((n->kind == ALG_ALPHA || n->kind == ALG_SOURCE || n->kind == ALG_CLOCK) && n->var) tqVecPush(out, (void *)n->var);
+  for (int i = 0; i < n->nkid; i++) collectTreeVars(n->kid[i], out);
+  for (int i = 0; i < n->nagg; i++) collectTreeVars(n->agg[i].inner, out);
+}
+
+/* Default entity source for attribute `ai` of relation r: E or pi[E](E). */
+static AlgNode *entitySource(QCtx *q, const AlgRel *r, int ai) {
+  const AlgEntity *ent = r->attr[ai].type.ent;
+  AlgNode *src = algSource(q->a, ent->rel, NULL);
+  if (ent->rel->nattr == 1) return src;
+  AlgExpr **e = tqArenaAlloc(q->a, sizeof(AlgExpr *));
+  const char **nm = tqArenaAlloc(q->a, sizeof(char *));
+  e[0] = algExprCol(q->a, NULL, ent->rel->attr[0].name, ent->rel->attr[0].type);
+  nm[0] = ent->rel->attr[0].name;
+  return algPi(q->a, 1, e, nm, NULL, src);
+}
+
+static AlgNode *termFor(QCtx *q, VarUse *u) {
+  CpRange *r = u->range;
+  if (r->clockN) return algClock(q->a, r->clockN, u->var);
+  if (r->rel && r->rel->entity) return algSource(q->a, r->rel, u->var);
+  if (r->rel) {
+    const AlgRel *rel = r->rel;
+    AlgNode *args[3];
+    int n = 1;
+    args[0] = entitySource(q, rel, rel->flagAttr);
+    if (rel->mode == ALG_MODE_SAMPLED) {
+      args[1] = algClock(q->a, 1, NULL);
+      n = 2;
+      if (rel->flagRole == ROLE_TARGET) {
+        args[2] = entitySource(q, rel, rel->performerAttr);
+        n = 3;
+      }
+    }
+    return algAlpha(q->a, rel, algVariantOf(rel), u->var, n, args);
+  }
+  /* derived relation: substitute its algebra, renaming clashing inner variables */
+  AlgNode *t = algNodeCopy(q->a, r->derived->tree);
+  TqVec inner = {0};
+  collectTreeVars(t, &inner);
+  for (int i = 0; i < inner.n; i++) {
+    const char *v = inner.v[i];
+    if (!nameUsed(q, v)) {
+      tqVecPush(&q->used, (void *)v);
+      continue;
+    }
+    const char *nv = v;
+    do nv = tqArenaPrintf(q->a, "%s'", nv);
+    while (nameUsed(q, nv));
+    algRenameVar(q->a, t, v, nv);
+    tqVecPush(&q->used, (void *)nv);
+  }
+  tqVecFree(&inner);
+  /* the root is pi over piT: its columns and time become the variable's */
+  t->piVar = u->var;
+  if (t->kid[0]->kind == ALG_PIT) t->kid[0]->tvOut = u->var;
+  algSchemaCompute(q->a, t->kid[0]);
+  algSchemaCompute(q->a, t);
+  return t;
+}
+
+/* ================================================================ retrieve */
+
+static void splitAnd(AlgExpr *e, TqVec *out) {
+  if (e->kind == AX_AND) {
+    splitAnd(e->a, out);
+    splitAnd(e->b, out);
+  } else {
+    tqVecPush(out, e);
+  }
+}
+
+static AlgExpr *tvar(QCtx *q, const char *v) {
+  AlgExpr *e = algExprNew(q->a, AX_TVAR, tyOf(TY_TIME));
+  e->var = v;
+  return e;
+}
+
+/* V1 overlap V2 overlap ... Vk as a temporal value */
+static AlgExpr *overlapAll(QCtx *q) {
+  AlgExpr *e = tvar(q, q->var[0].var);
+  for (int i = 1; i < q->nvar; i++) e = algExprBin(q->a, AX_OVERLAP, 0, tyOf(TY_TIME), e, tvar(q, q->var[i].var));
+  return e;
+}
+
+static int cmpLoc(const void *x, const void *y) {
+  const VarUse *a = x, *b = y;
+  if (a->loc.src != b->loc.src) return 0;
+  if (a->loc.line != b->loc.line) return a->loc.line - b->loc.line;
+  return a->loc.col - b->loc.col;
+}
+
+void cpSemaRetrieve(CpSema *s, AstNode *st) {
+  QCtx q = {0};
+  int nerr0 = s->diag->nerr;
+  q.s = s;
+  q.a = s->a;
+  q.d = s->diag;
+  AstNode *valid = st->k[1], *where = st->k[2], *when = st->k[3];
+  if (valid && valid->next) {
+    tqError(s->diag, valid->loc, "more than one valid clause");
+    return;
+  }
+  if (where && where->next) {
+    tqError(s->diag, where->loc, "more than one where clause");
+    return;
+  }
+  if (when && when->next) {
+    tqError(s->diag, when->loc, "more than one when clause");
+    return;
+  }
+  if (st->s) {
+    int n0 = s->diag->nerr;
+    AlgCatalog *c = &s->prog->cat;
+    AlgRel *r = algCatRel(c, st->s);
+    AlgDerived *dv = algCatDerived(c, st->s);
+    if (!strcasecmp(st->s, "Clock")) tqError(s->diag, st->loc, "'Clock' is predefined");
+    else if (r || dv)
+      tqError(s->diag, st->loc, "duplicate name '%s': a relation of that name is already defined at %s:%d:%d", st->s,
+              (r ? r->loc : dv->loc).src ? (r ? r->loc : dv->loc).src->name : "?", (r ? r->loc : dv->loc).line,
+              (r ? r->loc : dv->loc).col);
+    if (s->diag->nerr > n0) return;
+  }
+
+  /* outer tuple variables, in order of first appearance */
+  for (AstNode *t = st->k[0]; t; t = t->next) {
+    if (t->op == 1) useVar(&q, t->k[0]->s, t->k[0]->loc);
+    else collectVars(&q, t->k[0], 0);
+  }
+  if (valid) {
+    collectVars(&q, valid->k[0], 1);
+    collectVars(&q, valid->k[1], 1);
+  }
+  if (where) collectVars(&q, where->k[0], 0);
+  if (when) collectVars(&q, when->k[0], 1);
+  if (q.bad) return;
+  qsort(q.var, (size_t)q.nvar, sizeof(VarUse), cmpLoc);
+  if (q.nvar == 0) {
+    tqError(s->diag, st->loc, "retrieve names no tuple variable (range over a relation and use it in the target list)");
+    return;
+  }
+
+  /* target list */
+  int ntarget = 0;
+  for (AstNode *t = st->k[0]; t; t = t->next) {
+    if (t->op == 1) {
+      int n;
+      varAttrs(findVar(&q, t->k[0]->s), &n);
+      ntarget += n;
+    } else {
+      ntarget++;
+    }
+  }
+  AlgExpr **pe = tqArenaAlloc(q.a, sizeof(AlgExpr *) * (size_t)(ntarget ? ntarget : 1));
+  const char **pn = tqArenaAlloc(q.a, sizeof(char *) * (size_t)(ntarget ? ntarget : 1));
+  TqLoc *pl = tqCalloc((size_t)(ntarget ? ntarget : 1), sizeof(TqLoc));
+  int np = 0;
+  for (AstNode *t = st->k[0]; t; t = t->next) {
+    if (t->op == 1) {
+      VarUse *u = findVar(&q, t->k[0]->s);
+      int n;
+      const AlgAttr *at = varAttrs(u, &n);
+      if (n == 0) tqError(s->diag, t->loc, "%s (Clock) has no attributes", u->var);
+      for (int i = 0; i < n; i++) {
+        pe[np] = algExprCol(q.a, u->var, at[i].name, at[i].type);
+        pl[np] = t->loc;
+        pn[np++] = at[i].name;
+      }
+      continue;
+    }
+    AlgExpr *e = resolved(&q, tyValue(&q, t->k[0]));
+    if (!e) continue;
+    if (e->type.kind == TY_BOOL) {
+      err(&q, t->k[0]->loc, "a target must be a value, not a condition");
+      continue;
+    }
+    pl[np] = t->loc;
+    pe[np] = e;
+    pn[np++] = t->s ? t->s : e->name;
+  }
+  for (int i = 0; i < np; i++)
+    for (int j = 0; j < i; j++)
+      if (!strcasecmp(pn[i], pn[j])) err(&q, pl[i], "duplicate attribute name '%s' in the target list", pn[i]);
+  free(pl);
+
+  AlgExpr *wherePred = NULL, *whenPred = NULL, *vfrom = NULL, *vto = NULL;
+  if (where) {
+    wherePred = resolved(&q, tyValue(&q, where->k[0]));
+    if (wherePred && wherePred->type.kind != TY_BOOL) {
+      err(&q, where->k[0]->loc, "where clause needs a condition");
+      wherePred = NULL;
+    }
+  }
+  if (when) whenPred = toPred(&q, tyTime(&q, when->k[0]), when->k[0]->loc);
+  if (valid) {
+    vfrom = needTime(&q, tyTime(&q, valid->k[0]), valid->k[0]->loc, "valid");
+    if (valid->op == VALID_FROMTO) vto = needTime(&q, tyTime(&q, valid->k[1]), valid->k[1]->loc, "valid");
+  }
+  if (q.bad || s->diag->nerr > nerr0) return;
+
+  /* ---- translation */
+  AlgNode *t = NULL;
+  for (int i = 0; i < q.nvar; i++) tqVecPush(&q.used, (void *)q.var[i].var);
+  for (int i = 0; i < q.nvar; i++) {
+    AlgNode *term = termFor(&q, &q.var[i]);
+    t = t ? algProduct(q.a, ALG_PRODUCT, t, term) : term;
+  }
+  tqVecFree(&q.used);
+  if (wherePred) {
+    TqVec conj = {0};
+    splitAnd(wherePred, &conj);
+    for (int i = conj.n - 1; i >= 0; i--) t = algSigma(q.a, conj.v[i], t);
+    tqVecFree(&conj);
+  }
+  int anyEvent = 0;
+  for (int i = 0; i < q.nvar; i++) anyEvent |= isEventVar(&q.var[i]);
+  if (whenPred) {
+    t = algSigmaT(q.a, whenPred, t);
+  } else if (q.nvar >= 2) {
+    AlgExpr *o = overlapAll(&q);
+    o->kind = AX_TOVERLAP;
+    o->type = tyOf(TY_BOOL);
+    t = algSigmaT(q.a, o, t);
+  }
+  int isEvent;
+  if (valid) {
+    isEvent = valid->op == VALID_AT;
+    t = algPiT(q.a, isEvent, vfrom, vto, NULL, t);
+  } else if (q.nvar == 1) {
+    isEvent = anyEvent;
+    AlgExpr *v = tvar(&q, q.var[0].var);
+    if (isEvent) {
+      t = algPiT(q.a, 1, v, NULL, NULL, t);
+    } else {
+      AlgExpr *b = algExprNew(q.a, AX_BEGINOF, tyOf(TY_TIME)), *e = algExprNew(q.a, AX_ENDOF, tyOf(TY_TIME));
+      b->a = v;
+      e->a = tvar(&q, q.var[0].var);
+      t = algPiT(q.a, 0, b, e, NULL, t);
+    }
+  } else {
+    isEvent = anyEvent;
+    AlgExpr *b = algExprNew(q.a, AX_BEGINOF, tyOf(TY_TIME));
+    b->a = overlapAll(&q);
+    if (isEvent) {
+      t = algPiT(q.a, 1, b, NULL, NULL, t);
+    } else {
+      AlgExpr *e = algExprNew(q.a, AX_ENDOF, tyOf(TY_TIME));
+      e->a = overlapAll(&q);
+      t = algPiT(q.a, 0, b, e, NULL, t);
+    }
+  }
+  t = algPi(q.a, np, pe, pn, NULL, t);
+
+  CpQuery *cq = tqArenaAlloc(q.a, sizeof *cq);
+  cq->name = st->s;
+  cq->tree = t;
+  cq->isEvent = isEvent;
+  cq->nattr = np;
+  cq->attr = tqArenaAlloc(q.a, sizeof(AlgAttr) * (size_t)(np ? np : 1));
+  for (int i = 0; i < np; i++) {
+    cq->attr[i].name = pn[i];
+    cq->attr[i].type = pe[i]->type;
+  }
+  cq->loc = st->loc;
+  cq->index = s->prog->queries.n;
+  tqVecPush(&s->prog->queries, cq);
+  if (st->s) {
+    AlgDerived *dv = tqArenaAlloc(q.a, sizeof *dv);
+    dv->name = st->s;
+    dv->tree = t;
+    dv->isEvent = isEvent;
+    dv->nattr = np;
+    dv->attr = cq->attr;
+    dv->loc = st->loc;
+    tqVecPush(&s->prog->cat.derived, dv);
+  }
+}

@@ -1,0 +1,345 @@
+/*
+** sema.c - the compiler driver and the semantic pass over declarations.
+**
+** Statements of all files are taken in three passes so that declarations
+** may come in any order: (1) clock and entity types, (2) event and interval
+** relations, (3) range, retrieve and display statements in program order.
+** Every check reports file:line:col; compilation continues after an error
+** to report as many as possible, but no program is returned then.
+*/
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "compilerInt.h"
+#include "grammar.h"
+
+static const char *locStr(CpSema *s, TqLoc l) {
+  if (!l.src) return "?";
+  return tqArenaPrintf(s->a, "%s:%d:%d", l.src->name, l.line, l.col);
+}
+
+/* Is `name` already used by an entity type, relation or derived relation? */
+static int nameTaken(CpSema *s, const char *name, TqLoc loc) {
+  AlgCatalog *c = &s->prog->cat;
+  TqLoc prev = {0};
+  if (!strcasecmp(name, "Clock")) {
+    tqError(s->diag, loc, "'%s' is predefined (the Clock event relation)", name);
+    return 1;
+  }
+  AlgRel *r = algCatRel(c, name);
+  AlgDerived *d = algCatDerived(c, name);
+  if (r) prev = r->loc;
+  else if (d) prev = d->loc;
+  else return 0;
+  tqError(s->diag, loc, "duplicate name '%s' (first declared at %s)", name, locStr(s, prev));
+  return 1;
+}
+
+static int resolveType(CpSema *s, AstNode *t, AlgType *out) {
+  memset(out, 0, sizeof *out);
+  switch (t->op) {
+    case AT_INT: out->kind = TY_INT; return 0;
+    case AT_FLOAT: out->kind = TY_FLOAT; return 0;
+    case AT_STRING: out->kind = TY_STRING; return 0;
+    case AT_ENUM: {
+      AlgEnum *en = tqArenaAlloc(s->a, sizeof *en);
+      en->n = astLen(t->k[0]);
+      en->names = tqArenaAlloc(s->a, sizeof(char *) * (size_t)en->n);
+      int i = 0;
+      for (AstNode *x = t->k[0]; x; x = x->next, i++) {
+        for (int j = 0; j < i; j++)
+          if (!strcasecmp(en->names[j], x->s)) tqError(s->diag, x->loc, "duplicate enumeration value '%s'", x->s);
+        en->names[i] = x->s;
+      }
+      out->kind = TY_ENUM;
+      out->en = en;
+      return 0;
+    }
+    case AT_NAMED: {
+      AlgEntity *e = algCatEntity(&s->prog->cat, t->s);
+      if (!e) {
+        tqError(s->diag, t->loc, "unknown type '%s' (expected int, float, string, enum(...) or an entity type)", t->s);
+        return -1;
+      }
+      out->kind = TY_ENTITY;
+      out->ent = e;
+      return 0;
+    }
+  }
+  return -1;
+}
+
+/* Fills r->attr from the AST attribute list (after `first` leading attributes). */
+static int declAttrs(CpSema *s, AlgRel *r, int first, AstNode *attrs) {
+  int n = first + astLen(attrs), i = first, bad = 0;
+  AlgAttr *a = tqArenaAlloc(s->a, sizeof(AlgAttr) * (size_t)(n ? n : 1));
+  memcpy(a, r->attr, sizeof(AlgAttr) * (size_t)first);
+  r->attr = a;
+  for (AstNode *x = attrs; x; x = x->next, i++) {
+    for (int j = 0; j < i; j++)
+      if (!strcasecmp(a[j].name, x->s)) {
+        tqError(s->diag, x->loc, "duplicate attribute '%s' in %s", x->s, r->name);
+        bad = 1;
+      }
+    a[i].name = x->s;
+    if (resolveType(s, x->k[0], &a[i].type)) bad = 1;
+    a[i].role = x->op;
+    if (x->op && a[i].type.kind != TY_ENTITY && !bad) {
+      tqError(s->diag, x->loc, "role %s needs an entity-typed attribute, '%s' is not one", algRoleName(x->op), x->s);
+      bad = 1;
+    }
+  }
+  r->nattr = n;
+  return bad ? -1 : 0;
+}
+
+static AlgRel *relNew(CpSema *s, const char *name, TqLoc loc) {
+  AlgRel *r = tqArenaAlloc(s->a, sizeof *r);
+  r->name = name;
+  r->loc = loc;
+  r->flagAttr = r->performerAttr = -1;
+  r->counterBits = 1;
+  tqVecPush(&s->prog->cat.rels, r);
+  r->id = s->prog->cat.rels.n;
+  return r;
+}
+
+static void declEntity(CpSema *s, AstNode *st) {
+  if (nameTaken(s, st->s, st->loc)) return;
+  AlgEntity *e = tqArenaAlloc(s->a, sizeof *e);
+  e->name = st->s;
+  e->loc = st->loc;
+  tqVecPush(&s->prog->cat.entities, e);
+  AlgRel *r = relNew(s, st->s, st->loc);
+  r->entity = e;
+  r->mode = ALG_MODE_ALWAYS;
+  e->rel = r;
+  /* first attribute: the entity itself, named like the type */
+  r->attr = tqArenaAlloc(s->a, sizeof(AlgAttr));
+  r->attr[0].name = st->s;
+  r->attr[0].type.kind = TY_ENTITY;
+  r->attr[0].type.ent = e;
+  r->nattr = 1;
+  /* attribute types may name entities declared later: resolved in pass 2 */
+}
+
+static void declEntityAttrs(CpSema *s, AstNode *st) {
+  AlgEntity *e = algCatEntity(&s->prog->cat, st->s);
+  if (!e || e->loc.line != st->loc.line || e->loc.src != st->loc.src) return; /* duplicate, reported */
+  AlgRel *r = e->rel;
+  for (AstNode *x = st->k[0]; x; x = x->next) {
+    if (x->op) {
+      tqError(s->diag, x->loc, "an entity's attributes take no role");
+      return;
+    }
+  }
+  declAttrs(s, r, 1, st->k[0]);
+  r->nkey = 1;
+  r->key = tqArenaAlloc(s->a, sizeof(int));
+  r->key[0] = 0;
+}
+
+static int findRole(AlgRel *r, int role) {
+  for (int i = 0; i < r->nattr; i++)
+    if (r->attr[i].role == role) return i;
+  return -1;
+}
+
+static void declRel(CpSema *s, AstNode *st) {
+  if (nameTaken(s, st->s, st->loc)) return;
+  AlgRel *r = relNew(s, st->s, st->loc);
+  r->isEvent = st->op == REL_EVENT;
+  r->attr = NULL;
+  if (declAttrs(s, r, 0, st->k[0])) return;
+  for (int role = ROLE_PERFORMER; role <= ROLE_TARGET; role++) {
+    int first = -1;
+    for (int i = 0; i < r->nattr; i++) {
+      if (r->attr[i].role != role) continue;
+      if (first >= 0) {
+        AstNode *x = st->k[0];
+        for (int j = 0; j < i; j++) x = x->next;
+        tqError(s->diag, x->loc, "two attributes of %s have role %s ('%s' and '%s')", r->name, algRoleName(role),
+                r->attr[first].name, r->attr[i].name);
+      } else {
+        first = i;
+      }
+    }
+  }
+  r->performerAttr = findRole(r, ROLE_PERFORMER);
+  AstNode *mode = NULL;
+  int counterSet = 0;
+  for (AstNode *o = st->k[1]; o; o = o->next) {
+    switch (o->op) {
+      case OPT_MODE:
+        if (mode) {
+          tqError(s->diag, o->loc, "%s has two collection modes", r->name);
+          break;
+        }
+        mode = o;
+        r->mode = o->op2;
+        r->flagRole = (int)o->i;
+        if (o->i == ROLE_NONE) {
+          tqError(s->diag, o->loc, "expected performer, initiator or target after 'on'");
+          break;
+        }
+        if (o->op2 == ALG_MODE_SAMPLED && o->i == ROLE_INITIATOR) {
+          tqError(s->diag, o->loc,
+                  "sampled on initiator is not supported: the initiator of a sample is always the monitor");
+          break;
+        }
+        r->flagAttr = findRole(r, (int)o->i);
+        if (r->flagAttr < 0)
+          tqError(s->diag, o->loc, "%s is %s on %s but has no attribute with role %s", r->name,
+                  algModeName(r->mode), algRoleName((int)o->i), algRoleName((int)o->i));
+        else if (o->op2 == ALG_MODE_SAMPLED && o->i == ROLE_TARGET && r->performerAttr < 0)
+          tqError(s->diag, o->loc, "%s is sampled on target: it needs an attribute with role performer (who is asked for the sample)",
+                  r->name);
+        break;
+      case OPT_COUNTER:
+        if (counterSet++) tqError(s->diag, o->loc, "counter given twice");
+        if (o->i < 1 || o->i > 32) tqError(s->diag, o->loc, "counter width must be 1 to 32 bits, not %lld", (long long)o->i);
+        r->counterBits = (int)o->i;
+        break;
+      case OPT_KEY: {
+        if (r->key) {
+          tqError(s->diag, o->loc, "key given twice");
+          break;
+        }
+        if (r->isEvent) {
+          tqError(s->diag, o->loc, "key applies only to interval relations (%s is an event relation)", r->name);
+          break;
+        }
+        r->nkey = astLen(o->k[0]);
+        r->key = tqArenaAlloc(s->a, sizeof(int) * (size_t)r->nkey);
+        int i = 0;
+        for (AstNode *x = o->k[0]; x; x = x->next, i++) {
+          r->key[i] = algRelAttr(r, x->s);
+          if (r->key[i] < 0) tqError(s->diag, x->loc, "key attribute '%s' is not an attribute of %s", x->s, r->name);
+        }
+        break;
+      }
+    }
+  }
+  if (!mode)
+    tqError(s->diag, st->loc,
+            "%s needs a collection mode: 'traced on', 'sampled on' or 'disable traced on' performer|initiator|target",
+            r->name);
+}
+
+/* ================================================================ driver */
+
+CpRange *cpRangeLookup(CpSema *s, const char *var) {
+  for (int i = s->ranges.n - 1; i >= 0; i--) {
+    CpRange *r = s->ranges.v[i];
+    if (!strcasecmp(r->var, var)) return r;
+  }
+  return NULL;
+}
+
+static void declDisplay(CpSema *s, AstNode *st) {
+  CpDisplay *d = tqArenaAlloc(s->a, sizeof *d);
+  d->rel = st->s;
+  d->ast = st;
+  tqVecPush(&s->prog->displays, d);
+}
+
+int cpSensorCount(const CpProgram *p) {
+  int n = 0;
+  for (int i = 0; i < p->cat.rels.n; i++) {
+    AlgRel *r = p->cat.rels.v[i];
+    if (!r->entity) n++;
+  }
+  return n;
+}
+
+CpProgram *cpCompileSources(int n, TqSource **srcs, TqDiag *d) {
+  CpProgram *p = tqCalloc(1, sizeof *p);
+  p->arena = tqArenaNew();
+  p->cat.tick = TQ_SEC;
+  CpSema s = {p, d, p->arena, {0}, {0}};
+  int nerr0 = d->nerr;
+  AstNode *all = NULL;
+  for (int i = 0; i < n; i++) {
+    tqVecPush(&p->sources, srcs[i]);
+    AstNode *st = grParse(p->arena, srcs[i], d);
+    all = astAppend(all, st);
+  }
+  if (d->nerr == nerr0) {
+    AstNode *clockSt = NULL;
+    for (AstNode *st = all; st; st = st->next) {
+      if (st->kind == AST_CLOCK) {
+        if (clockSt) {
+          tqError(d, st->loc, "clock given twice (first at %s)", locStr(&s, clockSt->loc));
+          continue;
+        }
+        clockSt = st;
+        if (st->i <= 0) tqError(d, st->loc, "clock tick must be positive");
+        p->cat.tick = st->i;
+        p->cat.tickSet = 1;
+      } else if (st->kind == AST_ENTITY) {
+        declEntity(&s, st);
+      } else if (st->kind == AST_RETRIEVE && st->s) {
+        tqVecPush(&s.laterNames, st);
+      }
+    }
+    for (AstNode *st = all; st; st = st->next)
+      if (st->kind == AST_ENTITY) declEntityAttrs(&s, st);
+    for (AstNode *st = all; st; st = st->next)
+      if (st->kind == AST_REL) declRel(&s, st);
+    for (AstNode *st = all; st; st = st->next) {
+      switch (st->kind) {
+        case AST_RANGE: cpSemaRange(&s, st); break;
+        case AST_RETRIEVE: cpSemaRetrieve(&s, st); break;
+        case AST_DISPLAY: declDisplay(&s, st); break;
+        case AST_TIMEREP: p->timeRep = st->s; break;
+        default: break;
+      }
+    }
+  }
+  tqVecFree(&s.ranges);
+  tqVecFree(&s.laterNames);
+  if (d->nerr > nerr0) {
+    cpProgramFree(p);
+    return NULL;
+  }
+  return p;
+}
+
+CpProgram *cpCompileFiles(int n, const char *const *files, TqDiag *d) {
+  TqSource **srcs = tqCalloc((size_t)(n ? n : 1), sizeof(TqSource *));
+  int ok = 1;
+  for (int i = 0; i < n; i++) {
+    srcs[i] = tqSourceRead(files[i], d);
+    if (!srcs[i]) ok = 0;
+  }
+  CpProgram *p = NULL;
+  if (ok) {
+    p = cpCompileSources(n, srcs, d);
+  } else {
+    for (int i = 0; i < n; i++) tqSourceFree(srcs[i]);
+  }
+  free(srcs);
+  return p;
+}
+
+void cpProgramFree(CpProgram *p) {
+  if (!p) return;
+  for (int i = 0; i < p->sources.n; i++) tqSourceFree(p->sources.v[i]);
+  tqVecFree(&p->sources);
+  tqVecFree(&p->queries);
+  tqVecFree(&p->displays);
+  tqVecFree(&p->cat.entities);
+  tqVecFree(&p->cat.rels);
+  tqVecFree(&p->cat.derived);
+  tqArenaDelete(p->arena);
+  free(p);
+}
+
+void cpOptimize(CpProgram *p, TqBuf *trace) {
+  for (int i = 0; i < p->queries.n; i++) {
+    CpQuery *q = p->queries.v[i];
+    if (trace) tqBufPrintf(trace, "-- %s\n", q->name ? q->name : "query");
+    q->opt = algOptimize(p->arena, q->tree, trace);
+  }
+}

@@ -1,0 +1,351 @@
+/*
+** tq.y - lemon grammar of the tqmon language: sensor configuration,
+** TQuel queries and display specifications (DESIGN.md section 3).
+**
+** Actions are one to three lines that call AST constructors; all meaning
+** is decided later by the semantic pass.  One expression nonterminal serves
+** where, when, valid and target lists (the semantic pass types it), which
+** keeps the grammar LALR(1) without conflicts: a conflict fails the build.
+*/
+%name grParser
+%token_prefix TK_
+%token_type {GrToken}
+%extra_argument {GrParse *ps}
+%default_type {AstNode *}
+%start_symbol program
+
+%include {
+#include <assert.h>
+#include <string.h>
+#include <stdlib.h>
+#include "grammarInt.h"
+
+#define MK(kind, tok) astNew(ps->arena, (kind), (tok).loc)
+#define STR(tok) tqArenaStrndup(ps->arena, (tok).z, (size_t)(tok).n)
+static AstNode *mkBin(GrParse *ps, GrToken op, int code, AstNode *l, AstNode *r) {
+  AstNode *n = MK(AST_BIN, op);
+  n->op = code;
+  n->k[0] = l;
+  n->k[1] = r;
+  return n;
+}
+static AstNode *mk2(GrParse *ps, AstKind kind, GrToken op, AstNode *l, AstNode *r) {
+  AstNode *n = MK(kind, op);
+  n->k[0] = l;
+  n->k[1] = r;
+  return n;
+}
+static AstNode *mkOpt(GrParse *ps, GrToken t, int op, int op2, int64_t i, AstNode *k0) {
+  AstNode *n = MK(AST_OPT, t);
+  n->op = op;
+  n->op2 = op2;
+  n->i = i;
+  n->k[0] = k0;
+  return n;
+}
+static const char *unquote(GrParse *ps, GrToken t) {
+  char *s = tqArenaAlloc(ps->arena, (size_t)t.n);
+  int j = 0;
+  for (int i = 1; i < t.n - 1; i++) {
+    if (t.z[i] == '\\' && i + 1 < t.n - 1) {
+      i++;
+      s[j++] = t.z[i] == 'n' ? '\n' : t.z[i] == 't' ? '\t' : t.z[i];
+    } else {
+      s[j++] = t.z[i];
+    }
+  }
+  s[j] = 0;
+  return s;
+}
+static int64_t parseInt(GrParse *ps, GrToken t) {
+  int64_t v = 0;
+  for (int i = 0; i < t.n; i++) {
+    if (__builtin_mul_overflow(v, 10, &v) || __builtin_add_overflow(v, t.z[i] - '0', &v)) {
+      tqError(ps->diag, t.loc, "integer constant %.*s is too large", t.n, t.z);
+      return 0;
+    }
+  }
+  return v;
+}
+static int64_t parseTime(GrParse *ps, GrToken t) {
+  TqTime v = 0;
+  if (tqTimeParse(t.z, (size_t)t.n, &v)) tqError(ps->diag, t.loc, "malformed time constant '%.*s'", t.n, t.z);
+  return v;
+}
+void grSyntaxError(GrParse *ps, void *parser, int major, GrToken tok);
+}
+
+%syntax_error {
+  grSyntaxError(ps, yypParser, yymajor, yyminor);
+}
+%stack_overflow {
+  tqErrorAt(ps->diag, ps->src->name, "expression nested too deeply");
+  ps->failed = 1;
+}
+%stack_size 1000
+
+/* Keywords that may also be used as names where no keyword is expected. */
+%fallback ID PERFORMER INITIATOR TARGET COUNTER KEY CLOCK ENTITY EVENT INTERVAL
+             TRACED SAMPLED DISABLE INSTANT EVER EACH ALL AGG.
+
+%left OR.
+%left AND.
+%right NOT.
+%nonassoc EQ NE LT LE GT GE PRECEDE EQUAL.
+%left OVERLAP EXTEND.
+%left PLUS MINUS.
+%left STAR SLASH.
+%right BEGIN END UMINUS.
+
+program ::= stmts.
+
+stmts ::= .
+stmts ::= stmts stmt(S).          { ps->stmts = astAppend(ps->stmts, S); }
+stmts ::= stmts SEMI.
+
+/* ---------------------------------------------------------- sensor configuration */
+stmt(A) ::= CLOCK(T) DURATION(D).   { A = MK(AST_CLOCK, T); A->i = parseTime(ps, D); }
+stmt(A) ::= CLOCK(T) INTEGER(D).    { A = MK(AST_CLOCK, T); A->i = parseTime(ps, D); }
+stmt(A) ::= ENTITY(T) ID(N) attrsopt(L). { A = MK(AST_ENTITY, T); A->s = STR(N); A->k[0] = L; }
+stmt(A) ::= EVENT(T) ID(N) LP attrs(L) RP relopts(O).
+                                     { A = MK(AST_REL, T); A->s = STR(N); A->op = REL_EVENT; A->k[0] = L; A->k[1] = O; }
+stmt(A) ::= INTERVAL(T) ID(N) LP attrs(L) RP relopts(O).
+                                     { A = MK(AST_REL, T); A->s = STR(N); A->op = REL_INTERVAL; A->k[0] = L; A->k[1] = O; }
+
+attrsopt(A) ::= .                    { A = NULL; }
+attrsopt(A) ::= LP attrs(L) RP.      { A = L; }
+attrs(A) ::= attr(X).                { A = X; }
+attrs(A) ::= attrs(L) COMMA attr(X). { A = astAppend(L, X); }
+attr(A) ::= ID(N) COLON type(T) role(R). { A = MK(AST_ATTR, N); A->s = STR(N); A->k[0] = T; A->op = R; }
+
+type(A) ::= INT(T).                  { A = MK(AST_TYPE, T); A->op = AT_INT; }
+type(A) ::= FLOAT(T).                { A = MK(AST_TYPE, T); A->op = AT_FLOAT; }
+type(A) ::= STRING(T).               { A = MK(AST_TYPE, T); A->op = AT_STRING; }
+type(A) ::= ENUM(T) LP ids(L) RP.    { A = MK(AST_TYPE, T); A->op = AT_ENUM; A->k[0] = L; }
+type(A) ::= ID(T).                   { A = MK(AST_TYPE, T); A->op = AT_NAMED; A->s = STR(T); }
+
+%type role {int}
+role(A) ::= .                        { A = ROLE_NONE; }
+role(A) ::= PERFORMER.               { A = ROLE_PERFORMER; }
+role(A) ::= INITIATOR.               { A = ROLE_INITIATOR; }
+role(A) ::= TARGET.                  { A = ROLE_TARGET; }
+
+ids(A) ::= ID(N).                    { A = MK(AST_ID, N); A->s = STR(N); }
+ids(A) ::= ids(L) COMMA ID(N).       { AstNode *x = MK(AST_ID, N); x->s = STR(N); A = astAppend(L, x); }
+
+relopts(A) ::= .                     { A = NULL; }
+relopts(A) ::= relopts(L) relopt(X). { A = astAppend(L, X); }
+relopt(A) ::= TRACED(T) ON role(R).  { A = mkOpt(ps, T, OPT_MODE, MODE_TRACED, R, NULL); }
+relopt(A) ::= SAMPLED(T) ON role(R). { A = mkOpt(ps, T, OPT_MODE, MODE_SAMPLED, R, NULL); }
+relopt(A) ::= DISABLE(T) TRACED ON role(R). { A = mkOpt(ps, T, OPT_MODE, MODE_DISABLE, R, NULL); }
+relopt(A) ::= COUNTER(T) INTEGER(N). { A = mkOpt(ps, T, OPT_COUNTER, 0, parseInt(ps, N), NULL); }
+relopt(A) ::= KEY(T) LP ids(L) RP.   { A = mkOpt(ps, T, OPT_KEY, 0, 0, L); }
+
+/* ---------------------------------------------------------- TQuel */
+stmt(A) ::= RANGE(T) OF ID(V) IS ID(R).  { A = MK(AST_RANGE, T); A->s = STR(V); A->s2 = STR(R); A->loc = R.loc; }
+stmt(A) ::= RANGE(T) OF ID(V) IS ID(R) LB INTEGER(N) RB.
+                                     { A = MK(AST_RANGE, T); A->s = STR(V); A->s2 = STR(R); A->i = parseInt(ps, N); A->op = 1; A->loc = R.loc; }
+
+stmt(A) ::= RETRIEVE(T) into(N) LP targets(L) RP clauses(C).
+                                     { A = C; A->loc = T.loc; A->s = N ? N->s : NULL; A->k[0] = L; }
+into(A) ::= .                        { A = NULL; }
+into(A) ::= INTO ID(N).              { A = MK(AST_ID, N); A->s = STR(N); }
+into(A) ::= ID(N).                   { A = MK(AST_ID, N); A->s = STR(N); }
+
+targets(A) ::= target(X).            { A = X; }
+targets(A) ::= targets(L) COMMA target(X). { A = astAppend(L, X); }
+target(A) ::= ID(N) EQ expr(E).      { A = MK(AST_TARGET, N); A->s = STR(N); A->k[0] = E; }
+target(A) ::= ID(V) DOT ID(N).       { A = MK(AST_TARGET, V); A->k[0] = MK(AST_COL, V); A->k[0]->s = STR(V); A->k[0]->s2 = STR(N); }
+target(A) ::= ID(V) DOT ALL.         { A = MK(AST_TARGET, V); A->op = 1; A->k[0] = MK(AST_NAME, V); A->k[0]->s = STR(V); }
+
+/* The clauses of a retrieve, in any order; the node collects them. */
+clauses(A) ::= .                     { GrToken t = {0}; A = astNew(ps->arena, AST_RETRIEVE, t.loc); }
+clauses(A) ::= clauses(C) VALID(T) AT expr(E).
+                                     { A = C; AstNode *v = MK(AST_VALID, T); v->op = VALID_AT; v->k[0] = E; v->next = A->k[1]; A->k[1] = v; }
+clauses(A) ::= clauses(C) VALID(T) FROM expr(E) TO expr(F).
+                                     { A = C; AstNode *v = mk2(ps, AST_VALID, T, E, F); v->op = VALID_FROMTO; v->next = A->k[1]; A->k[1] = v; }
+clauses(A) ::= clauses(C) WHERE(T) expr(E).
+                                     { A = C; AstNode *v = mkOpt(ps, T, OPT_WHERE, 0, 0, E); v->next = A->k[2]; A->k[2] = v; }
+clauses(A) ::= clauses(C) WHEN(T) expr(E).
+                                     { A = C; AstNode *v = mkOpt(ps, T, OPT_WHEN, 0, 0, E); v->next = A->k[3]; A->k[3] = v; }
+
+/* ---------------------------------------------------------- expressions */
+expr(A) ::= expr(L) OR(T) expr(R).   { A = mkBin(ps, T, OPB_OR, L, R); }
+expr(A) ::= expr(L) AND(T) expr(R).  { A = mkBin(ps, T, OPB_AND, L, R); }
+expr(A) ::= NOT(T) expr(E).          { A = MK(AST_NOT, T); A->k[0] = E; }
+expr(A) ::= expr(L) EQ(T) expr(R).   { A = mkBin(ps, T, OPB_EQ, L, R); }
+expr(A) ::= expr(L) NE(T) expr(R).   { A = mkBin(ps, T, OPB_NE, L, R); }
+expr(A) ::= expr(L) LT(T) expr(R).   { A = mkBin(ps, T, OPB_LT, L, R); }
+expr(A) ::= expr(L) LE(T) expr(R).   { A = mkBin(ps, T, OPB_LE, L, R); }
+expr(A) ::= expr(L) GT(T) expr(R).   { A = mkBin(ps, T, OPB_GT, L, R); }
+expr(A) ::= expr(L) GE(T) expr(R).   { A = mkBin(ps, T, OPB_GE, L, R); }
+expr(A) ::= expr(L) PLUS(T) expr(R). { A = mkBin(ps, T, OPB_ADD, L, R); }
+expr(A) ::= expr(L) MINUS(T) expr(R). { A = mkBin(ps, T, OPB_SUB, L, R); }
+expr(A) ::= expr(L) STAR(T) expr(R). { A = mkBin(ps, T, OPB_MUL, L, R); }
+expr(A) ::= expr(L) SLASH(T) expr(R). { A = mkBin(ps, T, OPB_DIV, L, R); }
+expr(A) ::= MINUS(T) expr(E). [UMINUS] { A = MK(AST_NEG, T); A->k[0] = E; }
+expr(A) ::= expr(L) PRECEDE(T) expr(R). { A = mk2(ps, AST_PRECEDE, T, L, R); }
+expr(A) ::= expr(L) EQUAL(T) expr(R). { A = mk2(ps, AST_EQUAL, T, L, R); }
+expr(A) ::= expr(L) OVERLAP(T) expr(R). { A = mk2(ps, AST_OVERLAP, T, L, R); }
+expr(A) ::= expr(L) EXTEND(T) expr(R). { A = mk2(ps, AST_EXTEND, T, L, R); }
+expr(A) ::= BEGIN(T) OF expr(E).     { A = MK(AST_BEGINOF, T); A->k[0] = E; }
+expr(A) ::= END(T) OF expr(E).       { A = MK(AST_ENDOF, T); A->k[0] = E; }
+expr(A) ::= LP expr(E) RP.           { A = E; }
+expr(A) ::= ID(V) DOT ID(N).         { A = MK(AST_COL, V); A->s = STR(V); A->s2 = STR(N); }
+expr(A) ::= ID(N).                   { A = MK(AST_NAME, N); A->s = STR(N); }
+expr(A) ::= INTEGER(N).              { A = MK(AST_INT, N); A->i = parseInt(ps, N); }
+expr(A) ::= FLOATNUM(N).             { A = MK(AST_FLOAT, N); A->f = strtod(STR(N), NULL); }
+expr(A) ::= STRINGLIT(N).            { A = MK(AST_STR, N); A->s = unquote(ps, N); }
+expr(A) ::= TIMECONST(N).            { A = MK(AST_TIME, N); A->i = parseTime(ps, N); }
+expr(A) ::= DURATION(N).             { A = MK(AST_DUR, N); A->i = parseTime(ps, N); }
+expr(A) ::= NOW(N).                  { A = MK(AST_NOW, N); }
+expr(A) ::= BEGINNING(N).            { A = MK(AST_BEGINNING, N); }
+expr(A) ::= FOREVER(N).              { A = MK(AST_FOREVER, N); }
+expr(A) ::= AGG(F) LP expr(E) aggopts(O) RP.
+                                     { A = MK(AST_AGG, F); A->s = STR(F); A->k[0] = E; A->k[1] = O; }
+
+aggopts(A) ::= .                     { A = NULL; }
+aggopts(A) ::= aggopts(L) aggopt(X). { A = astAppend(L, X); }
+aggopt(A) ::= BY(T) exprs(L).        { A = mkOpt(ps, T, OPT_BY, 0, 0, L); }
+aggopt(A) ::= FOR(T) EACH INSTANT.   { A = mkOpt(ps, T, OPT_WINDOW, WIN_INSTANT, 0, NULL); }
+aggopt(A) ::= FOR(T) EVER.           { A = mkOpt(ps, T, OPT_WINDOW, WIN_EVER, 0, NULL); }
+aggopt(A) ::= FOR(T) EACH DURATION(D). { A = mkOpt(ps, T, OPT_WINDOW, WIN_EACH, parseTime(ps, D), NULL); A->loc = D.loc; }
+aggopt(A) ::= WHERE(T) expr(E).      { A = mkOpt(ps, T, OPT_WHERE, 0, 0, E); }
+aggopt(A) ::= WHEN(T) expr(E).       { A = mkOpt(ps, T, OPT_WHEN, 0, 0, E); }
+exprs(A) ::= expr(E).                { A = E; }
+exprs(A) ::= exprs(L) COMMA expr(E). { A = astAppend(L, E); }
+
+%code {
+
+const char *grTokenDesc(int code) {
+  switch (code) {
+    case 0: return "end of input";
+    case TK_ID: return "a name";
+    case TK_INTEGER: return "an integer";
+    case TK_FLOATNUM: return "a number";
+    case TK_STRINGLIT: return "a string";
+    case TK_TIMECONST: return "a time constant";
+    case TK_DURATION: return "a duration such as 10s";
+    case TK_LP: return "'('";
+    case TK_RP: return "')'";
+    case TK_LB: return "'['";
+    case TK_RB: return "']'";
+    case TK_COMMA: return "','";
+    case TK_SEMI: return "';'";
+    case TK_COLON: return "':'";
+    case TK_DOT: return "'.'";
+    case TK_EQ: return "'='";
+    case TK_NE: return "'!='";
+    case TK_LT: return "'<'";
+    case TK_LE: return "'<='";
+    case TK_GT: return "'>'";
+    case TK_GE: return "'>='";
+    case TK_PLUS: return "'+'";
+    case TK_MINUS: return "'-'";
+    case TK_STAR: return "'*'";
+    case TK_SLASH: return "'/'";
+    case TK_AGG: return "an aggregate";
+    default: break;
+  }
+  if (code > 0 && code < YYNTOKEN) {
+    static char buf[YYNTOKEN][24];
+    if (!buf[code][0]) {
+      const char *n = yyTokenName[code];
+      size_t i = 0;
+      buf[code][i++] = '\'';
+      for (; *n && i < sizeof buf[code] - 2; n++) buf[code][i++] = (char)(*n >= 'A' && *n <= 'Z' ? *n + 32 : *n);
+      buf[code][i++] = '\'';
+      buf[code][i] = 0;
+    }
+    return buf[code];
+  }
+  return "?";
+}
+
+/* Would terminal `tok` be accepted by a parser whose state stack is
+** st[0..n]?  Simulates the reductions lemon would make (default reductions
+** included), so the answer is exact. */
+static int grAccepts(const YYACTIONTYPE *st0, int n, int tok) {
+  YYACTIONTYPE st[YYSTACKDEPTH + 8];
+  if (n >= YYSTACKDEPTH) return 0;
+  memcpy(st, st0, sizeof(YYACTIONTYPE) * (size_t)(n + 1));
+  for (int guard = 0; guard < 10000; guard++) {
+    YYACTIONTYPE act = yy_find_shift_action((YYCODETYPE)tok, st[n]);
+    if (act <= YY_MAX_SHIFTREDUCE) return 1;
+    if (act == YY_ACCEPT_ACTION) return 1;
+    if (act < YY_MIN_REDUCE || act > YY_MAX_REDUCE) return 0;
+    int rule = act - YY_MIN_REDUCE;
+    for (;;) {
+      n += yyRuleInfoNRhs[rule];
+      if (n < 0) return 0;
+      YYACTIONTYPE g = yy_find_reduce_action(st[n], (YYCODETYPE)yyRuleInfoLhs[rule]);
+      if (g > YY_MAX_SHIFT && g <= YY_MAX_SHIFTREDUCE) {
+        /* shift the nonterminal and reduce at once */
+        if (n + 1 >= YYSTACKDEPTH) return 0;
+        st[++n] = 0;
+        rule = g - YY_MIN_SHIFTREDUCE;
+        continue;
+      }
+      if (g > YY_MAX_SHIFT) return 0;
+      if (n + 1 >= YYSTACKDEPTH) return 0;
+      st[++n] = g;
+      break;
+    }
+  }
+  return 0;
+}
+
+void grSyntaxError(GrParse *ps, void *parser, int major, GrToken tok) {
+  yyParser *p = (yyParser *)parser;
+  ps->failed = 1;
+  YYACTIONTYPE st[YYSTACKDEPTH + 8];
+  int n = 0;
+  for (yyStackEntry *e = p->yystack; e <= p->yytos && n < YYSTACKDEPTH; e++) st[n++] = e->stateno;
+  n--;
+  TqBuf b = {0};
+  int cnt = 0, exprStart = 0;
+  const char *first[12];
+  for (int t = 0; t < YYNTOKEN; t++) {
+    if (t == TK_FLOATNUM || t == TK_STRINGLIT || t == TK_NOW || t == TK_BEGINNING || t == TK_FOREVER) continue;
+    if (!grAccepts(st, n, t)) continue;
+    if (t != TK_ID && yyFallback[t] == TK_ID && grAccepts(st, n, TK_ID)) continue;
+    if (t == TK_INTEGER && grAccepts(st, n, TK_TIMECONST) && grAccepts(st, n, TK_ID)) exprStart = 1;
+    if (cnt < 12) first[cnt] = grTokenDesc(t);
+    cnt++;
+  }
+  if (exprStart) {
+    tqBufPuts(&b, "an expression");
+  } else {
+    for (int i = 0; i < cnt && i < 12; i++) {
+      if (i) tqBufPuts(&b, i == cnt - 1 ? " or " : ", ");
+      tqBufPuts(&b, first[i]);
+    }
+    if (cnt > 12) tqBufPuts(&b, ", ...");
+  }
+  if (major == 0) {
+    tqError(ps->diag, tok.loc, "unexpected end of input, expected %s", cnt ? b.s : "nothing");
+  } else {
+    tqError(ps->diag, tok.loc, "unexpected %s '%.*s', expected %s",
+            major == TK_ID ? "name" : (tok.n && ((tok.z[0] | 32) >= 'a' && (tok.z[0] | 32) <= 'z')) ? "keyword" : "token",
+            tok.n, tok.z, cnt ? b.s : "nothing");
+  }
+  tqBufFree(&b);
+}
+
+AstNode *grParse(TqArena *a, const TqSource *src, TqDiag *d) {
+  GrParse ps = {a, d, src, NULL, 0};
+  GrLexer *lx = grLexerNew(src, d);
+  void *p = grParserAlloc(malloc);
+  GrToken tok;
+  int code, nerr0 = d->nerr;
+  while ((code = grLexerNext(lx, &tok)) > 0) {
+    grParser(p, code, tok, &ps);
+    if (ps.failed) break;
+  }
+  if (code == 0 && !ps.failed) grParser(p, 0, tok, &ps);
+  grParserFree(p, free);
+  grLexerDelete(lx);
+  if (code < 0 || ps.failed || d->nerr > nerr0) return NULL;
+  return ps.stmts;
+}
+}

@@ -1,0 +1,339 @@
+/*
+** eval.c - compiled expressions over tuples: explicit values (where, target
+** lists) and temporal values with bounds (when, valid); see rtInt.h.
+**
+** Values live in 64-bit slots: integers, enum indexes, symbols (strings and
+** entity names) as their ids, doubles as their bits.  Entities and strings
+** compare by name for ordering and by symbol for equality.
+*/
+#include <string.h>
+
+#include "rtInt.h"
+
+/* ================================================================ compile */
+
+RtExpr *rtExprCompile(const AlgExpr *e, const AlgSchema *s, TqBuf *msg) {
+  if (!e) return NULL;
+  RtExpr *r = tqCalloc(1, sizeof *r);
+  r->kind = (uint8_t)e->kind;
+  r->op = (uint8_t)e->op;
+  r->ty = (uint8_t)e->type.kind;
+  r->ival = e->ival;
+  r->fval = e->fval;
+  if (e->kind == AX_COL || e->kind == AX_AGG) {
+    r->idx = algSchemaCol(s, e->var, e->name);
+    if (r->idx < 0) {
+      tqBufPrintf(msg, "column %s%s%s not found", e->var ? e->var : "", e->var ? "." : "", e->name);
+      free(r);
+      return NULL;
+    }
+  } else if (e->kind == AX_TVAR) {
+    r->idx = algSchemaTvar(s, e->var);
+    if (r->idx < 0) {
+      tqBufPrintf(msg, "time of %s not found", e->var ? e->var : "?");
+      free(r);
+      return NULL;
+    }
+    r->isEvent = (uint8_t)s->tv[r->idx].isEvent;
+  }
+  if (e->a) {
+    r->a = rtExprCompile(e->a, s, msg);
+    if (!r->a) {
+      rtExprFree(r);
+      return NULL;
+    }
+  }
+  if (e->b) {
+    r->b = rtExprCompile(e->b, s, msg);
+    if (!r->b) {
+      rtExprFree(r);
+      return NULL;
+    }
+  }
+  if (e->kind == AX_CMP) {
+    AlgTypeKind ka = e->a->type.kind, kb = e->b->type.kind;
+    r->cmpTy = (uint8_t)(ka == TY_FLOAT || kb == TY_FLOAT ? TY_FLOAT : ka);
+  }
+  return r;
+}
+
+void rtExprFree(RtExpr *e) {
+  if (!e) return;
+  rtExprFree(e->a);
+  rtExprFree(e->b);
+  free(e);
+}
+
+/* ================================================================ values */
+
+static double asF(int64_t slot) {
+  double d;
+  memcpy(&d, &slot, sizeof d);
+  return d;
+}
+static int64_t fromF(double d) {
+  int64_t s;
+  memcpy(&s, &d, sizeof s);
+  return s;
+}
+
+double rtEvalFloat(const RtExpr *e, const int64_t *v) {
+  if (e->ty == TY_FLOAT) {
+    switch (e->kind) {
+      case AX_COL:
+      case AX_AGG: return asF(v[e->idx]);
+      case AX_CONST: return e->fval;
+      case AX_NEG: return -rtEvalFloat(e->a, v);
+      case AX_ARITH: {
+        double a = rtEvalFloat(e->a, v), b = rtEvalFloat(e->b, v);
+        switch (e->op) {
+          case OPB_ADD: return a + b;
+          case OPB_SUB: return a - b;
+          case OPB_MUL: return a * b;
+          default: return a / b;
+        }
+      }
+      default: return 0;
+    }
+  }
+  return (double)rtEvalInt(e, v);
+}
+
+int64_t rtEvalInt(const RtExpr *e, const int64_t *v) {
+  switch (e->kind) {
+    case AX_COL:
+    case AX_AGG:
+      if (e->ty == TY_FLOAT) return (int64_t)asF(v[e->idx]);
+      return v[e->idx];
+    case AX_CONST: return e->ty == TY_FLOAT ? (int64_t)e->fval : e->ival;
+    case AX_NEG: return (int64_t)(0 - (uint64_t)rtEvalInt(e->a, v));
+    case AX_ARITH: {
+      if (e->ty == TY_FLOAT) return (int64_t)rtEvalFloat(e, v);
+      int64_t a = rtEvalInt(e->a, v), b = rtEvalInt(e->b, v), r;
+      switch (e->op) {
+        case OPB_ADD: return __builtin_add_overflow(a, b, &r) ? (b > 0 ? INT64_MAX : INT64_MIN) : r;
+        case OPB_SUB: return __builtin_sub_overflow(a, b, &r) ? (b < 0 ? INT64_MAX : INT64_MIN) : r;
+        case OPB_MUL: return __builtin_mul_overflow(a, b, &r) ? ((a < 0) != (b < 0) ? INT64_MIN : INT64_MAX) : r;
+        default:
+          if (b == 0) return 0; /* division by zero yields 0 (documented) */
+          if (a == INT64_MIN && b == -1) return INT64_MAX;
+          return a / b;
+      }
+    }
+    case AX_CMP:
+    case AX_AND:
+    case AX_OR:
+    case AX_NOT: return rtEvalBool(e, v);
+    default: return 0;
+  }
+}
+
+int64_t rtEvalSlot(const RtExpr *e, const int64_t *v) {
+  if (e->ty == TY_FLOAT) return fromF(rtEvalFloat(e, v));
+  return rtEvalInt(e, v);
+}
+
+static int cmp3(const RtExpr *e, const int64_t *v) {
+  switch (e->cmpTy) {
+    case TY_FLOAT: {
+      double a = rtEvalFloat(e->a, v), b = rtEvalFloat(e->b, v);
+      return a < b ? -1 : a > b ? 1 : 0;
+    }
+    case TY_STRING:
+    case TY_ENTITY: {
+      int64_t a = rtEvalInt(e->a, v), b = rtEvalInt(e->b, v);
+      if (a == b) return 0;
+      if (e->op == OPB_EQ || e->op == OPB_NE) return 1;
+      int c = strcmp(tqSymName((int32_t)a), tqSymName((int32_t)b));
+      return c < 0 ? -1 : c > 0;
+    }
+    default: {
+      int64_t a = rtEvalInt(e->a, v), b = rtEvalInt(e->b, v);
+      return a < b ? -1 : a > b ? 1 : 0;
+    }
+  }
+}
+
+int rtEvalBool(const RtExpr *e, const int64_t *v) {
+  switch (e->kind) {
+    case AX_AND: return rtEvalBool(e->a, v) && rtEvalBool(e->b, v);
+    case AX_OR: return rtEvalBool(e->a, v) || rtEvalBool(e->b, v);
+    case AX_NOT: return !rtEvalBool(e->a, v);
+    case AX_CONST: return e->ival != 0;
+    case AX_CMP: {
+      int c = cmp3(e, v);
+      switch (e->op) {
+        case OPB_EQ: return c == 0;
+        case OPB_NE: return c != 0;
+        case OPB_LT: return c < 0;
+        case OPB_LE: return c <= 0;
+        case OPB_GT: return c > 0;
+        default: return c >= 0;
+      }
+    }
+    default: return rtEvalInt(e, v) != 0;
+  }
+}
+
+/* ================================================================ time */
+
+static TqTime tmax(TqTime a, TqTime b) { return a > b ? a : b; }
+static TqTime tmin(TqTime a, TqTime b) { return a < b ? a : b; }
+static RtBound exact(TqTime t) { return (RtBound){t, t}; }
+static RtBound bmax(RtBound a, RtBound b) { return (RtBound){tmax(a.lo, b.lo), tmax(a.hi, b.hi)}; }
+static RtBound bmin(RtBound a, RtBound b) { return (RtBound){tmin(a.lo, b.lo), tmin(a.hi, b.hi)}; }
+static RtBound badd(RtBound a, TqTime d) { return (RtBound){tqTimeAdd(a.lo, d), tqTimeAdd(a.hi, d)}; }
+
+/* End of the span used by predicates: an instant t covers [t, t+1). */
+static RtBound spanEnd(const RtTVal *x) { return x->kind == TV_INSTANT ? badd(x->b, 1) : x->e; }
+
+static RtTVal tvEmpty(void) {
+  RtTVal r;
+  memset(&r, 0, sizeof r);
+  r.kind = TV_EMPTY;
+  return r;
+}
+
+RtTVal rtTEval(const RtExpr *e, const RtTCtx *c) {
+  RtTVal r, x, y;
+  memset(&r, 0, sizeof r);
+  switch (e->kind) {
+    case AX_TVAR: {
+      TqTime from = c->span[2 * e->idx], to = c->span[2 * e->idx + 1];
+      if (e->isEvent) {
+        r.kind = TV_INSTANT;
+        r.b = r.e = exact(from);
+      } else {
+        r.kind = TV_INTERVAL;
+        r.b = exact(from);
+        if (to == TQ_OPEN) r.e = (RtBound){tmax(c->now, from + 1), TQ_FOREVER};
+        else r.e = exact(to);
+      }
+      return r;
+    }
+    case AX_TCONST:
+      r.kind = TV_INSTANT;
+      r.b = r.e = exact(e->ival);
+      return r;
+    case AX_NOW:
+      r.kind = TV_INSTANT;
+      if (c->nowValue != TQ_OPEN) r.b = exact(c->nowValue);
+      else r.b = (RtBound){c->now, TQ_FOREVER};
+      r.e = r.b;
+      return r;
+    case AX_BEGINOF:
+    case AX_ENDOF:
+      x = rtTEval(e->a, c);
+      if (x.kind == TV_EMPTY) return x;
+      r.kind = TV_INSTANT;
+      r.maybeEmpty = x.maybeEmpty;
+      r.b = r.e = e->kind == AX_BEGINOF ? x.b : x.e;
+      return r;
+    case AX_TSHIFT:
+      x = rtTEval(e->a, c);
+      if (x.kind == TV_EMPTY) return x;
+      x.b = badd(x.b, e->ival);
+      x.e = badd(x.e, e->ival);
+      return x;
+    case AX_OVERLAP:
+    case AX_TOVERLAP: {
+      x = rtTEval(e->a, c);
+      y = rtTEval(e->b, c);
+      if (x.kind == TV_EMPTY || y.kind == TV_EMPTY) return tvEmpty();
+      RtBound l = bmax(x.b, y.b), h = bmin(spanEnd(&x), spanEnd(&y));
+      if (l.lo >= h.hi) return tvEmpty();
+      r.maybeEmpty = x.maybeEmpty || y.maybeEmpty || !(l.hi < h.lo);
+      if (x.kind == TV_INSTANT || y.kind == TV_INSTANT) {
+        r.kind = TV_INSTANT;
+        r.b = r.e = l;
+      } else {
+        r.kind = TV_INTERVAL;
+        r.b = l;
+        r.e = h;
+      }
+      return r;
+    }
+    case AX_EXTEND: {
+      x = rtTEval(e->a, c);
+      y = rtTEval(e->b, c);
+      if (x.kind == TV_EMPTY) return y;
+      if (y.kind == TV_EMPTY) return x;
+      r.kind = TV_INTERVAL;
+      r.b = bmin(x.b, y.b);
+      r.e = bmax(x.e, y.e);
+      if (r.b.lo >= r.e.hi) return tvEmpty();
+      r.maybeEmpty = x.maybeEmpty || y.maybeEmpty || !(r.b.hi < r.e.lo);
+      return r;
+    }
+    default: return tvEmpty();
+  }
+}
+
+static int triAnd(int a, int b) {
+  if (a == TRI_F || b == TRI_F) return TRI_F;
+  if (a == TRI_T && b == TRI_T) return TRI_T;
+  return TRI_U;
+}
+static int triOr(int a, int b) {
+  if (a == TRI_T || b == TRI_T) return TRI_T;
+  if (a == TRI_F && b == TRI_F) return TRI_F;
+  return TRI_U;
+}
+
+int rtTPred(const RtExpr *e, const RtTCtx *c) {
+  switch (e->kind) {
+    case AX_AND: {
+      int a = rtTPred(e->a, c);
+      if (a == TRI_F) return TRI_F;
+      return triAnd(a, rtTPred(e->b, c));
+    }
+    case AX_OR: {
+      int a = rtTPred(e->a, c);
+      if (a == TRI_T) return TRI_T;
+      return triOr(a, rtTPred(e->b, c));
+    }
+    case AX_NOT: {
+      int a = rtTPred(e->a, c);
+      return a == TRI_U ? TRI_U : !a;
+    }
+    case AX_CONST: return e->ival ? TRI_T : TRI_F;
+    case AX_TOVERLAP: {
+      RtTVal v = rtTEval(e, c);
+      if (v.kind == TV_EMPTY) return TRI_F;
+      return v.maybeEmpty ? TRI_U : TRI_T;
+    }
+    case AX_PRECEDE: {
+      RtTVal x = rtTEval(e->a, c), y = rtTEval(e->b, c);
+      if (x.kind == TV_EMPTY || y.kind == TV_EMPTY) return TRI_F;
+      RtBound xe = spanEnd(&x);
+      int r;
+      if (xe.hi <= y.b.lo) r = TRI_T;
+      else if (xe.lo > y.b.hi) r = TRI_F;
+      else r = TRI_U;
+      if (r == TRI_T && (x.maybeEmpty || y.maybeEmpty)) r = TRI_U;
+      return r;
+    }
+    case AX_TEQUAL: {
+      RtTVal x = rtTEval(e->a, c), y = rtTEval(e->b, c);
+      if (x.kind == TV_EMPTY || y.kind == TV_EMPTY) return TRI_F;
+      if (x.kind != y.kind) return TRI_F;
+      if (x.b.hi < y.b.lo || y.b.hi < x.b.lo || x.e.hi < y.e.lo || y.e.hi < x.e.lo) return TRI_F;
+      if (x.b.lo == x.b.hi && y.b.lo == y.b.hi && x.e.lo == x.e.hi && y.e.lo == y.e.hi && !x.maybeEmpty &&
+          !y.maybeEmpty)
+        return TRI_T;
+      return TRI_U;
+    }
+    default: return TRI_U;
+  }
+}
+
+TqTime rtTExprMinConst(const RtExpr *e, TqTime *shift) {
+  if (!e) return TQ_FOREVER;
+  TqTime m = TQ_FOREVER;
+  if (e->kind == AX_TCONST) m = e->ival;
+  if (e->kind == AX_TSHIFT && e->ival < 0 && shift && e->ival < *shift) *shift = e->ival;
+  TqTime a = rtTExprMinConst(e->a, shift), b = rtTExprMinConst(e->b, shift);
+  if (a < m) m = a;
+  if (b < m) m = b;
+  return m;
+}

@@ -1,0 +1,322 @@
+/*
+** net.c - building and driving the update network, and the sensor hub
+** that connects alpha operators to the producers of packets.
+**
+** Every query gets its own tree of operator states, built bottom-up from
+** its (optimized) algebra, with a sink at the root.  All operators are also
+** kept in one list with children before parents, so a flush visits a child
+** before its parent and low marks flow upwards in one pass.
+**
+** The sensor hub keeps, per primitive relation, the enable counter of each
+** entity (the sum of the enable units of all alpha operators of that
+** relation) and demultiplexes delivered packets to every alpha that has the
+** flag entity enabled.
+*/
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "rtInt.h"
+
+/* ================================================================ operators */
+
+RtOp *rtOpNew(RtNet *net, const RtOpVt *vt, size_t size, const AlgNode *node) {
+  RtOp *op = tqCalloc(1, size);
+  op->vt = vt;
+  op->net = net;
+  op->node = node;
+  op->nspan = node ? node->sch.ntv : 0;
+  op->nval = node ? node->sch.ncol : 0;
+  op->low = TQ_BEGINNING;
+  tqVecPush(&net->ops, op);
+  return op;
+}
+
+void rtStoredAdd(RtOp *op, int64_t delta) {
+  op->stored += delta;
+  if (op->stored > op->peakStored) op->peakStored = op->stored;
+}
+
+int rtEmit(RtOp *op, int kind, RtTup *t) {
+  op->nout++;
+  RtOp *p = op->parent;
+  if (!p) return 0;
+  p->nin++;
+  op->net->tuplesProcessed++;
+  return p->vt->push(p, op->port, kind, t);
+}
+
+static RtOp *build(RtNet *net, const AlgNode *n, TqBuf *msg) {
+  RtOp *kids[3] = {NULL, NULL, NULL};
+  for (int i = 0; i < n->nkid; i++) {
+    kids[i] = build(net, n->kid[i], msg);
+    if (!kids[i]) return NULL;
+  }
+  RtOp *op = NULL;
+  switch (n->kind) {
+    case ALG_SOURCE: {
+      op = rtOpSource(net, n);
+      RtSensor *s = &net->sensor[n->rel->id - 1];
+      s->used = 1;
+      tqVecPush(&s->sources, op);
+      break;
+    }
+    case ALG_CONST:
+      op = rtOpConst(net, n);
+      tqVecPush(&net->consts, op);
+      break;
+    case ALG_CLOCK:
+      op = rtOpClock(net, n);
+      tqVecPush(&net->clocks, op);
+      break;
+    case ALG_ALPHA: op = rtOpAlpha(net, n); break;
+    case ALG_SIGMA: op = rtOpSigma(net, n, msg); break;
+    case ALG_SIGMAT: op = rtOpSigmaT(net, n, msg); break;
+    case ALG_PI: op = rtOpPi(net, n, msg); break;
+    case ALG_PIT: op = rtOpPiT(net, n, msg); break;
+    case ALG_PRODUCT:
+    case ALG_OPRODUCT: op = rtOpProduct(net, n, msg); break;
+    case ALG_INTERSECT: op = rtOpIntersect(net, n); break;
+    case ALG_AGG: op = rtOpAgg(net, n, msg); break;
+  }
+  if (!op) return NULL;
+  op->nkid = n->nkid;
+  for (int i = 0; i < n->nkid; i++) {
+    op->kid[i] = kids[i];
+    kids[i]->parent = op;
+    kids[i]->port = i;
+  }
+  return op;
+}
+
+static TqTime gcd64(TqTime a, TqTime b) {
+  while (b) {
+    TqTime t = a % b;
+    a = b;
+    b = t;
+  }
+  return a;
+}
+
+RtNet *rtNetNew(CpProgram *prog, const RtOptions *opt, TqDiag *d) {
+  RtNet *net = tqCalloc(1, sizeof *net);
+  net->prog = prog;
+  net->opt = *opt;
+  net->diag = d;
+  net->now = TQ_BEGINNING;
+  net->nsensor = prog->cat.rels.n;
+  net->sensor = tqCalloc((size_t)(net->nsensor ? net->nsensor : 1), sizeof(RtSensor));
+  for (int i = 0; i < net->nsensor; i++) net->sensor[i].rel = prog->cat.rels.v[i];
+  net->nresult = prog->queries.n;
+  net->result = tqCalloc((size_t)(net->nresult ? net->nresult : 1), sizeof(RtResult));
+  for (int i = 0; i < net->nresult; i++) {
+    CpQuery *q = prog->queries.v[i];
+    RtResult *r = &net->result[i];
+    r->q = q;
+    r->name = q->name ? q->name : tqArenaPrintf(prog->arena, "query%d", i + 1);
+    r->isEvent = q->isEvent;
+    r->nattr = q->nattr;
+    r->attr = q->attr;
+    TqBuf msg = {0};
+    const AlgNode *tree = (q->opt && !opt->noOpt) ? q->opt : q->tree;
+    r->root = build(net, tree, &msg);
+    if (!r->root) {
+      tqError(d, q->loc, "cannot build the network of this query: %s", msg.s ? msg.s : "?");
+      tqBufFree(&msg);
+      rtNetFree(net);
+      return NULL;
+    }
+    tqBufFree(&msg);
+    rtOpSink(net, r);
+  }
+  for (int i = 0; i < net->clocks.n; i++) {
+    TqTime p = rtClockPeriod(net->clocks.v[i]);
+    net->clockGcd = net->clockGcd ? gcd64(net->clockGcd, p) : p;
+  }
+  return net;
+}
+
+void rtNetFree(RtNet *net) {
+  if (!net) return;
+  for (int i = net->ops.n - 1; i >= 0; i--) {
+    RtOp *op = net->ops.v[i];
+    if (op->vt && op->vt->free) op->vt->free(op);
+    free(op);
+  }
+  tqVecFree(&net->ops);
+  tqVecFree(&net->clocks);
+  tqVecFree(&net->consts);
+  tqVecFree(&net->alphasWithTimers);
+  for (int i = 0; i < net->nsensor; i++) {
+    tqMapFree(&net->sensor[i].count);
+    tqVecFree(&net->sensor[i].alphas);
+    tqVecFree(&net->sensor[i].sources);
+  }
+  free(net->sensor);
+  free(net->result);
+  tqVecFree(&net->consumers);
+  free(net);
+}
+
+void rtNetAddConsumer(RtNet *net, RtConsumer *c) { tqVecPush(&net->consumers, c); }
+
+RtSensor *rtNetSensor(RtNet *net, const char *name) {
+  for (int i = 0; i < net->nsensor; i++)
+    if (!strcasecmp(net->sensor[i].rel->name, name)) return &net->sensor[i];
+  return NULL;
+}
+
+/* ================================================================ driving */
+
+int rtNetStart(RtNet *net, TqTime t0) {
+  net->started = 1;
+  net->origin = t0;
+  for (int i = 0; i < net->consumers.n; i++) {
+    RtConsumer *c = net->consumers.v[i];
+    if (c->begin && c->begin(c->self, net)) return -1;
+  }
+  rtNetAdvance(net, t0);
+  for (int i = 0; i < net->consts.n; i++) rtConstPrime(net->consts.v[i], t0);
+  return net->failed ? -1 : 0;
+}
+
+void rtNetAdvance(RtNet *net, TqTime t) {
+  if (t <= net->now && net->started > 1) return;
+  net->started = 2;
+  net->now = t;
+  for (int i = 0; i < net->ops.n; i++) {
+    RtOp *op = net->ops.v[i];
+    op->vt->flush(op, t);
+  }
+}
+
+void rtNetTick(RtNet *net, TqTime t) {
+  for (int i = 0; i < net->clocks.n; i++) {
+    RtOp *c = net->clocks.v[i];
+    if (rtClockDue(c, t)) rtClockTick(c, t);
+  }
+}
+
+void rtNetEndInstant(RtNet *net) {
+  for (int i = 0; i < net->consumers.n; i++) {
+    RtConsumer *c = net->consumers.v[i];
+    if (c->batch && c->batch(c->self, net->now)) net->failed = 1;
+  }
+}
+
+int rtNetFinish(RtNet *net, TqTime tEnd, int ok) {
+  if (ok) {
+    /* everything still open ends after tEnd */
+    rtNetAdvance(net, tEnd + 1);
+    if (net->opt.nowValue == TQ_OPEN) {
+      net->opt.nowValue = tEnd;
+      for (int i = 0; i < net->ops.n; i++) {
+        RtOp *op = net->ops.v[i];
+        op->vt->flush(op, net->now);
+      }
+    }
+    for (int i = 0; i < net->ops.n; i++) {
+      RtOp *op = net->ops.v[i];
+      op->vt->finish(op, net->now);
+    }
+    rtNetEndInstant(net);
+  }
+  int rc = 0;
+  for (int i = 0; i < net->consumers.n; i++) {
+    RtConsumer *c = net->consumers.v[i];
+    if (c->end && c->end(c->self, net, ok && !net->failed)) rc = -1;
+  }
+  return rc || net->failed ? -1 : 0;
+}
+
+/* ================================================================ sensor hub */
+
+int rtSensorEnabled(const RtSensor *s, int64_t e) {
+  return (intptr_t)tqMapGet(&s->count, (uint64_t)e + 2) > 0;
+}
+
+void rtSensorCount(RtNet *net, RtSensor *s, int64_t e, int delta) {
+  uint64_t k = (uint64_t)e + 2;
+  intptr_t c = (intptr_t)tqMapGet(&s->count, k);
+  intptr_t n = c + delta;
+  if (n < 0) n = 0;
+  if (c == 0 && n > 0) {
+    s->nEnabled++;
+    if (s->nEnabled > s->maxEnabled) s->maxEnabled = s->nEnabled;
+  } else if (c > 0 && n == 0) {
+    s->nEnabled--;
+  }
+  if (n) tqMapPut(&s->count, k, (void *)n);
+  else tqMapDel(&s->count, k);
+}
+
+void rtDeliverEvent(RtNet *net, RtSensor *s, TqTime t, const int64_t *vals) {
+  s->delivered++;
+  int64_t f = vals[s->rel->flagAttr];
+  for (int i = 0; i < s->alphas.n; i++) rtAlphaEvent(s->alphas.v[i], t, f, vals);
+}
+
+void rtDeliverBegin(RtNet *net, RtSensor *s, uint64_t ivid, TqTime from, const int64_t *vals) {
+  s->delivered++;
+  int64_t f = vals[s->rel->flagAttr];
+  for (int i = 0; i < s->alphas.n; i++) rtAlphaBegin(s->alphas.v[i], ivid, from, f, vals);
+}
+
+void rtDeliverEnd(RtNet *net, RtSensor *s, uint64_t ivid, TqTime from, TqTime to, const int64_t *vals) {
+  s->delivered++;
+  int64_t f = vals[s->rel->flagAttr];
+  for (int i = 0; i < s->alphas.n; i++) rtAlphaEnd(s->alphas.v[i], ivid, from, to, f, vals);
+}
+
+void rtEntityBegin(RtNet *net, RtSensor *s, uint64_t ivid, TqTime from, const int64_t *vals) {
+  if (!s->sources.n) return;
+  s->delivered++;
+  for (int i = 0; i < s->sources.n; i++) rtSourceBegin(s->sources.v[i], ivid, from, vals);
+}
+
+void rtEntityEnd(RtNet *net, RtSensor *s, uint64_t ivid, TqTime from, TqTime to, const int64_t *vals) {
+  if (!s->sources.n) return;
+  s->delivered++;
+  for (int i = 0; i < s->sources.n; i++) rtSourceEnd(s->sources.v[i], ivid, from, to);
+}
+
+/* ================================================================ statistics */
+
+static void jsonStr(TqBuf *b, const char *s) {
+  tqBufPuts(b, "\"");
+  for (; *s; s++) {
+    if (*s == '"' || *s == '\\') tqBufPrintf(b, "\\%c", *s);
+    else if ((unsigned char)*s < 32) tqBufPrintf(b, "\\u%04x", *s);
+    else tqBufAdd(b, s, 1);
+  }
+  tqBufPuts(b, "\"");
+}
+
+void rtNetStatsJson(RtNet *net, TqBuf *b) {
+  int64_t peak = 0;
+  for (int i = 0; i < net->ops.n; i++) peak += ((RtOp *)net->ops.v[i])->peakStored;
+  tqBufPrintf(b, "{\n  \"optimized\": %s,\n  \"tuples_processed\": %lld,\n  \"peak_stored_tuples\": %lld,\n",
+              net->opt.noOpt ? "false" : "true", (long long)net->tuplesProcessed, (long long)peak);
+  tqBufPuts(b, "  \"sensors\": [");
+  int first = 1;
+  for (int i = 0; i < net->nsensor; i++) {
+    RtSensor *s = &net->sensor[i];
+    tqBufPrintf(b, "%s\n    {\"name\": ", first ? "" : ",");
+    first = 0;
+    jsonStr(b, s->rel->name);
+    tqBufPrintf(b,
+                ", \"kind\": \"%s\", \"mode\": \"%s\", \"used\": %s, \"recorded\": %lld, \"delivered\": %lld, "
+                "\"samples\": %lld, \"max_enabled\": %d}",
+                s->rel->entity ? "entity" : s->rel->isEvent ? "event" : "interval", algModeName(s->rel->mode),
+                s->used ? "true" : "false", (long long)s->recorded, (long long)s->delivered, (long long)s->samples,
+                s->maxEnabled);
+  }
+  tqBufPuts(b, "\n  ],\n  \"results\": [");
+  for (int i = 0; i < net->nresult; i++) {
+    RtResult *r = &net->result[i];
+    tqBufPrintf(b, "%s\n    {\"name\": ", i ? "," : "");
+    jsonStr(b, r->name);
+    tqBufPrintf(b, ", \"rows\": %lld, \"duplicates\": %lld}", (long long)r->rows, (long long)r->dups);
+  }
+  tqBufPuts(b, "\n  ]\n}\n");
+}

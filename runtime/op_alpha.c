@@ -1,0 +1,282 @@
+/*
+** op_alpha.c - the alpha operator: enables a sensor per entity as its
+** argument's tuples come and go, and emits what the sensor produced while
+** enabled (paper section 8.3; DESIGN.md section 4).
+**
+** Arguments (ports): port 0 names the flag entities (performers for S:P,
+** targets for S:T); for sampled alphas port 1 says when to sample and, for
+** S:T, port 2 who performs the sampling.
+**
+** Enabling rules.  An interval input keeps the entity enabled for the
+** interval (a disable-traced sensor is re-armed after each firing).  An
+** event input at t arms the entity for firings after t: persistently
+** (ARM_PERSIST, the exact form) or for one firing (ARM_ONCE, the consuming
+** form of a disable-traced sensor).  Arming takes effect when time passes t,
+** so a firing at the same instant as the enabling event is not delivered
+** (TQuel: S precede end of W needs S before the end).  A complete interval
+** input whose end lies in the future is disabled by a timer.
+**
+** Per entity the alpha counts its enable units; every unit is also counted
+** at the sensor (rtSensorCount), whose total is the flag counter.
+*/
+#include <stdlib.h>
+#include <string.h>
+
+#include "rtInt.h"
+
+typedef struct EntState {
+  int ival;    /* interval enablings */
+  int persist; /* armed persistently by an event */
+  int once;    /* one-shot armings (consuming D form) */
+} EntState;
+
+typedef struct Arm {
+  TqTime t;     /* takes effect after t */
+  int64_t ent;  /* entity */
+  int delta;    /* +1 (arm) or -1 (timer: end of an interval) */
+  int kind;     /* 0 = event arming, 1 = interval timer */
+} Arm;
+
+typedef struct Alpha {
+  RtOp op;
+  RtSensor *sens;
+  const AlgRel *rel;
+  int isD;            /* disable-traced sensor */
+  int sampled;        /* S:P or S:T */
+  int flagAttr;       /* attribute holding the flag entity */
+  int perfAttr;       /* performer attribute (S:T) */
+  int arm;            /* ARM_PERSIST / ARM_ONCE */
+  int inEvent;        /* port 0 carries events */
+  TqMap ents;         /* flag entity -> EntState* */
+  TqMap perf;         /* S:T: performer -> EntState* (port 2) */
+  TqMap held;         /* ivid -> RtTup* intervals delivered by BEGIN */
+  Arm *arms;          /* pending armings and timers */
+  int narm, carm;
+  TqTime sampleT;     /* time of the sample being answered */
+} Alpha;
+
+static EntState *entGet(TqMap *m, int64_t e, int create) {
+  EntState *s = tqMapGet(m, (uint64_t)e + 2);
+  if (!s && create) {
+    s = tqCalloc(1, sizeof *s);
+    tqMapPut(m, (uint64_t)e + 2, s);
+  }
+  return s;
+}
+
+static int entOn(const EntState *s) { return s && (s->ival > 0 || s->persist > 0 || s->once > 0); }
+
+int rtAlphaEnabled(RtOp *op, int64_t e) { return entOn(entGet(&((Alpha *)op)->ents, e, 0)); }
+
+/* Changes one enable unit of entity e (on the alpha and at the sensor). */
+static void unit(Alpha *a, TqMap *m, int64_t e, int which, int delta) {
+  EntState *s = entGet(m, e, 1);
+  if (which == 0) s->ival += delta;
+  else if (which == 1) s->persist += delta;
+  else s->once += delta;
+  if (m == &a->ents) rtSensorCount(a->op.net, a->sens, e, delta);
+}
+
+static void armPush(Alpha *a, TqTime t, int64_t e, int delta, int kind) {
+  if (a->narm == a->carm) {
+    a->carm = a->carm ? a->carm * 2 : 16;
+    a->arms = tqRealloc(a->arms, sizeof(Arm) * (size_t)a->carm);
+  }
+  a->arms[a->narm++] = (Arm){t, e, delta, kind};
+}
+
+/* An input tuple on an enabling port (0, or 2 for S:T performers). */
+static void enableInput(Alpha *a, int port, int kind, RtTup *t) {
+  TqMap *m = port == 2 ? &a->perf : &a->ents;
+  int64_t e = RT_VAL(t)[0];
+  TqTime now = a->op.net->now;
+  int isEvent = a->op.kid[port]->node->sch.tv[0].isEvent;
+  if (kind == RT_BEGIN) {
+    unit(a, m, e, 0, +1);
+  } else if (kind == RT_END) {
+    if (t->nopen == 0) unit(a, m, e, 0, -1);
+  } else if (isEvent) {
+    /* event: arm for firings after its instant */
+    armPush(a, RT_FROM(t, 0), e, +1, 0);
+    (void)m;
+  } else {
+    TqTime to = RT_TO(t, 0);
+    if (to > now && RT_FROM(t, 0) <= now) {
+      unit(a, m, e, 0, +1);
+      if (to < TQ_FOREVER) armPush(a, to, e, -1, port == 2 ? 3 : 1);
+    }
+  }
+}
+
+/* D sensor fired on entity e for this alpha: consume a one-shot arming when
+** nothing else keeps the entity enabled. */
+static void consume(Alpha *a, int64_t e) {
+  if (!a->isD) return;
+  EntState *s = entGet(&a->ents, e, 0);
+  if (s && s->ival == 0 && s->persist == 0 && s->once > 0) unit(a, &a->ents, e, 2, -1);
+}
+
+static RtTup *mkTup(Alpha *a, TqTime from, TqTime to, const int64_t *vals) {
+  RtTup *t = rtTupNew(1, a->op.nval);
+  RT_FROM(t, 0) = from;
+  RT_TO(t, 0) = to;
+  t->nopen = to == TQ_OPEN;
+  memcpy(RT_VAL(t), vals, sizeof(int64_t) * (size_t)a->op.nval);
+  return t;
+}
+
+void rtAlphaEvent(RtOp *op, TqTime t, int64_t flagEnt, const int64_t *vals) {
+  Alpha *a = (Alpha *)op;
+  if (!rtAlphaEnabled(op, flagEnt)) return;
+  consume(a, flagEnt);
+  RtTup *tp = mkTup(a, t, t + 1, vals);
+  rtEmit(op, RT_ADD, tp);
+  rtTupUnref(tp);
+}
+
+void rtAlphaBegin(RtOp *op, uint64_t ivid, TqTime from, int64_t flagEnt, const int64_t *vals) {
+  Alpha *a = (Alpha *)op;
+  if (!rtAlphaEnabled(op, flagEnt)) return;
+  consume(a, flagEnt);
+  RtTup *tp = mkTup(a, from, TQ_OPEN, vals);
+  tqMapPut(&a->held, ivid + 2, tp);
+  rtStoredAdd(op, 1);
+  rtEmit(op, RT_BEGIN, tp);
+}
+
+void rtAlphaEnd(RtOp *op, uint64_t ivid, TqTime from, TqTime to, int64_t flagEnt, const int64_t *vals) {
+  Alpha *a = (Alpha *)op;
+  RtTup *tp = tqMapDel(&a->held, ivid + 2);
+  if (tp) {
+    RT_TO(tp, 0) = to;
+    tp->nopen = 0;
+    rtStoredAdd(op, -1);
+    rtEmit(op, RT_END, tp);
+    rtTupUnref(tp);
+    return;
+  }
+  if (!rtAlphaEnabled(op, flagEnt)) return;
+  /* enabled only after it began: delivered whole, with its true begin */
+  consume(a, flagEnt);
+  tp = mkTup(a, from, to, vals);
+  rtEmit(op, RT_ADD, tp);
+  rtTupUnref(tp);
+}
+
+/* ---------------------------------------------------------------- sampling */
+typedef struct SampleCookie {
+  Alpha *a;
+  TqTime t;
+} SampleCookie;
+
+void rtSampleAnswer(void *cookie, const int64_t *vals) {
+  SampleCookie *c = cookie;
+  Alpha *a = c->a;
+  if (a->op.node->variant == AV_ST) {
+    /* only the targets asked for */
+    if (!entOn(entGet(&a->ents, vals[a->flagAttr], 0))) return;
+  }
+  a->sens->delivered++;
+  RtTup *tp = mkTup(a, c->t, c->t + 1, vals);
+  rtEmit(&a->op, RT_ADD, tp);
+  rtTupUnref(tp);
+}
+
+static void sampleAll(Alpha *a, TqTime t) {
+  RtProducer *p = a->sens->prod;
+  if (!p || !p->sample) return;
+  TqMap *who = a->op.node->variant == AV_ST ? &a->perf : &a->ents;
+  int attr = a->op.node->variant == AV_ST ? a->perfAttr : a->flagAttr;
+  /* collect first: answers may not change the map, but keep order stable */
+  int n = 0;
+  int64_t *ents = tqMalloc(sizeof(int64_t) * (who->n + 1));
+  for (uint32_t i = 0; i < who->cap; i++)
+    if (who->key[i] > 1 && entOn(who->val[i])) ents[n++] = (int64_t)(who->key[i] - 2);
+  for (int i = 0; i < n; i++) {
+    SampleCookie c = {a, t};
+    a->sens->samples++;
+    p->sample(p->self, a->sens, attr, ents[i], t, &c);
+  }
+  free(ents);
+}
+
+/* ---------------------------------------------------------------- methods */
+
+static int alphaPush(RtOp *op, int port, int kind, RtTup *t) {
+  Alpha *a = (Alpha *)op;
+  if (a->sampled && port == 1) {
+    if (kind != RT_END) sampleAll(a, op->net->now);
+    return 0;
+  }
+  enableInput(a, port, kind, t);
+  return 0;
+}
+
+static int armCmp(const void *x, const void *y) {
+  const Arm *a = x, *b = y;
+  return a->t < b->t ? -1 : a->t > b->t;
+}
+
+static void alphaFlush(RtOp *op, TqTime now) {
+  Alpha *a = (Alpha *)op;
+  if (a->narm) {
+    qsort(a->arms, (size_t)a->narm, sizeof(Arm), armCmp);
+    int k = 0;
+    for (int i = 0; i < a->narm; i++) {
+      Arm *r = &a->arms[i];
+      int due = r->kind == 0 ? r->t < now : r->t <= now;
+      if (!due) {
+        a->arms[k++] = *r;
+        continue;
+      }
+      if (r->kind == 0) {
+        EntState *s = entGet(&a->ents, r->ent, 1);
+        if (a->isD && a->arm == ARM_ONCE) unit(a, &a->ents, r->ent, 2, +1);
+        else if (s->persist == 0) unit(a, &a->ents, r->ent, 1, +1);
+      } else {
+        unit(a, r->kind == 3 ? &a->perf : &a->ents, r->ent, 0, -1);
+      }
+    }
+    a->narm = k;
+  }
+  TqTime low = now;
+  if (!a->rel->isEvent && !a->sampled && a->sens->prod && a->sens->prod->minPendingFrom) {
+    TqTime m = a->sens->prod->minPendingFrom(a->sens->prod->self, a->sens);
+    if (m < low) low = m;
+  }
+  op->low = low;
+}
+
+static void alphaFinish(RtOp *op, TqTime now) {}
+
+static void freeStates(TqMap *m) {
+  for (uint32_t i = 0; i < m->cap; i++)
+    if (m->key[i] > 1) free(m->val[i]);
+  tqMapFree(m);
+}
+
+static void alphaFree(RtOp *op) {
+  Alpha *a = (Alpha *)op;
+  freeStates(&a->ents);
+  freeStates(&a->perf);
+  for (uint32_t i = 0; i < a->held.cap; i++)
+    if (a->held.key[i] > 1) rtTupUnref(a->held.val[i]);
+  tqMapFree(&a->held);
+  free(a->arms);
+}
+
+static const RtOpVt alphaVt = {"alpha", alphaPush, alphaFlush, alphaFinish, alphaFree};
+
+RtOp *rtOpAlpha(RtNet *net, const AlgNode *n) {
+  Alpha *a = (Alpha *)rtOpNew(net, &alphaVt, sizeof(Alpha), n);
+  a->rel = n->rel;
+  a->sens = &net->sensor[n->rel->id - 1];
+  a->sens->used = 1;
+  tqVecPush(&a->sens->alphas, a);
+  a->isD = n->rel->mode == ALG_MODE_DISABLE;
+  a->sampled = n->rel->mode == ALG_MODE_SAMPLED;
+  a->flagAttr = n->rel->flagAttr;
+  a->perfAttr = n->rel->performerAttr;
+  a->arm = n->arm;
+  return &a->op;
+}

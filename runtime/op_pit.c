@@ -1,0 +1,184 @@
+/*
+** op_pit.c - piT, the temporal projection (the valid clause): computes each
+** result tuple's single span from the input's spans.
+**
+** `valid at X` yields an event at begin of X once X is known and non-empty.
+** `valid from X to Y` yields [begin of X, end of Y) once the begin is known
+** and the span is certainly non-empty; it is emitted open (BEGIN) while its
+** end is unknown and closed (END) when it becomes known.  An input whose
+** result cannot be decided yet stays pending (see rtInt.h); an output whose
+** end is still unknown is remembered through the input's link.
+** A result that ends at forever is emitted open and never closed.
+*/
+#include <stdlib.h>
+
+#include "rtInt.h"
+
+typedef struct PiT {
+  RtOp op;
+  int at;               /* valid at */
+  RtExpr *from, *to;    /* the clause's expressions */
+  TqMap pending;        /* input -> input (one reference) */
+  TqTime constLow;      /* smallest constant time in the clause */
+  TqTime shift;         /* most negative shift in the clause */
+} PiT;
+
+enum { R_WAIT = 0, R_DROP, R_EMIT };
+
+/* Decides the result of input t: R_EMIT with *from and *to (*to may be
+** TQ_OPEN), R_DROP, or R_WAIT. */
+static int compute(PiT *p, RtTup *t, TqTime *from, TqTime *to, TqTime *fromLow) {
+  RtTCtx c = {t->d, p->op.net->now, p->op.net->opt.nowValue};
+  RtTVal x = rtTEval(p->from, &c);
+  *fromLow = x.b.lo;
+  if (x.kind == TV_EMPTY) return R_DROP;
+  if (p->at) {
+    if (x.maybeEmpty || x.b.lo != x.b.hi) return R_WAIT;
+    *from = x.b.lo;
+    *to = x.b.lo + 1;
+    return R_EMIT;
+  }
+  RtTVal y = rtTEval(p->to, &c);
+  if (y.kind == TV_EMPTY) return R_DROP;
+  RtBound e = y.e;
+  if (e.hi <= x.b.lo) return R_DROP; /* certainly from >= to */
+  if (x.maybeEmpty || y.maybeEmpty || x.b.lo != x.b.hi || e.lo <= x.b.lo) return R_WAIT;
+  *from = x.b.lo;
+  *to = e.lo == e.hi ? e.lo : TQ_OPEN;
+  return R_EMIT;
+}
+
+static RtTup *mkOut(PiT *p, RtTup *in, TqTime from, TqTime to) {
+  RtTup *o = rtTupNew(1, in->nval);
+  RT_FROM(o, 0) = from;
+  RT_TO(o, 0) = to >= TQ_FOREVER ? TQ_OPEN : to;
+  o->nopen = RT_TO(o, 0) == TQ_OPEN;
+  for (int i = 0; i < in->nval; i++) RT_VAL(o)[i] = RT_VAL(in)[i];
+  return o;
+}
+
+/* Emits the result of t (decided R_EMIT); remembers an open output whose
+** end may still become known. */
+static int emitFor(PiT *p, RtTup *t, TqTime from, TqTime to) {
+  RtTup *o = mkOut(p, t, from, to);
+  int rc;
+  if (o->nopen && to == TQ_OPEN && t->nopen) {
+    t->link = o;
+    rtTupRef(o);
+    rc = rtEmit(&p->op, RT_BEGIN, o);
+  } else {
+    rc = rtEmit(&p->op, o->nopen ? RT_BEGIN : RT_ADD, o);
+  }
+  rtTupUnref(o);
+  return rc;
+}
+
+static int handle(PiT *p, RtTup *t, int inPending) {
+  TqTime from, to, lo;
+  int r = compute(p, t, &from, &to, &lo);
+  uint64_t key = (uint64_t)(uintptr_t)t;
+  if (r == R_WAIT) {
+    if (!inPending) {
+      rtTupRef(t);
+      tqMapPut(&p->pending, key, t);
+      rtStoredAdd(&p->op, 1);
+    }
+    return 0;
+  }
+  if (inPending) {
+    tqMapDel(&p->pending, key);
+    rtStoredAdd(&p->op, -1);
+  }
+  int rc = r == R_EMIT ? emitFor(p, t, from, to) : 0;
+  if (inPending) rtTupUnref(t);
+  return rc;
+}
+
+static int piTPush(RtOp *op, int port, int kind, RtTup *t) {
+  PiT *p = (PiT *)op;
+  if (kind != RT_END) return handle(p, t, 0);
+  uint64_t key = (uint64_t)(uintptr_t)t;
+  if (tqMapGet(&p->pending, key)) return handle(p, t, 1);
+  RtTup *o = t->link;
+  if (!o) return 0;
+  /* the output is open: is its end known now? */
+  RtTCtx c = {t->d, op->net->now, op->net->opt.nowValue};
+  RtTVal y = rtTEval(p->to, &c);
+  if (y.kind == TV_EMPTY || y.e.lo != y.e.hi) {
+    if (t->nopen == 0) t->link = NULL, rtTupUnref(o); /* never known: stays open */
+    return 0;
+  }
+  t->link = NULL;
+  TqTime to = y.e.lo;
+  if (to <= RT_FROM(o, 0)) to = RT_FROM(o, 0) + 1; /* cannot happen: decided non-empty */
+  RT_TO(o, 0) = to >= TQ_FOREVER ? TQ_OPEN : to;
+  o->nopen = RT_TO(o, 0) == TQ_OPEN;
+  int rc = o->nopen ? 0 : rtEmit(op, RT_END, o);
+  rtTupUnref(o);
+  return rc;
+}
+
+static void piTFlush(RtOp *op, TqTime now) {
+  PiT *p = (PiT *)op;
+  TqTime low = tqTimeAdd(op->kid[0]->low, p->shift);
+  if (p->constLow < low) low = p->constLow;
+  if (p->pending.n) {
+    TqVec all = {0};
+    for (uint32_t i = 0; i < p->pending.cap; i++)
+      if (p->pending.key[i] > 1) tqVecPush(&all, p->pending.val[i]);
+    for (int i = 0; i < all.n; i++) {
+      RtTup *t = all.v[i];
+      TqTime from, to, lo;
+      rtTupRef(t);
+      handle(p, t, 1);
+      if (tqMapGet(&p->pending, (uint64_t)(uintptr_t)t)) {
+        compute(p, t, &from, &to, &lo);
+        if (lo < low) low = lo;
+      }
+      rtTupUnref(t);
+    }
+    tqVecFree(&all);
+  }
+  op->low = low;
+}
+
+static void dropPending(PiT *p) {
+  for (uint32_t i = 0; i < p->pending.cap; i++)
+    if (p->pending.key[i] > 1) rtTupUnref(p->pending.val[i]);
+  tqMapFree(&p->pending);
+}
+
+static void piTFinish(RtOp *op, TqTime now) {
+  PiT *p = (PiT *)op;
+  piTFlush(op, now);
+  rtStoredAdd(op, -(int64_t)p->pending.n);
+  dropPending(p);
+}
+
+static void piTFree(RtOp *op) {
+  PiT *p = (PiT *)op;
+  dropPending(p);
+  rtExprFree(p->from);
+  rtExprFree(p->to);
+}
+
+static const RtOpVt piTVt = {"piT", piTPush, piTFlush, piTFinish, piTFree};
+
+RtOp *rtOpPiT(RtNet *net, const AlgNode *n, TqBuf *msg) {
+  RtExpr *f = rtExprCompile(n->vfrom, &n->kid[0]->sch, msg), *t = NULL;
+  if (!f) return NULL;
+  if (!n->validAt) {
+    t = rtExprCompile(n->vto, &n->kid[0]->sch, msg);
+    if (!t) {
+      rtExprFree(f);
+      return NULL;
+    }
+  }
+  PiT *p = (PiT *)rtOpNew(net, &piTVt, sizeof(PiT), n);
+  p->at = n->validAt;
+  p->from = f;
+  p->to = t;
+  p->shift = 0;
+  p->constLow = rtTExprMinConst(f, &p->shift);
+  return &p->op;
+}

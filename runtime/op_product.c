@@ -1,0 +1,390 @@
+/*
+** op_product.c - the Cartesian product x and its overlap variant x1
+** (paper sections 8.1 and 8.6), optionally with equality join keys.
+**
+** Both store the tuples of each side and combine every new tuple with the
+** stored tuples of the other side (only those with equal keys when the
+** node has join keys).  An output tuple concatenates the spans and values
+** of its two inputs (left first); while either input is open, the output is
+** kept in that input's list and an END of the input updates and re-emits it.
+**
+** x keeps everything (its memory grows with the history: that is what the
+** optimizer avoids).  x1 is only used under an overlap condition on one
+** time component of each side: it does not form pairs that certainly do not
+** overlap, and it forgets a closed tuple as soon as no future tuple of the
+** other side can overlap it (its end is at or before the other side's low
+** mark), so its memory is bounded by the live intervals.
+*/
+#include <stdlib.h>
+#include <string.h>
+
+#include "rtInt.h"
+
+typedef struct Entry {
+  RtTup *t;          /* stored tuple (one reference) */
+  RtTup **outs;      /* open outputs that involve t, while t is open */
+  int nout, cout;
+  int side;          /* 0 left, 1 right */
+  int idx;           /* position in its side's vector */
+  int bidx;          /* position in its key bucket */
+  int hpos[2];       /* positions in the side's heaps (-1 = absent) */
+  uint64_t khash;    /* hash of the key values */
+  int64_t *kval;     /* key values */
+} Entry;
+
+typedef struct Bucket {
+  Entry **v;
+  int n, cap;
+} Bucket;
+
+/* Indexed min-heap of entries by a time key. */
+typedef struct Heap {
+  Entry **v;
+  TqTime *k;
+  int n, cap;
+  int which; /* which hpos slot */
+} Heap;
+
+typedef struct Side {
+  Entry **v;       /* all stored entries */
+  int n, cap;
+  TqMap byTup;     /* tuple pointer -> Entry* */
+  TqMap byKey;     /* key hash -> Bucket* */
+  RtExpr **key;    /* key expressions over this side's tuples */
+  int ov;          /* x1: span index that must overlap, -1 for x */
+  Heap closed;     /* x1: closed entries by end of the ov span */
+  Heap froms;      /* entries by their earliest from */
+} Side;
+
+typedef struct Product {
+  RtOp op;
+  int overlap;     /* x1 */
+  int nkey;
+  int nspanL, nvalL;
+  Side s[2];
+} Product;
+
+/* ---------------------------------------------------------------- heap */
+static void hswap(Heap *h, int i, int j) {
+  Entry *e = h->v[i];
+  TqTime k = h->k[i];
+  h->v[i] = h->v[j];
+  h->k[i] = h->k[j];
+  h->v[j] = e;
+  h->k[j] = k;
+  h->v[i]->hpos[h->which] = i;
+  h->v[j]->hpos[h->which] = j;
+}
+static void hup(Heap *h, int i) {
+  while (i > 0 && h->k[(i - 1) / 2] > h->k[i]) {
+    hswap(h, i, (i - 1) / 2);
+    i = (i - 1) / 2;
+  }
+}
+static void hdown(Heap *h, int i) {
+  for (;;) {
+    int l = 2 * i + 1, r = l + 1, m = i;
+    if (l < h->n && h->k[l] < h->k[m]) m = l;
+    if (r < h->n && h->k[r] < h->k[m]) m = r;
+    if (m == i) return;
+    hswap(h, i, m);
+    i = m;
+  }
+}
+static void hpush(Heap *h, Entry *e, TqTime k) {
+  if (h->n == h->cap) {
+    h->cap = h->cap ? 2 * h->cap : 64;
+    h->v = tqRealloc(h->v, sizeof(Entry *) * (size_t)h->cap);
+    h->k = tqRealloc(h->k, sizeof(TqTime) * (size_t)h->cap);
+  }
+  h->v[h->n] = e;
+  h->k[h->n] = k;
+  e->hpos[h->which] = h->n;
+  h->n++;
+  hup(h, h->n - 1);
+}
+static void hdel(Heap *h, Entry *e) {
+  int i = e->hpos[h->which];
+  if (i < 0) return;
+  e->hpos[h->which] = -1;
+  h->n--;
+  if (i == h->n) return;
+  h->v[i] = h->v[h->n];
+  h->k[i] = h->k[h->n];
+  h->v[i]->hpos[h->which] = i;
+  if (i > 0 && h->k[(i - 1) / 2] > h->k[i]) hup(h, i);
+  else hdown(h, i);
+}
+
+/* ---------------------------------------------------------------- keys */
+static uint64_t keyHash(const int64_t *k, int n) { return tqHashBytes(k, sizeof(int64_t) * (size_t)n, 7) | 2; }
+
+static Bucket *bucketOf(Side *s, uint64_t h, int create) {
+  Bucket *b = tqMapGet(&s->byKey, h);
+  if (!b && create) {
+    b = tqCalloc(1, sizeof *b);
+    tqMapPut(&s->byKey, h, b);
+  }
+  return b;
+}
+
+/* ---------------------------------------------------------------- entries */
+static TqTime minFrom(const RtTup *t) {
+  TqTime m = TQ_FOREVER;
+  for (int i = 0; i < t->nspan; i++)
+    if (RT_FROM(t, i) < m) m = RT_FROM(t, i);
+  return m;
+}
+
+static Entry *store(Product *p, int side, RtTup *t, int64_t *kv, uint64_t kh) {
+  Side *s = &p->s[side];
+  Entry *e = tqCalloc(1, sizeof *e);
+  e->t = t;
+  rtTupRef(t);
+  e->side = side;
+  e->hpos[0] = e->hpos[1] = -1;
+  e->khash = kh;
+  e->kval = kv;
+  if (s->n == s->cap) {
+    s->cap = s->cap ? 2 * s->cap : 64;
+    s->v = tqRealloc(s->v, sizeof(Entry *) * (size_t)s->cap);
+  }
+  e->idx = s->n;
+  s->v[s->n++] = e;
+  tqMapPut(&s->byTup, (uint64_t)(uintptr_t)t, e);
+  if (p->nkey) {
+    Bucket *b = bucketOf(s, kh, 1);
+    if (b->n == b->cap) {
+      b->cap = b->cap ? 2 * b->cap : 4;
+      b->v = tqRealloc(b->v, sizeof(Entry *) * (size_t)b->cap);
+    }
+    e->bidx = b->n;
+    b->v[b->n++] = e;
+  }
+  s->froms.which = 1;
+  hpush(&s->froms, e, minFrom(t));
+  rtStoredAdd(&p->op, 1);
+  return e;
+}
+
+static void unstore(Product *p, Entry *e) {
+  Side *s = &p->s[e->side];
+  s->v[e->idx] = s->v[--s->n];
+  s->v[e->idx]->idx = e->idx;
+  tqMapDel(&s->byTup, (uint64_t)(uintptr_t)e->t);
+  if (p->nkey) {
+    Bucket *b = bucketOf(s, e->khash, 0);
+    b->v[e->bidx] = b->v[--b->n];
+    b->v[e->bidx]->bidx = e->bidx;
+    if (b->n == 0) {
+      tqMapDel(&s->byKey, e->khash);
+      free(b->v);
+      free(b);
+    }
+  }
+  hdel(&s->closed, e);
+  hdel(&s->froms, e);
+  for (int i = 0; i < e->nout; i++) rtTupUnref(e->outs[i]);
+  free(e->outs);
+  free(e->kval);
+  rtTupUnref(e->t);
+  free(e);
+  rtStoredAdd(&p->op, -1);
+}
+
+static void addOut(Entry *e, RtTup *c) {
+  if (e->nout == e->cout) {
+    e->cout = e->cout ? 2 * e->cout : 4;
+    e->outs = tqRealloc(e->outs, sizeof(RtTup *) * (size_t)e->cout);
+  }
+  e->outs[e->nout++] = c;
+  rtTupRef(c);
+}
+
+/* Could spans a of l and b of r still overlap? */
+static int mayOverlap(const RtTup *l, int a, const RtTup *r, int b) {
+  TqTime lf = RT_FROM(l, a), lt = RT_TO(l, a), rf = RT_FROM(r, b), rt = RT_TO(r, b);
+  if (lt != TQ_OPEN && lt <= rf) return 0;
+  if (rt != TQ_OPEN && rt <= lf) return 0;
+  return 1;
+}
+
+static void fillSpans(Product *p, RtTup *c, const RtTup *t, int side) {
+  int off = side ? p->nspanL : 0;
+  for (int i = 0; i < t->nspan; i++) {
+    RT_FROM(c, off + i) = RT_FROM(t, i);
+    RT_TO(c, off + i) = RT_TO(t, i);
+  }
+}
+
+static int combine(Product *p, Entry *le, Entry *re) {
+  const RtTup *l = le->t, *r = re->t;
+  if (p->overlap && !mayOverlap(l, p->s[0].ov, r, p->s[1].ov)) return 0;
+  RtTup *c = rtTupNew(l->nspan + r->nspan, l->nval + r->nval);
+  fillSpans(p, c, l, 0);
+  fillSpans(p, c, r, 1);
+  memcpy(RT_VAL(c), RT_VAL(l), sizeof(int64_t) * l->nval);
+  memcpy(RT_VAL(c) + l->nval, RT_VAL(r), sizeof(int64_t) * r->nval);
+  c->nopen = l->nopen + r->nopen;
+  int rc;
+  if (c->nopen) {
+    if (l->nopen) addOut(le, c);
+    if (r->nopen) addOut(re, c);
+    rc = rtEmit(&p->op, RT_BEGIN, c);
+  } else {
+    rc = rtEmit(&p->op, RT_ADD, c);
+  }
+  rtTupUnref(c);
+  return rc;
+}
+
+static void closedPush(Product *p, Entry *e) {
+  Side *s = &p->s[e->side];
+  if (!p->overlap) return;
+  s->closed.which = 0;
+  hpush(&s->closed, e, RT_TO(e->t, s->ov));
+}
+
+static int productPush(RtOp *op, int port, int kind, RtTup *t) {
+  Product *p = (Product *)op;
+  Side *s = &p->s[port], *o = &p->s[1 - port];
+  if (kind == RT_END) {
+    Entry *e = tqMapGet(&s->byTup, (uint64_t)(uintptr_t)t);
+    if (!e) return 0;
+    int rc = 0, k = 0;
+    for (int i = 0; i < e->nout; i++) {
+      RtTup *c = e->outs[i];
+      fillSpans(p, c, t, port);
+      rtTupCountOpen(c);
+      if (rtEmit(op, RT_END, c)) rc = -1;
+      if (c->nopen == 0 || t->nopen == 0) rtTupUnref(c);
+      else e->outs[k++] = c;
+    }
+    e->nout = k;
+    if (t->nopen == 0) closedPush(p, e);
+    return rc;
+  }
+  /* a new tuple */
+  int64_t *kv = NULL;
+  uint64_t kh = 0;
+  if (p->nkey) {
+    kv = tqMalloc(sizeof(int64_t) * (size_t)p->nkey);
+    for (int i = 0; i < p->nkey; i++) kv[i] = rtEvalSlot(s->key[i], RT_VAL(t));
+    kh = keyHash(kv, p->nkey);
+  }
+  int keep = 1;
+  if (p->overlap && t->nopen == 0 && RT_TO(t, s->ov) <= op->kid[1 - port]->low) keep = 0;
+  Entry tmp = {0};
+  Entry *e;
+  if (keep) {
+    e = store(p, port, t, kv, kh);
+  } else {
+    tmp.t = t;
+    tmp.side = port;
+    e = &tmp;
+  }
+  int rc = 0;
+  Entry **cand = o->v;
+  int ncand = o->n;
+  if (p->nkey) {
+    Bucket *b = bucketOf(o, kh, 0);
+    cand = b ? b->v : NULL;
+    ncand = b ? b->n : 0;
+  }
+  for (int i = 0; i < ncand; i++) {
+    Entry *x = cand[i];
+    if (p->nkey && memcmp(x->kval, kv, sizeof(int64_t) * (size_t)p->nkey)) continue;
+    if (combine(p, port == 0 ? e : x, port == 0 ? x : e)) rc = -1;
+  }
+  if (keep) {
+    if (t->nopen == 0) closedPush(p, e);
+  } else {
+    free(kv);
+  }
+  return rc;
+}
+
+static void prune(Product *p, int side, TqTime otherLow) {
+  Heap *h = &p->s[side].closed;
+  while (h->n && h->k[0] <= otherLow) unstore(p, h->v[0]);
+}
+
+static void productFlush(RtOp *op, TqTime now) {
+  Product *p = (Product *)op;
+  TqTime l0 = op->kid[0]->low, l1 = op->kid[1]->low;
+  if (p->overlap) {
+    prune(p, 0, l1);
+    prune(p, 1, l0);
+  }
+  TqTime low = l0 < l1 ? l0 : l1;
+  for (int i = 0; i < 2; i++)
+    if (p->s[i].froms.n && p->s[i].froms.k[0] < low) low = p->s[i].froms.k[0];
+  op->low = low;
+}
+
+static void productFinish(RtOp *op, TqTime now) {}
+
+static void productFree(RtOp *op) {
+  Product *p = (Product *)op;
+  for (int i = 0; i < 2; i++) {
+    Side *s = &p->s[i];
+    while (s->n) unstore(p, s->v[s->n - 1]);
+    free(s->v);
+    tqMapFree(&s->byTup);
+    for (uint32_t k = 0; k < s->byKey.cap; k++) {
+      if (s->byKey.key[k] > 1) {
+        Bucket *b = s->byKey.val[k];
+        free(b->v);
+        free(b);
+      }
+    }
+    tqMapFree(&s->byKey);
+    free(s->closed.v);
+    free(s->closed.k);
+    free(s->froms.v);
+    free(s->froms.k);
+    for (int k = 0; k < p->nkey; k++) rtExprFree(s->key[k]);
+    free(s->key);
+  }
+}
+
+static const RtOpVt productVt = {"product", productPush, productFlush, productFinish, productFree};
+
+RtOp *rtOpProduct(RtNet *net, const AlgNode *n, TqBuf *msg) {
+  RtExpr **keys[2] = {NULL, NULL};
+  int ov[2] = {-1, -1};
+  if (n->kind == ALG_OPRODUCT) {
+    ov[0] = algSchemaTvar(&n->kid[0]->sch, n->ovL);
+    ov[1] = algSchemaTvar(&n->kid[1]->sch, n->ovR);
+    if (ov[0] < 0 || ov[1] < 0) {
+      tqBufPrintf(msg, "x1: overlap components %s/%s not found", n->ovL ? n->ovL : "?", n->ovR ? n->ovR : "?");
+      return NULL;
+    }
+  }
+  for (int i = 0; i < 2 && n->nkey; i++) {
+    keys[i] = tqCalloc((size_t)n->nkey, sizeof(RtExpr *));
+    for (int k = 0; k < n->nkey; k++) {
+      keys[i][k] = rtExprCompile(i ? n->keyR[k] : n->keyL[k], &n->kid[i]->sch, msg);
+      if (!keys[i][k]) {
+        for (int j = 0; j <= i; j++) {
+          for (int m = 0; keys[j] && m < n->nkey; m++) rtExprFree(keys[j][m]);
+          free(keys[j]);
+        }
+        return NULL;
+      }
+    }
+  }
+  Product *p = (Product *)rtOpNew(net, &productVt, sizeof(Product), n);
+  p->overlap = n->kind == ALG_OPRODUCT;
+  p->nkey = n->nkey;
+  p->nspanL = n->kid[0]->sch.ntv;
+  p->nvalL = n->kid[0]->sch.ncol;
+  for (int i = 0; i < 2; i++) {
+    Side *s = &p->s[i];
+    s->ov = ov[i];
+    s->key = keys[i];
+    s->closed.which = 0;
+    s->froms.which = 1;
+  }
+  return &p->op;
+}

@@ -1,0 +1,99 @@
+/*
+** rtInt.h - private interface of runtime/: compiled expressions, temporal
+** values with bounds, and the operator constructors.
+**
+** Temporal evaluation with partial knowledge.  An interval that is still
+** open has an unknown end; at stream time `now` we only know it is in
+** [max(now, from+1), forever].  Every temporal value is therefore computed
+** as bounds on its endpoints, and every temporal predicate answers true,
+** false or unknown.  Operators decide a tuple once the answer is known and
+** keep it pending otherwise; knowledge only grows (an END, or time passing),
+** so a decision never has to be taken back.
+*/
+#ifndef RTINT_H
+#define RTINT_H
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime.h"
+
+/* ---------------------------------------------------------------- values */
+typedef struct RtExpr RtExpr;
+struct RtExpr {
+  uint8_t kind;     /* AX_* */
+  uint8_t op;       /* OPB_* */
+  uint8_t ty;       /* result AlgTypeKind */
+  uint8_t cmpTy;    /* operand type kind for comparisons */
+  uint8_t isEvent;  /* AX_TVAR: the span is an event */
+  int32_t idx;      /* column or span index */
+  int64_t ival;     /* constant */
+  double fval;      /* float constant */
+  RtExpr *a, *b;
+};
+
+/* Compiles e against schema s; returns NULL and records a message in msg
+** when a column or time component is missing. */
+RtExpr *rtExprCompile(const AlgExpr *e, const AlgSchema *s, TqBuf *msg);
+void rtExprFree(RtExpr *e);
+int64_t rtEvalInt(const RtExpr *e, const int64_t *vals);
+double rtEvalFloat(const RtExpr *e, const int64_t *vals);
+/* Value of e stored into a 64-bit slot (doubles as their bits). */
+int64_t rtEvalSlot(const RtExpr *e, const int64_t *vals);
+int rtEvalBool(const RtExpr *e, const int64_t *vals);
+
+/* ---------------------------------------------------------------- time */
+typedef struct RtBound {
+  TqTime lo, hi; /* the value lies in [lo, hi] */
+} RtBound;
+enum { TV_EMPTY = 0, TV_INSTANT, TV_INTERVAL };
+typedef struct RtTVal {
+  int kind;       /* TV_* (TV_EMPTY: certainly empty) */
+  int maybeEmpty; /* may turn out empty */
+  RtBound b, e;   /* begin and end (for an instant b == e) */
+} RtTVal;
+enum { TRI_F = 0, TRI_T = 1, TRI_U = 2 };
+
+typedef struct RtTCtx {
+  const int64_t *span; /* the tuple's spans */
+  TqTime now;          /* current stream time */
+  TqTime nowValue;     /* value of `now` when known, else TQ_OPEN */
+} RtTCtx;
+
+RtTVal rtTEval(const RtExpr *e, const RtTCtx *c);
+int rtTPred(const RtExpr *e, const RtTCtx *c);
+/* Smallest constant time or negative shift in e (for low marks). */
+TqTime rtTExprMinConst(const RtExpr *e, TqTime *shift);
+
+/* ---------------------------------------------------------------- operators */
+RtOp *rtOpSource(RtNet *net, const AlgNode *n);
+RtOp *rtOpConst(RtNet *net, const AlgNode *n);
+RtOp *rtOpClock(RtNet *net, const AlgNode *n);
+RtOp *rtOpAlpha(RtNet *net, const AlgNode *n);
+RtOp *rtOpSigma(RtNet *net, const AlgNode *n, TqBuf *msg);
+RtOp *rtOpSigmaT(RtNet *net, const AlgNode *n, TqBuf *msg);
+RtOp *rtOpPi(RtNet *net, const AlgNode *n, TqBuf *msg);
+RtOp *rtOpPiT(RtNet *net, const AlgNode *n, TqBuf *msg);
+RtOp *rtOpProduct(RtNet *net, const AlgNode *n, TqBuf *msg);
+RtOp *rtOpIntersect(RtNet *net, const AlgNode *n);
+RtOp *rtOpAgg(RtNet *net, const AlgNode *n, TqBuf *msg);
+RtOp *rtOpSink(RtNet *net, RtResult *res);
+
+/* alpha entry points used by the sensor hub (op_alpha.c) */
+void rtAlphaEvent(RtOp *op, TqTime t, int64_t flagEnt, const int64_t *vals);
+void rtAlphaBegin(RtOp *op, uint64_t ivid, TqTime from, int64_t flagEnt, const int64_t *vals);
+void rtAlphaEnd(RtOp *op, uint64_t ivid, TqTime from, TqTime to, int64_t flagEnt, const int64_t *vals);
+int rtAlphaEnabled(RtOp *op, int64_t e);
+void rtSourceBegin(RtOp *op, uint64_t ivid, TqTime from, const int64_t *vals);
+void rtSourceEnd(RtOp *op, uint64_t ivid, TqTime from, TqTime to);
+void rtClockTick(RtOp *op, TqTime t);
+int rtClockDue(RtOp *op, TqTime t);
+TqTime rtClockPeriod(RtOp *op);
+void rtConstPrime(RtOp *op, TqTime t0);
+void rtSensorCount(RtNet *net, RtSensor *s, int64_t e, int delta);
+
+/* helpers */
+static inline int rtTupClosed(const RtTup *t) { return t->nopen == 0; }
+RtTup *rtTupCopyShape(const RtTup *src); /* new tuple with the same spans and values */
+
+#endif

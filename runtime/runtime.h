@@ -1,0 +1,241 @@
+/*
+** runtime.h - the update network: push-based incremental operators over
+** streams of deltas, the sensor hub that alpha operators enable, and the
+** sinks at the roots (paper sections 8.5 and 9; DESIGN.md sections 2, 6).
+**
+** Stream protocol.  Deltas arrive in non-decreasing stream time ("now").
+** A tuple carries one span [from, to) per time component of its edge's
+** schema and its explicit values.  Kinds:
+**   RT_ADD    a complete tuple (every span closed; events are closed spans
+**             [at, at+1));
+**   RT_BEGIN  a new tuple with at least one open span (to == TQ_OPEN);
+**   RT_END    the same tuple object again after one of its spans closed; it
+**             is final when no span is open any more.
+** The tuple object is the identity: BEGIN and its ENDs pass the same
+** pointer.  A span's `from` may be earlier than now (an interval delivered
+** whole when it ends), but never later than now.
+**
+** Time between deltas: before the deltas of instant t the network is
+** flushed with now = t; operators then decide what waited for time to pass
+** (an open interval that is still open at t ends at t or later).  Every
+** operator reports a low mark: no tuple it emits later has a span starting
+** before it.  Sinks and the overlap product use low marks to forget what
+** can no longer match, so memory is bounded by live state, not history.
+**
+** Ownership: tuples are reference counted and come from per-size pools
+** (no malloc per tuple on the hot path).  An operator that keeps a tuple
+** takes a reference; the emitter keeps its own reference until the final
+** END (or, for RT_ADD, until the push returns).
+*/
+#ifndef RUNTIME_H
+#define RUNTIME_H
+
+#include "../algebra/algebra.h"
+#include "../base/tq.h"
+#include "../compiler/compiler.h"
+
+/* ================================================================ tuples */
+enum { RT_ADD = 1, RT_BEGIN, RT_END };
+
+typedef struct RtTup RtTup;
+struct RtTup {
+  uint32_t ref;     /* reference count */
+  uint16_t nspan;   /* time components */
+  uint16_t nval;    /* explicit values */
+  uint32_t nopen;   /* spans still open */
+  uint32_t cls;     /* size class (pool) */
+  RtTup *link;      /* scratch: derived output of the first op that maps this tuple */
+  int64_t d[];      /* spans: from0,to0,from1,to1,..., then values */
+};
+#define RT_FROM(t, i) ((t)->d[2 * (i)])
+#define RT_TO(t, i) ((t)->d[2 * (i) + 1])
+#define RT_VAL(t) ((t)->d + 2 * (t)->nspan)
+
+RtTup *rtTupNew(int nspan, int nval);  /* ref = 1, zeroed */
+void rtTupRef(RtTup *t);
+void rtTupUnref(RtTup *t);             /* frees at 0; accepts NULL */
+void rtTupCountOpen(RtTup *t);         /* recomputes nopen */
+int64_t rtTupLive(void);               /* tuples allocated and not freed (for tests) */
+
+/* ================================================================ operators */
+typedef struct RtOp RtOp;
+typedef struct RtNet RtNet;
+
+typedef struct RtOpVt {
+  const char *name;
+  /* A delta from child `port`.  Returns 0, or -1 on a fatal error. */
+  int (*push)(RtOp *op, int port, int kind, RtTup *t);
+  /* Time advanced to now: decide what waited; then set op->low. */
+  void (*flush)(RtOp *op, TqTime now);
+  /* End of the run: final decisions (open intervals stay open). */
+  void (*finish)(RtOp *op, TqTime now);
+  /* Release state. */
+  void (*free)(RtOp *op);
+} RtOpVt;
+
+struct RtOp {
+  const RtOpVt *vt;     /* methods */
+  RtNet *net;           /* the network */
+  RtOp *parent;         /* where output goes (NULL at a root without sink) */
+  int port;             /* our port at the parent */
+  int nkid;             /* children */
+  RtOp *kid[3];
+  const AlgNode *node;  /* plan node (read-only) */
+  int nspan, nval;      /* output shape */
+  TqTime low;           /* low mark, valid after flush */
+  int64_t nin, nout;    /* tuples in / out (statistics) */
+  int64_t stored, peakStored; /* tuples held (statistics) */
+};
+
+/* Sends a delta to op's parent (counts it). */
+int rtEmit(RtOp *op, int kind, RtTup *t);
+
+/* ================================================================ sensors */
+struct RtSensor;
+/* How a producer of a primitive relation answers a sample request:
+** it calls back rtSampleAnswer for each tuple valid at time t. */
+typedef struct RtProducer {
+  const char *name;
+  void *self;
+  /* Asks for the tuples of sensor s whose attribute `attr` is entity `who`
+  ** valid at t; the producer answers with rtSampleAnswer(..., cookie). */
+  void (*sample)(void *self, struct RtSensor *s, int attr, int64_t who, TqTime t, void *cookie);
+  /* Lowest `from` of an interval of s that may still be delivered later
+  ** (it began while disabled); TQ_FOREVER when none. */
+  TqTime (*minPendingFrom)(void *self, struct RtSensor *s);
+} RtProducer;
+
+/* The run-time side of one primitive relation (one sensor). */
+typedef struct RtSensor {
+  const AlgRel *rel;      /* the relation */
+  TqMap count;            /* entity -> enable units (all alphas) */
+  int nEnabled;           /* entities with count > 0 now */
+  int maxEnabled;         /* most entities enabled at once */
+  TqVec alphas;           /* RtOp* alpha operators of this relation */
+  TqVec sources;          /* RtOp* entity sources (entity relations) */
+  RtProducer *prod;       /* who produces its packets */
+  int64_t recorded;       /* packets the producer saw */
+  int64_t delivered;      /* packets that passed the enable check */
+  int64_t samples;        /* sample requests answered */
+  int used;               /* some operator needs it */
+} RtSensor;
+
+/* Is the sensor enabled on entity e (some alpha asked for it)? */
+int rtSensorEnabled(const RtSensor *s, int64_t e);
+/* Packet delivery, called by producers after their own enable check.
+** vals are the relation's attribute values in declared order. */
+void rtDeliverEvent(RtNet *net, RtSensor *s, TqTime t, const int64_t *vals);
+void rtDeliverBegin(RtNet *net, RtSensor *s, uint64_t ivid, TqTime from, const int64_t *vals);
+void rtDeliverEnd(RtNet *net, RtSensor *s, uint64_t ivid, TqTime from, TqTime to, const int64_t *vals);
+/* Entity relations (always enabled): begin/end of an entity tuple. */
+void rtEntityBegin(RtNet *net, RtSensor *s, uint64_t ivid, TqTime from, const int64_t *vals);
+void rtEntityEnd(RtNet *net, RtSensor *s, uint64_t ivid, TqTime from, TqTime to, const int64_t *vals);
+/* Answer to a sample request (cookie from RtProducer.sample). */
+void rtSampleAnswer(void *cookie, const int64_t *vals);
+
+/* ================================================================ results */
+/* One result row change, as sinks see it. */
+enum { RT_ROW_INSERT = 1, RT_ROW_CLOSE, RT_ROW_DELETE };
+typedef struct RtRow {
+  int op;            /* RT_ROW_* */
+  uint64_t rowid;    /* stable id of the row within its result */
+  TqTime from, to;   /* valid time (to == TQ_OPEN while open); at = from for events */
+  const int64_t *vals;
+} RtRow;
+
+typedef struct RtResult RtResult;
+/* A consumer of result rows (store, text, display). */
+typedef struct RtConsumer {
+  const char *name;
+  void *self;
+  int (*begin)(void *self, RtNet *net);                  /* before the run */
+  int (*row)(void *self, RtResult *res, const RtRow *r);   /* each change */
+  int (*batch)(void *self, TqTime now);                  /* after each instant */
+  int (*end)(void *self, RtNet *net, int ok);            /* after the run */
+} RtConsumer;
+
+struct RtResult {
+  const CpQuery *q;     /* the query */
+  const char *name;     /* result name ("query N" when unnamed) */
+  int isEvent;
+  int nattr;
+  const AlgAttr *attr;
+  RtOp *root;           /* network root */
+  int64_t rows;         /* rows inserted */
+  int64_t dups;         /* duplicates suppressed */
+  void *sink;           /* dedup state (sink.c) */
+};
+
+/* ================================================================ network */
+typedef struct RtOptions {
+  int noOpt;          /* run the initial algebra */
+  TqTime nowValue;    /* value of `now` when known (replay end), else TQ_OPEN */
+} RtOptions;
+
+struct RtNet {
+  CpProgram *prog;
+  RtOptions opt;
+  TqTime now;          /* current stream time */
+  TqTime origin;       /* first time seen */
+  int started;
+  int failed;          /* a fatal error happened */
+  TqDiag *diag;        /* runtime errors */
+  int nsensor;
+  RtSensor *sensor;    /* by relation id - 1 */
+  TqVec ops;           /* all RtOp*, children before parents */
+  TqVec clocks;        /* RtOp* clock sources */
+  TqVec consts;        /* RtOp* constants */
+  TqVec alphasWithTimers; /* RtOp* alphas that want flush calls */
+  int nresult;
+  RtResult *result;    /* one per query */
+  TqVec consumers;     /* RtConsumer* */
+  TqTime clockGcd;     /* tick period needed by the clocks (0 = no clock) */
+  int64_t tuplesProcessed; /* sum of op inputs */
+};
+
+/* Builds the networks of every query of prog (optimized tree when set and
+** !opt->noOpt).  Returns NULL with an error in d on failure. */
+RtNet *rtNetNew(CpProgram *prog, const RtOptions *opt, TqDiag *d);
+void rtNetFree(RtNet *net);
+void rtNetAddConsumer(RtNet *net, RtConsumer *c);
+RtSensor *rtNetSensor(RtNet *net, const char *relName);
+/* Starts the run at time t0 (primes constants, calls consumers' begin). */
+int rtNetStart(RtNet *net, TqTime t0);
+/* Advances stream time to t (flushes every operator). */
+void rtNetAdvance(RtNet *net, TqTime t);
+/* Emits the clock ticks due at t (call after entity deltas of t). */
+void rtNetTick(RtNet *net, TqTime t);
+/* Ends the instant (consumer batch). */
+void rtNetEndInstant(RtNet *net);
+/* Ends the run at time tEnd: final flush, finish, consumers' end. */
+int rtNetFinish(RtNet *net, TqTime tEnd, int ok);
+/* Statistics as JSON (per sensor: recorded, delivered, max enabled). */
+void rtNetStatsJson(RtNet *net, TqBuf *out);
+
+/* ================================================================ internals shared by op files */
+RtOp *rtOpNew(RtNet *net, const RtOpVt *vt, size_t size, const AlgNode *node);
+void rtStoredAdd(RtOp *op, int64_t delta);
+
+/* ================================================================ store (SQLite) */
+/* All SQLite access of tqmon goes through these (runtime/store.c).  Times
+** are stored as integer ns; entity and enum values as their names. */
+typedef struct RtStore RtStore;
+RtStore *rtStoreOpen(const char *path, TqDiag *d);     /* NULL on error (in d) */
+void rtStoreFree(RtStore *st);                          /* rolls back what is not committed */
+/* (Re)creates table `name`: attributes, then valid_from/valid_to or
+** valid_at.  Returns a table handle >= 0, or -1. */
+int rtStoreTable(RtStore *st, const char *name, int nattr, const AlgAttr *attr, int isEvent);
+/* Inserts a row; to == TQ_OPEN stores NULL.  *rowid gets the SQLite rowid. */
+int rtStoreInsert(RtStore *st, int tbl, const int64_t *vals, TqTime from, TqTime to, int64_t *rowid);
+int rtStoreCloseRow(RtStore *st, int tbl, int64_t rowid, TqTime to);
+int rtStoreDeleteRow(RtStore *st, int tbl, int64_t rowid);
+int rtStoreBegin(RtStore *st);
+int rtStoreCommit(RtStore *st);
+/* Runs a query and writes its rows as CSV to out (for `tqmon show`). */
+int rtStoreQueryCsv(RtStore *st, const char *sql, FILE *out);
+
+/* The result consumer that stores every named result in an SQLite file. */
+RtConsumer *rtStoreConsumer(const char *path, TqDiag *d); /* NULL on error */
+void rtStoreConsumerFree(RtConsumer *c);
+
+#endif

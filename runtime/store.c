@@ -1,0 +1,328 @@
+/*
+** store.c - the SQLite store: the only file of tqmon that calls sqlite3.
+**
+** A relation is a table with its explicit attributes (entity, enum and
+** string values as text, int as INTEGER, float as REAL) and valid_from /
+** valid_to (interval relations; valid_to NULL while open) or valid_at
+** (event relations), as integer ns.  The file is in WAL mode; rows are
+** written in transactions of a few thousand rows, so a run that stops
+** early leaves every committed batch intact.
+*/
+#include <sqlite3.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rtInt.h"
+
+typedef struct Table {
+  char *name;
+  int nattr;
+  const AlgAttr *attr;
+  int isEvent;
+  sqlite3_stmt *ins, *close, *del;
+} Table;
+
+struct RtStore {
+  sqlite3 *db;
+  TqDiag *d;
+  char *path;
+  Table *tbl;
+  int ntbl;
+  int inTxn;
+};
+
+static int fail(RtStore *st, const char *what) {
+  tqErrorAt(st->d, st->path, "%s: %s", what, sqlite3_errmsg(st->db));
+  return -1;
+}
+
+static int exec(RtStore *st, const char *sql) {
+  char *err = NULL;
+  if (sqlite3_exec(st->db, sql, NULL, NULL, &err) != SQLITE_OK) {
+    tqErrorAt(st->d, st->path, "%s", err ? err : "sqlite error");
+    sqlite3_free(err);
+    return -1;
+  }
+  return 0;
+}
+
+RtStore *rtStoreOpen(const char *path, TqDiag *d) {
+  RtStore *st = tqCalloc(1, sizeof *st);
+  st->d = d;
+  st->path = tqStrdup(path);
+  if (sqlite3_open_v2(path, &st->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) != SQLITE_OK) {
+    fail(st, "cannot open the store");
+    rtStoreFree(st);
+    return NULL;
+  }
+  sqlite3_busy_timeout(st->db, 5000);
+  if (exec(st, "PRAGMA journal_mode=WAL") || exec(st, "PRAGMA synchronous=NORMAL")) {
+    rtStoreFree(st);
+    return NULL;
+  }
+  return st;
+}
+
+void rtStoreFree(RtStore *st) {
+  if (!st) return;
+  for (int i = 0; i < st->ntbl; i++) {
+    sqlite3_finalize(st->tbl[i].ins);
+    sqlite3_finalize(st->tbl[i].close);
+    sqlite3_finalize(st->tbl[i].del);
+    free(st->tbl[i].name);
+  }
+  free(st->tbl);
+  if (st->inTxn) sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+  sqlite3_close(st->db);
+  free(st->path);
+  free(st);
+}
+
+static void quoteId(TqBuf *b, const char *s) {
+  tqBufPuts(b, "\"");
+  for (; *s; s++) {
+    if (*s == '"') tqBufPuts(b, "\"\"");
+    else tqBufAdd(b, s, 1);
+  }
+  tqBufPuts(b, "\"");
+}
+
+int rtStoreTable(RtStore *st, const char *name, int nattr, const AlgAttr *attr, int isEvent) {
+  TqBuf b = {0};
+  tqBufPuts(&b, "DROP TABLE IF EXISTS ");
+  quoteId(&b, name);
+  tqBufPuts(&b, "; CREATE TABLE ");
+  quoteId(&b, name);
+  tqBufPuts(&b, " (");
+  for (int i = 0; i < nattr; i++) {
+    quoteId(&b, attr[i].name);
+    switch (attr[i].type.kind) {
+      case TY_INT: tqBufPuts(&b, " INTEGER, "); break;
+      case TY_FLOAT: tqBufPuts(&b, " REAL, "); break;
+      default: tqBufPuts(&b, " TEXT, "); break;
+    }
+  }
+  tqBufPuts(&b, isEvent ? "valid_at INTEGER NOT NULL)" : "valid_from INTEGER NOT NULL, valid_to INTEGER)");
+  int rc = exec(st, b.s);
+  tqBufFree(&b);
+  if (rc) return -1;
+  st->tbl = tqRealloc(st->tbl, sizeof(Table) * (size_t)(st->ntbl + 1));
+  Table *t = &st->tbl[st->ntbl];
+  memset(t, 0, sizeof *t);
+  t->name = tqStrdup(name);
+  t->nattr = nattr;
+  t->attr = attr;
+  t->isEvent = isEvent;
+  TqBuf q = {0};
+  tqBufPuts(&q, "INSERT INTO ");
+  quoteId(&q, name);
+  tqBufPuts(&q, " VALUES (");
+  for (int i = 0; i < nattr + (isEvent ? 1 : 2); i++) tqBufPuts(&q, i ? ",?" : "?");
+  tqBufPuts(&q, ")");
+  if (sqlite3_prepare_v2(st->db, q.s, -1, &t->ins, NULL) != SQLITE_OK) {
+    tqBufFree(&q);
+    return fail(st, "prepare insert");
+  }
+  tqBufFree(&q);
+  tqBufPuts(&q, "UPDATE ");
+  quoteId(&q, name);
+  tqBufPuts(&q, " SET valid_to = ? WHERE rowid = ?");
+  if (!isEvent && sqlite3_prepare_v2(st->db, q.s, -1, &t->close, NULL) != SQLITE_OK) {
+    tqBufFree(&q);
+    return fail(st, "prepare update");
+  }
+  tqBufFree(&q);
+  tqBufPuts(&q, "DELETE FROM ");
+  quoteId(&q, name);
+  tqBufPuts(&q, " WHERE rowid = ?");
+  if (sqlite3_prepare_v2(st->db, q.s, -1, &t->del, NULL) != SQLITE_OK) {
+    tqBufFree(&q);
+    return fail(st, "prepare delete");
+  }
+  tqBufFree(&q);
+  return st->ntbl++;
+}
+
+static int step(RtStore *st, sqlite3_stmt *s, const char *what) {
+  int rc = sqlite3_step(s);
+  sqlite3_reset(s);
+  if (rc != SQLITE_DONE) return fail(st, what);
+  return 0;
+}
+
+int rtStoreInsert(RtStore *st, int tbl, const int64_t *vals, TqTime from, TqTime to, int64_t *rowid) {
+  Table *t = &st->tbl[tbl];
+  sqlite3_stmt *s = t->ins;
+  for (int i = 0; i < t->nattr; i++) {
+    const AlgType *ty = &t->attr[i].type;
+    switch (ty->kind) {
+      case TY_INT: sqlite3_bind_int64(s, i + 1, vals[i]); break;
+      case TY_FLOAT: {
+        double d;
+        memcpy(&d, &vals[i], sizeof d);
+        sqlite3_bind_double(s, i + 1, d);
+        break;
+      }
+      case TY_ENUM:
+        sqlite3_bind_text(s, i + 1, vals[i] >= 0 && vals[i] < ty->en->n ? ty->en->names[vals[i]] : "?", -1,
+                          SQLITE_STATIC);
+        break;
+      default: sqlite3_bind_text(s, i + 1, tqSymName((int32_t)vals[i]), -1, SQLITE_STATIC); break;
+    }
+  }
+  sqlite3_bind_int64(s, t->nattr + 1, from);
+  if (!t->isEvent) {
+    if (to == TQ_OPEN || to >= TQ_FOREVER) sqlite3_bind_null(s, t->nattr + 2);
+    else sqlite3_bind_int64(s, t->nattr + 2, to);
+  }
+  if (step(st, s, "insert")) return -1;
+  if (rowid) *rowid = sqlite3_last_insert_rowid(st->db);
+  return 0;
+}
+
+int rtStoreCloseRow(RtStore *st, int tbl, int64_t rowid, TqTime to) {
+  Table *t = &st->tbl[tbl];
+  if (!t->close) return 0;
+  if (to == TQ_OPEN || to >= TQ_FOREVER) sqlite3_bind_null(t->close, 1);
+  else sqlite3_bind_int64(t->close, 1, to);
+  sqlite3_bind_int64(t->close, 2, rowid);
+  return step(st, t->close, "update");
+}
+
+int rtStoreDeleteRow(RtStore *st, int tbl, int64_t rowid) {
+  Table *t = &st->tbl[tbl];
+  sqlite3_bind_int64(t->del, 1, rowid);
+  return step(st, t->del, "delete");
+}
+
+int rtStoreBegin(RtStore *st) {
+  if (st->inTxn) return 0;
+  if (exec(st, "BEGIN")) return -1;
+  st->inTxn = 1;
+  return 0;
+}
+
+int rtStoreCommit(RtStore *st) {
+  if (!st->inTxn) return 0;
+  st->inTxn = 0;
+  return exec(st, "COMMIT");
+}
+
+int rtStoreQueryCsv(RtStore *st, const char *sql, FILE *out) {
+  sqlite3_stmt *s;
+  if (sqlite3_prepare_v2(st->db, sql, -1, &s, NULL) != SQLITE_OK) return fail(st, "query");
+  int n = sqlite3_column_count(s);
+  for (int i = 0; i < n; i++) fprintf(out, "%s%s", i ? "," : "", sqlite3_column_name(s, i));
+  fputc('\n', out);
+  int rc;
+  while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+    for (int i = 0; i < n; i++) {
+      const unsigned char *v = sqlite3_column_text(s, i);
+      const char *txt = v ? (const char *)v : "";
+      int q = strchr(txt, ',') || strchr(txt, '"') || strchr(txt, '\n');
+      if (i) fputc(',', out);
+      if (!q) {
+        fputs(txt, out);
+      } else {
+        fputc('"', out);
+        for (const char *p = txt; *p; p++) {
+          if (*p == '"') fputc('"', out);
+          fputc(*p, out);
+        }
+        fputc('"', out);
+      }
+    }
+    fputc('\n', out);
+  }
+  sqlite3_finalize(s);
+  if (rc != SQLITE_DONE) return fail(st, "query");
+  return 0;
+}
+
+/* ================================================================ result consumer */
+
+typedef struct StoreSink {
+  RtConsumer c;
+  RtStore *st;
+  int *tbl;           /* per result: table handle, -1 if unnamed */
+  TqMap *rowmap;      /* per result: sink rowid -> sqlite rowid */
+  int nres;
+  int64_t pending;    /* rows since the last commit */
+} StoreSink;
+
+static int ssBegin(void *self, RtNet *net) {
+  StoreSink *s = self;
+  s->nres = net->nresult;
+  s->tbl = tqCalloc((size_t)(s->nres ? s->nres : 1), sizeof(int));
+  s->rowmap = tqCalloc((size_t)(s->nres ? s->nres : 1), sizeof(TqMap));
+  if (rtStoreBegin(s->st)) return -1;
+  for (int i = 0; i < net->nresult; i++) {
+    RtResult *r = &net->result[i];
+    s->tbl[i] = -1;
+    if (!r->q->name) continue;
+    s->tbl[i] = rtStoreTable(s->st, r->name, r->nattr, r->attr, r->isEvent);
+    if (s->tbl[i] < 0) return -1;
+  }
+  return rtStoreCommit(s->st) || rtStoreBegin(s->st) ? -1 : 0;
+}
+
+static int ssRow(void *self, RtResult *res, const RtRow *r) {
+  StoreSink *s = self;
+  int qi = res->q->index;
+  int tbl = s->tbl[qi];
+  if (tbl < 0) return 0;
+  s->pending++;
+  switch (r->op) {
+    case RT_ROW_INSERT: {
+      int64_t rowid;
+      if (rtStoreInsert(s->st, tbl, r->vals, r->from, res->isEvent ? r->from : r->to, &rowid)) return -1;
+      if (!res->isEvent && r->to == TQ_OPEN) tqMapPut(&s->rowmap[qi], r->rowid + 2, (void *)(intptr_t)rowid);
+      return 0;
+    }
+    case RT_ROW_CLOSE: {
+      intptr_t rowid = (intptr_t)tqMapDel(&s->rowmap[qi], r->rowid + 2);
+      return rowid ? rtStoreCloseRow(s->st, tbl, rowid, r->to) : 0;
+    }
+    default: {
+      intptr_t rowid = (intptr_t)tqMapDel(&s->rowmap[qi], r->rowid + 2);
+      return rowid ? rtStoreDeleteRow(s->st, tbl, rowid) : 0;
+    }
+  }
+}
+
+static int ssBatch(void *self, TqTime now) {
+  StoreSink *s = self;
+  if (s->pending < 4096) return 0;
+  s->pending = 0;
+  return rtStoreCommit(s->st) || rtStoreBegin(s->st) ? -1 : 0;
+}
+
+static int ssEnd(void *self, RtNet *net, int ok) {
+  StoreSink *s = self;
+  int rc = rtStoreCommit(s->st);
+  for (int i = 0; i < s->nres; i++) tqMapFree(&s->rowmap[i]);
+  return rc;
+}
+
+RtConsumer *rtStoreConsumer(const char *path, TqDiag *d) {
+  RtStore *st = rtStoreOpen(path, d);
+  if (!st) return NULL;
+  StoreSink *s = tqCalloc(1, sizeof *s);
+  s->st = st;
+  s->c.name = "sqlite";
+  s->c.self = s;
+  s->c.begin = ssBegin;
+  s->c.row = ssRow;
+  s->c.batch = ssBatch;
+  s->c.end = ssEnd;
+  return &s->c;
+}
+
+void rtStoreConsumerFree(RtConsumer *c) {
+  if (!c) return;
+  StoreSink *s = c->self;
+  rtStoreFree(s->st);
+  free(s->tbl);
+  free(s->rowmap);
+  free(s);
+}

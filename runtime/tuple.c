@@ -1,0 +1,75 @@
+/*
+** tuple.c - reference-counted tuples from per-size free lists.
+**
+** A tuple of s slots (2 per span plus 1 per value) is taken from the free
+** list of class s; freed tuples go back to it, so the steady state of a
+** run allocates nothing.  Tuples wider than RT_MAXCLASS slots use malloc.
+*/
+#include <stdlib.h>
+#include <string.h>
+
+#include "rtInt.h"
+
+#define RT_MAXCLASS 64
+
+static RtTup *freeList[RT_MAXCLASS + 1];
+static int64_t live;
+
+RtTup *rtTupNew(int nspan, int nval) {
+  int slots = 2 * nspan + nval;
+  RtTup *t;
+  if (slots <= RT_MAXCLASS && freeList[slots]) {
+    t = freeList[slots];
+    freeList[slots] = t->link;
+  } else {
+    t = tqMalloc(sizeof(RtTup) + sizeof(int64_t) * (size_t)(slots ? slots : 1));
+  }
+  t->ref = 1;
+  t->nspan = (uint16_t)nspan;
+  t->nval = (uint16_t)nval;
+  t->nopen = 0;
+  t->cls = (uint32_t)slots;
+  t->link = NULL;
+  memset(t->d, 0, sizeof(int64_t) * (size_t)slots);
+  live++;
+  return t;
+}
+
+void rtTupRef(RtTup *t) { t->ref++; }
+
+void rtTupUnref(RtTup *t) {
+  if (!t) return;
+  if (--t->ref > 0) return;
+  live--;
+  if (t->link) {
+    /* the output an operator derived from this tuple (kept until its final END) */
+    RtTup *l = t->link;
+    t->link = NULL;
+    rtTupUnref(l);
+  }
+  if (t->cls <= RT_MAXCLASS) {
+#ifdef TQ_TESTING
+    memset(t->d, 0xa5, sizeof(int64_t) * t->cls);
+#endif
+    t->link = freeList[t->cls];
+    freeList[t->cls] = t;
+  } else {
+    free(t);
+  }
+}
+
+void rtTupCountOpen(RtTup *t) {
+  uint32_t n = 0;
+  for (int i = 0; i < t->nspan; i++)
+    if (RT_TO(t, i) == TQ_OPEN) n++;
+  t->nopen = n;
+}
+
+RtTup *rtTupCopyShape(const RtTup *src) {
+  RtTup *t = rtTupNew(src->nspan, src->nval);
+  memcpy(t->d, src->d, sizeof(int64_t) * (size_t)(2 * src->nspan + src->nval));
+  t->nopen = src->nopen;
+  return t;
+}
+
+int64_t rtTupLive(void) { return live; }

@@ -1,0 +1,43 @@
+/*
+** sensors.h - sources of packets.  For now: recordings in the text .trace
+** format, replayed through the network with the same enabling semantics as
+** live sensors (a packet is delivered only when its sensor is enabled on
+** the flag entity at that time).
+**
+** Text recording format: one packet per line, "TIME NAME VALUE...", values
+** in the declared attribute order, '#' starts a comment.  TIME is
+** h:mm:ss[.frac], an integer with ns|us|ms|s|min|h, or a bare integer of ns;
+** times never decrease.  NAME is an event relation, or NAME+ / NAME- to
+** begin / end an interval (entity relations included); a keyed interval is
+** also closed by the next NAME+ with the same key, and NAME- may give only
+** the key.  Values are names (entities, enum values), numbers or
+** double-quoted strings.
+*/
+#ifndef SENSORS_H
+#define SENSORS_H
+
+#include "../runtime/runtime.h"
+
+typedef struct SnsTrace SnsTrace;
+
+/* Reads and checks a text recording against the catalog of prog.  Returns
+** NULL after recording every error (file:line:col) in d. */
+SnsTrace *snsTraceRead(const char *path, const CpProgram *prog, TqDiag *d);
+SnsTrace *snsTraceParse(TqSource *src, const CpProgram *prog, TqDiag *d); /* takes src */
+void snsTraceFree(SnsTrace *t);
+int64_t snsTracePackets(const SnsTrace *t);
+TqTime snsTraceFirst(const SnsTrace *t);
+TqTime snsTraceLast(const SnsTrace *t);
+
+/* Replays the recording through net: time order, entity deltas first at
+** each instant, then clock ticks (sample requests), then sensor packets.
+** Returns 0, or -1 if the network failed (consumers report why).  When
+** progress is non-NULL a progress line is written there on long replays. */
+int snsReplay(SnsTrace *t, RtNet *net, FILE *progress);
+
+/* Writes the whole recording (every packet, all sensors enabled) as
+** primitive relation tables into an SQLite file: the "traditional way"
+** and the input of the SQL oracle.  Returns 0 or -1 with an error in d. */
+int snsTraceToSqlite(const SnsTrace *t, const CpProgram *prog, const char *path, TqDiag *d);
+
+#endif

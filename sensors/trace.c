@@ -1,0 +1,418 @@
+/*
+** trace.c - reading the text recording format (see sensors.h).
+**
+** The whole file is checked before anything runs: a bad line is reported
+** with file:line:col and a caret, and no packet of a bad recording is ever
+** replayed, so nothing is stored half-way.  Intervals are matched here: a
+** NAME- line names an interval begun earlier (by all its values, or by its
+** key for keyed relations); a keyed NAME+ closes the open interval with the
+** same key at the same time.
+*/
+#include <ctype.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "sensorsInt.h"
+
+typedef struct Parser {
+  SnsTrace *tr;
+  TqDiag *d;
+  const char *p, *e;   /* cursor in the current line */
+  const char *ls;      /* start of the line */
+  int line;
+  TqMap open;          /* key hash -> first open interval index + 1 */
+  TqTime lastT;
+  int haveT;
+} Parser;
+
+static TqLoc locAt(Parser *ps, const char *at) {
+  TqLoc l = {ps->tr->src, ps->line, (int)(at - ps->ls) + 1};
+  return l;
+}
+
+static void skipWs(Parser *ps) {
+  while (ps->p < ps->e && (*ps->p == ' ' || *ps->p == '\t' || *ps->p == '\r')) ps->p++;
+  if (ps->p < ps->e && *ps->p == '#') ps->p = ps->e;
+}
+
+/* Next whitespace-separated word (a quoted string counts as one). */
+static int word(Parser *ps, const char **s, int *n) {
+  skipWs(ps);
+  if (ps->p >= ps->e) return 0;
+  *s = ps->p;
+  if (*ps->p == '"') {
+    ps->p++;
+    while (ps->p < ps->e && *ps->p != '"') {
+      if (*ps->p == '\\' && ps->p + 1 < ps->e) ps->p++;
+      ps->p++;
+    }
+    if (ps->p >= ps->e) {
+      tqError(ps->d, locAt(ps, *s), "unterminated string");
+      *n = -1;
+      return 1;
+    }
+    ps->p++;
+  } else {
+    while (ps->p < ps->e && !isspace((unsigned char)*ps->p) && *ps->p != '#') ps->p++;
+  }
+  *n = (int)(ps->p - *s);
+  return 1;
+}
+
+static int64_t addVals(SnsTrace *tr, int n) {
+  if (tr->nvals + n > tr->cvals) {
+    tr->cvals = tr->cvals ? tr->cvals * 2 : 4096;
+    while (tr->nvals + n > tr->cvals) tr->cvals *= 2;
+    tr->vals = tqRealloc(tr->vals, sizeof(int64_t) * (size_t)tr->cvals);
+  }
+  int64_t off = tr->nvals;
+  tr->nvals += n;
+  return off;
+}
+
+static SnsPacket *addPk(SnsTrace *tr) {
+  if (tr->npk == tr->cpk) {
+    tr->cpk = tr->cpk ? tr->cpk * 2 : 4096;
+    tr->pk = tqRealloc(tr->pk, sizeof(SnsPacket) * (size_t)tr->cpk);
+  }
+  SnsPacket *p = &tr->pk[tr->npk++];
+  memset(p, 0, sizeof *p);
+  p->iv = -1;
+  return p;
+}
+
+static int32_t addIv(SnsTrace *tr) {
+  if (tr->niv == tr->civ) {
+    tr->civ = tr->civ ? tr->civ * 2 : 1024;
+    tr->iv = tqRealloc(tr->iv, sizeof(SnsIv) * (size_t)tr->civ);
+  }
+  memset(&tr->iv[tr->niv], 0, sizeof(SnsIv));
+  return (int32_t)tr->niv++;
+}
+
+/* Parses one value of type `ty` from word [s, s+n). */
+static int parseValue(Parser *ps, const AlgAttr *at, const char *s, int n, int64_t *out) {
+  char buf[64];
+  const AlgType *ty = &at->type;
+  if (n > 0 && s[0] == '"') {
+    if (ty->kind != TY_STRING && ty->kind != TY_ENTITY) {
+      tqError(ps->d, locAt(ps, s), "attribute %s expects %s, not a string", at->name,
+              algTypeName(*ty, buf, sizeof buf));
+      return -1;
+    }
+    char *tmp = tqMalloc((size_t)n);
+    int j = 0;
+    for (int i = 1; i < n - 1; i++) {
+      if (s[i] == '\\' && i + 1 < n - 1) i++;
+      tmp[j++] = s[i];
+    }
+    *out = tqSym(tmp, (size_t)j);
+    free(tmp);
+    return 0;
+  }
+  switch (ty->kind) {
+    case TY_INT: {
+      char *end;
+      char num[32];
+      if (n >= (int)sizeof num) goto bad;
+      memcpy(num, s, (size_t)n);
+      num[n] = 0;
+      long long v = strtoll(num, &end, 10);
+      if (*end || end == num) goto bad;
+      *out = v;
+      return 0;
+    }
+    case TY_FLOAT: {
+      char *end;
+      char num[64];
+      if (n >= (int)sizeof num) goto bad;
+      memcpy(num, s, (size_t)n);
+      num[n] = 0;
+      double v = strtod(num, &end);
+      if (*end || end == num || !isfinite(v)) goto bad;
+      memcpy(out, &v, sizeof v);
+      return 0;
+    }
+    case TY_STRING: *out = tqSym(s, (size_t)n); return 0;
+    case TY_ENUM:
+      for (int i = 0; i < ty->en->n; i++) {
+        if ((int)strlen(ty->en->names[i]) == n && !strncasecmp(ty->en->names[i], s, (size_t)n)) {
+          *out = i;
+          return 0;
+        }
+      }
+      {
+        TqBuf b = {0};
+        for (int i = 0; i < ty->en->n; i++) tqBufPrintf(&b, "%s%s", i ? ", " : "", ty->en->names[i]);
+        tqError(ps->d, locAt(ps, s), "'%.*s' is not a value of %s (one of: %s)", n, s, at->name, b.s ? b.s : "");
+        tqBufFree(&b);
+      }
+      return -1;
+    case TY_ENTITY:
+      for (int i = 0; i < n; i++) {
+        if (!isalnum((unsigned char)s[i]) && s[i] != '_' && s[i] != '-' && s[i] != '.' && s[i] != ':' && s[i] != '/') {
+          tqError(ps->d, locAt(ps, s + i), "malformed entity name '%.*s' for %s (quote names with other characters)", n,
+                  s, at->name);
+          return -1;
+        }
+      }
+      *out = tqSym(s, (size_t)n);
+      return 0;
+    default: break;
+  }
+bad:
+  tqError(ps->d, locAt(ps, s), "attribute %s expects %s, not '%.*s'", at->name, algTypeName(*ty, buf, sizeof buf), n, s);
+  return -1;
+}
+
+static uint64_t keyOf(const AlgRel *r, const int64_t *v, int keyed) {
+  uint64_t h = (uint64_t)r->id * 0x9e3779b97f4a7c15ULL;
+  if (keyed) {
+    for (int i = 0; i < r->nkey; i++) h = tqHash64(h ^ (uint64_t)v[r->key[i]]);
+  } else {
+    h = tqHashBytes(v, sizeof(int64_t) * (size_t)r->nattr, h);
+  }
+  return h | 2;
+}
+
+static int sameKey(const AlgRel *r, const int64_t *a, const int64_t *b, int keyed) {
+  if (!keyed) return !memcmp(a, b, sizeof(int64_t) * (size_t)r->nattr);
+  for (int i = 0; i < r->nkey; i++)
+    if (a[r->key[i]] != b[r->key[i]]) return 0;
+  return 1;
+}
+
+/* Finds (and unlinks) the open interval of r matching v; -1 when none. */
+static int32_t takeOpen(Parser *ps, const AlgRel *r, const int64_t *v, int keyed) {
+  SnsTrace *tr = ps->tr;
+  uint64_t h = keyOf(r, v, keyed);
+  intptr_t first = (intptr_t)tqMapGet(&ps->open, h) - 1;
+  int32_t prev = -1;
+  for (int32_t i = (int32_t)first; i >= 0; prev = i, i = tr->iv[i].nextSame) {
+    SnsIv *iv = &tr->iv[i];
+    if (iv->rel != r->id - 1 || !sameKey(r, tr->vals + iv->vals, v, keyed)) continue;
+    if (prev < 0) {
+      if (iv->nextSame >= 0) tqMapPut(&ps->open, h, (void *)(intptr_t)(iv->nextSame + 1));
+      else tqMapDel(&ps->open, h);
+    } else {
+      tr->iv[prev].nextSame = iv->nextSame;
+    }
+    return i;
+  }
+  return -1;
+}
+
+static void putOpen(Parser *ps, const AlgRel *r, int32_t ivi, int keyed) {
+  SnsTrace *tr = ps->tr;
+  uint64_t h = keyOf(r, tr->vals + tr->iv[ivi].vals, keyed);
+  intptr_t first = (intptr_t)tqMapGet(&ps->open, h) - 1;
+  /* append at the end of the chain: NAME- closes the earliest such interval */
+  tr->iv[ivi].nextSame = -1;
+  if (first < 0) {
+    tqMapPut(&ps->open, h, (void *)(intptr_t)(ivi + 1));
+    return;
+  }
+  int32_t i = (int32_t)first;
+  while (tr->iv[i].nextSame >= 0) i = tr->iv[i].nextSame;
+  tr->iv[i].nextSame = ivi;
+}
+
+static void endIv(Parser *ps, int32_t ivi, TqTime t, int line) {
+  SnsTrace *tr = ps->tr;
+  tr->iv[ivi].to = t;
+  SnsPacket *p = addPk(tr);
+  p->t = t;
+  p->rel = tr->iv[ivi].rel;
+  p->kind = PK_END;
+  p->iv = ivi;
+  p->line = line;
+}
+
+static void parseLine(Parser *ps) {
+  SnsTrace *tr = ps->tr;
+  const char *s;
+  int n;
+  if (!word(ps, &s, &n)) return; /* empty or comment */
+  TqTime t;
+  if (n < 0) return;
+  if (tqTimeParse(s, (size_t)n, &t)) {
+    tqError(ps->d, locAt(ps, s), "malformed time '%.*s' (expected h:mm:ss[.frac], N[ns|us|ms|s|min|h] or ns)", n, s);
+    return;
+  }
+  if (ps->haveT && t < ps->lastT) {
+    char b1[40], b2[40];
+    tqError(ps->d, locAt(ps, s), "time goes backwards: %s after %s", tqTimeFormat(b1, sizeof b1, t),
+            tqTimeFormat(b2, sizeof b2, ps->lastT));
+    return;
+  }
+  const char *ns;
+  int nn;
+  if (!word(ps, &ns, &nn) || nn < 0) {
+    tqError(ps->d, locAt(ps, ps->p), "expected a relation name after the time");
+    return;
+  }
+  int sign = 0;
+  if (nn > 1 && (ns[nn - 1] == '+' || ns[nn - 1] == '-')) {
+    sign = ns[nn - 1] == '+' ? 1 : -1;
+    nn--;
+  }
+  char name[128];
+  if (nn >= (int)sizeof name) nn = (int)sizeof name - 1;
+  memcpy(name, ns, (size_t)nn);
+  name[nn] = 0;
+  const AlgRel *r = algCatRel(&tr->prog->cat, name);
+  if (!r) {
+    if (!strcasecmp(name, "Clock"))
+      tqError(ps->d, locAt(ps, ns), "Clock is generated from the clock statement, not recorded");
+    else if (algCatDerived(&tr->prog->cat, name))
+      tqError(ps->d, locAt(ps, ns), "'%s' is a derived relation; a recording holds only primitive relations", name);
+    else
+      tqError(ps->d, locAt(ps, ns), "unknown relation '%s'", name);
+    return;
+  }
+  int isIv = !r->isEvent;
+  if (isIv && !sign) {
+    tqError(ps->d, locAt(ps, ns + nn), "%s is an interval relation: write %s+ to begin or %s- to end an interval",
+            r->name, r->name, r->name);
+    return;
+  }
+  if (!isIv && sign) {
+    tqError(ps->d, locAt(ps, ns + nn), "%s is an event relation: write it without + or -", r->name);
+    return;
+  }
+  int64_t tmp[64];
+  if (r->nattr > 64) return;
+  int nv = 0;
+  const char *vs[64];
+  while (word(ps, &s, &n)) {
+    if (n < 0) return;
+    if (nv == r->nattr) {
+      tqError(ps->d, locAt(ps, s), "too many values for %s (it has %d attribute%s)", r->name, r->nattr,
+              r->nattr == 1 ? "" : "s");
+      return;
+    }
+    vs[nv] = s;
+    if (parseValue(ps, &r->attr[nv], s, n, &tmp[nv])) return;
+    nv++;
+  }
+  int keyed = r->nkey > 0;
+  if (sign < 0 && keyed && nv == r->nkey && nv < r->nattr) {
+    /* NAME- with only the key: key attributes are the first ones given in key order */
+    int64_t kv[64];
+    memcpy(kv, tmp, sizeof(int64_t) * (size_t)nv);
+    int ok = 1;
+    for (int i = 0; i < r->nkey; i++) {
+      if (r->key[i] != i) ok = 0;
+      tmp[r->key[i]] = kv[i];
+    }
+    if (!ok) {
+      tqError(ps->d, locAt(ps, ps->p), "%s- with only key values needs the key to be the first attributes", r->name);
+      return;
+    }
+  } else if (nv < r->nattr) {
+    tqError(ps->d, locAt(ps, ps->p), "missing value for %s.%s (expected %d value%s, got %d)", r->name,
+            r->attr[nv].name, r->nattr, r->nattr == 1 ? "" : "s", nv);
+    return;
+  }
+  (void)vs;
+  ps->lastT = t;
+  ps->haveT = 1;
+  if (!tr->npk) tr->first = t;
+  tr->last = t;
+  if (!isIv) {
+    SnsPacket *p = addPk(tr);
+    p->t = t;
+    p->rel = r->id - 1;
+    p->kind = PK_EVENT;
+    p->line = ps->line;
+    p->vals = addVals(tr, r->nattr);
+    memcpy(tr->vals + p->vals, tmp, sizeof(int64_t) * (size_t)r->nattr);
+    return;
+  }
+  if (sign < 0) {
+    int32_t ivi = takeOpen(ps, r, tmp, keyed);
+    if (ivi < 0) {
+      tqError(ps->d, locAt(ps, ns), "%s- ends no open %s interval with these values", r->name, r->name);
+      return;
+    }
+    if (tr->iv[ivi].from == t) {
+      tqError(ps->d, locAt(ps, s), "%s interval ends when it begins (intervals are [from, to) with from < to)", r->name);
+      return;
+    }
+    endIv(ps, ivi, t, ps->line);
+    return;
+  }
+  if (keyed) {
+    int32_t prev = takeOpen(ps, r, tmp, 1);
+    if (prev >= 0) {
+      if (tr->iv[prev].from == t) {
+        tqError(ps->d, locAt(ps, ns), "%s+ at the same time as the previous interval with this key began", r->name);
+        return;
+      }
+      endIv(ps, prev, t, ps->line);
+    }
+  }
+  int32_t ivi = addIv(tr);
+  SnsIv *iv = &tr->iv[ivi];
+  iv->rel = r->id - 1;
+  iv->from = t;
+  iv->to = TQ_OPEN;
+  iv->pos = -1;
+  iv->vals = addVals(tr, r->nattr);
+  memcpy(tr->vals + iv->vals, tmp, sizeof(int64_t) * (size_t)r->nattr);
+  putOpen(ps, r, ivi, keyed);
+  SnsPacket *p = addPk(tr);
+  p->t = t;
+  p->rel = r->id - 1;
+  p->kind = PK_BEGIN;
+  p->iv = ivi;
+  p->line = ps->line;
+}
+
+SnsTrace *snsTraceParse(TqSource *src, const CpProgram *prog, TqDiag *d) {
+  SnsTrace *tr = tqCalloc(1, sizeof *tr);
+  tr->src = src;
+  tr->prog = prog;
+  Parser ps = {0};
+  ps.tr = tr;
+  ps.d = d;
+  int nerr0 = d->nerr;
+  const char *p = src->text, *end = src->text + src->len;
+  while (p < end) {
+    const char *le = memchr(p, '\n', (size_t)(end - p));
+    if (!le) le = end;
+    ps.line++;
+    ps.ls = ps.p = p;
+    ps.e = le;
+    parseLine(&ps);
+    if (d->nerr - nerr0 >= 20) break;
+    p = le + 1;
+  }
+  tqMapFree(&ps.open);
+  if (d->nerr > nerr0) {
+    snsTraceFree(tr);
+    return NULL;
+  }
+  return tr;
+}
+
+SnsTrace *snsTraceRead(const char *path, const CpProgram *prog, TqDiag *d) {
+  TqSource *src = tqSourceRead(path, d);
+  if (!src) return NULL;
+  return snsTraceParse(src, prog, d);
+}
+
+void snsTraceFree(SnsTrace *t) {
+  if (!t) return;
+  tqSourceFree(t->src);
+  free(t->pk);
+  free(t->iv);
+  free(t->vals);
+  free(t);
+}
+
+int64_t snsTracePackets(const SnsTrace *t) { return t->npk; }
+TqTime snsTraceFirst(const SnsTrace *t) { return t->first; }
+TqTime snsTraceLast(const SnsTrace *t) { return t->last; }
