@@ -224,18 +224,18 @@ void algSchemaCompute(TqArena *a, AlgNode *n) {
       const AlgSchema *l = &n->kid[0]->sch, *r = &n->kid[1]->sch;
       s->ncol = l->ncol + r->ncol;
       s->col = tqArenaAlloc(a, sizeof(AlgCol) * (size_t)(s->ncol ? s->ncol : 1));
-      memcpy(s->col, l->col, sizeof(AlgCol) * (size_t)l->ncol);
-      memcpy(s->col + l->ncol, r->col, sizeof(AlgCol) * (size_t)r->ncol);
+      TQ_MEMCPY(s->col, l->col, sizeof(AlgCol) * (size_t)l->ncol);
+      TQ_MEMCPY(s->col + l->ncol, r->col, sizeof(AlgCol) * (size_t)r->ncol);
       s->ntv = l->ntv + r->ntv;
       s->tv = tqArenaAlloc(a, sizeof(AlgTvar) * (size_t)(s->ntv ? s->ntv : 1));
-      memcpy(s->tv, l->tv, sizeof(AlgTvar) * (size_t)l->ntv);
-      memcpy(s->tv + l->ntv, r->tv, sizeof(AlgTvar) * (size_t)r->ntv);
+      TQ_MEMCPY(s->tv, l->tv, sizeof(AlgTvar) * (size_t)l->ntv);
+      TQ_MEMCPY(s->tv + l->ntv, r->tv, sizeof(AlgTvar) * (size_t)r->ntv);
       break;
     }
     case ALG_AGG:
       s->ncol = k0->ncol + n->nagg;
       s->col = tqArenaAlloc(a, sizeof(AlgCol) * (size_t)(s->ncol ? s->ncol : 1));
-      memcpy(s->col, k0->col, sizeof(AlgCol) * (size_t)k0->ncol);
+      TQ_MEMCPY(s->col, k0->col, sizeof(AlgCol) * (size_t)k0->ncol);
       for (int i = 0; i < n->nagg; i++) {
         s->col[k0->ncol + i].var = NULL;
         s->col[k0->ncol + i].name = n->agg[i].name;
@@ -244,7 +244,7 @@ void algSchemaCompute(TqArena *a, AlgNode *n) {
       /* the aggregate's value adds one time component: its constant period */
       s->ntv = k0->ntv + 1;
       s->tv = tqArenaAlloc(a, sizeof(AlgTvar) * (size_t)s->ntv);
-      memcpy(s->tv, k0->tv, sizeof(AlgTvar) * (size_t)k0->ntv);
+      TQ_MEMCPY(s->tv, k0->tv, sizeof(AlgTvar) * (size_t)k0->ntv);
       s->tv[k0->ntv].var = n->agg[0].name;
       s->tv[k0->ntv].isEvent = 0;
       break;

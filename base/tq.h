@@ -129,6 +129,11 @@ TqSource *tqSourceRead(const char *path, TqDiag *d);
 TqSource *tqSourceFromString(const char *name, const char *text);
 void tqSourceFree(TqSource *s);
 
+/* memcpy that accepts NULL pointers when n is 0 (UBSan-clean). */
+#define TQ_MEMCPY(d, s, n) \
+  do {                     \
+    if ((n) > 0) memcpy((d), (s), (n)); \
+  } while (0)
 #define TQ_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 #define TQ_LIKELY(x) __builtin_expect(!!(x), 1)
 #define TQ_UNLIKELY(x) __builtin_expect(!!(x), 0)

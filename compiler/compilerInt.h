@@ -14,6 +14,7 @@ typedef struct CpRange {
   AlgDerived *derived;    /* derived relation, or NULL */
   int clockN;             /* > 0 for Clock[n] */
   TqLoc loc;              /* range statement */
+  int bad;                /* the range statement had an error (uses stay quiet) */
 } CpRange;
 
 /* State of one compilation. */

@@ -45,6 +45,8 @@ void cpSemaRange(CpSema *s, AstNode *st) {
   CpRange *r = tqArenaAlloc(s->a, sizeof *r);
   r->var = st->s;
   r->loc = st->loc;
+  r->bad = 1; /* until proven good: later uses of the variable stay quiet */
+  tqVecPush(&s->ranges, r);
   if (!strcasecmp(st->s2, "Clock")) {
     r->clockN = st->op ? (int)st->i : 1;
     if (st->op && (st->i < 1 || st->i > 1000000000)) {
@@ -72,7 +74,7 @@ void cpSemaRange(CpSema *s, AstNode *st) {
       return;
     }
   }
-  tqVecPush(&s->ranges, r);
+  r->bad = 0;
 }
 
 /* ================================================================ variables */
@@ -88,6 +90,10 @@ static VarUse *useVar(QCtx *q, const char *var, TqLoc loc) {
   CpRange *r = cpRangeLookup(q->s, var);
   if (!r) {
     tqError(q->d, loc, "tuple variable '%s' is not ranged (write: range of %s is <relation>)", var, var);
+    q->bad = 1;
+    return NULL;
+  }
+  if (r->bad) {
     q->bad = 1;
     return NULL;
   }

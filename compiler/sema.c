@@ -74,7 +74,7 @@ static int resolveType(CpSema *s, AstNode *t, AlgType *out) {
 static int declAttrs(CpSema *s, AlgRel *r, int first, AstNode *attrs) {
   int n = first + astLen(attrs), i = first, bad = 0;
   AlgAttr *a = tqArenaAlloc(s->a, sizeof(AlgAttr) * (size_t)(n ? n : 1));
-  memcpy(a, r->attr, sizeof(AlgAttr) * (size_t)first);
+  if (first) memcpy(a, r->attr, sizeof(AlgAttr) * (size_t)first);
   r->attr = a;
   for (AstNode *x = attrs; x; x = x->next, i++) {
     for (int j = 0; j < i; j++)

@@ -219,7 +219,7 @@ static int txEnd(void *self, RtNet *net, int ok) {
       else rr->v[n++] = rr->v[i];
     }
     sortRes = res;
-    qsort(rr->v, (size_t)n, sizeof(Row *), rowCmp);
+    if (n > 1) qsort(rr->v, (size_t)n, sizeof(Row *), rowCmp);
     if (ok) {
       if (t->format == DSP_CSV) writeCsv(t, res, rr->v, n);
       else if (t->format == DSP_JSONL) writeJsonl(t, res, rr->v, n);

@@ -1,0 +1,110 @@
+#!/bin/sh
+# run.sh - the test runner (make test).  Every case is data:
+#   tests/golden/NAME.tq + NAME.trace -> NAME.csv   results (CSV), run both
+#                                                   optimized and with --no-opt
+#   tests/errors/NAME.tq [+ NAME.trace] -> NAME.err exact message, exit 1,
+#                                                   nothing stored
+#   tests/explain/NAME.tq -> NAME.out                `tqmon explain` output
+#                         [-> NAME.noopt]            `tqmon explain --no-opt`
+#   tests/unit                                       C unit tests (build/asan/unit)
+#   tests/scripts/*.sh                               scenario scripts (exit 0 = pass)
+# Runs under AddressSanitizer and UBSan (build/asan).  Prints failures with a
+# diff and ends with the line "N passed, N failed".
+set -u
+export LC_ALL=C
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:halt_on_error=1
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+cd "$(dirname "$0")/.." || exit 2
+T=build/asan/tqmon
+OUT=build/test-out
+rm -rf "$OUT" && mkdir -p "$OUT"
+pass=0
+fail=0
+ok() { pass=$((pass + 1)); }
+bad() {
+  fail=$((fail + 1))
+  echo "FAIL: $1"
+  [ -n "${2:-}" ] && [ -f "$2" ] && head -40 "$2" | sed 's/^/    /'
+}
+
+# ---------------------------------------------------------------- golden results
+for tq in tests/golden/*.tq; do
+  [ -e "$tq" ] || continue
+  n=${tq%.tq}
+  name=$(basename "$n")
+  trace=$n.trace
+  extra=""
+  [ -f "$n.args" ] && extra=$(cat "$n.args")
+  for mode in opt noopt; do
+    flag=""
+    [ $mode = noopt ] && flag=--no-opt
+    # shellcheck disable=SC2086
+    if $T run "$tq" --replay "$trace" --format csv $flag $extra >"$OUT/$name.$mode.csv" 2>"$OUT/$name.$mode.stderr"; then
+      if diff -u "$n.csv" "$OUT/$name.$mode.csv" >"$OUT/$name.$mode.diff" 2>&1; then ok; else bad "golden $name ($mode)" "$OUT/$name.$mode.diff"; fi
+    else
+      bad "golden $name ($mode): exit $?" "$OUT/$name.$mode.stderr"
+    fi
+  done
+done
+
+# ---------------------------------------------------------------- bad input
+for tq in tests/errors/*.tq; do
+  [ -e "$tq" ] || continue
+  n=${tq%.tq}
+  name=$(basename "$n")
+  db="$OUT/$name.db"
+  rm -f "$db"
+  if [ -f "$n.trace" ]; then
+    $T run "$tq" --replay "$n.trace" --db "$db" >"$OUT/$name.stdout" 2>"$OUT/$name.stderr"
+  else
+    $T check "$tq" >"$OUT/$name.stdout" 2>"$OUT/$name.stderr"
+  fi
+  rc=$?
+  if [ $rc -ne 1 ]; then
+    bad "error case $name: exit $rc (expected 1)" "$OUT/$name.stderr"
+  elif [ -e "$db" ]; then
+    bad "error case $name: the store was written"
+  elif grep -q "Sanitizer\|runtime error" "$OUT/$name.stderr"; then
+    bad "error case $name: sanitizer report" "$OUT/$name.stderr"
+  elif ! diff -u "$n.err" "$OUT/$name.stderr" >"$OUT/$name.diff" 2>&1; then
+    bad "error case $name: message differs" "$OUT/$name.diff"
+  else
+    ok
+  fi
+done
+
+# ---------------------------------------------------------------- explain
+for tq in tests/explain/*.tq; do
+  [ -e "$tq" ] || continue
+  n=${tq%.tq}
+  name=$(basename "$n")
+  if [ -f "$n.out" ]; then
+    $T explain "$tq" >"$OUT/$name.explain" 2>&1
+    if diff -u "$n.out" "$OUT/$name.explain" >"$OUT/$name.explain.diff"; then ok; else bad "explain $name" "$OUT/$name.explain.diff"; fi
+  fi
+  if [ -f "$n.noopt" ]; then
+    $T explain --no-opt "$tq" >"$OUT/$name.noopt" 2>&1
+    if diff -u "$n.noopt" "$OUT/$name.noopt" >"$OUT/$name.noopt.diff"; then ok; else bad "explain --no-opt $name" "$OUT/$name.noopt.diff"; fi
+  fi
+done
+
+# ---------------------------------------------------------------- unit tests
+if build/asan/unit >"$OUT/unit.log" 2>&1; then
+  u=$(grep -c '^ok ' "$OUT/unit.log")
+  pass=$((pass + u))
+else
+  u=$(grep -c '^ok ' "$OUT/unit.log")
+  pass=$((pass + u))
+  bad "unit tests" "$OUT/unit.log"
+  grep '^not ok' "$OUT/unit.log" | sed 's/^/    /'
+fi
+
+# ---------------------------------------------------------------- scenario scripts
+for s in tests/scripts/*.sh; do
+  [ -e "$s" ] || continue
+  name=$(basename "$s" .sh)
+  if OUT="$OUT" T="$T" sh "$s" >"$OUT/script.$name.log" 2>&1; then ok; else bad "script $name" "$OUT/script.$name.log"; fi
+done
+
+echo "$pass passed, $fail failed"
+[ $fail -eq 0 ]

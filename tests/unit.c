@@ -1,0 +1,304 @@
+/*
+** unit.c - white-box unit tests: time constants, the scanner, the parser,
+** temporal evaluation with bounds, and each runtime operator on small
+** networks (some built by hand, to test operators the translator does not
+** produce by itself).  Prints "ok N - name" or "not ok N - name" per test.
+*/
+#include <stdlib.h>
+#include <string.h>
+
+#include "compiler.h"
+#include "display.h"
+#include "grammar.h"
+#include "rtInt.h"
+#include "sensors.h"
+
+static int ntest, nfail;
+
+#define CHECK(cond, name)                                                 \
+  do {                                                                    \
+    ntest++;                                                              \
+    if (cond) {                                                           \
+      printf("ok %d - %s\n", ntest, name);                                \
+    } else {                                                              \
+      nfail++;                                                            \
+      printf("not ok %d - %s (%s:%d)\n", ntest, name, __FILE__, __LINE__); \
+    }                                                                     \
+  } while (0)
+
+static const char *SENSORS =
+    "clock 1s;\n"
+    "entity Processor;\n"
+    "entity Process (State: enum(Ready, Running, Blocked, Done));\n"
+    "entity Mailbox;\n"
+    "event SendMessage (Process: Process initiator, Mailbox: Mailbox target) traced on initiator;\n"
+    "interval RunningOn (Process: Process target, Processor: Processor performer) sampled on performer;\n"
+    "interval Waiting (Process: Process initiator, Mailbox: Mailbox target) disable traced on target counter 8;\n"
+    "interval Load (Process: Process performer, N: int) traced on performer;\n";
+
+/* ---------------------------------------------------------------- helpers */
+
+static CpProgram *compileStr(const char *text, TqDiag *d) {
+  TqSource *s = tqSourceFromString("t.tq", text);
+  return cpCompileSources(1, &s, d);
+}
+
+/* Runs prog over trace text; returns the CSV output (caller frees). */
+static char *runWith(CpProgram *p, const char *trace, int noOpt) {
+  TqDiag d = {0};
+  SnsTrace *tr = snsTraceParse(tqSourceFromString("t.trace", trace), p, &d);
+  if (!tr) {
+    fprintf(stderr, "%s", d.out.s ? d.out.s : "?");
+    tqDiagFree(&d);
+    return NULL;
+  }
+  RtOptions o = {noOpt, snsTraceLast(tr)};
+  RtNet *net = rtNetNew(p, &o, &d);
+  if (!net) {
+    fprintf(stderr, "%s", d.out.s ? d.out.s : "?");
+    snsTraceFree(tr);
+    tqDiagFree(&d);
+    return NULL;
+  }
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&buf, &len);
+  RtConsumer *c = dspTextConsumer(f, DSP_CSV);
+  rtNetAddConsumer(net, c);
+  snsReplay(tr, net, NULL);
+  fclose(f);
+  dspTextConsumerFree(c);
+  rtNetFree(net);
+  snsTraceFree(tr);
+  tqDiagFree(&d);
+  return buf;
+}
+
+static char *run(const char *queries, const char *trace) {
+  TqDiag d = {0};
+  char *text = tqMprintf("%s%s", SENSORS, queries);
+  CpProgram *p = compileStr(text, &d);
+  free(text);
+  if (!p) {
+    fprintf(stderr, "%s", d.out.s ? d.out.s : "?");
+    tqDiagFree(&d);
+    return NULL;
+  }
+  cpOptimize(p, NULL);
+  char *r = runWith(p, trace, 0);
+  cpProgramFree(p);
+  tqDiagFree(&d);
+  return r;
+}
+
+static int contains(const char *s, const char *sub) { return s && strstr(s, sub) != NULL; }
+
+/* ---------------------------------------------------------------- tests */
+
+static void testTime(void) {
+  TqTime t;
+  char b[64];
+  CHECK(tqTimeParse("2:54:20", 7, &t) == 0 && t == (2 * 3600 + 54 * 60 + 20) * TQ_SEC, "time h:mm:ss");
+  CHECK(tqTimeParse("0:00:01.25", 10, &t) == 0 && t == TQ_SEC + 250 * TQ_MS, "time with fraction");
+  CHECK(tqTimeParse("250ms", 5, &t) == 0 && t == 250 * TQ_MS, "duration ms");
+  CHECK(tqTimeParse("10s", 3, &t) == 0 && t == 10 * TQ_SEC, "duration s");
+  CHECK(tqTimeParse("3min", 4, &t) == 0 && t == 180 * TQ_SEC, "duration min");
+  CHECK(tqTimeParse("12345", 5, &t) == 0 && t == 12345, "bare ns");
+  CHECK(tqTimeParse("1:60:00", 7, &t) != 0, "minutes out of range rejected");
+  CHECK(tqTimeParse("10x", 3, &t) != 0, "unknown unit rejected");
+  CHECK(!strcmp(tqTimeFormat(b, sizeof b, 9260 * TQ_SEC), "2:34:20"), "format h:mm:ss");
+  CHECK(!strcmp(tqTimeFormat(b, sizeof b, TQ_SEC + 5 * TQ_MS), "0:00:01.005"), "format fraction");
+  CHECK(!strcmp(tqTimeFormat(b, sizeof b, TQ_OPEN), "now"), "format open as now");
+  CHECK(tqTimeAdd(TQ_FOREVER, 5) == TQ_FOREVER && tqTimeAdd(TQ_BEGINNING, -5) == TQ_BEGINNING, "saturation");
+}
+
+static void testLexer(void) {
+  TqDiag d = {0};
+  TqSource *s = tqSourceFromString("lex.tq", "RANGE of W is Waiting -- comment\n when W precede 2:54:20 /* c */ and x.y >= 10s \"a\\\"b\"");
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&buf, &len);
+  int e = grDumpTokens(s, f, &d);
+  fclose(f);
+  CHECK(e == 0, "lexer: no error");
+  CHECK(contains(buf, "1:1 'range' RANGE"), "lexer: keywords are case-insensitive");
+  CHECK(contains(buf, "2:17 a time constant 2:54:20"), "lexer: time constant with position");
+  CHECK(contains(buf, "a duration such as 10s 10s"), "lexer: duration");
+  CHECK(contains(buf, "'>=' >="), "lexer: two-character operator");
+  CHECK(contains(buf, "a string \"a\\\"b\""), "lexer: string with escape");
+  CHECK(!contains(buf, "comment") && !contains(buf, " c "), "lexer: comments skipped");
+  free(buf);
+  tqSourceFree(s);
+  TqSource *s2 = tqSourceFromString("lex2.tq", "retrieve (x = 12abc)");
+  f = open_memstream(&buf, &len);
+  e = grDumpTokens(s2, f, &d);
+  fclose(f);
+  CHECK(e == 1 && contains(d.out.s, "lex2.tq:1:15: error: malformed number '12abc'"), "lexer: malformed number");
+  free(buf);
+  tqSourceFree(s2);
+  tqDiagFree(&d);
+}
+
+static void testParser(void) {
+  TqDiag d = {0};
+  TqArena *a = tqArenaNew();
+  TqSource *s = tqSourceFromString("p.tq",
+                                   "range of S is SendMessage\n"
+                                   "retrieve into R (P = S.Process) valid at S where S.Process = P1 when S overlap S");
+  AstNode *st = grParse(a, s, &d);
+  CHECK(st && st->kind == AST_RANGE && st->next && st->next->kind == AST_RETRIEVE, "parser: statements");
+  AstNode *r = st ? st->next : NULL;
+  CHECK(r && r->s && !strcmp(r->s, "R") && r->k[0] && r->k[0]->kind == AST_TARGET, "parser: retrieve into");
+  CHECK(r && r->k[1] && r->k[1]->op == VALID_AT && r->k[2] && r->k[3], "parser: clauses");
+  CHECK(r && r->k[2]->k[0]->kind == AST_BIN && r->k[2]->k[0]->op == OPB_EQ, "parser: where comparison");
+  TqSource *s2 = tqSourceFromString("p2.tq", "retrieve (x = ) ");
+  AstNode *bad = grParse(a, s2, &d);
+  CHECK(!bad && contains(d.out.s, "p2.tq:1:15: error: unexpected token ')', expected an expression"),
+        "parser: error names what was expected");
+  TqSource *s3 = tqSourceFromString("p3.tq", "range of x is");
+  d.nerr = 0;
+  tqBufFree(&d.out);
+  bad = grParse(a, s3, &d);
+  CHECK(!bad && contains(d.out.s, "p3.tq:1:14: error: unexpected end of input, expected a name"), "parser: end of input");
+  /* precedence: begin of a overlap b == (begin of a) overlap b */
+  TqSource *s4 = tqSourceFromString("p4.tq", "retrieve (x = 1) when begin of a overlap b and not c precede d");
+  st = grParse(a, s4, &d);
+  AstNode *w = st ? st->k[3]->k[0] : NULL;
+  CHECK(w && w->kind == AST_BIN && w->op == OPB_AND && w->k[0]->kind == AST_OVERLAP &&
+            w->k[0]->k[0]->kind == AST_BEGINOF && w->k[1]->kind == AST_NOT && w->k[1]->k[0]->kind == AST_PRECEDE,
+        "parser: temporal precedence");
+  tqSourceFree(s);
+  tqSourceFree(s2);
+  tqSourceFree(s3);
+  tqSourceFree(s4);
+  tqArenaDelete(a);
+  tqDiagFree(&d);
+}
+
+/* Temporal evaluation on spans: t0 = [10,20), t1 = [20, open), t2 = event at 20,
+** t3 = [15, open). */
+static void testTemporal(void) {
+  int64_t span[8] = {10, 20, 20, TQ_OPEN, 20, 21, 15, TQ_OPEN};
+  RtExpr v3 = {.kind = AX_TVAR, .idx = 3}, v0 = {.kind = AX_TVAR, .idx = 0}, v1 = {.kind = AX_TVAR, .idx = 1}, v2 = {.kind = AX_TVAR, .idx = 2, .isEvent = 1};
+  RtTCtx c = {span, 25, TQ_OPEN};
+  RtExpr pr = {.kind = AX_PRECEDE, .a = &v0, .b = &v1};
+  CHECK(rtTPred(&pr, &c) == TRI_T, "[10,20) precede [20,...) (meets counts)");
+  RtExpr ov = {.kind = AX_TOVERLAP, .a = &v0, .b = &v1};
+  CHECK(rtTPred(&ov, &c) == TRI_F, "[10,20) does not overlap [20,...)");
+  RtExpr ov2 = {.kind = AX_TOVERLAP, .a = &v2, .b = &v1};
+  CHECK(rtTPred(&ov2, &c) == TRI_T, "event at 20 overlaps [20,...)");
+  RtExpr ov3 = {.kind = AX_TOVERLAP, .a = &v2, .b = &v0};
+  CHECK(rtTPred(&ov3, &c) == TRI_F, "event at 20 does not overlap [10,20)");
+  RtExpr e1 = {.kind = AX_ENDOF, .a = &v1}, e3 = {.kind = AX_ENDOF, .a = &v3};
+  RtExpr pr1 = {.kind = AX_PRECEDE, .a = &v2, .b = &e1};
+  RtExpr pr2 = {.kind = AX_PRECEDE, .a = &v2, .b = &e3};
+  RtTCtx c20 = {span, 20, TQ_OPEN};
+  CHECK(rtTPred(&pr1, &c20) == TRI_T, "event at 20 precede end of an interval begun at 20: known (it ends at 21 or later)");
+  CHECK(rtTPred(&pr2, &c20) == TRI_U, "event at 20 precede end of open interval: unknown at 20");
+  CHECK(rtTPred(&pr2, &c) == TRI_T, "... known once time has passed 20");
+  RtExpr eq = {.kind = AX_TEQUAL, .a = &v0, .b = &v1};
+  CHECK(rtTPred(&eq, &c) == TRI_F, "different begins are not equal");
+  RtExpr e0 = {.kind = AX_ENDOF, .a = &v0}, b1 = {.kind = AX_BEGINOF, .a = &v1};
+  RtExpr eq2 = {.kind = AX_TEQUAL, .a = &e0, .b = &b1};
+  CHECK(rtTPred(&eq2, &c) == TRI_T, "end of [10,20) equal begin of [20,..)");
+  RtExpr pr3 = {.kind = AX_PRECEDE, .a = &e0, .b = &b1};
+  CHECK(rtTPred(&pr3, &c) == TRI_F, "instant 20 does not precede instant 20");
+  RtExpr ix = {.kind = AX_OVERLAP, .a = &v0, .b = &v2};
+  RtTVal x = rtTEval(&ix, &c);
+  CHECK(x.kind == TV_EMPTY, "intersection of [10,20) and event 20 is empty");
+  RtExpr ex = {.kind = AX_EXTEND, .a = &v0, .b = &v1};
+  x = rtTEval(&ex, &c);
+  CHECK(x.kind == TV_INTERVAL && x.b.lo == 10 && x.e.lo >= 25 && x.e.hi == TQ_FOREVER, "extend with an open end");
+  RtExpr nt = {.kind = AX_NOT, .a = &pr2};
+  CHECK(rtTPred(&nt, &c20) == TRI_U && rtTPred(&nt, &c) == TRI_F, "not is three-valued");
+}
+
+static void testOperators(void) {
+  char *r;
+  /* sigma + pi over an event alpha (T:I) */
+  r = run("range of S is SendMessage\nretrieve into X (M = S.Mailbox) where S.Process = P1\n",
+          "1 Process+ P1 Ready\n1 Process+ P2 Ready\n1 Mailbox+ M1\n2 SendMessage P1 M1\n3 SendMessage P2 M1\n4 SendMessage P1 M1\n");
+  CHECK(r && !strcmp(r, "# X\nM,valid_at\nM1,2\nM1,4\n"), "sigma and pi over alpha T:I");
+  free(r);
+  /* interval alpha with open interval at the end: valid_to empty */
+  r = run("range of L is Load\nretrieve into X (L.Process, L.N)\n",
+          "0 Process+ P1 Ready\n5 Load+ P1 3\n9 Load- P1 3\n12 Load+ P1 4\n");
+  CHECK(r && !strcmp(r, "# X\nProcess,N,valid_from,valid_to\nP1,3,5,9\nP1,4,12,\n"), "interval alpha, open at end");
+  free(r);
+  /* sigmaT decided late: S precede end of W (W still open at S) */
+  r = run("range of S is SendMessage\nrange of W is Waiting\n"
+          "retrieve into X (P = W.Process) valid at end of W where S.Mailbox = W.Mailbox when S precede end of W\n",
+          "0 Process+ P1 Ready\n0 Process+ P2 Ready\n0 Mailbox+ M1\n5 Waiting+ P2 M1\n7 SendMessage P1 M1\n"
+          "7 Waiting- P2 M1\n8 Waiting+ P2 M1\n9 SendMessage P1 M1\n10 Waiting- P2 M1\n");
+  CHECK(r && !strcmp(r, "# X\nP,valid_at\nP2,10\n"), "sigmaT: precede is strict at the same instant");
+  free(r);
+  /* product with default when/valid: intersection of two intervals */
+  r = run("range of A is Load\nrange of B is Load\nretrieve into X (A.N, M = B.N) where A.N < B.N\n",
+          "0 Process+ P1 Ready\n0 Process+ P2 Ready\n1 Load+ P1 1\n3 Load+ P2 2\n6 Load- P1 1\n8 Load- P2 2\n");
+  CHECK(r && !strcmp(r, "# X\nN,M,valid_from,valid_to\n1,2,3,6\n"), "product + default valid = intersection");
+  free(r);
+  /* sink dedup: two bindings give the same event */
+  r = run("range of S is SendMessage\nrange of T is SendMessage\nretrieve into X (S.Process) where S.Process = T.Process\n",
+          "0 Process+ P1 Ready\n0 Mailbox+ M1\n0 Mailbox+ M2\n4 SendMessage P1 M1\n4 SendMessage P1 M2\n");
+  CHECK(r && !strcmp(r, "# X\nProcess,valid_at\nP1,4\n"), "results are sets (duplicates emitted once)");
+  free(r);
+  /* entity source ranged directly, keyed state changes */
+  r = run("range of P is Process\nretrieve into X (P.Process, P.State) where P.State = Running\n",
+          "0 Process+ P1 Ready\n3 Process+ P1 Running\n7 Process+ P1 Blocked\n9 Process+ P1 Running\n");
+  CHECK(r && !strcmp(r, "# X\nProcess,State,valid_from,valid_to\nP1,Running,3,7\nP1,Running,9,\n"), "entity source, keyed");
+  free(r);
+  /* clock and sampling (S:P) with explicit when */
+  r = run("range of RO is RunningOn\nrange of C is Clock[2]\nretrieve into X (RO.Process) when C overlap RO\n",
+          "0 Processor+ A\n0 Process+ P1 Ready\n1s RunningOn+ P1 A\n5s RunningOn- P1 A\n6s Processor- A\n");
+  CHECK(r && !strcmp(r, "# X\nProcess,valid_at\nP1,2000000000\nP1,4000000000\n"), "clock and sampled alpha");
+  free(r);
+  /* piT from..to with a constant */
+  r = run("range of L is Load\nretrieve into X (L.N) valid from begin of L to 100\n",
+          "0 Process+ P1 Ready\n5 Load+ P1 1\n9 Load- P1 1\n200 Load+ P1 2\n201 Load- P1 2\n");
+  CHECK(r && !strcmp(r, "# X\nN,valid_from,valid_to\n1,5,100\n"), "piT from..to, empty result dropped");
+  free(r);
+}
+
+/* Hand-built trees: intersect and a constant enabling set. */
+static void testIntersect(void) {
+  TqDiag d = {0};
+  char *text = tqMprintf("%s%s", SENSORS, "range of S is SendMessage\nretrieve into X (S.Mailbox)\n");
+  CpProgram *p = compileStr(text, &d);
+  free(text);
+  CHECK(p != NULL, "compile for hand-built tree");
+  if (!p) return;
+  CpQuery *q = p->queries.v[0];
+  /* alpha_S((pi[Process](Process)) intersect P1) */
+  AlgNode *alpha = q->tree->kid[0]->kid[0];
+  AlgType pt = alpha->rel->attr[0].type;
+  AlgNode *k = algConst(p->arena, pt, tqSymZ("P1"));
+  alpha->kid[0] = algIntersect(p->arena, alpha->kid[0], k);
+  char *r = runWith(p, "0 Process+ P1 Ready\n0 Process+ P2 Ready\n0 Mailbox+ M1\n2 SendMessage P1 M1\n"
+                       "3 SendMessage P2 M1\n4 Process- P1\n5 SendMessage P1 M1\n",
+                    1);
+  CHECK(r && !strcmp(r, "# X\nMailbox,valid_at\nM1,2\n"), "intersect of an entity source with a constant");
+  free(r);
+  cpProgramFree(p);
+  tqDiagFree(&d);
+}
+
+static void testMemory(void) {
+  int64_t before = rtTupLive();
+  char *r = run("range of S is SendMessage\nrange of W is Waiting\n"
+                "retrieve into X (P = W.Process) valid at end of W where S.Mailbox = W.Mailbox when S precede end of W\n",
+                "0 Process+ P1 Ready\n0 Process+ P2 Ready\n0 Mailbox+ M1\n5 Waiting+ P2 M1\n7 SendMessage P1 M1\n");
+  free(r);
+  CHECK(rtTupLive() == before, "no tuple outlives its network");
+}
+
+int main(void) {
+  testTime();
+  testLexer();
+  testParser();
+  testTemporal();
+  testOperators();
+  testIntersect();
+  testMemory();
+  printf("%d tests, %d failed\n", ntest, nfail);
+  return nfail ? 1 : 0;
+}
