@@ -239,6 +239,7 @@ struct AlgNode {
   AlgExpr **pi;       /* pi: expressions */
   const char **piName;/* pi: output names */
   const char *piVar;  /* pi: tuple variable of the outputs (NULL = unqualified) */
+  const char **piVars;/* pi: per-output variable, overrides piVar when set */
   int validAt;        /* piT: event result */
   AlgExpr *vfrom, *vto; /* piT: at vfrom, or from vfrom to vto */
   const char *tvOut;  /* piT: name of the resulting time component */

@@ -204,7 +204,7 @@ void algSchemaCompute(TqArena *a, AlgNode *n) {
       s->ncol = n->npi;
       s->col = tqArenaAlloc(a, sizeof(AlgCol) * (size_t)(n->npi ? n->npi : 1));
       for (int i = 0; i < n->npi; i++) {
-        s->col[i].var = n->piVar;
+        s->col[i].var = n->piVars ? n->piVars[i] : n->piVar;
         s->col[i].name = n->piName[i];
         s->col[i].type = n->pi[i]->type;
       }
@@ -352,9 +352,11 @@ AlgNode *algNodeCopy(TqArena *a, const AlgNode *n) {
   if (n->npi) {
     c->pi = tqArenaAlloc(a, sizeof(AlgExpr *) * (size_t)n->npi);
     c->piName = tqArenaAlloc(a, sizeof(char *) * (size_t)n->npi);
+    if (n->piVars) c->piVars = tqArenaAlloc(a, sizeof(char *) * (size_t)n->npi);
     for (int i = 0; i < n->npi; i++) {
       c->pi[i] = algExprCopy(a, n->pi[i]);
       c->piName[i] = n->piName[i];
+      if (n->piVars) c->piVars[i] = n->piVars[i];
     }
   }
   if (n->nkey) {
@@ -392,6 +394,8 @@ static void renameRec(TqArena *a, AlgNode *n, const char *from, const char *to) 
   for (int i = 0; i < n->nkid; i++) renameRec(a, n->kid[i], from, to);
   if (strEqN(n->var, from)) n->var = to;
   if (strEqN(n->piVar, from)) n->piVar = to;
+  for (int i = 0; n->piVars && i < n->npi; i++)
+    if (strEqN(n->piVars[i], from)) n->piVars[i] = to;
   if (strEqN(n->tvOut, from)) n->tvOut = to;
   algExprRenameVar(n->pred, from, to);
   algExprRenameVar(n->vfrom, from, to);

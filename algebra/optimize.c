@@ -1,8 +1,746 @@
 /*
-** optimize.c - the rule-based rewriter (paper section 8.6).
+** optimize.c - the rule-based rewriter of paper section 8.6.
+**
+** Rules come in the paper's five classes, tried in this order and repeated
+** until none applies anywhere (a rule that fires restarts from the first
+** class):
+**   1 conventional  SPLIT-AND, SPLIT-OVERLAP, SIGMA-DOWN, O1, O1T, SIGMA-PI,
+**                   SIGMA-PIT, SIGMAT-PI, PI-MERGE
+**   2 alpha         O2 (every traced, disable-traced and sampled placement),
+**                   O3 (every traced and disable-traced placement)
+**   3 entity        O4, O5
+**   4 clock         O6, O7
+**   5 variants      PIT-ID, PI-ID, X1, JOIN
+** After the fixpoint, PI-PUSH (projection push-down to product inputs) and
+** MERGE-SIGMA (adjacent selections into one) run once.
+**
+** Every rule states its preconditions next to its code and returns NULL
+** when one fails; a rule never changes the query's answer.  The input tree
+** is copied first and never changed; rewrites build new nodes in the arena.
 */
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
 #include "algebra.h"
 
+typedef struct Opt {
+  TqArena *a;
+  TqBuf *trace;
+  AlgNode *root;
+  AlgNode *path[256]; /* ancestors of the node a rule looks at, root first */
+  int depth;
+} Opt;
+
+typedef AlgNode *(*RuleFn)(Opt *o, AlgNode *n);
+typedef struct Rule {
+  const char *name;
+  int cls;
+  RuleFn fn;
+} Rule;
+
+static AlgType tyBool(void) {
+  AlgType t = {TY_BOOL, NULL, NULL};
+  return t;
+}
+
+static int streq(const char *a, const char *b) {
+  if (!a || !b) return a == b;
+  return !strcasecmp(a, b);
+}
+
+/* ================================================================ helpers */
+
+/* Does every column and time reference of e resolve in schema s? */
+static int exprIn(const AlgExpr *e, const AlgSchema *s) {
+  if (!e) return 1;
+  if ((e->kind == AX_COL || e->kind == AX_AGG) && algSchemaCol(s, e->var, e->name) < 0) return 0;
+  if (e->kind == AX_TVAR && algSchemaTvar(s, e->var) < 0) return 0;
+  return exprIn(e->a, s) && exprIn(e->b, s);
+}
+
+static int exprHasTime(const AlgExpr *e) {
+  if (!e) return 0;
+  if (e->kind == AX_TVAR || e->kind == AX_NOW) return 1;
+  return exprHasTime(e->a) || exprHasTime(e->b);
+}
+
+/* Entity source: an entity relation used as an argument (no tuple variable),
+** or its projection on the entity attribute.  Returns its entity, or NULL. */
+static const AlgEntity *entitySource(const AlgNode *n) {
+  if (n->kind == ALG_SOURCE && !n->var) return n->rel->entity;
+  if (n->kind == ALG_PI && n->npi == 1 && n->kid[0]->kind == ALG_SOURCE && !n->kid[0]->var &&
+      n->pi[0]->kind == AX_COL && !n->pi[0]->var && streq(n->pi[0]->name, n->kid[0]->rel->attr[0].name))
+    return n->kid[0]->rel->entity;
+  return NULL;
+}
+
+/* The one column of a unary entity relation (an alpha argument). */
+static const AlgCol *argCol(const AlgNode *n) { return n->sch.ncol >= 1 ? &n->sch.col[0] : NULL; }
+
+static int isFlagCol(const AlgNode *alpha, const AlgExpr *e, int attr) {
+  return e && e->kind == AX_COL && attr >= 0 && streq(e->var, alpha->var) &&
+         streq(e->name, alpha->rel->attr[attr].name);
+}
+
+/* Copy of e with every reference to column (var, name) replaced by r. */
+static AlgExpr *substCol(Opt *o, const AlgExpr *e, const char *var, const char *name, const AlgExpr *r) {
+  if (!e) return NULL;
+  if (e->kind == AX_COL && streq(e->var, var) && streq(e->name, name)) return algExprCopy(o->a, r);
+  AlgExpr *c = tqArenaAlloc(o->a, sizeof *c);
+  *c = *e;
+  c->a = substCol(o, e->a, var, name, r);
+  c->b = substCol(o, e->b, var, name, r);
+  return c;
+}
+
+/* Does e use only column (var, name) of the explicit attributes (and no time)? */
+static int onlyCol(const AlgExpr *e, const char *var, const char *name) {
+  if (!e) return 1;
+  if (e->kind == AX_COL) return streq(e->var, var) && streq(e->name, name);
+  if (e->kind == AX_TVAR || e->kind == AX_NOW || e->kind == AX_AGG) return 0;
+  return onlyCol(e->a, var, name) && onlyCol(e->b, var, name);
+}
+
+static int refsVar(const AlgExpr *e, const char *var) {
+  if (!e) return 0;
+  if ((e->kind == AX_COL || e->kind == AX_TVAR || e->kind == AX_AGG) && streq(e->var, var)) return 1;
+  return refsVar(e->a, var) || refsVar(e->b, var);
+}
+
+/* Uses the time of var other than as `end of var`? */
+static int usesBeginOf(const AlgExpr *e, const char *var) {
+  if (!e) return 0;
+  if (e->kind == AX_ENDOF && e->a->kind == AX_TVAR && streq(e->a->var, var)) return 0;
+  if (e->kind == AX_TVAR && streq(e->var, var)) return 1;
+  return usesBeginOf(e->a, var) || usesBeginOf(e->b, var);
+}
+
+static int nodeRefs(const AlgNode *n, int (*f)(const AlgExpr *, const char *), const char *var) {
+  if (f(n->pred, var) || f(n->vfrom, var) || f(n->vto, var)) return 1;
+  for (int i = 0; i < n->npi; i++)
+    if (f(n->pi[i], var)) return 1;
+  for (int i = 0; i < n->nkey; i++)
+    if (f(n->keyL[i], var) || f(n->keyR[i], var)) return 1;
+  return 0;
+}
+
+static AlgNode *mkSigma(Opt *o, AlgKind k, AlgExpr *p, AlgNode *kid) {
+  return k == ALG_SIGMA ? algSigma(o->a, p, kid) : algSigmaT(o->a, p, kid);
+}
+
+static AlgNode *copyNode(Opt *o, const AlgNode *n) {
+  AlgNode *c = tqArenaAlloc(o->a, sizeof *c);
+  *c = *n;
+  return c;
+}
+
+static AlgNode *withKid(Opt *o, const AlgNode *n, int i, AlgNode *k) {
+  AlgNode *c = copyNode(o, n);
+  c->kid[i] = k;
+  algSchemaCompute(o->a, c);
+  return c;
+}
+
+/* ================================================================ class 1: conventional */
+
+/* SPLIT-AND: sigma[a and b](E) -> sigma[a](sigma[b](E)), same for sigmaT.
+** Always exact (a conjunction is two filters). */
+static AlgNode *ruleSplitAnd(Opt *o, AlgNode *n) {
+  if ((n->kind != ALG_SIGMA && n->kind != ALG_SIGMAT) || n->pred->kind != AX_AND) return NULL;
+  return mkSigma(o, n->kind, n->pred->a, mkSigma(o, n->kind, n->pred->b, n->kid[0]));
+}
+
+/* Collects the tuple variables of an overlap chain V1 overlap ... Vk. */
+static int overlapChain(const AlgExpr *e, const AlgExpr **vars, int *n, int max) {
+  if (e->kind == AX_TVAR) {
+    if (*n >= max) return 0;
+    vars[(*n)++] = e;
+    return 1;
+  }
+  if (e->kind != AX_OVERLAP && e->kind != AX_TOVERLAP) return 0;
+  return overlapChain(e->a, vars, n, max) && overlapChain(e->b, vars, n, max);
+}
+
+/* SPLIT-OVERLAP: sigmaT[V1 overlap ... overlap Vk] (k >= 3) -> the
+** conjunction of the pairwise overlaps.  Exact: spans on a line that
+** intersect pairwise share a chronon (Helly property); events are
+** one-chronon spans. */
+static AlgNode *ruleSplitOverlap(Opt *o, AlgNode *n) {
+  const AlgExpr *v[32];
+  int k = 0;
+  if (n->kind != ALG_SIGMAT || n->pred->kind != AX_TOVERLAP) return NULL;
+  if (!overlapChain(n->pred, v, &k, 32) || k < 3) return NULL;
+  AlgExpr *all = NULL;
+  for (int i = 0; i < k; i++) {
+    for (int j = i + 1; j < k; j++) {
+      AlgExpr *p = algExprBin(o->a, AX_TOVERLAP, 0, tyBool(), algExprCopy(o->a, v[i]), algExprCopy(o->a, v[j]));
+      all = all ? algExprBin(o->a, AX_AND, 0, tyBool(), all, p) : p;
+    }
+  }
+  return algSigmaT(o->a, all, n->kid[0]);
+}
+
+/* SIGMA-DOWN: sigma[F](sigmaT[G](E)) -> sigmaT[G](sigma[F](E)).  Exact:
+** both only drop tuples, on independent attributes. */
+static AlgNode *ruleSigmaDown(Opt *o, AlgNode *n) {
+  if (n->kind != ALG_SIGMA || n->kid[0]->kind != ALG_SIGMAT) return NULL;
+  AlgNode *t = n->kid[0];
+  return algSigmaT(o->a, t->pred, algSigma(o->a, n->pred, t->kid[0]));
+}
+
+/* A chain of selections (sigma, sigmaT) over a product: the product, or NULL. */
+static AlgNode *chainProduct(AlgNode *n) {
+  while (n->kind == ALG_SIGMA || n->kind == ALG_SIGMAT) n = n->kid[0];
+  return n->kind == ALG_PRODUCT || n->kind == ALG_OPRODUCT ? n : NULL;
+}
+
+/* Copy of the selection chain n with its product replaced by p. */
+static AlgNode *rebuildChain(Opt *o, AlgNode *n, AlgNode *p) {
+  if (n->kind != ALG_SIGMA && n->kind != ALG_SIGMAT) return p;
+  return mkSigma(o, n->kind, n->pred, rebuildChain(o, n->kid[0], p));
+}
+
+/* O1: sigma[F](... E1 x E2) -> ...(sigma[F](E1) x E2) when F only uses E1's
+** attributes (and symmetrically), through other selections between, and
+** through x1 and keyed products.  Exact: a filter on one input of a product
+** keeps exactly the pairs whose part passes it. */
+static AlgNode *pushIntoProduct(Opt *o, AlgNode *n) {
+  AlgNode *p = chainProduct(n->kid[0]);
+  if (!p) return NULL;
+  if (n->kind == ALG_SIGMA && exprHasTime(n->pred)) return NULL;
+  for (int side = 0; side < 2; side++) {
+    if (!exprIn(n->pred, &p->kid[side]->sch)) continue;
+    return rebuildChain(o, n->kid[0], withKid(o, p, side, mkSigma(o, n->kind, n->pred, p->kid[side])));
+  }
+  return NULL;
+}
+static AlgNode *ruleO1(Opt *o, AlgNode *n) { return n->kind == ALG_SIGMA ? pushIntoProduct(o, n) : NULL; }
+/* O1T: the same for sigmaT when its predicate names the times of one side only. */
+static AlgNode *ruleO1T(Opt *o, AlgNode *n) { return n->kind == ALG_SIGMAT ? pushIntoProduct(o, n) : NULL; }
+
+/* SIGMA-PI: sigma[F](pi[L](E)) -> pi[L](sigma[F'](E)) with F' = F with each
+** output column replaced by its expression.  Exact: pi maps tuples one to one. */
+static AlgNode *ruleSigmaPi(Opt *o, AlgNode *n) {
+  if (n->kind != ALG_SIGMA || n->kid[0]->kind != ALG_PI) return NULL;
+  if (entitySource(n->kid[0])) return NULL; /* leave sigma[1=K](pi[E](E)) to O4 */
+  AlgNode *p = n->kid[0];
+  AlgExpr *f = n->pred;
+  for (int i = 0; i < p->npi; i++) f = substCol(o, f, p->piVars ? p->piVars[i] : p->piVar, p->piName[i], p->pi[i]);
+  if (!exprIn(f, &p->kid[0]->sch)) return NULL;
+  return withKid(o, p, 0, algSigma(o->a, f, p->kid[0]));
+}
+
+/* SIGMA-PIT: sigma[F](piT[V](E)) -> piT[V](sigma[F](E)).  Exact: piT keeps the
+** explicit attributes; F does not look at time. */
+static AlgNode *ruleSigmaPiT(Opt *o, AlgNode *n) {
+  if (n->kind != ALG_SIGMA || n->kid[0]->kind != ALG_PIT || exprHasTime(n->pred)) return NULL;
+  AlgNode *p = n->kid[0];
+  return withKid(o, p, 0, algSigma(o->a, n->pred, p->kid[0]));
+}
+
+/* SIGMAT-PI: sigmaT[G](pi[L](E)) -> pi[L](sigmaT[G](E)).  Exact: pi keeps the
+** time components. */
+static AlgNode *ruleSigmaTPi(Opt *o, AlgNode *n) {
+  if (n->kind != ALG_SIGMAT || n->kid[0]->kind != ALG_PI) return NULL;
+  AlgNode *p = n->kid[0];
+  if (!exprIn(n->pred, &p->kid[0]->sch)) return NULL;
+  return withKid(o, p, 0, algSigmaT(o->a, n->pred, p->kid[0]));
+}
+
+/* PI-MERGE: pi[L1](pi[L2](E)) -> pi[L1 o L2](E). */
+static AlgNode *rulePiMerge(Opt *o, AlgNode *n) {
+  if (n->kind != ALG_PI || n->kid[0]->kind != ALG_PI) return NULL;
+  AlgNode *in = n->kid[0];
+  AlgExpr **e = tqArenaAlloc(o->a, sizeof(AlgExpr *) * (size_t)(n->npi ? n->npi : 1));
+  for (int i = 0; i < n->npi; i++) {
+    e[i] = n->pi[i];
+    for (int j = 0; j < in->npi; j++) e[i] = substCol(o, e[i], in->piVars ? in->piVars[j] : in->piVar, in->piName[j], in->pi[j]);
+    if (!exprIn(e[i], &in->kid[0]->sch)) return NULL;
+  }
+  AlgNode *m = algPi(o->a, n->npi, e, n->piName, n->piVar, in->kid[0]);
+  m->piVars = n->piVars;
+  algSchemaCompute(o->a, m);
+  return m;
+}
+
+/* ================================================================ class 2: alpha */
+
+/* O2: sigma[F(t.flag)](alpha_t(E)) -> alpha_t(sigma[F(1)](E)) when F uses
+** only the attribute holding the enable flag.  Exact: alpha_t only delivers
+** tuples whose flag entity is in E.  For S:P the flag is the performer
+** (first argument); for S:T a condition on the target goes to the first
+** argument and one on the performer to the third. */
+static AlgNode *ruleO2(Opt *o, AlgNode *n) {
+  if (n->kind != ALG_SIGMA || n->kid[0]->kind != ALG_ALPHA) return NULL;
+  AlgNode *al = n->kid[0];
+  const AlgRel *r = al->rel;
+  int attrs[2] = {r->flagAttr, -1}, args[2] = {0, -1};
+  if (al->variant == AV_ST) {
+    attrs[1] = r->performerAttr;
+    args[1] = 2;
+  }
+  for (int k = 0; k < 2; k++) {
+    if (attrs[k] < 0 || args[k] >= al->nkid) continue;
+    const char *an = r->attr[attrs[k]].name;
+    if (!onlyCol(n->pred, al->var, an)) continue;
+    const AlgCol *c = argCol(al->kid[args[k]]);
+    if (!c) continue;
+    AlgExpr *col = algExprCol(o->a, c->var, c->name, c->type);
+    AlgExpr *f = substCol(o, n->pred, al->var, an, col);
+    AlgNode *na = copyNode(o, al);
+    na->kid[args[k]] = algSigma(o->a, f, al->kid[args[k]]);
+    algSchemaCompute(o->a, na);
+    return na;
+  }
+  return NULL;
+}
+
+/* Are the ancestors of the current node free of references to the columns
+** and time of e2 (restriction 1), and of any use of t's time other than
+** `end of t` up to the first piT above (restriction 2)? */
+static int o3AncestorsOk(Opt *o, const char *t, const AlgNode *e2) {
+  int belowPiT = 1;
+  for (int i = o->depth - 1; i >= 0; i--) {
+    const AlgNode *an = o->path[i];
+    for (int v = 0; v < e2->sch.ncol; v++)
+      if (nodeRefs(an, refsVar, e2->sch.col[v].var)) return 0;
+    for (int v = 0; v < e2->sch.ntv; v++)
+      if (nodeRefs(an, refsVar, e2->sch.tv[v].var)) return 0;
+    if (belowPiT && nodeRefs(an, usesBeginOf, t)) return 0;
+    if (an->kind == ALG_PIT) belowPiT = 0; /* above piT, times are the result's */
+  }
+  return 1;
+}
+
+/* O3 (all traced and disable-traced placements):
+**   sigmaT[E2 precede end of t](sigma[E2.A = t.flag](alpha_t(E1) x E2))
+**     -> alpha_t(E1 intersect pi[E2.A](E2))
+** Preconditions (the paper's, plus exactness):
+**   (1) nothing above uses an attribute or the time of E2;
+**   (2) nothing above uses begin of t (only end of t);
+**   (3) E2 is an event relation (one time component, an event);
+**   (4) E1 is an entity source or a constant (so the enabling entities of the
+**       right-hand side are those of the left);
+** The new alpha is armed from each qualifying event on, persistently (the
+** exact form): every t on that entity that ends after the first such event
+** is delivered, which is TQuel's "some E2 precedes the end of t".  The
+** consuming form of a disable-traced sensor (one firing per event) answers
+** "the next t after each E2" and is not used. */
+static AlgNode *ruleO3(Opt *o, AlgNode *n) {
+  if (n->kind != ALG_SIGMAT) return NULL;
+  AlgNode *s = n->kid[0];
+  if (s->kind != ALG_SIGMA || s->pred->kind != AX_CMP || s->pred->op != OPB_EQ) return NULL;
+  AlgNode *p = s->kid[0];
+  if (p->kind != ALG_PRODUCT) return NULL;
+  for (int side = 0; side < 2; side++) {
+    AlgNode *al = p->kid[side], *e2 = p->kid[1 - side];
+    if (al->kind != ALG_ALPHA || al->rel->mode == ALG_MODE_SAMPLED) continue;
+    if (!entitySource(al->kid[0]) && al->kid[0]->kind != ALG_CONST) continue;   /* (4) */
+    if (e2->sch.ntv != 1 || !e2->sch.tv[0].isEvent) continue;                    /* (3) */
+    const AlgExpr *q = s->pred, *ea = NULL;
+    if (isFlagCol(al, q->a, al->rel->flagAttr) && q->b->kind == AX_COL) ea = q->b;
+    else if (isFlagCol(al, q->b, al->rel->flagAttr) && q->a->kind == AX_COL) ea = q->a;
+    if (!ea || algSchemaCol(&e2->sch, ea->var, ea->name) < 0) continue;
+    /* the when predicate: E2 precede end of t (or t itself for an event t) */
+    const AlgExpr *w = n->pred;
+    if (w->kind != AX_PRECEDE || w->a->kind != AX_TVAR || !streq(w->a->var, e2->sch.tv[0].var)) continue;
+    const AlgExpr *rhs = w->b;
+    int ok = rhs->kind == AX_ENDOF && rhs->a->kind == AX_TVAR && streq(rhs->a->var, al->var);
+    if (!ok && al->rel->isEvent) ok = rhs->kind == AX_TVAR && streq(rhs->var, al->var);
+    if (!ok) continue;
+    if (!o3AncestorsOk(o, al->var, e2)) continue; /* (1), (2) */
+    AlgExpr **pe = tqArenaAlloc(o->a, sizeof(AlgExpr *));
+    const char **pn = tqArenaAlloc(o->a, sizeof(char *));
+    pe[0] = algExprCopy(o->a, ea);
+    pn[0] = ea->name;
+    AlgNode *proj = algPi(o->a, 1, pe, pn, ea->var, e2);
+    AlgNode *na = copyNode(o, al);
+    na->kid[0] = algIntersect(o->a, al->kid[0], proj);
+    na->arm = ARM_PERSIST;
+    na->note = "O3 exact form: armed from the first qualifying event on (the consuming form is not provably equivalent)";
+    algSchemaCompute(o->a, na);
+    return na;
+  }
+  return NULL;
+}
+
+/* ================================================================ class 3: entity sources */
+
+/* O4: sigma[1=K](E) -> K where E is an entity source and K a constant of
+** its type: a named entity is in its entity set. */
+static AlgNode *ruleO4(Opt *o, AlgNode *n) {
+  if (n->kind != ALG_SIGMA || !entitySource(n->kid[0])) return NULL;
+  const AlgExpr *q = n->pred;
+  if (q->kind != AX_CMP || q->op != OPB_EQ) return NULL;
+  const AlgCol *c = argCol(n->kid[0]);
+  const AlgExpr *k = NULL;
+  if (q->a->kind == AX_COL && streq(q->a->name, c->name) && streq(q->a->var, c->var) && q->b->kind == AX_CONST) k = q->b;
+  if (q->b->kind == AX_COL && streq(q->b->name, c->name) && streq(q->b->var, c->var) && q->a->kind == AX_CONST) k = q->a;
+  if (!k || k->type.kind != TY_ENTITY) return NULL;
+  return algConst(o->a, k->type, k->ival);
+}
+
+/* O5: E0 intersect E -> E (either order) when E0 is the entity source of
+** E's entity type: a subset of the entities intersected with all of them. */
+static AlgNode *ruleO5(Opt *o, AlgNode *n) {
+  if (n->kind != ALG_INTERSECT) return NULL;
+  for (int side = 0; side < 2; side++) {
+    const AlgEntity *ent = entitySource(n->kid[side]);
+    const AlgCol *c = argCol(n->kid[1 - side]);
+    if (ent && c && c->type.kind == TY_ENTITY && c->type.ent == ent) return n->kid[1 - side];
+  }
+  return NULL;
+}
+
+/* ================================================================ class 4: Clock */
+
+static int isVarTime(const AlgExpr *e, const char *v) { return e->kind == AX_TVAR && streq(e->var, v); }
+
+/* O6: piT[at C](sigmaT[C overlap t](alpha^{S}_t(E1, E2, ...) x Clock[i]_C))
+**       -> piT[at t](alpha^{S}_t(E1, E2 intersect Clock[i], ...))
+** for sampled alphas (S:P, S:T), either order of the product.  The valid
+** clause may be `at C`, `at t`, or `at begin of (t overlap C)`: under the
+** overlap condition all are the common instant.  Exact: a sample taken at a
+** Clock tick overlaps Clock[i] exactly when that tick is also one of
+** Clock[i]'s, so sampling at Clock intersect Clock[i] gives the same tuples. */
+static AlgNode *ruleO6(Opt *o, AlgNode *n) {
+  if (n->kind != ALG_PIT || !n->validAt) return NULL;
+  AlgNode *st = n->kid[0];
+  if (st->kind != ALG_SIGMAT || st->pred->kind != AX_TOVERLAP) return NULL;
+  AlgNode *p = st->kid[0];
+  if (p->kind != ALG_PRODUCT && p->kind != ALG_OPRODUCT) return NULL;
+  if (p->nkey) return NULL;
+  for (int side = 0; side < 2; side++) {
+    AlgNode *al = p->kid[side], *ck = p->kid[1 - side];
+    if (al->kind != ALG_ALPHA || al->rel->mode != ALG_MODE_SAMPLED || ck->kind != ALG_CLOCK || !ck->var) continue;
+    const AlgExpr *w = st->pred;
+    if (!((isVarTime(w->a, ck->var) && isVarTime(w->b, al->var)) || (isVarTime(w->b, ck->var) && isVarTime(w->a, al->var))))
+      continue;
+    const AlgExpr *x = n->vfrom;
+    int ok = isVarTime(x, ck->var) || isVarTime(x, al->var);
+    if (!ok && x->kind == AX_BEGINOF) {
+      const AlgExpr *y = x->a;
+      ok = isVarTime(y, ck->var) || isVarTime(y, al->var) ||
+           ((y->kind == AX_OVERLAP) && ((isVarTime(y->a, ck->var) && isVarTime(y->b, al->var)) ||
+                                        (isVarTime(y->b, ck->var) && isVarTime(y->a, al->var))));
+    }
+    if (!ok) continue;
+    AlgNode *clk = algClock(o->a, ck->clockN, NULL);
+    AlgNode *na = copyNode(o, al);
+    na->kid[1] = algIntersect(o->a, al->kid[1], clk);
+    algSchemaCompute(o->a, na);
+    AlgExpr *at = algExprNew(o->a, AX_TVAR, n->vfrom->type);
+    at->var = al->var;
+    return algPiT(o->a, 1, at, NULL, n->tvOut, na);
+  }
+  return NULL;
+}
+
+static int64_t gcdI(int64_t a, int64_t b) {
+  while (b) {
+    int64_t t = a % b;
+    a = b;
+    b = t;
+  }
+  return a;
+}
+
+/* O7: Clock[n] intersect Clock[m] -> Clock[lcm(n, m)] (the paper's
+** Clock[n] intersect Clock[n*i] -> Clock[n*i] is the case m = n*i).  Exact:
+** Clock[k] ticks at the multiples of k base ticks. */
+static AlgNode *ruleO7(Opt *o, AlgNode *n) {
+  if (n->kind != ALG_INTERSECT || n->kid[0]->kind != ALG_CLOCK || n->kid[1]->kind != ALG_CLOCK) return NULL;
+  int64_t a = n->kid[0]->clockN, b = n->kid[1]->clockN;
+  int64_t l = a / gcdI(a, b) * b;
+  if (l > 1000000000) return NULL;
+  return algClock(o->a, (int)l, NULL);
+}
+
+/* ================================================================ class 5: operator variants */
+
+/* Is the subtree rooted at path position d only under pi/piT nodes up to the root? */
+static int atRoot(const Opt *o) {
+  for (int i = 0; i < o->depth; i++)
+    if (o->path[i]->kind != ALG_PI) return 0;
+  return 1;
+}
+
+/* PIT-ID: piT[at V](E) -> E when E's only time component is the event V,
+** and piT[from begin of V to end of V](E) -> E when it is the interval V;
+** only where the result's time is not named (the query's own result), so
+** nothing above refers to it. */
+static AlgNode *rulePiTId(Opt *o, AlgNode *n) {
+  if (n->kind != ALG_PIT || n->tvOut || !atRoot(o)) return NULL;
+  const AlgSchema *s = &n->kid[0]->sch;
+  if (s->ntv != 1) return NULL;
+  const char *v = s->tv[0].var;
+  if (n->validAt) {
+    if (s->tv[0].isEvent && isVarTime(n->vfrom, v)) return n->kid[0];
+    return NULL;
+  }
+  if (!s->tv[0].isEvent && n->vfrom->kind == AX_BEGINOF && isVarTime(n->vfrom->a, v) && n->vto->kind == AX_ENDOF &&
+      isVarTime(n->vto->a, v))
+    return n->kid[0];
+  return NULL;
+}
+
+/* PI-ID: the query's root pi that outputs exactly its input's columns in
+** order is dropped (result attributes are named by the query). */
+static AlgNode *rulePiId(Opt *o, AlgNode *n) {
+  if (n->kind != ALG_PI || o->depth != 0) return NULL;
+  const AlgSchema *s = &n->kid[0]->sch;
+  if (s->ncol != n->npi) return NULL;
+  for (int i = 0; i < n->npi; i++) {
+    const AlgExpr *e = n->pi[i];
+    if (e->kind != AX_COL || !streq(e->var, s->col[i].var) || !streq(e->name, s->col[i].name)) return NULL;
+  }
+  return n->kid[0];
+}
+
+/* X1: sigmaT[... a overlap b ...](E1 x E2) -> sigmaT[...](E1 x1 E2) when a is
+** a time component of E1 and b of E2 (a conjunct of the predicate).  The
+** selection stays; x1 only skips pairs that cannot overlap and forgets
+** tuples no future tuple can overlap (see runtime/op_product.c). */
+static const AlgExpr *findOverlap(const AlgExpr *e, const AlgSchema *l, const AlgSchema *r, int *swap) {
+  if (e->kind == AX_AND) {
+    const AlgExpr *x = findOverlap(e->a, l, r, swap);
+    return x ? x : findOverlap(e->b, l, r, swap);
+  }
+  if (e->kind != AX_TOVERLAP || e->a->kind != AX_TVAR || e->b->kind != AX_TVAR) return NULL;
+  if (algSchemaTvar(l, e->a->var) >= 0 && algSchemaTvar(r, e->b->var) >= 0) {
+    *swap = 0;
+    return e;
+  }
+  if (algSchemaTvar(l, e->b->var) >= 0 && algSchemaTvar(r, e->a->var) >= 0) {
+    *swap = 1;
+    return e;
+  }
+  return NULL;
+}
+static AlgNode *ruleX1(Opt *o, AlgNode *n) {
+  if (n->kind != ALG_SIGMAT) return NULL;
+  AlgNode *p = chainProduct(n->kid[0]);
+  if (!p || p->kind != ALG_PRODUCT) return NULL;
+  int swap = 0;
+  const AlgExpr *ov = findOverlap(n->pred, &p->kid[0]->sch, &p->kid[1]->sch, &swap);
+  if (!ov) return NULL;
+  AlgNode *np = copyNode(o, p);
+  np->kind = ALG_OPRODUCT;
+  np->ovL = swap ? ov->b->var : ov->a->var;
+  np->ovR = swap ? ov->a->var : ov->b->var;
+  algSchemaCompute(o->a, np);
+  return algSigmaT(o->a, n->pred, rebuildChain(o, n->kid[0], np));
+}
+
+/* JOIN: sigma[E1.a = E2.b](E1 x E2) -> E1 x[E1.a=E2.b] E2 (also x1): the
+** product forms only pairs with equal keys (a hash join).  Exact. */
+static AlgNode *ruleJoin(Opt *o, AlgNode *n) {
+  if (n->kind != ALG_SIGMA || n->pred->kind != AX_CMP || n->pred->op != OPB_EQ) return NULL;
+  AlgNode *p = n->kid[0];
+  if (p->kind != ALG_PRODUCT && p->kind != ALG_OPRODUCT) return NULL;
+  const AlgExpr *x = n->pred->a, *y = n->pred->b;
+  if (x->type.kind == TY_FLOAT || y->type.kind == TY_FLOAT || !algTypeEq(x->type, y->type)) return NULL;
+  const AlgSchema *l = &p->kid[0]->sch, *r = &p->kid[1]->sch;
+  if (exprIn(y, l) && exprIn(x, r) && !exprIn(x, l)) {
+    const AlgExpr *t = x;
+    x = y;
+    y = t;
+  }
+  if (!exprIn(x, l) || !exprIn(y, r) || exprIn(x, r) || exprIn(y, l)) return NULL;
+  if (exprHasTime(x) || exprHasTime(y)) return NULL;
+  AlgNode *np = copyNode(o, p);
+  np->nkey = p->nkey + 1;
+  np->keyL = tqArenaAlloc(o->a, sizeof(AlgExpr *) * (size_t)np->nkey);
+  np->keyR = tqArenaAlloc(o->a, sizeof(AlgExpr *) * (size_t)np->nkey);
+  for (int i = 0; i < p->nkey; i++) {
+    np->keyL[i] = p->keyL[i];
+    np->keyR[i] = p->keyR[i];
+  }
+  np->keyL[p->nkey] = algExprCopy(o->a, x);
+  np->keyR[p->nkey] = algExprCopy(o->a, y);
+  algSchemaCompute(o->a, np);
+  return np;
+}
+
+/* ================================================================ driver */
+
+static const Rule rules[] = {
+    {"SPLIT-AND", 1, ruleSplitAnd},   {"SPLIT-OVERLAP", 1, ruleSplitOverlap}, {"SIGMA-DOWN", 1, ruleSigmaDown},
+    {"O1", 1, ruleO1},                {"O1T", 1, ruleO1T},                   {"SIGMA-PI", 1, ruleSigmaPi},
+    {"SIGMA-PIT", 1, ruleSigmaPiT},   {"SIGMAT-PI", 1, ruleSigmaTPi},        {"PI-MERGE", 1, rulePiMerge},
+    {"O2", 2, ruleO2},                {"O3", 2, ruleO3},                     {"O4", 3, ruleO4},
+    {"O5", 3, ruleO5},                {"O6", 4, ruleO6},                     {"O7", 4, ruleO7},
+    {"PIT-ID", 5, rulePiTId},         {"PI-ID", 5, rulePiId},                {"X1", 5, ruleX1},
+    {"JOIN", 5, ruleJoin},
+};
+
+static void recompute(TqArena *a, AlgNode *n) {
+  for (int i = 0; i < n->nkid; i++) recompute(a, n->kid[i]);
+  algSchemaCompute(a, n);
+}
+
+/* Tries the rules of class cls at n and below (pre-order).  On the first
+** rewrite, replaces the node and returns 1. */
+static int applyAt(Opt *o, AlgNode **slot, int cls) {
+  AlgNode *n = *slot;
+  for (size_t r = 0; r < TQ_ARRAY_SIZE(rules); r++) {
+    if (rules[r].cls != cls) continue;
+    AlgNode *m = rules[r].fn(o, n);
+    if (!m) continue;
+    *slot = m;
+    recompute(o->a, o->root);
+    if (o->trace) {
+      tqBufPrintf(o->trace, "%s: ", rules[r].name);
+      algPrint(o->root, o->trace);
+      tqBufPuts(o->trace, "\n");
+    }
+    return 1;
+  }
+  if (o->depth >= (int)TQ_ARRAY_SIZE(o->path)) return 0;
+  o->path[o->depth++] = n;
+  for (int i = 0; i < n->nkid; i++) {
+    if (applyAt(o, &n->kid[i], cls)) {
+      o->depth--;
+      return 1;
+    }
+  }
+  o->depth--;
+  return 0;
+}
+
+static AlgNode *deepCopy(Opt *o, const AlgNode *n) { return algNodeCopy(o->a, n); }
+
+/* ---------------------------------------------------------------- finishing rules */
+
+/* Columns of (var, name) used by expression e, added to set. */
+typedef struct ColSet {
+  const char *var[256];
+  const char *name[256];
+  int n;
+} ColSet;
+static void colsOf(const AlgExpr *e, ColSet *s) {
+  if (!e) return;
+  if (e->kind == AX_COL && s->n < 256) {
+    for (int i = 0; i < s->n; i++)
+      if (streq(s->var[i], e->var) && streq(s->name[i], e->name)) goto kids;
+    s->var[s->n] = e->var;
+    s->name[s->n++] = e->name;
+  }
+kids:
+  colsOf(e->a, s);
+  colsOf(e->b, s);
+}
+static void nodeCols(const AlgNode *n, ColSet *s) {
+  colsOf(n->pred, s);
+  for (int i = 0; i < n->npi; i++) colsOf(n->pi[i], s);
+  for (int i = 0; i < n->nkey; i++) {
+    colsOf(n->keyL[i], s);
+    colsOf(n->keyR[i], s);
+  }
+}
+
+/* PI-PUSH: under a pi, each product input keeps only the columns used above
+** it (projection push-down); the time components are kept.  Exact. */
+static int piPush(Opt *o, AlgNode *n, ColSet *used, int underPi) {
+  int changed = 0;
+  if (n->kind == ALG_PRODUCT || n->kind == ALG_OPRODUCT) {
+    ColSet here = *used;
+    nodeCols(n, &here);
+    for (int side = 0; side < 2 && underPi; side++) {
+      AlgNode *k = n->kid[side];
+      int keep = 0, idx[256];
+      for (int i = 0; i < k->sch.ncol && i < 256; i++) {
+        for (int j = 0; j < here.n; j++)
+          if (streq(here.var[j], k->sch.col[i].var) && streq(here.name[j], k->sch.col[i].name)) {
+            idx[keep++] = i;
+            break;
+          }
+      }
+      if (keep == k->sch.ncol || k->kind == ALG_PI) continue;
+      AlgExpr **pe = tqArenaAlloc(o->a, sizeof(AlgExpr *) * (size_t)(keep ? keep : 1));
+      const char **pn = tqArenaAlloc(o->a, sizeof(char *) * (size_t)(keep ? keep : 1));
+      const char **pv = tqArenaAlloc(o->a, sizeof(char *) * (size_t)(keep ? keep : 1));
+      for (int i = 0; i < keep; i++) {
+        const AlgCol *c = &k->sch.col[idx[i]];
+        pe[i] = algExprCol(o->a, c->var, c->name, c->type);
+        pn[i] = c->name;
+        pv[i] = c->var;
+      }
+      AlgNode *np = algPi(o->a, keep, pe, pn, NULL, k);
+      np->piVars = pv;
+      algSchemaCompute(o->a, np);
+      n->kid[side] = np;
+      changed = 1;
+      if (o->trace) tqBufPrintf(o->trace, "PI-PUSH: kept %d of %d columns of a product input\n", keep, k->sch.ncol);
+    }
+    for (int i = 0; i < n->nkid; i++) changed |= piPush(o, n->kid[i], &here, underPi);
+    return changed;
+  }
+  if (n->kind == ALG_PI) {
+    ColSet fresh = {0};
+    nodeCols(n, &fresh);
+    for (int i = 0; i < n->nkid; i++) changed |= piPush(o, n->kid[i], &fresh, 1);
+    return changed;
+  }
+  ColSet here = *used;
+  nodeCols(n, &here);
+  if (n->kind == ALG_ALPHA || n->kind == ALG_INTERSECT || n->kind == ALG_AGG) {
+    /* arguments are independent relations */
+    for (int i = 0; i < n->nkid; i++) {
+      ColSet none = {0};
+      changed |= piPush(o, n->kid[i], &none, 0);
+    }
+    return changed;
+  }
+  for (int i = 0; i < n->nkid; i++) changed |= piPush(o, n->kid[i], &here, underPi);
+  return changed;
+}
+
+/* MERGE-SIGMA: sigma[a](sigma[b](E)) -> sigma[a and b](E), same for sigmaT. */
+static int mergeSigma(Opt *o, AlgNode **slot) {
+  AlgNode *n = *slot;
+  int changed = 0;
+  for (int i = 0; i < n->nkid; i++) changed |= mergeSigma(o, &n->kid[i]);
+  if ((n->kind == ALG_SIGMA || n->kind == ALG_SIGMAT) && n->kid[0]->kind == n->kind) {
+    AlgNode *k = n->kid[0];
+    *slot = mkSigma(o, n->kind, algExprBin(o->a, AX_AND, 0, tyBool(), n->pred, k->pred), k->kid[0]);
+    changed = 1;
+  }
+  return changed;
+}
+
 AlgNode *algOptimize(TqArena *a, const AlgNode *t, TqBuf *trace) {
-  return algNodeCopy(a, t);
+  Opt o = {0};
+  o.a = a;
+  o.trace = trace;
+  o.root = deepCopy(&o, t);
+  recompute(a, o.root);
+  int guard = 0;
+  for (int cls = 1; cls <= 5 && guard < 10000; guard++) {
+    o.depth = 0;
+    if (applyAt(&o, &o.root, cls)) {
+      cls = 1; /* start again from the first class */
+      continue;
+    }
+    cls++;
+  }
+  ColSet none = {0};
+  if (piPush(&o, o.root, &none, 0)) {
+    recompute(a, o.root);
+    if (trace) {
+      tqBufPuts(trace, "PI-PUSH: ");
+      algPrint(o.root, trace);
+      tqBufPuts(trace, "\n");
+    }
+  }
+  if (mergeSigma(&o, &o.root)) {
+    recompute(a, o.root);
+    if (trace) {
+      tqBufPuts(trace, "MERGE-SIGMA: ");
+      algPrint(o.root, trace);
+      tqBufPuts(trace, "\n");
+    }
+  }
+  return o.root;
 }
