@@ -103,7 +103,7 @@ int tqTimeParse(const char *s, size_t len, TqTime *out) {
     if (parseDigits(s, c1, &h) || parseDigits(c1 + 1, c2, &m) || parseDigits(c2 + 1, se, &sec)) return -1;
     if (se - (c2 + 1) != 2 || m >= 60 || sec >= 60) return -1;
     if (dot && (dot + 1 >= e || parseFrac(dot + 1, e, TQ_SEC, &frac))) return -1;
-    if (h > (INT64_MAX / TQ_SEC) / 3600 - 1) return -1;
+    if (h > (INT64_MAX / TQ_SEC) / 3600 - 1) return -2;
     v = ((h * 3600 + m * 60 + sec) * TQ_SEC) + frac;
   } else {
     const char *p = s;
@@ -128,10 +128,11 @@ int tqTimeParse(const char *s, size_t len, TqTime *out) {
     else return -1;
     if (fs && unit == TQ_NS) return -1;
     int64_t ip, fp = 0;
-    if (parseDigits(s, ie, &ip)) return -1;
+    if (ie == s) return -1;
+    if (parseDigits(s, ie, &ip)) return -2; /* only digits: too many of them */
     if (fs && parseFrac(fs, fe, unit, &fp)) return -1;
-    if (__builtin_mul_overflow(ip, unit, &v) || __builtin_add_overflow(v, fp, &v)) return -1;
-    if (v >= TQ_FOREVER) return -1;
+    if (__builtin_mul_overflow(ip, unit, &v) || __builtin_add_overflow(v, fp, &v)) return -2;
+    if (v >= TQ_FOREVER) return -2;
   }
   *out = neg ? -v : v;
   return 0;

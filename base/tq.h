@@ -32,7 +32,8 @@ TqTime tqTimeAdd(TqTime a, TqTime b);
 ** beginning/forever/open print as words. Returns buf. */
 char *tqTimeFormat(char *buf, size_t n, TqTime t);
 /* Parses "h:mm:ss[.frac]", "N[ns|us|ms|s|min|h]" or a bare integer of ns.
-** Returns 0 and sets *out, or -1 on a malformed string. */
+** Returns 0 and sets *out, -1 on a malformed string, -2 when the value does
+** not fit in 64-bit nanoseconds. */
 int tqTimeParse(const char *s, size_t len, TqTime *out);
 
 /* ---------------------------------------------------------------- memory */

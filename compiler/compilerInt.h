@@ -15,6 +15,7 @@ typedef struct CpRange {
   int clockN;             /* > 0 for Clock[n] */
   TqLoc loc;              /* range statement */
   int bad;                /* the range statement had an error (uses stay quiet) */
+  AstNode *later;         /* retrieve that defines the relation later (error pending) */
 } CpRange;
 
 /* State of one compilation. */
@@ -24,10 +25,13 @@ typedef struct CpSema {
   TqArena *a;          /* == prog->arena */
   TqVec ranges;        /* CpRange*, latest binding wins */
   TqVec laterNames;    /* AstNode* of every retrieve into, for "defined later" */
+  TqVec failedNames;   /* const char*: derived relations whose query failed */
 } CpSema;
 
 CpRange *cpRangeLookup(CpSema *s, const char *var);
 void cpSemaRange(CpSema *s, AstNode *st);
 void cpSemaRetrieve(CpSema *s, AstNode *st);
+/* Reports ranges over relations defined later that no retrieve reported. */
+void cpSemaLaterRanges(CpSema *s, AstNode *upTo);
 
 #endif

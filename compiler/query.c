@@ -61,12 +61,13 @@ void cpSemaRange(CpSema *s, AstNode *st) {
     r->rel = algCatRel(&s->prog->cat, st->s2);
     if (!r->rel) r->derived = algCatDerived(&s->prog->cat, st->s2);
     if (!r->rel && !r->derived) {
+      for (int i = 0; i < s->failedNames.n; i++)
+        if (!strcasecmp(s->failedNames.v[i], st->s2)) return; /* its own query failed: reported there */
       for (int i = 0; i < s->laterNames.n; i++) {
         AstNode *x = s->laterNames.v[i];
-        if (!strcasecmp(x->s, st->s2)) {
-          tqError(s->diag, st->loc,
-                  "relation '%s' is defined later (at %s:%d:%d); a query may only range over relations defined before it",
-                  st->s2, x->loc.src ? x->loc.src->name : "?", x->loc.line, x->loc.col);
+        if (!strcasecmp(x->s, st->s2) && (x->loc.src != st->loc.src || x->loc.line > st->loc.line ||
+                                           (x->loc.line == st->loc.line && x->loc.col > st->loc.col))) {
+          r->later = x; /* reported by the next retrieve (self-reference?) or at the end */
           return;
         }
       }
@@ -75,6 +76,37 @@ void cpSemaRange(CpSema *s, AstNode *st) {
     }
   }
   r->bad = 0;
+}
+
+static int astUsesVar(const AstNode *n, const char *var) {
+  for (; n; n = n->next) {
+    if ((n->kind == AST_COL || n->kind == AST_NAME) && n->s && !strcasecmp(n->s, var)) return 1;
+    for (int i = 0; i < 4; i++)
+      if (astUsesVar(n->k[i], var)) return 1;
+  }
+  return 0;
+}
+
+static void laterError(CpSema *s, CpRange *r, AstNode *st) {
+  AstNode *x = r->later;
+  r->later = NULL;
+  if (st == x && astUsesVar(st->k[0], r->var)) goto self;
+  for (int i = 1; st == x && i < 4; i++)
+    if (astUsesVar(st->k[i], r->var)) goto self;
+  tqError(s->diag, r->loc, "relation '%s' is defined later (at %s:%d:%d); a query may only range over relations defined before it",
+          x->s, x->loc.src ? x->loc.src->name : "?", x->loc.line, x->loc.col);
+  return;
+self:
+  tqError(s->diag, r->loc,
+          "relation '%s' is the result of the query that ranges over it (at %s:%d:%d); a derived relation cannot refer to itself",
+          x->s, x->loc.src ? x->loc.src->name : "?", x->loc.line, x->loc.col);
+}
+
+void cpSemaLaterRanges(CpSema *s, AstNode *upTo) {
+  for (int i = 0; i < s->ranges.n; i++) {
+    CpRange *r = s->ranges.v[i];
+    if (r->later && (!upTo || r->later == upTo)) laterError(s, r, upTo);
+  }
 }
 
 /* ================================================================ variables */
@@ -248,6 +280,10 @@ static AlgExpr *tyValue(QCtx *q, AstNode *x) {
       const AlgAttr *at = varAttrs(u, &n);
       for (int i = 0; i < n; i++) {
         if (!strcasecmp(at[i].name, x->s2)) {
+          if (at[i].type.kind == TY_NONE) { /* its declaration failed (reported there) */
+            q->bad = 1;
+            return NULL;
+          }
           e = algExprCol(q->a, u->var, at[i].name, at[i].type);
           e->loc = x->loc;
           return e;
@@ -569,7 +605,7 @@ static int cmpLoc(const void *x, const void *y) {
   return a->loc.col - b->loc.col;
 }
 
-void cpSemaRetrieve(CpSema *s, AstNode *st) {
+static void retrieveInner(CpSema *s, AstNode *st) {
   QCtx q = {0};
   int nerr0 = s->diag->nerr;
   q.s = s;
@@ -593,9 +629,9 @@ void cpSemaRetrieve(CpSema *s, AstNode *st) {
     AlgCatalog *c = &s->prog->cat;
     AlgRel *r = algCatRel(c, st->s);
     AlgDerived *dv = algCatDerived(c, st->s);
-    if (!strcasecmp(st->s, "Clock")) tqError(s->diag, st->loc, "'Clock' is predefined");
+    if (!strcasecmp(st->s, "Clock")) tqError(s->diag, st->loc2, "'Clock' is predefined");
     else if (r || dv)
-      tqError(s->diag, st->loc, "duplicate name '%s': a relation of that name is already defined at %s:%d:%d", st->s,
+      tqError(s->diag, st->loc2, "duplicate name '%s': a relation of that name is already defined at %s:%d:%d", st->s,
               (r ? r->loc : dv->loc).src ? (r ? r->loc : dv->loc).src->name : "?", (r ? r->loc : dv->loc).line,
               (r ? r->loc : dv->loc).col);
     if (s->diag->nerr > n0) return;
@@ -750,7 +786,15 @@ void cpSemaRetrieve(CpSema *s, AstNode *st) {
     dv->isEvent = isEvent;
     dv->nattr = np;
     dv->attr = cq->attr;
-    dv->loc = st->loc;
+    dv->loc = st->loc2;
     tqVecPush(&s->prog->cat.derived, dv);
   }
+}
+
+void cpSemaRetrieve(CpSema *s, AstNode *st) {
+  cpSemaLaterRanges(s, st);
+  int n0 = s->prog->queries.n;
+  retrieveInner(s, st);
+  if (s->prog->queries.n == n0 && st->s && !algCatDerived(&s->prog->cat, st->s) && !algCatRel(&s->prog->cat, st->s))
+    tqVecPush(&s->failedNames, (void *)st->s); /* uses of it later stay quiet */
 }

@@ -106,12 +106,12 @@ static AlgRel *relNew(CpSema *s, const char *name, TqLoc loc) {
 }
 
 static void declEntity(CpSema *s, AstNode *st) {
-  if (nameTaken(s, st->s, st->loc)) return;
+  if (nameTaken(s, st->s, st->loc2)) return;
   AlgEntity *e = tqArenaAlloc(s->a, sizeof *e);
   e->name = st->s;
-  e->loc = st->loc;
+  e->loc = st->loc2;
   tqVecPush(&s->prog->cat.entities, e);
-  AlgRel *r = relNew(s, st->s, st->loc);
+  AlgRel *r = relNew(s, st->s, st->loc2);
   r->entity = e;
   r->mode = ALG_MODE_ALWAYS;
   e->rel = r;
@@ -126,7 +126,7 @@ static void declEntity(CpSema *s, AstNode *st) {
 
 static void declEntityAttrs(CpSema *s, AstNode *st) {
   AlgEntity *e = algCatEntity(&s->prog->cat, st->s);
-  if (!e || e->loc.line != st->loc.line || e->loc.src != st->loc.src) return; /* duplicate, reported */
+  if (!e || e->loc.line != st->loc2.line || e->loc.col != st->loc2.col || e->loc.src != st->loc2.src) return; /* duplicate */
   AlgRel *r = e->rel;
   for (AstNode *x = st->k[0]; x; x = x->next) {
     if (x->op) {
@@ -147,8 +147,8 @@ static int findRole(AlgRel *r, int role) {
 }
 
 static void declRel(CpSema *s, AstNode *st) {
-  if (nameTaken(s, st->s, st->loc)) return;
-  AlgRel *r = relNew(s, st->s, st->loc);
+  if (nameTaken(s, st->s, st->loc2)) return;
+  AlgRel *r = relNew(s, st->s, st->loc2);
   r->isEvent = st->op == REL_EVENT;
   r->attr = NULL;
   if (declAttrs(s, r, 0, st->k[0])) return;
@@ -257,7 +257,7 @@ CpProgram *cpCompileSources(int n, TqSource **srcs, TqDiag *d) {
   CpProgram *p = tqCalloc(1, sizeof *p);
   p->arena = tqArenaNew();
   p->cat.tick = TQ_SEC;
-  CpSema s = {p, d, p->arena, {0}, {0}};
+  CpSema s = {p, d, p->arena, {0}, {0}, {0}};
   int nerr0 = d->nerr;
   AstNode *all = NULL;
   for (int i = 0; i < n; i++) {
@@ -274,7 +274,7 @@ CpProgram *cpCompileSources(int n, TqSource **srcs, TqDiag *d) {
           continue;
         }
         clockSt = st;
-        if (st->i <= 0) tqError(d, st->loc, "clock tick must be positive");
+        if (st->i <= 0) tqError(d, st->loc2, "clock tick must be positive");
         p->cat.tick = st->i;
         p->cat.tickSet = 1;
       } else if (st->kind == AST_ENTITY) {
@@ -297,8 +297,10 @@ CpProgram *cpCompileSources(int n, TqSource **srcs, TqDiag *d) {
       }
     }
   }
+  cpSemaLaterRanges(&s, NULL);
   tqVecFree(&s.ranges);
   tqVecFree(&s.laterNames);
+  tqVecFree(&s.failedNames);
   if (d->nerr > nerr0) {
     cpProgramFree(p);
     return NULL;

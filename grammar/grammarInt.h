@@ -14,6 +14,9 @@ typedef struct GrParse {
   const TqSource *src;
   AstNode *stmts;     /* result: statement list */
   int failed;         /* a syntax error was reported */
+  int prevLine, prevCol; /* just after the previous token (0: none) */
+  const char *prevZ;  /* the previous token's text */
+  int prevN;
 } GrParse;
 
 typedef struct GrLexer GrLexer;

@@ -69,7 +69,13 @@ static int64_t parseInt(GrParse *ps, GrToken t) {
 }
 static int64_t parseTime(GrParse *ps, GrToken t) {
   TqTime v = 0;
-  if (tqTimeParse(t.z, (size_t)t.n, &v)) tqError(ps->diag, t.loc, "malformed time constant '%.*s'", t.n, t.z);
+  int rc = tqTimeParse(t.z, (size_t)t.n, &v);
+  if (rc == -2)
+    tqError(ps->diag, t.loc, "time constant '%.*s' is too large (times are 64-bit nanosecond counts, at most about 2562047h)",
+            t.n, t.z);
+  else if (rc)
+    tqError(ps->diag, t.loc, "malformed time constant '%.*s' (expected h:mm:ss[.fraction] with minutes and seconds 00 to 59)",
+            t.n, t.z);
   return v;
 }
 void grSyntaxError(GrParse *ps, void *parser, int major, GrToken tok);
@@ -104,13 +110,13 @@ stmts ::= stmts stmt(S).          { ps->stmts = astAppend(ps->stmts, S); }
 stmts ::= stmts SEMI.
 
 /* ---------------------------------------------------------- sensor configuration */
-stmt(A) ::= CLOCK(T) DURATION(D).   { A = MK(AST_CLOCK, T); A->i = parseTime(ps, D); }
-stmt(A) ::= CLOCK(T) INTEGER(D).    { A = MK(AST_CLOCK, T); A->i = parseTime(ps, D); }
-stmt(A) ::= ENTITY(T) ID(N) attrsopt(L). { A = MK(AST_ENTITY, T); A->s = STR(N); A->k[0] = L; }
+stmt(A) ::= CLOCK(T) DURATION(D).   { A = MK(AST_CLOCK, T); A->i = parseTime(ps, D); A->loc2 = D.loc; }
+stmt(A) ::= CLOCK(T) INTEGER(D).    { A = MK(AST_CLOCK, T); A->i = parseTime(ps, D); A->loc2 = D.loc; }
+stmt(A) ::= ENTITY(T) ID(N) attrsopt(L). { A = MK(AST_ENTITY, T); A->s = STR(N); A->k[0] = L; A->loc2 = N.loc; }
 stmt(A) ::= EVENT(T) ID(N) LP attrs(L) RP relopts(O).
-                                     { A = MK(AST_REL, T); A->s = STR(N); A->op = REL_EVENT; A->k[0] = L; A->k[1] = O; }
+                                     { A = MK(AST_REL, T); A->s = STR(N); A->op = REL_EVENT; A->k[0] = L; A->k[1] = O; A->loc2 = N.loc; }
 stmt(A) ::= INTERVAL(T) ID(N) LP attrs(L) RP relopts(O).
-                                     { A = MK(AST_REL, T); A->s = STR(N); A->op = REL_INTERVAL; A->k[0] = L; A->k[1] = O; }
+                                     { A = MK(AST_REL, T); A->s = STR(N); A->op = REL_INTERVAL; A->k[0] = L; A->k[1] = O; A->loc2 = N.loc; }
 
 attrsopt(A) ::= .                    { A = NULL; }
 attrsopt(A) ::= LP attrs(L) RP.      { A = L; }
@@ -138,7 +144,7 @@ relopts(A) ::= relopts(L) relopt(X). { A = astAppend(L, X); }
 relopt(A) ::= TRACED(T) ON role(R).  { A = mkOpt(ps, T, OPT_MODE, MODE_TRACED, R, NULL); }
 relopt(A) ::= SAMPLED(T) ON role(R). { A = mkOpt(ps, T, OPT_MODE, MODE_SAMPLED, R, NULL); }
 relopt(A) ::= DISABLE(T) TRACED ON role(R). { A = mkOpt(ps, T, OPT_MODE, MODE_DISABLE, R, NULL); }
-relopt(A) ::= COUNTER(T) INTEGER(N). { A = mkOpt(ps, T, OPT_COUNTER, 0, parseInt(ps, N), NULL); }
+relopt(A) ::= COUNTER INTEGER(N).    { A = mkOpt(ps, N, OPT_COUNTER, 0, parseInt(ps, N), NULL); }
 relopt(A) ::= KEY(T) LP ids(L) RP.   { A = mkOpt(ps, T, OPT_KEY, 0, 0, L); }
 
 /* ---------------------------------------------------------- TQuel */
@@ -147,7 +153,7 @@ stmt(A) ::= RANGE(T) OF ID(V) IS ID(R) LB INTEGER(N) RB.
                                      { A = MK(AST_RANGE, T); A->s = STR(V); A->s2 = STR(R); A->i = parseInt(ps, N); A->op = 1; A->loc = R.loc; }
 
 stmt(A) ::= RETRIEVE(T) into(N) LP targets(L) RP clauses(C).
-                                     { A = C; A->loc = T.loc; A->s = N ? N->s : NULL; A->k[0] = L; }
+                                     { A = C; A->loc = T.loc; A->s = N ? N->s : NULL; A->loc2 = N ? N->loc : T.loc; A->k[0] = L; }
 into(A) ::= .                        { A = NULL; }
 into(A) ::= INTO ID(N).              { A = MK(AST_ID, N); A->s = STR(N); }
 into(A) ::= ID(N).                   { A = MK(AST_ID, N); A->s = STR(N); }
@@ -303,14 +309,25 @@ void grSyntaxError(GrParse *ps, void *parser, int major, GrToken tok) {
   for (yyStackEntry *e = p->yystack; e <= p->yytos && n < YYSTACKDEPTH; e++) st[n++] = e->stateno;
   n--;
   TqBuf b = {0};
-  int cnt = 0, exprStart = 0;
+  int cnt = 0, exprStart = 0, anyOp = 0;
   const char *first[12];
   for (int t = 0; t < YYNTOKEN; t++) {
+    int isOp = t == TK_OR || t == TK_AND || t == TK_EQ || t == TK_NE || t == TK_LT || t == TK_LE || t == TK_GT ||
+               t == TK_GE || t == TK_PLUS || t == TK_MINUS || t == TK_STAR || t == TK_SLASH || t == TK_PRECEDE ||
+               t == TK_EQUAL || t == TK_OVERLAP || t == TK_EXTEND;
     if (t == TK_FLOATNUM || t == TK_STRINGLIT || t == TK_NOW || t == TK_BEGINNING || t == TK_FOREVER) continue;
     if (!grAccepts(st, n, t)) continue;
     if (t != TK_ID && yyFallback[t] == TK_ID && grAccepts(st, n, TK_ID)) continue;
     if (t == TK_INTEGER && grAccepts(st, n, TK_TIMECONST) && grAccepts(st, n, TK_ID)) exprStart = 1;
+    if (isOp) {
+      anyOp = 1;
+      continue;
+    }
     if (cnt < 12) first[cnt] = grTokenDesc(t);
+    cnt++;
+  }
+  if (anyOp && !exprStart) {
+    if (cnt < 12) first[cnt] = "an operator";
     cnt++;
   }
   if (exprStart) {
@@ -322,18 +339,23 @@ void grSyntaxError(GrParse *ps, void *parser, int major, GrToken tok) {
     }
     if (cnt > 12) tqBufPuts(&b, ", ...");
   }
+  const char *what = major == TK_ID ? "name" : (tok.n && ((tok.z[0] | 32) >= 'a' && (tok.z[0] | 32) <= 'z')) ? "keyword" : "token";
   if (major == 0) {
     tqError(ps->diag, tok.loc, "unexpected end of input, expected %s", cnt ? b.s : "nothing");
+  } else if (ps->prevLine && tok.loc.line > ps->prevLine && !grAccepts(st, n, TK_RETRIEVE) &&
+             !grAccepts(st, n, TK_RANGE)) {
+    /* the statement stopped short: point at where it ends */
+    TqLoc at = {tok.loc.src, ps->prevLine, ps->prevCol};
+    tqError(ps->diag, at, "expected %s after '%.*s', found %s '%.*s' (on line %d)", cnt ? b.s : "nothing", ps->prevN,
+            ps->prevZ, what, tok.n, tok.z, tok.loc.line);
   } else {
-    tqError(ps->diag, tok.loc, "unexpected %s '%.*s', expected %s",
-            major == TK_ID ? "name" : (tok.n && ((tok.z[0] | 32) >= 'a' && (tok.z[0] | 32) <= 'z')) ? "keyword" : "token",
-            tok.n, tok.z, cnt ? b.s : "nothing");
+    tqError(ps->diag, tok.loc, "unexpected %s '%.*s', expected %s", what, tok.n, tok.z, cnt ? b.s : "nothing");
   }
   tqBufFree(&b);
 }
 
 AstNode *grParse(TqArena *a, const TqSource *src, TqDiag *d) {
-  GrParse ps = {a, d, src, NULL, 0};
+  GrParse ps = {a, d, src, NULL, 0, 0, 0, NULL, 0};
   GrLexer *lx = grLexerNew(src, d);
   void *p = grParserAlloc(malloc);
   GrToken tok;
@@ -341,6 +363,13 @@ AstNode *grParse(TqArena *a, const TqSource *src, TqDiag *d) {
   while ((code = grLexerNext(lx, &tok)) > 0) {
     grParser(p, code, tok, &ps);
     if (ps.failed) break;
+    /* remember where this token ends, for errors found at the next one */
+    ps.prevZ = tok.z;
+    ps.prevN = tok.n;
+    ps.prevLine = tok.loc.line;
+    ps.prevCol = tok.loc.col + tok.n;
+    for (int i = 0; i < tok.n; i++)
+      if (tok.z[i] == '\n') ps.prevLine = 0; /* multi-line token: do not guess */
   }
   if (code == 0 && !ps.failed) grParser(p, 0, tok, &ps);
   grParserFree(p, free);

@@ -23,6 +23,7 @@ typedef struct Parser {
   const char *ls;      /* start of the line */
   int line;
   TqMap open;          /* key hash -> first open interval index + 1 */
+  char *badRel;        /* relations with an error on some line (no cascades) */
   TqTime lastT;
   int haveT;
 } Parser;
@@ -230,6 +231,21 @@ static void endIv(Parser *ps, int32_t ivi, TqTime t, int line) {
   p->line = line;
 }
 
+/* After an error on a line: remember its relation so later lines that
+** depend on it (the end of an interval whose begin was bad) stay quiet. */
+static void markBad(Parser *ps) {
+  const char *s;
+  int n;
+  if (!word(ps, &s, &n) || n <= 0) return;
+  if (n > 1 && (s[n - 1] == '+' || s[n - 1] == '-')) n--;
+  char name[128];
+  if (n >= (int)sizeof name) return;
+  memcpy(name, s, (size_t)n);
+  name[n] = 0;
+  const AlgRel *r = algCatRel(&ps->tr->prog->cat, name);
+  if (r) ps->badRel[r->id - 1] = 1;
+}
+
 static void parseLine(Parser *ps) {
   SnsTrace *tr = ps->tr;
   const char *s;
@@ -237,8 +253,12 @@ static void parseLine(Parser *ps) {
   if (!word(ps, &s, &n)) return; /* empty or comment */
   TqTime t;
   if (n < 0) return;
-  if (tqTimeParse(s, (size_t)n, &t)) {
-    tqError(ps->d, locAt(ps, s), "malformed time '%.*s' (expected h:mm:ss[.frac], N[ns|us|ms|s|min|h] or ns)", n, s);
+  const char *ts = s;
+  int trc = tqTimeParse(s, (size_t)n, &t);
+  if (trc) {
+    if (trc == -2) tqError(ps->d, locAt(ps, s), "time '%.*s' is too large for 64-bit nanoseconds", n, s);
+    else tqError(ps->d, locAt(ps, s), "malformed time '%.*s' (expected h:mm:ss[.frac], N[ns|us|ms|s|min|h] or ns)", n, s);
+    markBad(ps);
     return;
   }
   if (ps->haveT && t < ps->lastT) {
@@ -276,10 +296,12 @@ static void parseLine(Parser *ps) {
   if (isIv && !sign) {
     tqError(ps->d, locAt(ps, ns + nn), "%s is an interval relation: write %s+ to begin or %s- to end an interval",
             r->name, r->name, r->name);
+    ps->badRel[r->id - 1] = 1;
     return;
   }
   if (!isIv && sign) {
     tqError(ps->d, locAt(ps, ns + nn), "%s is an event relation: write it without + or -", r->name);
+    ps->badRel[r->id - 1] = 1;
     return;
   }
   int64_t tmp[64];
@@ -291,10 +313,14 @@ static void parseLine(Parser *ps) {
     if (nv == r->nattr) {
       tqError(ps->d, locAt(ps, s), "too many values for %s (it has %d attribute%s)", r->name, r->nattr,
               r->nattr == 1 ? "" : "s");
+      ps->badRel[r->id - 1] = 1;
       return;
     }
     vs[nv] = s;
-    if (parseValue(ps, &r->attr[nv], s, n, &tmp[nv])) return;
+    if (parseValue(ps, &r->attr[nv], s, n, &tmp[nv])) {
+      ps->badRel[r->id - 1] = 1;
+      return;
+    }
     nv++;
   }
   int keyed = r->nkey > 0;
@@ -314,6 +340,7 @@ static void parseLine(Parser *ps) {
   } else if (nv < r->nattr) {
     tqError(ps->d, locAt(ps, ps->p), "missing value for %s.%s (expected %d value%s, got %d)", r->name,
             r->attr[nv].name, r->nattr, r->nattr == 1 ? "" : "s", nv);
+    ps->badRel[r->id - 1] = 1;
     return;
   }
   (void)vs;
@@ -334,11 +361,12 @@ static void parseLine(Parser *ps) {
   if (sign < 0) {
     int32_t ivi = takeOpen(ps, r, tmp, keyed);
     if (ivi < 0) {
-      tqError(ps->d, locAt(ps, ns), "%s- ends no open %s interval with these values", r->name, r->name);
+      if (!ps->badRel[r->id - 1])
+        tqError(ps->d, locAt(ps, ns), "%s- ends no open %s interval with these values", r->name, r->name);
       return;
     }
     if (tr->iv[ivi].from == t) {
-      tqError(ps->d, locAt(ps, s), "%s interval ends when it begins (intervals are [from, to) with from < to)", r->name);
+      tqError(ps->d, locAt(ps, ts), "%s interval ends when it begins (intervals are [from, to) with from < to)", r->name);
       return;
     }
     endIv(ps, ivi, t, ps->line);
@@ -378,6 +406,7 @@ SnsTrace *snsTraceParse(TqSource *src, const CpProgram *prog, TqDiag *d) {
   Parser ps = {0};
   ps.tr = tr;
   ps.d = d;
+  ps.badRel = tqCalloc((size_t)(prog->cat.rels.n + 1), 1);
   int nerr0 = d->nerr;
   const char *p = src->text, *end = src->text + src->len;
   while (p < end) {
@@ -391,6 +420,7 @@ SnsTrace *snsTraceParse(TqSource *src, const CpProgram *prog, TqDiag *d) {
     p = le + 1;
   }
   tqMapFree(&ps.open);
+  free(ps.badRel);
   if (d->nerr > nerr0) {
     snsTraceFree(tr);
     return NULL;
