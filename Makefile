@@ -28,7 +28,7 @@ OBJ      := $(patsubst %.c,$(B)/obj/%.o,$(LIBSRC)) $(B)/obj/gen/tq.o $(B)/obj/ge
 ASANOBJ  := $(patsubst %.c,$(B)/asan/%.o,$(LIBSRC)) $(B)/asan/gen/tq.o $(B)/asan/gen/lex.o
 
 .PHONY: all run test bench deps clean fuzz
-all: deps $(B)/tqmon $(B)/libtqmon.a
+all: deps $(B)/tqmon $(B)/libtqmon.a $(B)/paper-gen
 
 # ---------------------------------------------------------------- dependencies
 # Installs what the build needs on a fresh Debian machine, only when missing.
@@ -60,6 +60,10 @@ $(B)/libtqmon.a: $(OBJ)
 $(B)/tqmon: runtime/main.c $(B)/libtqmon.a $(HDRS)
 	$(CC) $(CSTD) $(WARN) $(OPT) $(INC) runtime/main.c $(B)/libtqmon.a $(LIBS) -o $@
 
+$(B)/paper-gen: examples/paper/gen.c
+	@mkdir -p $(B)
+	$(CC) $(CSTD) $(WARN) $(OPT) examples/paper/gen.c -o $@
+
 # ---------------------------------------------------------------- sanitizer build (tests)
 $(B)/asan/%.o: %.c $(HDRS)
 	@mkdir -p $(dir $@)
@@ -81,7 +85,7 @@ run: all
 	    --replay examples/paper/paper.trace --db tqmon.db --stats $(B)/paper-stats.json
 	@echo "results stored in tqmon.db (tables ResumedbyP1, RunningOnEvery10Seconds)"
 
-test: deps $(B)/asan/tqmon $(B)/asan/unit $(B)/tqmon
+test: deps $(B)/asan/tqmon $(B)/asan/unit $(B)/tqmon $(B)/paper-gen
 	@LC_ALL=C sh tests/run.sh
 
 bench: all

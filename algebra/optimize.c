@@ -349,7 +349,8 @@ static AlgNode *ruleO3(Opt *o, AlgNode *n) {
     int ok = rhs->kind == AX_ENDOF && rhs->a->kind == AX_TVAR && streq(rhs->a->var, al->var);
     if (!ok && al->rel->isEvent) ok = rhs->kind == AX_TVAR && streq(rhs->var, al->var);
     if (!ok) continue;
-    if (!o3AncestorsOk(o, al->var, e2)) continue; /* (1), (2) */
+    /* (1), (2); for an event t, begin of t is end of t */
+    if (!o3AncestorsOk(o, al->rel->isEvent ? "" : al->var, e2)) continue;
     AlgExpr **pe = tqArenaAlloc(o->a, sizeof(AlgExpr *));
     const char **pn = tqArenaAlloc(o->a, sizeof(char *));
     pe[0] = algExprCopy(o->a, ea);

@@ -206,7 +206,21 @@ void algPrint(const AlgNode *n, TqBuf *b) {
         const AlgNode *k = n->kid[i];
         int paren = (k->kind == ALG_PRODUCT || k->kind == ALG_OPRODUCT || k->kind == ALG_INTERSECT) &&
                     (i == 1 || k->kind != n->kind);
-        if (i) tqBufPuts(b, op);
+        if (i) {
+          if (n->nkey) {
+            tqBufAdd(b, op, strlen(op) - 1);
+            tqBufPuts(b, "[");
+            for (int j = 0; j < n->nkey; j++) {
+              if (j) tqBufPuts(b, ", ");
+              algExprPrint(n->keyL[j], b);
+              tqBufPuts(b, "=");
+              algExprPrint(n->keyR[j], b);
+            }
+            tqBufPuts(b, "] ");
+          } else {
+            tqBufPuts(b, op);
+          }
+        }
         if (paren) tqBufPuts(b, "(");
         algPrint(k, b);
         if (paren) tqBufPuts(b, ")");
