@@ -198,8 +198,16 @@ void algSchemaCompute(TqArena *a, AlgNode *n) {
       s->tv[0].isEvent = 1;
       break;
     case ALG_SIGMA:
-    case ALG_SIGMAT:
-    case ALG_INTERSECT: *s = *k0; break;
+    case ALG_SIGMAT: *s = *k0; break;
+    case ALG_INTERSECT:
+      /* the left's columns; an event when either side is one */
+      *s = *k0;
+      if (k0->ntv == 1 && !k0->tv[0].isEvent && n->kid[1]->sch.ntv == 1 && n->kid[1]->sch.tv[0].isEvent) {
+        s->tv = tqArenaAlloc(a, sizeof(AlgTvar));
+        s->tv[0] = k0->tv[0];
+        s->tv[0].isEvent = 1;
+      }
+      break;
     case ALG_PI:
       s->ncol = n->npi;
       s->col = tqArenaAlloc(a, sizeof(AlgCol) * (size_t)(n->npi ? n->npi : 1));
