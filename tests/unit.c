@@ -282,6 +282,46 @@ static void testIntersect(void) {
   tqDiagFree(&d);
 }
 
+/* x1 forgets what can no longer overlap: peak stored stays near the number
+** of live intervals, while x keeps the history. */
+static int64_t productPeak(int noOpt) {
+  TqDiag d = {0};
+  char *text = tqMprintf("%s%s", SENSORS,
+                         "interval Load2 (Process: Process performer, N: int) traced on performer;\n"
+                         "range of A is Load\nrange of B is Load2\nretrieve (A.N, M = B.N) where A.Process = B.Process\n");
+  CpProgram *p = compileStr(text, &d);
+  free(text);
+  if (!p) return -1;
+  cpOptimize(p, NULL);
+  TqBuf tr = {0};
+  tqBufPuts(&tr, "0 Process+ P1 Ready\n0 Process+ P2 Ready\n");
+  for (int i = 1; i <= 2000; i++) {
+    tqBufPrintf(&tr, "%d Load+ P%d %d\n%d Load2+ P%d %d\n", 10 * i, 1 + i % 2, i, 10 * i + 1, 1 + i % 2, i);
+    tqBufPrintf(&tr, "%d Load- P%d %d\n%d Load2- P%d %d\n", 10 * i + 5, 1 + i % 2, i, 10 * i + 6, 1 + i % 2, i);
+  }
+  SnsTrace *t = snsTraceParse(tqSourceFromString("x.trace", tr.s), p, &d);
+  tqBufFree(&tr);
+  RtOptions o = {noOpt, snsTraceLast(t)};
+  RtNet *net = rtNetNew(p, &o, &d);
+  snsReplay(t, net, NULL);
+  int64_t peak = -1, rows = net->result[0].rows;
+  for (int i = 0; i < net->ops.n; i++) {
+    RtOp *op = net->ops.v[i];
+    if (!strcmp(op->vt->name, "product")) peak = op->peakStored;
+  }
+  rtNetFree(net);
+  snsTraceFree(t);
+  cpProgramFree(p);
+  tqDiagFree(&d);
+  return rows == 2000 ? peak : -2;
+}
+
+static void testOverlapProduct(void) {
+  int64_t x1 = productPeak(0), x = productPeak(1);
+  CHECK(x1 >= 0 && x1 <= 8, "x1 keeps only what can still overlap (peak stored small)");
+  CHECK(x >= 4000, "x keeps the whole history");
+}
+
 static void testMemory(void) {
   int64_t before = rtTupLive();
   char *r = run("range of S is SendMessage\nrange of W is Waiting\n"
@@ -298,6 +338,7 @@ int main(void) {
   testTemporal();
   testOperators();
   testIntersect();
+  testOverlapProduct();
   testMemory();
   printf("%d tests, %d failed\n", ntest, nfail);
   return nfail ? 1 : 0;
