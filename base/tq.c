@@ -86,6 +86,16 @@ static int parseFrac(const char *s, const char *e, int64_t unit, int64_t *out) {
 
 int tqTimeParse(const char *s, size_t len, TqTime *out) {
   const char *e = s + len;
+  if (len > 0 && len < 19) {
+    /* fast path: a bare integer of ns */
+    int64_t v = 0;
+    size_t i = 0;
+    for (; i < len && s[i] >= '0' && s[i] <= '9'; i++) v = v * 10 + (s[i] - '0');
+    if (i == len) {
+      *out = v;
+      return 0;
+    }
+  }
   int neg = 0;
   if (s < e && *s == '-') {
     neg = 1;
@@ -293,11 +303,18 @@ uint64_t tqHash64(uint64_t x) {
 }
 uint64_t tqHashBytes(const void *p, size_t n, uint64_t seed) {
   const unsigned char *s = p;
-  uint64_t h = 1469598103934665603ULL ^ seed;
-  for (size_t i = 0; i < n; i++) {
-    h ^= s[i];
-    h *= 1099511628211ULL;
+  uint64_t h = 1469598103934665603ULL ^ seed ^ ((uint64_t)n * 0x9e3779b97f4a7c15ULL);
+  while (n >= 8) {
+    uint64_t w;
+    memcpy(&w, s, 8);
+    h = (h ^ w) * 0x9e3779b97f4a7c15ULL;
+    h ^= h >> 29;
+    s += 8;
+    n -= 8;
   }
+  uint64_t w = 0;
+  for (size_t i = 0; i < n; i++) w |= (uint64_t)s[i] << (8 * i);
+  h = (h ^ w) * 0xbf58476d1ce4e5b9ULL;
   return tqHash64(h);
 }
 

@@ -35,6 +35,10 @@ static const char *usageText =
     "      --stats FILE            write statistics as JSON (per sensor: packets\n"
     "                              recorded, delivered, most entities enabled)\n"
     "      --no-opt                run the unoptimized algebra\n"
+    "      --time-limit SECONDS    stop the replay after that long (benchmarks)\n"
+    "  load FILE.tq... --replay TRACE --db FILE\n"
+    "                              store every packet of the recording as tables\n"
+    "                              of the primitive relations (all sensors enabled)\n"
     "  show [--db FILE] [RELATION] print stored relations as CSV (default tqmon.db)\n"
     "\n"
     "Several FILE.tq are read in order as one program.\n";
@@ -48,7 +52,7 @@ typedef struct Args {
   const char *cmd;
   const char *files[256];
   int nfiles;
-  const char *replay, *db, *stats, *format;
+  const char *replay, *db, *stats, *format, *timeLimit;
   int noOpt, trace, quiet;
   const char *rel;
 } Args;
@@ -72,6 +76,7 @@ static int parseArgs(int argc, char **argv, Args *a) {
     else if (!strcmp(s, "--db")) NEEDARG(db);
     else if (!strcmp(s, "--stats")) NEEDARG(stats);
     else if (!strcmp(s, "--format")) NEEDARG(format);
+    else if (!strcmp(s, "--time-limit")) NEEDARG(timeLimit);
     else if (!strcmp(s, "--no-opt")) a->noOpt = 1;
     else if (!strcmp(s, "--trace")) a->trace = 1;
     else if (!strcmp(s, "--quiet")) a->quiet = 1;
@@ -172,7 +177,7 @@ static int cmdRun(Args *a) {
     tqDiagFree(&d);
     return 1;
   }
-  RtOptions opt = {a->noOpt, snsTraceLast(tr)};
+  RtOptions opt = {a->noOpt, snsTraceLast(tr), a->timeLimit ? atof(a->timeLimit) : 0};
   RtNet *net = rtNetNew(p, &opt, &d);
   if (!net) {
     reportDiag(&d);
@@ -213,6 +218,22 @@ static int cmdRun(Args *a) {
   rtNetFree(net);
   rtStoreConsumerFree(store);
   dspTextConsumerFree(text);
+  snsTraceFree(tr);
+  cpProgramFree(p);
+  tqDiagFree(&d);
+  return rc;
+}
+
+static int cmdLoad(Args *a) {
+  TqDiag d = {0};
+  if (!a->replay || !a->db) {
+    fprintf(stderr, "tqmon load: give --replay TRACE and --db FILE\n");
+    return 2;
+  }
+  CpProgram *p = compile(a, &d);
+  SnsTrace *tr = p ? snsTraceRead(a->replay, p, &d) : NULL;
+  int rc = tr ? (snsTraceToSqlite(tr, p, a->db, &d) ? 1 : 0) : 1;
+  reportDiag(&d);
   snsTraceFree(tr);
   cpProgramFree(p);
   tqDiagFree(&d);
@@ -262,6 +283,7 @@ int main(int argc, char **argv) {
   if (!strcmp(a.cmd, "explain")) return cmdExplain(&a);
   if (!strcmp(a.cmd, "run")) return cmdRun(&a);
   if (!strcmp(a.cmd, "show")) return cmdShow(&a);
+  if (!strcmp(a.cmd, "load")) return cmdLoad(&a);
   fprintf(stderr, "tqmon: unknown command '%s'\n", a.cmd);
   return usage(stderr, 2);
 }

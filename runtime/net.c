@@ -15,6 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/resource.h>
+#include <time.h>
 
 #include "rtInt.h"
 
@@ -168,7 +170,14 @@ RtSensor *rtNetSensor(RtNet *net, const char *name) {
 
 /* ================================================================ driving */
 
+double rtWallSeconds(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
 int rtNetStart(RtNet *net, TqTime t0) {
+  net->startWall = rtWallSeconds();
   net->started = 1;
   net->origin = t0;
   for (int i = 0; i < net->consumers.n; i++) {
@@ -295,8 +304,15 @@ static void jsonStr(TqBuf *b, const char *s) {
 void rtNetStatsJson(RtNet *net, TqBuf *b) {
   int64_t peak = 0;
   for (int i = 0; i < net->ops.n; i++) peak += ((RtOp *)net->ops.v[i])->peakStored;
-  tqBufPrintf(b, "{\n  \"optimized\": %s,\n  \"tuples_processed\": %lld,\n  \"peak_stored_tuples\": %lld,\n",
-              net->opt.noOpt ? "false" : "true", (long long)net->tuplesProcessed, (long long)peak);
+  struct rusage ru;
+  getrusage(RUSAGE_SELF, &ru);
+  tqBufPrintf(b,
+              "{\n  \"optimized\": %s,\n  \"tuples_processed\": %lld,\n  \"peak_stored_tuples\": %lld,\n"
+              "  \"wall_seconds\": %.3f,\n  \"peak_rss_kb\": %ld,\n  \"packets_seen\": %lld,\n  \"packets_total\": %lld,\n"
+              "  \"stopped_early\": %s,\n",
+              net->opt.noOpt ? "false" : "true", (long long)net->tuplesProcessed, (long long)peak,
+              rtWallSeconds() - net->startWall, (long)ru.ru_maxrss, (long long)net->packetsSeen,
+              (long long)net->packetsTotal, net->stopped ? "true" : "false");
   tqBufPuts(b, "  \"sensors\": [");
   int first = 1;
   for (int i = 0; i < net->nsensor; i++) {

@@ -170,6 +170,7 @@ struct RtResult {
 typedef struct RtOptions {
   int noOpt;          /* run the initial algebra */
   TqTime nowValue;    /* value of `now` when known (replay end), else TQ_OPEN */
+  double timeLimit;   /* stop a replay after this many seconds (0 = none) */
 } RtOptions;
 
 struct RtNet {
@@ -191,7 +192,13 @@ struct RtNet {
   TqVec consumers;     /* RtConsumer* */
   TqTime clockGcd;     /* tick period needed by the clocks (0 = no clock) */
   int64_t tuplesProcessed; /* sum of op inputs */
+  double startWall;    /* wall clock at start (seconds) */
+  int64_t packetsSeen; /* packets the producer went through */
+  int64_t packetsTotal;/* packets in the recording, when known */
+  int stopped;         /* the run stopped early (time limit) */
 };
+/* Wall clock in seconds (monotonic). */
+double rtWallSeconds(void);
 
 /* Builds the networks of every query of prog (optimized tree when set and
 ** !opt->noOpt).  Returns NULL with an error in d on failure. */

@@ -130,8 +130,16 @@ int snsReplay(SnsTrace *tr, RtNet *net, FILE *progress) {
   TqTime tick = TQ_FOREVER;
   if (gcd > 0 && tr->npk) tick = floorDiv(tr->first + gcd - 1, gcd) * gcd;
   int rc = rtNetStart(net, tr->npk ? tr->first : 0);
-  int64_t i = 0, nextProgress = 1000000;
+  int64_t i = 0, nextProgress = 1000000, nextCheck = 4096;
+  net->packetsTotal = tr->npk;
   while (rc == 0 && (i < tr->npk || tick <= tr->last)) {
+    if (net->opt.timeLimit > 0 && i >= nextCheck) {
+      nextCheck = i + 4096;
+      if (rtWallSeconds() - net->startWall > net->opt.timeLimit) {
+        net->stopped = 1;
+        break;
+      }
+    }
     TqTime t = i < tr->npk ? tr->pk[i].t : TQ_FOREVER;
     if (tick < t) t = tick;
     rtNetAdvance(net, t);
@@ -163,6 +171,7 @@ int snsReplay(SnsTrace *tr, RtNet *net, FILE *progress) {
     rtNetEndInstant(net);
     if (net->failed) rc = -1;
     i = j;
+    net->packetsSeen = i;
     if (progress && i >= nextProgress) {
       fprintf(progress, "\rreplay: %lld of %lld packets", (long long)i, (long long)tr->npk);
       fflush(progress);
@@ -170,7 +179,7 @@ int snsReplay(SnsTrace *tr, RtNet *net, FILE *progress) {
     }
   }
   if (progress && tr->npk >= 1000000) fprintf(progress, "\rreplay: %lld of %lld packets\n", (long long)i, (long long)tr->npk);
-  if (rtNetFinish(net, tr->npk ? tr->last : 0, rc == 0)) rc = -1;
+  if (rtNetFinish(net, net->stopped ? net->now : tr->npk ? tr->last : 0, rc == 0)) rc = -1;
   for (int k = 0; k < net->nsensor; k++) {
     free(r.open[k].v);
     net->sensor[k].prod = NULL;

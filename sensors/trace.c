@@ -24,6 +24,7 @@ typedef struct Parser {
   int line;
   TqMap open;          /* key hash -> first open interval index + 1 */
   char *badRel;        /* relations with an error on some line (no cascades) */
+  TqMap relBySym;      /* symbol of a name as written -> relation + 1 (cache) */
   TqTime lastT;
   int haveT;
 } Parser;
@@ -282,7 +283,12 @@ static void parseLine(Parser *ps) {
   if (nn >= (int)sizeof name) nn = (int)sizeof name - 1;
   memcpy(name, ns, (size_t)nn);
   name[nn] = 0;
-  const AlgRel *r = algCatRel(&tr->prog->cat, name);
+  int32_t nsym = tqSym(name, (size_t)nn);
+  const AlgRel *r = tqMapGet(&ps->relBySym, (uint64_t)nsym + 2);
+  if (!r) {
+    r = algCatRel(&tr->prog->cat, name);
+    if (r) tqMapPut(&ps->relBySym, (uint64_t)nsym + 2, (void *)r);
+  }
   if (!r) {
     if (!strcasecmp(name, "Clock"))
       tqError(ps->d, locAt(ps, ns), "Clock is generated from the clock statement, not recorded");
@@ -409,6 +415,14 @@ SnsTrace *snsTraceParse(TqSource *src, const CpProgram *prog, TqDiag *d) {
   ps.badRel = tqCalloc((size_t)(prog->cat.rels.n + 1), 1);
   int nerr0 = d->nerr;
   const char *p = src->text, *end = src->text + src->len;
+  int64_t lines = 1;
+  for (const char *q = p; (q = memchr(q, '\n', (size_t)(end - q))) != NULL; q++) lines++;
+  tr->cpk = lines;
+  tr->pk = tqMalloc(sizeof(SnsPacket) * (size_t)tr->cpk);
+  tr->cvals = 3 * lines;
+  tr->vals = tqMalloc(sizeof(int64_t) * (size_t)tr->cvals);
+  tr->civ = lines / 2 + 16;
+  tr->iv = tqMalloc(sizeof(SnsIv) * (size_t)tr->civ);
   while (p < end) {
     const char *le = memchr(p, '\n', (size_t)(end - p));
     if (!le) le = end;
@@ -420,6 +434,7 @@ SnsTrace *snsTraceParse(TqSource *src, const CpProgram *prog, TqDiag *d) {
     p = le + 1;
   }
   tqMapFree(&ps.open);
+  tqMapFree(&ps.relBySym);
   free(ps.badRel);
   if (d->nerr > nerr0) {
     snsTraceFree(tr);
@@ -446,3 +461,35 @@ void snsTraceFree(SnsTrace *t) {
 int64_t snsTracePackets(const SnsTrace *t) { return t->npk; }
 TqTime snsTraceFirst(const SnsTrace *t) { return t->first; }
 TqTime snsTraceLast(const SnsTrace *t) { return t->last; }
+
+/* ================================================================ the traditional way */
+
+int snsTraceToSqlite(const SnsTrace *t, const CpProgram *prog, const char *path, TqDiag *d) {
+  RtStore *st = rtStoreOpen(path, d);
+  if (!st) return -1;
+  int n = prog->cat.rels.n, rc = 0;
+  int *tbl = tqCalloc((size_t)(n ? n : 1), sizeof(int));
+  if (rtStoreBegin(st)) rc = -1;
+  for (int i = 0; i < n && !rc; i++) {
+    const AlgRel *r = prog->cat.rels.v[i];
+    tbl[i] = rtStoreTable(st, r->name, r->nattr, r->attr, r->isEvent);
+    if (tbl[i] < 0) rc = -1;
+  }
+  int64_t k = 0;
+  for (int64_t i = 0; i < t->npk && !rc; i++) {
+    const SnsPacket *p = &t->pk[i];
+    if (p->kind == PK_EVENT) {
+      rc = rtStoreInsert(st, tbl[p->rel], t->vals + p->vals, p->t, p->t, NULL);
+    } else if (p->kind == PK_BEGIN) {
+      const SnsIv *iv = &t->iv[p->iv];
+      rc = rtStoreInsert(st, tbl[p->rel], t->vals + iv->vals, iv->from, iv->to, NULL);
+    } else {
+      continue;
+    }
+    if (++k % 100000 == 0 && !rc) rc = rtStoreCommit(st) || rtStoreBegin(st) ? -1 : 0;
+  }
+  if (!rc) rc = rtStoreCommit(st);
+  rtStoreFree(st);
+  free(tbl);
+  return rc;
+}
