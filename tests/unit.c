@@ -52,7 +52,7 @@ static char *runWith(CpProgram *p, const char *trace, int noOpt) {
     tqDiagFree(&d);
     return NULL;
   }
-  RtOptions o = {noOpt, snsTraceLast(tr)};
+  RtOptions o = {noOpt, snsTraceLast(tr), 0};
   RtNet *net = rtNetNew(p, &o, &d);
   if (!net) {
     fprintf(stderr, "%s", d.out.s ? d.out.s : "?");
@@ -301,7 +301,7 @@ static int64_t productPeak(int noOpt) {
   }
   SnsTrace *t = snsTraceParse(tqSourceFromString("x.trace", tr.s), p, &d);
   tqBufFree(&tr);
-  RtOptions o = {noOpt, snsTraceLast(t)};
+  RtOptions o = {noOpt, snsTraceLast(t), 0};
   RtNet *net = rtNetNew(p, &o, &d);
   snsReplay(t, net, NULL);
   int64_t peak = -1, rows = net->result[0].rows;
