@@ -184,7 +184,7 @@ typedef enum AlgKind {
   ALG_PRODUCT,    /* kid0 x kid1 */
   ALG_OPRODUCT,   /* kid0 x1 kid1 (overlap product of time-ordered inputs) */
   ALG_INTERSECT,  /* kid0 intersect kid1 (same schema) */
-  ALG_AGG         /* aggregate columns computed over kid0 (see AlgAggSpec) */
+  ALG_AGG         /* agg[spec]_var(kid0): an aggregate's value over time (see AlgAggSpec) */
 } AlgKind;
 
 /* alpha variants: collection x flag placement */
@@ -209,17 +209,19 @@ typedef struct AlgSchema {
   AlgTvar *tv;
 } AlgSchema;
 
-/* One aggregate computed by an ALG_AGG node. */
+/* The aggregate of an ALG_AGG node.  The node's argument is the algebra of
+** the aggregate's own (local) tuple variable; the node outputs, per group of
+** by-values, the aggregate's value over time: one interval tuple per
+** constant period (columns: the by-values, then "value"). */
 typedef struct AlgAggSpec {
   int fn;              /* AGG_* */
-  AlgExpr *arg;        /* aggregated expression (over the inner variable) */
+  AlgExpr *arg;        /* aggregated expression over the inner schema */
   int nby;             /* by-list length */
-  AlgExpr **by;        /* by expressions (inner) */
-  AlgExpr **outerBy;   /* matching outer expressions (linking), NULL when scalar */
+  AlgExpr **by;        /* by expressions over the inner schema */
+  const char **byName; /* output column names of the by-values */
+  AlgExpr *where;      /* inner where, evaluated by the operator (NULL: none) */
   int window;          /* WIN_INSTANT / WIN_EVER / WIN_EACH */
-  TqTime width;        /* WIN_EACH width */
-  struct AlgNode *inner; /* algebra of the aggregate's own tuples (local variables) */
-  const char *name;    /* column name given to the value */
+  TqTime width;        /* WIN_EACH: window width */
   AlgType type;        /* value type */
 } AlgAggSpec;
 
@@ -242,14 +244,15 @@ struct AlgNode {
   const char **piVars;/* pi: per-output variable, overrides piVar when set */
   int validAt;        /* piT: event result */
   AlgExpr *vfrom, *vto; /* piT: at vfrom, or from vfrom to vto */
+  AlgExpr *vclip;     /* piT: the result is intersected with this span (aggregates) */
   const char *tvOut;  /* piT: name of the resulting time component */
   AlgType ktype;      /* const: entity/enum type */
   int64_t kval;       /* const: value */
   int nkey;           /* product: equality join keys (left = right) */
   AlgExpr **keyL, **keyR;
   const char *ovL, *ovR; /* x1: the time components that must overlap */
-  int nagg;           /* agg: number of aggregates */
-  AlgAggSpec *agg;    /* agg: specs */
+  int nagg;           /* agg: 1 */
+  AlgAggSpec *agg;    /* agg: the aggregate */
   const char *note;   /* optimizer annotation shown by explain (e.g. arming choice) */
 };
 
@@ -265,7 +268,7 @@ AlgNode *algPi(TqArena *a, int n, AlgExpr **e, const char **names, const char *v
 AlgNode *algPiT(TqArena *a, int at, AlgExpr *from, AlgExpr *to, const char *tvOut, AlgNode *k);
 AlgNode *algProduct(TqArena *a, AlgKind kind, AlgNode *l, AlgNode *r);
 AlgNode *algIntersect(TqArena *a, AlgNode *l, AlgNode *r);
-AlgNode *algAgg(TqArena *a, int n, AlgAggSpec *specs, AlgNode *k);
+AlgNode *algAgg(TqArena *a, AlgAggSpec *spec, const char *var, AlgNode *inner);
 /* Recomputes n's schema from its kids (after a rewrite changed them). */
 void algSchemaCompute(TqArena *a, AlgNode *n);
 AlgNode *algNodeCopy(TqArena *a, const AlgNode *n); /* deep copy */

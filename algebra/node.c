@@ -240,22 +240,24 @@ void algSchemaCompute(TqArena *a, AlgNode *n) {
       TQ_MEMCPY(s->tv + l->ntv, r->tv, sizeof(AlgTvar) * (size_t)r->ntv);
       break;
     }
-    case ALG_AGG:
-      s->ncol = k0->ncol + n->nagg;
-      s->col = tqArenaAlloc(a, sizeof(AlgCol) * (size_t)(s->ncol ? s->ncol : 1));
-      TQ_MEMCPY(s->col, k0->col, sizeof(AlgCol) * (size_t)k0->ncol);
-      for (int i = 0; i < n->nagg; i++) {
-        s->col[k0->ncol + i].var = NULL;
-        s->col[k0->ncol + i].name = n->agg[i].name;
-        s->col[k0->ncol + i].type = n->agg[i].type;
+    case ALG_AGG: {
+      const AlgAggSpec *g = &n->agg[0];
+      s->ncol = g->nby + 1;
+      s->col = tqArenaAlloc(a, sizeof(AlgCol) * (size_t)s->ncol);
+      for (int i = 0; i < g->nby; i++) {
+        s->col[i].var = n->var;
+        s->col[i].name = g->byName[i];
+        s->col[i].type = g->by[i]->type;
       }
-      /* the aggregate's value adds one time component: its constant period */
-      s->ntv = k0->ntv + 1;
-      s->tv = tqArenaAlloc(a, sizeof(AlgTvar) * (size_t)s->ntv);
-      TQ_MEMCPY(s->tv, k0->tv, sizeof(AlgTvar) * (size_t)k0->ntv);
-      s->tv[k0->ntv].var = n->agg[0].name;
-      s->tv[k0->ntv].isEvent = 0;
+      s->col[g->nby].var = n->var;
+      s->col[g->nby].name = "value";
+      s->col[g->nby].type = g->type;
+      s->ntv = 1;
+      s->tv = tqArenaAlloc(a, sizeof(AlgTvar));
+      s->tv[0].var = n->var;
+      s->tv[0].isEvent = 0;
       break;
+    }
   }
 }
 
@@ -341,10 +343,11 @@ AlgNode *algIntersect(TqArena *a, AlgNode *l, AlgNode *r) {
   algSchemaCompute(a, n);
   return n;
 }
-AlgNode *algAgg(TqArena *a, int na, AlgAggSpec *specs, AlgNode *k) {
-  AlgNode *n = nodeNew(a, ALG_AGG, 1, k, NULL, NULL);
-  n->nagg = na;
-  n->agg = specs;
+AlgNode *algAgg(TqArena *a, AlgAggSpec *spec, const char *var, AlgNode *inner) {
+  AlgNode *n = nodeNew(a, ALG_AGG, 1, inner, NULL, NULL);
+  n->nagg = 1;
+  n->agg = spec;
+  n->var = var;
   algSchemaCompute(a, n);
   return n;
 }
@@ -375,22 +378,17 @@ AlgNode *algNodeCopy(TqArena *a, const AlgNode *n) {
       c->keyR[i] = algExprCopy(a, n->keyR[i]);
     }
   }
+  c->vclip = algExprCopy(a, n->vclip);
   if (n->nagg) {
-    c->agg = tqArenaAlloc(a, sizeof(AlgAggSpec) * (size_t)n->nagg);
-    for (int i = 0; i < n->nagg; i++) {
-      AlgAggSpec *d = &c->agg[i];
-      const AlgAggSpec *s = &n->agg[i];
-      *d = *s;
-      d->arg = algExprCopy(a, s->arg);
-      d->inner = algNodeCopy(a, s->inner);
-      if (s->nby) {
-        d->by = tqArenaAlloc(a, sizeof(AlgExpr *) * (size_t)s->nby);
-        d->outerBy = s->outerBy ? tqArenaAlloc(a, sizeof(AlgExpr *) * (size_t)s->nby) : NULL;
-        for (int j = 0; j < s->nby; j++) {
-          d->by[j] = algExprCopy(a, s->by[j]);
-          if (s->outerBy) d->outerBy[j] = algExprCopy(a, s->outerBy[j]);
-        }
-      }
+    c->agg = tqArenaAlloc(a, sizeof(AlgAggSpec));
+    AlgAggSpec *d = c->agg;
+    const AlgAggSpec *g = n->agg;
+    *d = *g;
+    d->arg = algExprCopy(a, g->arg);
+    d->where = algExprCopy(a, g->where);
+    if (g->nby) {
+      d->by = tqArenaAlloc(a, sizeof(AlgExpr *) * (size_t)g->nby);
+      for (int j = 0; j < g->nby; j++) d->by[j] = algExprCopy(a, g->by[j]);
     }
   }
   /* schema arrays are shared until recomputed */
@@ -415,8 +413,11 @@ static void renameRec(TqArena *a, AlgNode *n, const char *from, const char *to) 
   }
   if (strEqN(n->ovL, from)) n->ovL = to;
   if (strEqN(n->ovR, from)) n->ovR = to;
+  algExprRenameVar(n->vclip, from, to);
   for (int i = 0; i < n->nagg; i++) {
-    for (int j = 0; n->agg[i].outerBy && j < n->agg[i].nby; j++) algExprRenameVar(n->agg[i].outerBy[j], from, to);
+    algExprRenameVar(n->agg[i].arg, from, to);
+    algExprRenameVar(n->agg[i].where, from, to);
+    for (int j = 0; j < n->agg[i].nby; j++) algExprRenameVar(n->agg[i].by[j], from, to);
   }
   algSchemaCompute(a, n);
 }

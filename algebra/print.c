@@ -227,26 +227,24 @@ void algPrint(const AlgNode *n, TqBuf *b) {
       }
       break;
     }
-    case ALG_AGG:
-      tqBufPuts(b, "agg[");
-      for (int i = 0; i < n->nagg; i++) {
-        const AlgAggSpec *s = &n->agg[i];
-        if (i) tqBufPuts(b, ", ");
-        tqBufPrintf(b, "%s=%s(", s->name, algAggName(s->fn));
-        algExprPrint(s->arg, b);
-        for (int j = 0; j < s->nby; j++) {
-          tqBufPuts(b, j ? ", " : " by ");
-          algExprPrint(s->by[j], b);
-        }
-        printWindow(s, b);
-        tqBufPuts(b, " over ");
-        algPrint(s->inner, b);
-        tqBufPuts(b, ")");
+    case ALG_AGG: {
+      const AlgAggSpec *g = &n->agg[0];
+      tqBufPrintf(b, "agg[%s(", algAggName(g->fn));
+      algExprPrint(g->arg, b);
+      for (int j = 0; j < g->nby; j++) {
+        tqBufPuts(b, j ? ", " : " by ");
+        algExprPrint(g->by[j], b);
       }
-      tqBufPuts(b, "](");
+      printWindow(g, b);
+      if (g->where) {
+        tqBufPuts(b, " where ");
+        algExprPrint(g->where, b);
+      }
+      tqBufPrintf(b, ")]_%s(", n->var ? n->var : "?");
       algPrint(n->kid[0], b);
       tqBufPuts(b, ")");
       break;
+    }
   }
 }
 

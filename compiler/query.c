@@ -32,6 +32,13 @@ typedef struct QCtx {
   VarUse var[64];
   int bad;           /* an error was reported */
   TqVec used;        /* all variable names in the product (for renaming) */
+  int inAgg;         /* typing the inside of an aggregate */
+  int nagg;          /* aggregates of the statement: extra product terms */
+  struct {
+    const char *var; /* the aggregate's tuple variable (agg1, ...) */
+    AlgNode *node;   /* its ALG_AGG term */
+    AlgExpr *link;   /* by-list link to the outer variables, or NULL */
+  } agg[16];
 } QCtx;
 
 static AlgType tyOf(AlgTypeKind k) {
@@ -250,6 +257,9 @@ static AlgExpr *resolved(QCtx *q, AlgExpr *e) {
 
 static AlgExpr *tyValue(QCtx *q, AstNode *x);
 static AlgExpr *tyTime(QCtx *q, AstNode *x);
+static AlgExpr *tyAggregate(QCtx *q, AstNode *x);
+static AlgExpr *toPred(QCtx *q, AlgExpr *e, TqLoc loc);
+static AlgNode *termFor(QCtx *q, VarUse *u);
 
 static AlgExpr *tyCompare(QCtx *q, AstNode *x) {
   AlgExpr *l = tyValue(q, x->k[0]), *r = tyValue(q, x->k[1]);
@@ -381,7 +391,7 @@ static AlgExpr *tyValue(QCtx *q, AstNode *x) {
     case AST_BEGINNING:
     case AST_FOREVER:
       return err(q, x->loc, "temporal expression outside a when or valid clause (where and target lists take explicit attributes)");
-    case AST_AGG: return err(q, x->loc, "aggregate '%s' is not supported here", x->s);
+    case AST_AGG: return tyAggregate(q, x);
     default: return err(q, x->loc, "unexpected expression");
   }
   e->loc = x->loc;
@@ -496,7 +506,7 @@ static AlgExpr *tyTime(QCtx *q, AstNode *x) {
       e = algExprNew(q->a, AX_NOT, tyOf(TY_BOOL));
       e->a = l;
       break;
-    case AST_AGG: return err(q, x->loc, "aggregate in a temporal clause is not supported");
+    case AST_AGG: return err(q, x->loc, "aggregate in a temporal clause (aggregates give values: use them in the target list or where)");
     default: return err(q, x->loc, "not a temporal expression (expected a tuple variable, begin of, end of, a time constant or now)");
   }
   e->loc = x->loc;
@@ -513,9 +523,9 @@ static int nameUsed(QCtx *q, const char *n) {
 
 static void collectTreeVars(const AlgNode *n, TqVec *out) {
   if (!n) return;
-  if ((n->kind == ALG_ALPHA || n->kind == ALG_SOURCE || n->kind == ALG_CLOCK) && n->var) tqVecPush(out, (void *)n->var);
+  if ((n->kind == ALG_ALPHA || n->kind == ALG_SOURCE || n->kind == ALG_CLOCK || n->kind == ALG_AGG) && n->var)
+    tqVecPush(out, (void *)n->var);
   for (int i = 0; i < n->nkid; i++) collectTreeVars(n->kid[i], out);
-  for (int i = 0; i < n->nagg; i++) collectTreeVars(n->agg[i].inner, out);
 }
 
 /* Default entity source for attribute `ai` of relation r: E or pi[E](E). */
@@ -574,6 +584,149 @@ static AlgNode *termFor(QCtx *q, VarUse *u) {
   return t;
 }
 
+/* ================================================================ aggregates */
+
+/* Collects the distinct tuple variables named inside an aggregate. */
+static void aggVars(AstNode *e, const char **names, int *n, int max) {
+  for (; e; e = e->next) {
+    if (e->kind == AST_COL || (e->kind == AST_NAME && e->s)) {
+      const char *v = e->s;
+      int found = 0;
+      for (int i = 0; i < *n; i++)
+        if (!strcasecmp(names[i], v)) found = 1;
+      if (!found && *n < max && (e->kind == AST_COL)) names[(*n)++] = v;
+    }
+    for (int i = 0; i < 4; i++) aggVars(e->k[i], names, n, max);
+  }
+}
+
+/* An aggregate in a target list or where: types its inside in a scope of
+** its own (its tuple variable is local, a fresh instance of the range),
+** builds an ALG_AGG term over the algebra of that variable, links it to the
+** outer variable of the same name through the by-list, and stands for the
+** aggregate's value (column agg<n>.value) in the outer expression. */
+static AlgExpr *tyAggregate(QCtx *q, AstNode *x) {
+  if (q->inAgg) return err(q, x->loc, "aggregates cannot be nested");
+  if (q->nagg == (int)TQ_ARRAY_SIZE(q->agg)) return err(q, x->loc, "too many aggregates in one retrieve");
+  static const struct { const char *name; int fn; } fns[] = {
+      {"count", AGG_COUNT}, {"countu", AGG_COUNTU}, {"sum", AGG_SUM}, {"sumu", AGG_SUMU}, {"avg", AGG_AVG},
+      {"avgu", AGG_AVGU},   {"min", AGG_MIN},       {"max", AGG_MAX}, {"any", AGG_ANY},   {"first", AGG_FIRST},
+      {"last", AGG_LAST}};
+  int fn = 0;
+  for (size_t i = 0; i < TQ_ARRAY_SIZE(fns); i++)
+    if (!strcasecmp(fns[i].name, x->s)) fn = fns[i].fn;
+  /* the clauses */
+  AstNode *by = NULL, *where = NULL, *when = NULL, *win = NULL;
+  for (AstNode *o = x->k[1]; o; o = o->next) {
+    AstNode **slot = o->op == OPT_BY ? &by : o->op == OPT_WHERE ? &where : o->op == OPT_WHEN ? &when : &win;
+    if (*slot) return err(q, o->loc, "this clause is given twice in the aggregate");
+    *slot = o;
+  }
+  /* its one tuple variable */
+  const char *names[8];
+  int nn = 0;
+  aggVars(x->k[0], names, &nn, 8);
+  if (by) aggVars(by->k[0], names, &nn, 8);
+  if (where) aggVars(where->k[0], names, &nn, 8);
+  if (nn == 0) return err(q, x->loc, "an aggregate needs a tuple variable (for example count(W.Process))");
+  if (nn > 1) return err(q, x->loc, "an aggregate may range over one tuple variable only; found %s and %s", names[0], names[1]);
+  CpRange *r = cpRangeLookup(q->s, names[0]);
+  if (!r) return err(q, x->loc, "tuple variable '%s' is not ranged (write: range of %s is <relation>)", names[0], names[0]);
+  if (r->bad) {
+    q->bad = 1;
+    return NULL;
+  }
+  /* type the inside with only the local variable in scope */
+  int saveN = q->nvar;
+  VarUse saveV0 = q->var[0];
+  VarUse local = {r->var, r, x->loc};
+  q->var[0] = local;
+  q->nvar = 1;
+  q->inAgg = 1;
+  AlgExpr *arg = resolved(q, tyValue(q, x->k[0]));
+  int nby = astLen(by ? by->k[0] : NULL);
+  AlgExpr **byE = tqArenaAlloc(q->a, sizeof(AlgExpr *) * (size_t)(nby ? nby : 1));
+  const char **byN = tqArenaAlloc(q->a, sizeof(char *) * (size_t)(nby ? nby : 1));
+  int i = 0, ok = arg != NULL;
+  for (AstNode *b = by ? by->k[0] : NULL; b; b = b->next, i++) {
+    byE[i] = resolved(q, tyValue(q, b));
+    if (!byE[i]) ok = 0;
+    else if (byE[i]->type.kind == TY_BOOL) {
+      err(q, b->loc, "a by-list takes values, not conditions");
+      ok = 0;
+    }
+    byN[i] = byE[i] && byE[i]->kind == AX_COL ? byE[i]->name : tqArenaPrintf(q->a, "by%d", i + 1);
+  }
+  AlgExpr *wh = NULL, *wn = NULL;
+  if (where) {
+    wh = resolved(q, tyValue(q, where->k[0]));
+    if (wh && wh->type.kind != TY_BOOL) wh = err(q, where->k[0]->loc, "the aggregate's where clause needs a condition");
+    if (!wh) ok = 0;
+  }
+  if (when) {
+    wn = toPred(q, tyTime(q, when->k[0]), when->k[0]->loc);
+    if (!wn) ok = 0;
+  }
+  q->inAgg = 0;
+  q->var[0] = saveV0;
+  q->nvar = saveN;
+  if (!ok) return NULL;
+  char b1[64];
+  AlgType vt = arg->type;
+  switch (fn) {
+    case AGG_COUNT:
+    case AGG_COUNTU:
+    case AGG_ANY: vt = tyOf(TY_INT); break;
+    case AGG_SUM:
+    case AGG_SUMU:
+    case AGG_AVG:
+    case AGG_AVGU:
+      if (!isNum(arg->type))
+        return err(q, x->k[0]->loc, "%s needs a numeric argument, not %s", x->s, algTypeName(arg->type, b1, sizeof b1));
+      if (fn == AGG_AVG || fn == AGG_AVGU) vt = tyOf(TY_FLOAT);
+      break;
+    default: break;
+  }
+  if (arg->type.kind == TY_BOOL) return err(q, x->k[0]->loc, "an aggregate takes a value, not a condition");
+  /* the term */
+  AlgAggSpec *g = tqArenaAlloc(q->a, sizeof *g);
+  g->fn = fn;
+  g->arg = arg;
+  g->nby = nby;
+  g->by = byE;
+  g->byName = byN;
+  g->where = wh;
+  g->type = vt;
+  if (win) {
+    g->window = win->op2;
+    g->width = win->i;
+    if (win->op2 == WIN_EACH && win->i <= 0) return err(q, win->loc, "a window must be longer than zero");
+  }
+  AlgNode *inner = termFor(q, &local);
+  if (wn) inner = algSigmaT(q->a, wn, inner);
+  const char *av;
+  int k = q->nagg + 1;
+  do av = tqArenaPrintf(q->a, "agg%d", k++);
+  while (cpRangeLookup(q->s, av) || findVar(q, av));
+  AlgNode *node = algAgg(q->a, g, av, inner);
+  /* link through the by-list to the outer variable of the same name */
+  AlgExpr *link = NULL;
+  if (findVar(q, r->var)) {
+    for (int j = 0; j < nby; j++) {
+      AlgExpr *e = algExprBin(q->a, AX_CMP, OPB_EQ, tyOf(TY_BOOL), algExprCopy(q->a, byE[j]),
+                              algExprCol(q->a, av, byN[j], byE[j]->type));
+      link = link ? algExprBin(q->a, AX_AND, 0, tyOf(TY_BOOL), link, e) : e;
+    }
+  }
+  q->agg[q->nagg].var = av;
+  q->agg[q->nagg].node = node;
+  q->agg[q->nagg].link = link;
+  q->nagg++;
+  AlgExpr *v = algExprCol(q->a, av, "value", vt);
+  v->loc = x->loc;
+  return v;
+}
+
 /* ================================================================ retrieve */
 
 static void splitAnd(AlgExpr *e, TqVec *out) {
@@ -591,10 +744,15 @@ static AlgExpr *tvar(QCtx *q, const char *v) {
   return e;
 }
 
-/* V1 overlap V2 overlap ... Vk as a temporal value */
-static AlgExpr *overlapAll(QCtx *q) {
-  AlgExpr *e = tvar(q, q->var[0].var);
-  for (int i = 1; i < q->nvar; i++) e = algExprBin(q->a, AX_OVERLAP, 0, tyOf(TY_TIME), e, tvar(q, q->var[i].var));
+/* V1 overlap V2 overlap ... Vk as a temporal value, over the outer
+** variables and then the aggregates' variables (from index `first`). */
+static AlgExpr *overlapAll(QCtx *q, int first) {
+  int n = q->nvar + q->nagg;
+  AlgExpr *e = NULL;
+  for (int i = first; i < n; i++) {
+    AlgExpr *v = tvar(q, i < q->nvar ? q->var[i].var : q->agg[i - q->nvar].var);
+    e = e ? algExprBin(q->a, AX_OVERLAP, 0, tyOf(TY_TIME), e, v) : v;
+  }
   return e;
 }
 
@@ -650,10 +808,6 @@ static void retrieveInner(CpSema *s, AstNode *st) {
   if (when) collectVars(&q, when->k[0], 1);
   if (q.bad) return;
   qsort(q.var, (size_t)q.nvar, sizeof(VarUse), cmpLoc);
-  if (q.nvar == 0) {
-    tqError(s->diag, st->loc, "retrieve names no tuple variable (range over a relation and use it in the target list)");
-    return;
-  }
 
   /* target list */
   int ntarget = 0;
@@ -712,14 +866,20 @@ static void retrieveInner(CpSema *s, AstNode *st) {
     if (valid->op == VALID_FROMTO) vto = needTime(&q, tyTime(&q, valid->k[1]), valid->k[1]->loc, "valid");
   }
   if (q.bad || s->diag->nerr > nerr0) return;
+  int nterm = q.nvar + q.nagg;
+  if (nterm == 0) {
+    tqError(s->diag, st->loc, "retrieve names no tuple variable (range over a relation and use it in the target list)");
+    return;
+  }
 
-  /* ---- translation */
+  /* ---- translation: product of the terms (outer variables, then aggregates) */
   AlgNode *t = NULL;
   for (int i = 0; i < q.nvar; i++) tqVecPush(&q.used, (void *)q.var[i].var);
   for (int i = 0; i < q.nvar; i++) {
     AlgNode *term = termFor(&q, &q.var[i]);
     t = t ? algProduct(q.a, ALG_PRODUCT, t, term) : term;
   }
+  for (int i = 0; i < q.nagg; i++) t = t ? algProduct(q.a, ALG_PRODUCT, t, q.agg[i].node) : q.agg[i].node;
   tqVecFree(&q.used);
   if (wherePred) {
     TqVec conj = {0};
@@ -727,12 +887,14 @@ static void retrieveInner(CpSema *s, AstNode *st) {
     for (int i = conj.n - 1; i >= 0; i--) t = algSigma(q.a, conj.v[i], t);
     tqVecFree(&conj);
   }
+  for (int i = q.nagg - 1; i >= 0; i--) /* by-list links */
+    if (q.agg[i].link) t = algSigma(q.a, q.agg[i].link, t);
   int anyEvent = 0;
   for (int i = 0; i < q.nvar; i++) anyEvent |= isEventVar(&q.var[i]);
   if (whenPred) {
     t = algSigmaT(q.a, whenPred, t);
-  } else if (q.nvar >= 2) {
-    AlgExpr *o = overlapAll(&q);
+  } else if (nterm >= 2) {
+    AlgExpr *o = overlapAll(&q, 0);
     o->kind = AX_TOVERLAP;
     o->type = tyOf(TY_BOOL);
     t = algSigmaT(q.a, o, t);
@@ -741,7 +903,8 @@ static void retrieveInner(CpSema *s, AstNode *st) {
   if (valid) {
     isEvent = valid->op == VALID_AT;
     t = algPiT(q.a, isEvent, vfrom, vto, NULL, t);
-  } else if (q.nvar == 1) {
+    if (q.nagg) t->vclip = overlapAll(&q, q.nvar); /* the aggregates' values at the result's time */
+  } else if (nterm == 1 && q.nvar == 1) {
     isEvent = anyEvent;
     AlgExpr *v = tvar(&q, q.var[0].var);
     if (isEvent) {
@@ -755,12 +918,12 @@ static void retrieveInner(CpSema *s, AstNode *st) {
   } else {
     isEvent = anyEvent;
     AlgExpr *b = algExprNew(q.a, AX_BEGINOF, tyOf(TY_TIME));
-    b->a = overlapAll(&q);
+    b->a = overlapAll(&q, 0);
     if (isEvent) {
       t = algPiT(q.a, 1, b, NULL, NULL, t);
     } else {
       AlgExpr *e = algExprNew(q.a, AX_ENDOF, tyOf(TY_TIME));
-      e->a = overlapAll(&q);
+      e->a = overlapAll(&q, 0);
       t = algPiT(q.a, 0, b, e, NULL, t);
     }
   }

@@ -1,9 +1,445 @@
 /*
-** op_agg.c - aggregate operators (count, sum, ... over time windows).
+** op_agg.c - aggregates: the value of count, countU, sum, sumU, avg, avgU,
+** min, max, any, first, last over time, per group of by-values.
+**
+** Each input tuple u contributes over a span: [from, to) for `for each
+** instant`, [from, to + w - 1) for a window of w (`for each w`), [from,
+** forever) for `for ever` (an event at t is the span [t, t+1)).  The
+** contributions' begins and ends are change points kept in a heap; a change
+** point is applied once the input's low mark has passed it (no later input
+** can start before it), so every emitted value is final.  After the changes
+** of an instant, each touched group compares its new value with the one it
+** shows: when it differs, the open output tuple [p, t) is closed and a new
+** one [t, ...) begun, so the output has one tuple per constant period.
+**
+** A group exists while some tuple of it is in effect (before the inner
+** where, which only decides what counts: Quel's partitions survive it, with
+** count 0); a scalar aggregate (no by-list) always exists, from beginning.
+** count, countU, any, sum and sumU of nothing are 0; avg, avgU, min, max,
+** first and last of nothing have no value and give no tuple.
+** Memory: the contributions in effect, the groups that exist, and the
+** pending change points.
 */
+#include <math.h>
+
 #include "rtInt.h"
 
+typedef struct Group Group;
+typedef struct Contrib {
+  Group *g;         /* its group */
+  int64_t val;      /* the aggregated value (slot) */
+  TqTime from;      /* the input tuple's begin (first/last order by it) */
+  TqTime effTo;     /* end of its effect, TQ_OPEN until known */
+  int qual;         /* passes the inner where */
+  int pos;          /* index in the group's live array, -1 when not in effect */
+  int refs;         /* change points that still name it */
+} Contrib;
+
+struct Group {
+  Group *next;      /* hash chain */
+  uint64_t h;
+  Contrib **live;   /* contributions in effect */
+  int nlive, clive;
+  RtTup *out;       /* the open output tuple, or NULL */
+  int touched;      /* in the touched list of this instant */
+  int64_t by[];     /* the by-values */
+};
+
+typedef struct Change {
+  TqTime t;
+  Contrib *c;
+  int delta; /* +1 begins to count, -1 stops */
+} Change;
+
+typedef struct Agg {
+  RtOp op;
+  AlgAggSpec spec;
+  RtExpr *arg, *where;
+  RtExpr **by;
+  int nby;
+  int scalar;         /* no by-list: one group, always there */
+  int primed;         /* the scalar group's first output is out */
+  AlgTypeKind vty;    /* value type */
+  AlgTypeKind aty;    /* argument type */
+  TqTime stretch;     /* added to a contribution's end (window - 1) */
+  TqMap groups;       /* hash -> Group* */
+  TqMap open;         /* input tuple -> Contrib* (end not known yet) */
+  Change *heap;
+  int nheap, cheap;
+  Group **touched;
+  int ntouched, ctouched;
+} Agg;
+
+/* ---------------------------------------------------------------- heap */
+static int chLess(const Change *a, const Change *b) { return a->t < b->t; }
+static void hpush(Agg *g, TqTime t, Contrib *c, int delta) {
+  if (g->nheap == g->cheap) {
+    g->cheap = g->cheap ? 2 * g->cheap : 64;
+    g->heap = tqRealloc(g->heap, sizeof(Change) * (size_t)g->cheap);
+  }
+  int i = g->nheap++;
+  g->heap[i] = (Change){t, c, delta};
+  c->refs++;
+  while (i > 0 && chLess(&g->heap[i], &g->heap[(i - 1) / 2])) {
+    Change x = g->heap[i];
+    g->heap[i] = g->heap[(i - 1) / 2];
+    g->heap[(i - 1) / 2] = x;
+    i = (i - 1) / 2;
+  }
+}
+static Change hpop(Agg *g) {
+  Change top = g->heap[0];
+  g->heap[0] = g->heap[--g->nheap];
+  int i = 0;
+  for (;;) {
+    int l = 2 * i + 1, r = l + 1, m = i;
+    if (l < g->nheap && chLess(&g->heap[l], &g->heap[m])) m = l;
+    if (r < g->nheap && chLess(&g->heap[r], &g->heap[m])) m = r;
+    if (m == i) break;
+    Change x = g->heap[i];
+    g->heap[i] = g->heap[m];
+    g->heap[m] = x;
+    i = m;
+  }
+  return top;
+}
+
+/* ---------------------------------------------------------------- values */
+static double asF(int64_t s) {
+  double d;
+  memcpy(&d, &s, sizeof d);
+  return d;
+}
+static int64_t fromF(double d) {
+  int64_t s;
+  memcpy(&s, &d, sizeof s);
+  return s;
+}
+
+/* Orders two values of the argument's type (names for entities and strings). */
+static int valCmp(AlgTypeKind k, int64_t a, int64_t b) {
+  if (k == TY_FLOAT) {
+    double x = asF(a), y = asF(b);
+    return x < y ? -1 : x > y;
+  }
+  if (k == TY_STRING || k == TY_ENTITY) {
+    if (a == b) return 0;
+    return strcmp(tqSymName((int32_t)a), tqSymName((int32_t)b));
+  }
+  return a < b ? -1 : a > b;
+}
+
+static AlgTypeKind cmpKind;
+static int slotCmp(const void *x, const void *y) { return valCmp(cmpKind, *(const int64_t *)x, *(const int64_t *)y); }
+
+/* The group's value now: returns 0 when it has none. */
+static int groupValue(Agg *a, Group *g, int64_t *out) {
+  int fn = a->spec.fn;
+  int n = 0;
+  int64_t *v = tqMalloc(sizeof(int64_t) * (size_t)(g->nlive + 1));
+  const Contrib *first = NULL, *last = NULL;
+  for (int i = 0; i < g->nlive; i++) {
+    const Contrib *c = g->live[i];
+    if (!c->qual) continue;
+    v[n++] = c->val;
+    if (!first || c->from < first->from || (c->from == first->from && valCmp(a->aty, c->val, first->val) < 0)) first = c;
+    if (!last || c->from > last->from || (c->from == last->from && valCmp(a->aty, c->val, last->val) > 0)) last = c;
+  }
+  if (fn == AGG_COUNTU || fn == AGG_SUMU || fn == AGG_AVGU) {
+    cmpKind = a->aty;
+    if (n > 1) qsort(v, (size_t)n, sizeof(int64_t), slotCmp);
+    int k = 0;
+    for (int i = 0; i < n; i++)
+      if (k == 0 || valCmp(a->aty, v[k - 1], v[i]) != 0) v[k++] = v[i];
+    n = k;
+  }
+  int has = 1;
+  switch (fn) {
+    case AGG_COUNT:
+    case AGG_COUNTU: *out = n; break;
+    case AGG_ANY: *out = n > 0; break;
+    case AGG_SUM:
+    case AGG_SUMU:
+    case AGG_AVG:
+    case AGG_AVGU: {
+      if (a->aty == TY_FLOAT || fn == AGG_AVG || fn == AGG_AVGU) {
+        double s = 0;
+        for (int i = 0; i < n; i++) s += a->aty == TY_FLOAT ? asF(v[i]) : (double)v[i];
+        if (fn == AGG_AVG || fn == AGG_AVGU) {
+          if (n == 0) has = 0;
+          else s /= n;
+        }
+        *out = a->vty == TY_FLOAT ? fromF(s) : (int64_t)s;
+      } else {
+        int64_t s = 0;
+        for (int i = 0; i < n; i++)
+          if (__builtin_add_overflow(s, v[i], &s)) s = v[i] > 0 ? INT64_MAX : INT64_MIN;
+        *out = s;
+      }
+      break;
+    }
+    case AGG_MIN:
+    case AGG_MAX: {
+      if (n == 0) {
+        has = 0;
+        break;
+      }
+      int64_t m = v[0];
+      for (int i = 1; i < n; i++) {
+        int c = valCmp(a->aty, v[i], m);
+        if ((fn == AGG_MIN && c < 0) || (fn == AGG_MAX && c > 0)) m = v[i];
+      }
+      *out = m;
+      break;
+    }
+    case AGG_FIRST:
+    case AGG_LAST:
+      if (!first) has = 0;
+      else *out = fn == AGG_FIRST ? first->val : last->val;
+      break;
+    default: has = 0; break;
+  }
+  free(v);
+  return has;
+}
+
+/* ---------------------------------------------------------------- groups */
+static uint64_t byHash(const int64_t *v, int n) { return tqHashBytes(v, sizeof(int64_t) * (size_t)n, 11) | 2; }
+
+static Group *groupGet(Agg *a, const int64_t *by) {
+  uint64_t h = byHash(by, a->nby);
+  for (Group *g = tqMapGet(&a->groups, h); g; g = g->next)
+    if (!memcmp(g->by, by, sizeof(int64_t) * (size_t)a->nby)) return g;
+  Group *g = tqCalloc(1, sizeof(Group) + sizeof(int64_t) * (size_t)(a->nby ? a->nby : 1));
+  g->h = h;
+  TQ_MEMCPY(g->by, by, sizeof(int64_t) * (size_t)a->nby);
+  g->next = tqMapGet(&a->groups, h);
+  tqMapPut(&a->groups, h, g);
+  rtStoredAdd(&a->op, 1);
+  return g;
+}
+
+static void groupFree(Agg *a, Group *g) {
+  Group *head = tqMapGet(&a->groups, g->h);
+  if (head == g) {
+    if (g->next) tqMapPut(&a->groups, g->h, g->next);
+    else tqMapDel(&a->groups, g->h);
+  } else {
+    for (Group *p = head; p; p = p->next)
+      if (p->next == g) {
+        p->next = g->next;
+        break;
+      }
+  }
+  free(g->live);
+  free(g);
+  rtStoredAdd(&a->op, -1);
+}
+
+static void touch(Agg *a, Group *g) {
+  if (g->touched) return;
+  g->touched = 1;
+  if (a->ntouched == a->ctouched) {
+    a->ctouched = a->ctouched ? 2 * a->ctouched : 16;
+    a->touched = tqRealloc(a->touched, sizeof(Group *) * (size_t)a->ctouched);
+  }
+  a->touched[a->ntouched++] = g;
+}
+
+/* Shows value (has, v) from time t on: closes the old period, begins a new one. */
+static void show(Agg *a, Group *g, TqTime t, int exists, int has, int64_t v) {
+  RtTup *o = g->out;
+  if (o && exists && has && RT_VAL(o)[a->nby] == v) return; /* unchanged */
+  if (o) {
+    RT_TO(o, 0) = t;
+    o->nopen = 0;
+    g->out = NULL;
+    rtEmit(&a->op, RT_END, o);
+    rtTupUnref(o);
+  }
+  if (!exists || !has) return;
+  o = rtTupNew(1, a->nby + 1);
+  RT_FROM(o, 0) = t;
+  RT_TO(o, 0) = TQ_OPEN;
+  o->nopen = 1;
+  TQ_MEMCPY(RT_VAL(o), g->by, sizeof(int64_t) * (size_t)a->nby);
+  RT_VAL(o)[a->nby] = v;
+  g->out = o;
+  rtEmit(&a->op, RT_BEGIN, o);
+}
+
+static void contribRelease(Contrib *c) {
+  if (--c->refs == 0 && c->pos < 0) free(c);
+}
+
+static void apply(Agg *a, const Change *ch) {
+  Contrib *c = ch->c;
+  Group *g = c->g;
+  if (ch->delta > 0) {
+    if (g->nlive == g->clive) {
+      g->clive = g->clive ? 2 * g->clive : 4;
+      g->live = tqRealloc(g->live, sizeof(Contrib *) * (size_t)g->clive);
+    }
+    c->pos = g->nlive;
+    g->live[g->nlive++] = c;
+  } else if (c->pos >= 0) {
+    Contrib *last = g->live[--g->nlive];
+    g->live[c->pos] = last;
+    last->pos = c->pos;
+    c->pos = -1;
+  }
+  touch(a, g);
+  contribRelease(c);
+}
+
+/* ---------------------------------------------------------------- methods */
+
+static TqTime effEnd(Agg *a, TqTime to) {
+  if (a->spec.window == WIN_EVER) return TQ_FOREVER;
+  return tqTimeAdd(to, a->stretch);
+}
+
+static int aggPush(RtOp *op, int port, int kind, RtTup *t) {
+  Agg *a = (Agg *)op;
+  if (kind == RT_END) {
+    Contrib *c = tqMapDel(&a->open, (uint64_t)(uintptr_t)t);
+    if (!c) return 0;
+    TqTime e = effEnd(a, RT_TO(t, 0));
+    if (e < TQ_FOREVER) hpush(a, e, c, -1);
+    contribRelease(c); /* the reference of the open map */
+    return 0;
+  }
+  int64_t by[64];
+  for (int i = 0; i < a->nby && i < 64; i++) by[i] = rtEvalSlot(a->by[i], RT_VAL(t));
+  Group *g = groupGet(a, by);
+  Contrib *c = tqCalloc(1, sizeof *c);
+  c->g = g;
+  c->val = rtEvalSlot(a->arg, RT_VAL(t));
+  c->from = RT_FROM(t, 0);
+  c->qual = a->where ? rtEvalBool(a->where, RT_VAL(t)) : 1;
+  c->pos = -1;
+  hpush(a, c->from, c, +1);
+  if (RT_TO(t, 0) == TQ_OPEN) {
+    c->refs++; /* held by the open map until its END */
+    tqMapPut(&a->open, (uint64_t)(uintptr_t)t, c);
+  } else {
+    TqTime e = effEnd(a, RT_TO(t, 0));
+    if (e < TQ_FOREVER) hpush(a, e, c, -1);
+  }
+  return 0;
+}
+
+static void aggFlush(RtOp *op, TqTime now) {
+  Agg *a = (Agg *)op;
+  TqTime low = op->kid[0]->low;
+  if (a->scalar && !a->primed) {
+    int64_t v = 0;
+    Group *g = groupGet(a, NULL);
+    int has = groupValue(a, g, &v);
+    show(a, g, TQ_BEGINNING, 1, has, v);
+    a->primed = 1;
+  }
+  while (a->nheap && a->heap[0].t < low) {
+    TqTime t = a->heap[0].t;
+    while (a->nheap && a->heap[0].t == t) {
+      Change ch = hpop(a);
+      apply(a, &ch);
+    }
+    for (int i = 0; i < a->ntouched; i++) {
+      Group *g = a->touched[i];
+      g->touched = 0;
+      int64_t v = 0;
+      int exists = a->scalar || g->nlive > 0;
+      int has = groupValue(a, g, &v);
+      show(a, g, t, exists, has, v);
+      if (!a->scalar && g->nlive == 0 && !g->out) groupFree(a, g);
+    }
+    a->ntouched = 0;
+  }
+  op->low = a->nheap && a->heap[0].t < low ? a->heap[0].t : low;
+}
+
+static void aggFinish(RtOp *op, TqTime now) {}
+
+static void aggFree(RtOp *op) {
+  Agg *a = (Agg *)op;
+  /* contributions: in groups, in the open map, in the heap */
+  TqVec all = {0};
+  for (int i = 0; i < a->nheap; i++) tqVecPush(&all, a->heap[i].c);
+  for (uint32_t i = 0; i < a->open.cap; i++)
+    if (a->open.key[i] > 1) tqVecPush(&all, a->open.val[i]);
+  for (uint32_t i = 0; i < a->groups.cap; i++) {
+    if (a->groups.key[i] <= 1) continue;
+    for (Group *g = a->groups.val[i]; g; g = g->next)
+      for (int k = 0; k < g->nlive; k++) tqVecPush(&all, g->live[k]);
+  }
+  /* free each contribution once */
+  TqMap seen = {0};
+  for (int i = 0; i < all.n; i++) {
+    Contrib *c = all.v[i];
+    if (tqMapGet(&seen, (uint64_t)(uintptr_t)c)) continue;
+    tqMapPut(&seen, (uint64_t)(uintptr_t)c, c);
+    free(c);
+  }
+  tqMapFree(&seen);
+  tqVecFree(&all);
+  for (uint32_t i = 0; i < a->groups.cap; i++) {
+    if (a->groups.key[i] <= 1) continue;
+    Group *g = a->groups.val[i];
+    while (g) {
+      Group *n = g->next;
+      rtTupUnref(g->out);
+      free(g->live);
+      free(g);
+      g = n;
+    }
+  }
+  tqMapFree(&a->groups);
+  tqMapFree(&a->open);
+  free(a->heap);
+  free(a->touched);
+  rtExprFree(a->arg);
+  rtExprFree(a->where);
+  for (int i = 0; i < a->nby; i++) rtExprFree(a->by[i]);
+  free(a->by);
+}
+
+static const RtOpVt aggVt = {"agg", aggPush, aggFlush, aggFinish, aggFree};
+
 RtOp *rtOpAgg(RtNet *net, const AlgNode *n, TqBuf *msg) {
-  tqBufPuts(msg, "aggregates are not supported by this runtime yet");
-  return NULL;
+  const AlgAggSpec *g = &n->agg[0];
+  const AlgSchema *in = &n->kid[0]->sch;
+  if (g->nby > 64) {
+    tqBufPuts(msg, "too many by-values");
+    return NULL;
+  }
+  RtExpr *arg = rtExprCompile(g->arg, in, msg);
+  if (!arg) return NULL;
+  RtExpr *where = NULL;
+  if (g->where && !(where = rtExprCompile(g->where, in, msg))) {
+    rtExprFree(arg);
+    return NULL;
+  }
+  RtExpr **by = tqCalloc((size_t)(g->nby ? g->nby : 1), sizeof(RtExpr *));
+  for (int i = 0; i < g->nby; i++) {
+    by[i] = rtExprCompile(g->by[i], in, msg);
+    if (!by[i]) {
+      for (int j = 0; j < i; j++) rtExprFree(by[j]);
+      free(by);
+      rtExprFree(arg);
+      rtExprFree(where);
+      return NULL;
+    }
+  }
+  Agg *a = (Agg *)rtOpNew(net, &aggVt, sizeof(Agg), n);
+  a->spec = *g;
+  a->arg = arg;
+  a->where = where;
+  a->by = by;
+  a->nby = g->nby;
+  a->scalar = g->nby == 0;
+  a->vty = g->type.kind;
+  a->aty = g->arg->type.kind;
+  a->stretch = g->window == WIN_EACH ? g->width - 1 : 0;
+  return &a->op;
 }

@@ -18,6 +18,7 @@ typedef struct PiT {
   RtOp op;
   int at;               /* valid at */
   RtExpr *from, *to;    /* the clause's expressions */
+  RtExpr *clip;         /* the result is intersected with this span, or NULL */
   TqMap pending;        /* input -> input (one reference) */
   TqTime constLow;      /* smallest constant time in the clause */
   TqTime shift;         /* most negative shift in the clause */
@@ -32,7 +33,18 @@ static int compute(PiT *p, RtTup *t, TqTime *from, TqTime *to, TqTime *fromLow) 
   RtTVal x = rtTEval(p->from, &c);
   *fromLow = x.b.lo;
   if (x.kind == TV_EMPTY) return R_DROP;
+  RtTVal k = {0};
+  if (p->clip) {
+    k = rtTEval(p->clip, &c);
+    if (k.kind == TV_EMPTY) return R_DROP;
+    if (k.kind == TV_INSTANT) k.e = (RtBound){tqTimeAdd(k.b.lo, 1), tqTimeAdd(k.b.hi, 1)};
+  }
   if (p->at) {
+    if (p->clip) {
+      /* the instant must lie within the clip span */
+      if (x.b.hi < k.b.lo || x.b.lo >= k.e.hi) return R_DROP;
+      if (k.maybeEmpty || x.b.lo < k.b.hi || x.b.hi >= k.e.lo) return R_WAIT;
+    }
     if (x.maybeEmpty || x.b.lo != x.b.hi) return R_WAIT;
     *from = x.b.lo;
     *to = x.b.lo + 1;
@@ -40,10 +52,16 @@ static int compute(PiT *p, RtTup *t, TqTime *from, TqTime *to, TqTime *fromLow) 
   }
   RtTVal y = rtTEval(p->to, &c);
   if (y.kind == TV_EMPTY) return R_DROP;
-  RtBound e = y.e;
-  if (e.hi <= x.b.lo) return R_DROP; /* certainly from >= to */
-  if (x.maybeEmpty || y.maybeEmpty || x.b.lo != x.b.hi || e.lo <= x.b.lo) return R_WAIT;
-  *from = x.b.lo;
+  RtBound b = x.b, e = y.e;
+  if (p->clip) {
+    b = (RtBound){b.lo > k.b.lo ? b.lo : k.b.lo, b.hi > k.b.hi ? b.hi : k.b.hi};
+    e = (RtBound){e.lo < k.e.lo ? e.lo : k.e.lo, e.hi < k.e.hi ? e.hi : k.e.hi};
+    if (k.maybeEmpty) x.maybeEmpty = 1;
+  }
+  *fromLow = b.lo;
+  if (e.hi <= b.lo) return R_DROP; /* certainly from >= to */
+  if (x.maybeEmpty || y.maybeEmpty || b.lo != b.hi || e.lo <= b.lo) return R_WAIT;
+  *from = b.lo;
   *to = e.lo == e.hi ? e.lo : TQ_OPEN;
   return R_EMIT;
 }
@@ -104,6 +122,11 @@ static int piTPush(RtOp *op, int port, int kind, RtTup *t) {
   /* the output is open: is its end known now? */
   RtTCtx c = {t->d, op->net->now, op->net->opt.nowValue};
   RtTVal y = rtTEval(p->to, &c);
+  if (p->clip && y.kind != TV_EMPTY) {
+    RtTVal k = rtTEval(p->clip, &c);
+    if (k.kind == TV_EMPTY) y.kind = TV_EMPTY;
+    else if (k.kind == TV_INTERVAL) y.e = (RtBound){y.e.lo < k.e.lo ? y.e.lo : k.e.lo, y.e.hi < k.e.hi ? y.e.hi : k.e.hi};
+  }
   if (y.kind == TV_EMPTY || y.e.lo != y.e.hi) {
     if (t->nopen == 0) t->link = NULL, rtTupUnref(o); /* never known: stays open */
     return 0;
@@ -160,6 +183,7 @@ static void piTFree(RtOp *op) {
   dropPending(p);
   rtExprFree(p->from);
   rtExprFree(p->to);
+  rtExprFree(p->clip);
 }
 
 static const RtOpVt piTVt = {"piT", piTPush, piTFlush, piTFinish, piTFree};
@@ -174,7 +198,14 @@ RtOp *rtOpPiT(RtNet *net, const AlgNode *n, TqBuf *msg) {
       return NULL;
     }
   }
+  RtExpr *clip = NULL;
+  if (n->vclip && !(clip = rtExprCompile(n->vclip, &n->kid[0]->sch, msg))) {
+    rtExprFree(f);
+    rtExprFree(t);
+    return NULL;
+  }
   PiT *p = (PiT *)rtOpNew(net, &piTVt, sizeof(PiT), n);
+  p->clip = clip;
   p->at = n->validAt;
   p->from = f;
   p->to = t;
