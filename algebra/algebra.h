@@ -109,6 +109,7 @@ typedef struct AlgDerived {
   int nattr;                /* result attributes */
   AlgAttr *attr;
   TqLoc loc;
+  int query;                /* index of the defining query in the program */
 } AlgDerived;
 
 typedef struct AlgCatalog {

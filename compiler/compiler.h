@@ -14,6 +14,35 @@
 #include "../base/tq.h"
 #include "ast.h"
 
+/* What a retrieve says, kept as typed pieces (not as algebra) for the
+** independent SQL translation of sqlgen.c. */
+typedef struct CpVarInfo {
+  const char *var;              /* tuple variable */
+  const AlgRel *rel;            /* primitive or entity relation, or NULL */
+  const AlgDerived *derived;    /* derived relation, or NULL */
+  int clockN;                   /* Clock[n], or 0 */
+} CpVarInfo;
+typedef struct CpAggInfo {
+  const char *var;              /* the aggregate's variable (agg1, ...) */
+  const AlgAggSpec *spec;       /* function, argument, by-list, inner where, window */
+  CpVarInfo local;              /* its own tuple variable */
+  const AlgExpr *when;          /* inner when, or NULL */
+  int linked;                   /* linked to the outer variable of the same name */
+} CpAggInfo;
+typedef struct CpSem {
+  int nvar;                     /* outer tuple variables, in product order */
+  CpVarInfo *vars;
+  int nagg;
+  CpAggInfo *aggs;
+  int ntarget;
+  const AlgExpr **targets;      /* typed target expressions */
+  const char **names;           /* result attribute names */
+  const AlgExpr *where;         /* explicit clauses, NULL when omitted */
+  const AlgExpr *when;
+  int valid;                    /* 0 omitted, VALID_AT, VALID_FROMTO */
+  const AlgExpr *vfrom, *vto;
+} CpSem;
+
 /* One retrieve statement, translated. */
 typedef struct CpQuery {
   const char *name;     /* derived relation name, NULL for an unnamed retrieve */
@@ -24,6 +53,7 @@ typedef struct CpQuery {
   AlgAttr *attr;
   TqLoc loc;            /* the retrieve keyword */
   int index;            /* position in the program, from 0 */
+  CpSem *sem;           /* the statement's typed pieces (for sqlgen.c) */
 } CpQuery;
 
 /* A display statement kept for the display layer (checked by sema). */
@@ -52,6 +82,19 @@ void cpProgramFree(CpProgram *p); /* accepts NULL */
 /* Optimizes every query (sets q->opt); trace, when non-NULL, receives each
 ** rule as it fires with the tree after it. */
 void cpOptimize(CpProgram *p, TqBuf *trace);
+
+/* The recording parameters a SQL translation needs. */
+typedef struct CpSqlParams {
+  TqTime first, last; /* first and last time of the recording (now = last) */
+} CpSqlParams;
+
+/* Translates query q into one SQL SELECT over the primitive relations as
+** stored by `tqmon load` (one table per relation), computing the same
+** answer as the engine: columns = the result attributes, then valid_at or
+** valid_from, valid_to (NULL when open).  Independent of the algebra and
+** of the runtime's operators.  Returns 0, or -1 with a message in err for
+** what it cannot translate. */
+int cpQuerySql(const CpProgram *p, const CpQuery *q, const CpSqlParams *par, TqBuf *out, TqBuf *err);
 
 /* Number of declared primitive (non-entity) relations. */
 int cpSensorCount(const CpProgram *p);

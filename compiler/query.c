@@ -38,6 +38,7 @@ typedef struct QCtx {
     const char *var; /* the aggregate's tuple variable (agg1, ...) */
     AlgNode *node;   /* its ALG_AGG term */
     AlgExpr *link;   /* by-list link to the outer variables, or NULL */
+    CpRange *range;  /* its local variable's binding */
   } agg[16];
 } QCtx;
 
@@ -721,6 +722,7 @@ static AlgExpr *tyAggregate(QCtx *q, AstNode *x) {
   q->agg[q->nagg].var = av;
   q->agg[q->nagg].node = node;
   q->agg[q->nagg].link = link;
+  q->agg[q->nagg].range = r;
   q->nagg++;
   AlgExpr *v = algExprCol(q->a, av, "value", vt);
   v->loc = x->loc;
@@ -820,7 +822,7 @@ static void retrieveInner(CpSema *s, AstNode *st) {
       ntarget++;
     }
   }
-  AlgExpr **pe = tqArenaAlloc(q.a, sizeof(AlgExpr *) * (size_t)(ntarget ? ntarget : 1));
+  AlgExpr **pe = tqArenaAlloc(q.a, sizeof(AlgExpr *) * (size_t)(ntarget + 16));
   const char **pn = tqArenaAlloc(q.a, sizeof(char *) * (size_t)(ntarget ? ntarget : 1));
   TqLoc *pl = tqCalloc((size_t)(ntarget ? ntarget : 1), sizeof(TqLoc));
   int np = 0;
@@ -941,6 +943,32 @@ static void retrieveInner(CpSema *s, AstNode *st) {
   }
   cq->loc = st->loc;
   cq->index = s->prog->queries.n;
+  /* the typed pieces, for the SQL translation */
+  CpSem *sem = tqArenaAlloc(q.a, sizeof *sem);
+  sem->nvar = q.nvar;
+  sem->vars = tqArenaAlloc(q.a, sizeof(CpVarInfo) * (size_t)(q.nvar ? q.nvar : 1));
+  for (int i = 0; i < q.nvar; i++) {
+    CpRange *r = q.var[i].range;
+    sem->vars[i] = (CpVarInfo){q.var[i].var, r->rel, r->derived, r->clockN};
+  }
+  sem->nagg = q.nagg;
+  sem->aggs = tqArenaAlloc(q.a, sizeof(CpAggInfo) * (size_t)(q.nagg ? q.nagg : 1));
+  for (int i = 0; i < q.nagg; i++) {
+    AlgNode *an = q.agg[i].node;
+    AlgNode *inner = an->kid[0];
+    const AlgExpr *iw = inner->kind == ALG_SIGMAT ? inner->pred : NULL;
+    CpRange *r = q.agg[i].range;
+    sem->aggs[i] = (CpAggInfo){q.agg[i].var, an->agg, {r->var, r->rel, r->derived, r->clockN}, iw, q.agg[i].link != NULL};
+  }
+  sem->ntarget = np;
+  sem->targets = (const AlgExpr **)pe;
+  sem->names = pn;
+  sem->where = wherePred;
+  sem->when = whenPred;
+  sem->valid = valid ? valid->op : 0;
+  sem->vfrom = vfrom;
+  sem->vto = vto;
+  cq->sem = sem;
   tqVecPush(&s->prog->queries, cq);
   if (st->s) {
     AlgDerived *dv = tqArenaAlloc(q.a, sizeof *dv);
@@ -950,6 +978,7 @@ static void retrieveInner(CpSema *s, AstNode *st) {
     dv->nattr = np;
     dv->attr = cq->attr;
     dv->loc = st->loc2;
+    dv->query = cq->index;
     tqVecPush(&s->prog->cat.derived, dv);
   }
 }

@@ -39,6 +39,10 @@ static const char *usageText =
     "  load FILE.tq... --replay TRACE --db FILE\n"
     "                              store every packet of the recording as tables\n"
     "                              of the primitive relations (all sensors enabled)\n"
+    "  sql FILE.tq... --db FILE [--print]\n"
+    "                              answer the queries over a store written by load,\n"
+    "                              translated into SQL (retrospective analysis);\n"
+    "                              --print shows the SQL instead\n"
     "  show [--db FILE] [RELATION] print stored relations as CSV (default tqmon.db)\n"
     "\n"
     "Several FILE.tq are read in order as one program.\n";
@@ -53,7 +57,7 @@ typedef struct Args {
   const char *files[256];
   int nfiles;
   const char *replay, *db, *stats, *format, *timeLimit;
-  int noOpt, trace, quiet;
+  int noOpt, trace, quiet, print;
   const char *rel;
 } Args;
 
@@ -80,6 +84,7 @@ static int parseArgs(int argc, char **argv, Args *a) {
     else if (!strcmp(s, "--no-opt")) a->noOpt = 1;
     else if (!strcmp(s, "--trace")) a->trace = 1;
     else if (!strcmp(s, "--quiet")) a->quiet = 1;
+    else if (!strcmp(s, "--print")) a->print = 1;
     else if (s[0] == '-' && s[1] == '-') {
       fprintf(stderr, "tqmon: unknown option %s\n", s);
       return 2;
@@ -240,6 +245,55 @@ static int cmdLoad(Args *a) {
   return rc;
 }
 
+static int cmdSql(Args *a) {
+  TqDiag d = {0};
+  if (!a->db) {
+    fprintf(stderr, "tqmon sql: give the store with --db FILE\n");
+    return 2;
+  }
+  CpProgram *p = compile(a, &d);
+  if (!p) {
+    int rc = reportDiag(&d) ? 1 : 2;
+    tqDiagFree(&d);
+    return rc;
+  }
+  int rc = 0;
+  RtStore *st = rtStoreOpen(a->db, &d);
+  CpSqlParams par = {0, 0};
+  int64_t tick = 0;
+  if (!st || rtStoreGetMeta(st, "first", &par.first) || rtStoreGetMeta(st, "last", &par.last) ||
+      rtStoreGetMeta(st, "tick", &tick))
+    rc = 1;
+  else if (tick != p->cat.tick)
+    tqErrorAt(&d, a->db, "the store was loaded with a clock tick of %lld ns, the program says %lld", (long long)tick,
+              (long long)p->cat.tick), rc = 1;
+  for (int i = 0; !rc && i < p->queries.n; i++) {
+    CpQuery *q = p->queries.v[i];
+    TqBuf sql = {0}, err = {0};
+    const char *name = q->name ? q->name : tqArenaPrintf(p->arena, "query%d", i + 1);
+    if (cpQuerySql(p, q, &par, &sql, &err)) {
+      tqError(&d, q->loc, "cannot translate into SQL: %s", err.s ? err.s : "?");
+      rc = 1;
+    } else if (a->print) {
+      printf("-- %s\n%s;\n", name, sql.s);
+    } else {
+      printf("# %s\n", name);
+      TqBuf ord = {0};
+      tqBufPrintf(&ord, "SELECT * FROM (%s) ORDER BY %s", sql.s, q->isEvent ? "valid_at" : "valid_from, valid_to IS NULL, valid_to");
+      for (int k = 0; k < q->nattr; k++) tqBufPrintf(&ord, ", %d", k + 1);
+      if (rtStoreQueryCsv(st, ord.s, stdout)) rc = 1;
+      tqBufFree(&ord);
+    }
+    tqBufFree(&sql);
+    tqBufFree(&err);
+  }
+  reportDiag(&d);
+  rtStoreFree(st);
+  cpProgramFree(p);
+  tqDiagFree(&d);
+  return rc;
+}
+
 static int cmdShow(Args *a) {
   TqDiag d = {0};
   const char *db = a->db ? a->db : "tqmon.db";
@@ -284,6 +338,7 @@ int main(int argc, char **argv) {
   if (!strcmp(a.cmd, "run")) return cmdRun(&a);
   if (!strcmp(a.cmd, "show")) return cmdShow(&a);
   if (!strcmp(a.cmd, "load")) return cmdLoad(&a);
+  if (!strcmp(a.cmd, "sql")) return cmdSql(&a);
   fprintf(stderr, "tqmon: unknown command '%s'\n", a.cmd);
   return usage(stderr, 2);
 }

@@ -237,6 +237,9 @@ int rtStoreInsert(RtStore *st, int tbl, const int64_t *vals, TqTime from, TqTime
 int rtStoreCloseRow(RtStore *st, int tbl, int64_t rowid, TqTime to);
 int rtStoreDeleteRow(RtStore *st, int tbl, int64_t rowid);
 int rtStoreBegin(RtStore *st);
+/* Recording parameters kept with a loaded store (first, last, tick). */
+int rtStoreMeta(RtStore *st, const char *key, int64_t value);
+int rtStoreGetMeta(RtStore *st, const char *key, int64_t *value);
 int rtStoreCommit(RtStore *st);
 /* Runs a query and writes its rows as CSV to out (for `tqmon show`). */
 int rtStoreQueryCsv(RtStore *st, const char *sql, FILE *out);

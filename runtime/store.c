@@ -195,6 +195,36 @@ int rtStoreDeleteRow(RtStore *st, int tbl, int64_t rowid) {
   return step(st, t->del, "delete");
 }
 
+int rtStoreMeta(RtStore *st, const char *key, int64_t value) {
+  if (exec(st, "CREATE TABLE IF NOT EXISTS _tqmon_meta (key TEXT PRIMARY KEY, value INTEGER)")) return -1;
+  sqlite3_stmt *s;
+  if (sqlite3_prepare_v2(st->db, "INSERT OR REPLACE INTO _tqmon_meta VALUES (?, ?)", -1, &s, NULL) != SQLITE_OK)
+    return fail(st, "meta");
+  sqlite3_bind_text(s, 1, key, -1, SQLITE_STATIC);
+  sqlite3_bind_int64(s, 2, value);
+  int rc = step(st, s, "meta");
+  sqlite3_finalize(s);
+  return rc;
+}
+
+int rtStoreGetMeta(RtStore *st, const char *key, int64_t *value) {
+  sqlite3_stmt *s;
+  if (sqlite3_prepare_v2(st->db, "SELECT value FROM _tqmon_meta WHERE key = ?", -1, &s, NULL) != SQLITE_OK) {
+    tqErrorAt(st->d, st->path, "not a store written by tqmon load (no _tqmon_meta table)");
+    return -1;
+  }
+  sqlite3_bind_text(s, 1, key, -1, SQLITE_STATIC);
+  int rc = -1;
+  if (sqlite3_step(s) == SQLITE_ROW) {
+    *value = sqlite3_column_int64(s, 0);
+    rc = 0;
+  } else {
+    tqErrorAt(st->d, st->path, "no %s in _tqmon_meta", key);
+  }
+  sqlite3_finalize(s);
+  return rc;
+}
+
 int rtStoreBegin(RtStore *st) {
   if (st->inTxn) return 0;
   if (exec(st, "BEGIN")) return -1;
@@ -217,8 +247,15 @@ int rtStoreQueryCsv(RtStore *st, const char *sql, FILE *out) {
   int rc;
   while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
     for (int i = 0; i < n; i++) {
-      const unsigned char *v = sqlite3_column_text(s, i);
-      const char *txt = v ? (const char *)v : "";
+      char num[64];
+      const char *txt;
+      if (sqlite3_column_type(s, i) == SQLITE_FLOAT) {
+        snprintf(num, sizeof num, "%.17g", sqlite3_column_double(s, i)); /* as the engine prints doubles */
+        txt = num;
+      } else {
+        const unsigned char *v = sqlite3_column_text(s, i);
+        txt = v ? (const char *)v : "";
+      }
       int q = strchr(txt, ',') || strchr(txt, '"') || strchr(txt, '\n');
       if (i) fputc(',', out);
       if (!q) {

@@ -488,6 +488,8 @@ int snsTraceToSqlite(const SnsTrace *t, const CpProgram *prog, const char *path,
     }
     if (++k % 100000 == 0 && !rc) rc = rtStoreCommit(st) || rtStoreBegin(st) ? -1 : 0;
   }
+  if (!rc) rc = rtStoreMeta(st, "first", t->first) || rtStoreMeta(st, "last", t->last) ||
+                 rtStoreMeta(st, "tick", prog->cat.tick) ? -1 : 0;
   if (!rc) rc = rtStoreCommit(st);
   rtStoreFree(st);
   free(tbl);
