@@ -75,6 +75,10 @@ $(B)/asan/libtqmon.a: $(ASANOBJ)
 	rm -f $@ && ar rcs $@ $(ASANOBJ)
 $(B)/asan/tqmon: runtime/main.c $(B)/asan/libtqmon.a $(HDRS)
 	$(CC) $(CSTD) $(WARN) $(ASANF) -DTQ_TESTING $(INC) runtime/main.c $(B)/asan/libtqmon.a $(LIBS) -o $@
+$(B)/asan/prop: tests/prop.c $(B)/asan/libtqmon.a $(HDRS)
+	$(CC) $(CSTD) $(WARN) $(ASANF) -DTQ_TESTING $(INC) tests/prop.c $(B)/asan/libtqmon.a $(LIBS) -o $@
+$(B)/prop: tests/prop.c $(B)/libtqmon.a $(HDRS)
+	$(CC) $(CSTD) $(WARN) $(OPT) $(INC) tests/prop.c $(B)/libtqmon.a $(LIBS) -o $@
 $(B)/asan/unit: tests/unit.c $(B)/asan/libtqmon.a $(HDRS)
 	$(CC) $(CSTD) $(WARN) $(ASANF) -DTQ_TESTING $(INC) tests/unit.c $(B)/asan/libtqmon.a $(LIBS) -o $@
 
@@ -85,7 +89,7 @@ run: all
 	    --replay examples/paper/paper.trace --db tqmon.db --stats $(B)/paper-stats.json
 	@echo "results stored in tqmon.db (tables ResumedbyP1, RunningOnEvery10Seconds)"
 
-test: deps $(B)/asan/tqmon $(B)/asan/unit $(B)/tqmon $(B)/paper-gen
+test: deps $(B)/asan/tqmon $(B)/asan/unit $(B)/asan/prop $(B)/tqmon $(B)/paper-gen
 	@LC_ALL=C sh tests/run.sh
 
 bench: all

@@ -96,6 +96,11 @@ typedef struct CpSqlParams {
 ** what it cannot translate. */
 int cpQuerySql(const CpProgram *p, const CpQuery *q, const CpSqlParams *par, TqBuf *out, TqBuf *err);
 
+/* The non-temporal query over the snapshot at t (tuples valid at t), for
+** queries with default when and valid and no aggregates: the other side of
+** snapshot reducibility.  Returns 0 or -1 with a message in err. */
+int cpQuerySnapshotSql(const CpProgram *p, const CpQuery *q, const CpSqlParams *par, TqTime t, TqBuf *out, TqBuf *err);
+
 /* Number of declared primitive (non-entity) relations. */
 int cpSensorCount(const CpProgram *p);
 

@@ -92,11 +92,15 @@ static const char *qstr(Sg *g, const char *s) {
   return r;
 }
 
-/* x + d, saturating at beginning and forever like the engine */
+/* x + d, saturating like the engine: beginning and forever stay where they
+** are, and nothing crosses them */
 static const char *addT(Sg *g, const char *x, TqTime d) {
   if (d == 0) return x;
-  if (d > 0) return pf(g, "(CASE WHEN (%s) >= " F_STR " - %lld THEN " F_STR " ELSE (%s) + %lld END)", x, (long long)d, x, (long long)d);
-  return pf(g, "(CASE WHEN (%s) <= " B_STR " + %lld THEN " B_STR " ELSE (%s) - %lld END)", x, (long long)-d, x, (long long)-d);
+  if (d > 0)
+    return pf(g, "(CASE WHEN (%s) <= " B_STR " THEN " B_STR " WHEN (%s) >= " F_STR " - %lld THEN " F_STR " ELSE (%s) + %lld END)", x,
+              x, (long long)d, x, (long long)d);
+  return pf(g, "(CASE WHEN (%s) >= " F_STR " THEN " F_STR " WHEN (%s) <= " B_STR " + %lld THEN " B_STR " ELSE (%s) - %lld END)", x, x,
+            (long long)-d, x, (long long)-d);
 }
 
 /* enum column (an index inside) shown by name */
@@ -195,7 +199,7 @@ static const char *viewOf(Sg *g, const CpVarInfo *v) {
       const AlgEntity *pe = r->attr[r->performerAttr].type.ent;
       cond = pf(g, "%s AND %s", cond, alive(g, pe, pf(g, "x.%s", qid(g, r->attr[r->performerAttr].name)), "k.t"));
     }
-    return newCte(g, "sampled", pf(g, "SELECT DISTINCT %sk.t AS valid_at FROM %s k, %s x WHERE %s", cols, tk, tab, cond));
+    return newCte(g, "sampled", pf(g, "SELECT %sk.t AS valid_at FROM %s k, %s x WHERE %s", cols, tk, tab, cond));
   }
   if (r->isEvent)
     return newCte(g, "traced", pf(g, "SELECT %sx.valid_at AS valid_at FROM %s x WHERE %s", cols, tab, alive(g, flagEnt, flag, "x.valid_at")));
@@ -311,16 +315,10 @@ static Tv tvSql(Sg *g, const Scope *s, const AlgExpr *e) {
       x = tvSql(g, s, e->a);
       y = tvSql(g, s, e->b);
       r.kind = K_INTERVAL;
-      /* an empty side leaves the other (as the engine does) */
-      r.b = pf(g, "(CASE WHEN %s AND %s THEN MIN(%s, %s) WHEN %s THEN %s ELSE %s END)", x.ne, y.ne, x.b, y.b, x.ne, x.b, y.b);
-      r.e = pf(g, "(CASE WHEN %s AND %s THEN MAX(%s, %s) WHEN %s THEN %s ELSE %s END)", x.ne, y.ne, x.e, y.e, x.ne, x.e, y.e);
-      if (x.kind == K_INSTANT && y.kind == K_INSTANT) {
-        /* one empty side leaves the other instant */
-        r.ne = pf(g, "((%s AND %s AND %s < %s) OR (%s AND NOT %s) OR (%s AND NOT %s))", x.ne, y.ne, r.b, r.e, x.ne, y.ne, y.ne,
-                  x.ne);
-      } else {
-        r.ne = pf(g, "((%s OR %s) AND %s < %s)", x.ne, y.ne, r.b, r.e);
-      }
+      /* from the earlier begin to the later end; empty when a side is */
+      r.b = pf(g, "MIN(%s, %s)", x.b, y.b);
+      r.e = pf(g, "MAX(%s, %s)", x.e, y.e);
+      r.ne = pf(g, "(%s AND %s AND %s < %s)", x.ne, y.ne, r.b, r.e);
       return r;
     }
     default: fail(g, "unexpected temporal expression"); return r;
@@ -528,6 +526,49 @@ int cpQuerySql(const CpProgram *p, const CpQuery *q, const CpSqlParams *par, TqB
     if (g.with.n) tqBufPrintf(out, "WITH RECURSIVE\n %s\n", g.with.s);
     tqBufPuts(out, body);
   }
+  tqBufFree(&g.with);
+  tqArenaDelete(g.a);
+  return g.bad ? -1 : 0;
+}
+
+/* The non-temporal query over the snapshot at instant t: the tuples of every
+** variable's view valid at t (events: at t), the where clause, the target
+** list, DISTINCT.  Only for queries whose when and valid clauses are the
+** defaults and without aggregates (snapshot reducibility). */
+int cpQuerySnapshotSql(const CpProgram *p, const CpQuery *q, const CpSqlParams *par, TqTime t, TqBuf *out, TqBuf *err) {
+  const CpSem *sem = q->sem;
+  if (!sem || sem->when || sem->valid || sem->nagg) {
+    tqBufPuts(err, "snapshot form needs default when and valid and no aggregate");
+    return -1;
+  }
+  Sg g = {0};
+  g.p = p;
+  g.par = par;
+  g.err = err;
+  g.a = tqArenaNew();
+  TqBuf from = {0}, where = {0}, sel = {0};
+  for (int i = 0; i < sem->nvar; i++) {
+    const CpVarInfo *v = &sem->vars[i];
+    const char *view = viewOf(&g, v);
+    const char *a = qid(&g, v->var);
+    tqBufPrintf(&from, "%s%s %s", i ? ", " : "", view, a);
+    int ev = v->clockN || (v->rel && (v->rel->isEvent || v->rel->mode == ALG_MODE_SAMPLED)) || (v->derived && v->derived->isEvent);
+    if (ev) tqBufPrintf(&where, " AND %s.valid_at = %lld", a, (long long)t);
+    else tqBufPrintf(&where, " AND %s.valid_from <= %lld AND %lld < %s.valid_to", a, (long long)t, (long long)t, a);
+  }
+  if (sem->where) tqBufPrintf(&where, " AND %s", valueSql(&g, sem->where));
+  for (int i = 0; i < sem->ntarget; i++) {
+    const char *c = valueSql(&g, sem->targets[i]);
+    if (sem->targets[i]->type.kind == TY_ENUM) c = enumName(&g, sem->targets[i]->type.en, c);
+    tqBufPrintf(&sel, "%s%s AS %s", i ? ", " : "", c, qid(&g, sem->names[i]));
+  }
+  if (!g.bad) {
+    if (g.with.n) tqBufPrintf(out, "WITH RECURSIVE\n %s\n", g.with.s);
+    tqBufPrintf(out, "SELECT DISTINCT %s FROM %s WHERE 1%s", sel.s ? sel.s : "1", from.s, where.s ? where.s : "");
+  }
+  tqBufFree(&from);
+  tqBufFree(&where);
+  tqBufFree(&sel);
   tqBufFree(&g.with);
   tqArenaDelete(g.a);
   return g.bad ? -1 : 0;

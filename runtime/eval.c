@@ -206,7 +206,7 @@ RtTVal rtTEval(const RtExpr *e, const RtTCtx *c) {
       } else {
         r.kind = TV_INTERVAL;
         r.b = exact(from);
-        if (to == TQ_OPEN) r.e = (RtBound){tmax(c->now, from + 1), TQ_FOREVER};
+        if (to == TQ_OPEN) r.e = (RtBound){tmax(c->endLow, from + 1), TQ_FOREVER};
         else r.e = exact(to);
       }
       return r;
@@ -256,8 +256,7 @@ RtTVal rtTEval(const RtExpr *e, const RtTCtx *c) {
     case AX_EXTEND: {
       x = rtTEval(e->a, c);
       y = rtTEval(e->b, c);
-      if (x.kind == TV_EMPTY) return y;
-      if (y.kind == TV_EMPTY) return x;
+      if (x.kind == TV_EMPTY || y.kind == TV_EMPTY) return tvEmpty(); /* nothing spans from an empty value */
       r.kind = TV_INTERVAL;
       r.b = bmin(x.b, y.b);
       r.e = bmax(x.e, y.e);

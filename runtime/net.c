@@ -29,7 +29,7 @@ RtOp *rtOpNew(RtNet *net, const RtOpVt *vt, size_t size, const AlgNode *node) {
   op->node = node;
   op->nspan = node ? node->sch.ntv : 0;
   op->nval = node ? node->sch.ncol : 0;
-  op->low = TQ_BEGINNING;
+  op->low = op->endLow = TQ_BEGINNING;
   tqVecPush(&net->ops, op);
   return op;
 }

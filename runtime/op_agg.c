@@ -42,6 +42,7 @@ struct Group {
   int nlive, clive;
   RtTup *out;       /* the open output tuple, or NULL */
   int touched;      /* in the touched list of this instant */
+  int refs;         /* contributions that name it (in effect or pending) */
   int64_t by[];     /* the by-values */
 };
 
@@ -268,8 +269,14 @@ static void show(Agg *a, Group *g, TqTime t, int exists, int has, int64_t v) {
   rtEmit(&a->op, RT_BEGIN, o);
 }
 
-static void contribRelease(Contrib *c) {
-  if (--c->refs == 0 && c->pos < 0) free(c);
+/* A contribution is freed when no change point names it and it is not in
+** effect; its group is freed by the flush loop (it is touched then). */
+static void contribRelease(Agg *a, Contrib *c) {
+  (void)a;
+  if (--c->refs == 0 && c->pos < 0) {
+    c->g->refs--;
+    free(c);
+  }
 }
 
 static void apply(Agg *a, const Change *ch) {
@@ -289,7 +296,7 @@ static void apply(Agg *a, const Change *ch) {
     c->pos = -1;
   }
   touch(a, g);
-  contribRelease(c);
+  contribRelease(a, c);
 }
 
 /* ---------------------------------------------------------------- methods */
@@ -306,7 +313,7 @@ static int aggPush(RtOp *op, int port, int kind, RtTup *t) {
     if (!c) return 0;
     TqTime e = effEnd(a, RT_TO(t, 0));
     if (e < TQ_FOREVER) hpush(a, e, c, -1);
-    contribRelease(c); /* the reference of the open map */
+    contribRelease(a, c); /* the reference of the open map */
     return 0;
   }
   int64_t by[64];
@@ -314,6 +321,7 @@ static int aggPush(RtOp *op, int port, int kind, RtTup *t) {
   Group *g = groupGet(a, by);
   Contrib *c = tqCalloc(1, sizeof *c);
   c->g = g;
+  g->refs++;
   c->val = rtEvalSlot(a->arg, RT_VAL(t));
   c->from = RT_FROM(t, 0);
   c->qual = a->where ? rtEvalBool(a->where, RT_VAL(t)) : 1;
@@ -352,11 +360,14 @@ static void aggFlush(RtOp *op, TqTime now) {
       int exists = a->scalar || g->nlive > 0;
       int has = groupValue(a, g, &v);
       show(a, g, t, exists, has, v);
-      if (!a->scalar && g->nlive == 0 && !g->out) groupFree(a, g);
+      if (!a->scalar && g->nlive == 0 && !g->out && g->refs == 0) groupFree(a, g);
     }
     a->ntouched = 0;
   }
   op->low = a->nheap && a->heap[0].t < low ? a->heap[0].t : low;
+  /* an open period ends at a change point not applied yet: at the input's
+  ** low mark or later, which may lag behind now */
+  op->endLow = op->low < now ? op->low : now;
 }
 
 static void aggFinish(RtOp *op, TqTime now) {}

@@ -245,6 +245,7 @@ static void alphaFlush(RtOp *op, TqTime now) {
     if (m < low) low = m;
   }
   op->low = low;
+  op->endLow = now; /* held intervals end when their END comes, at now or later */
 }
 
 static void alphaFinish(RtOp *op, TqTime now) {}

@@ -133,6 +133,7 @@ static void interFlush(RtOp *op, TqTime now) {
     v->n = k;
   }
   op->low = low;
+  op->endLow = op->kid[0]->endLow < op->kid[1]->endLow ? op->kid[0]->endLow : op->kid[1]->endLow;
 }
 
 static void interFinish(RtOp *op, TqTime now) { recheck((Inter *)op); }

@@ -22,14 +22,55 @@ typedef struct PiT {
   TqMap pending;        /* input -> input (one reference) */
   TqTime constLow;      /* smallest constant time in the clause */
   TqTime shift;         /* most negative shift in the clause */
+  /* open outputs whose end is bounded by a known time: they may become
+  ** known when the input's end mark passes that time (min-heap) */
+  struct Wait {
+    TqTime key;         /* the bound */
+    RtTup *t;           /* the input (one reference) */
+  } *wait;
+  int nwait, cwait;
 } PiT;
+
+static void waitPush(PiT *p, TqTime key, RtTup *t) {
+  if (p->nwait == p->cwait) {
+    p->cwait = p->cwait ? 2 * p->cwait : 16;
+    p->wait = tqRealloc(p->wait, sizeof(struct Wait) * (size_t)p->cwait);
+  }
+  int i = p->nwait++;
+  p->wait[i].key = key;
+  p->wait[i].t = t;
+  rtTupRef(t);
+  while (i > 0 && p->wait[(i - 1) / 2].key > p->wait[i].key) {
+    struct Wait x = p->wait[i];
+    p->wait[i] = p->wait[(i - 1) / 2];
+    p->wait[(i - 1) / 2] = x;
+    i = (i - 1) / 2;
+  }
+}
+
+static struct Wait waitPop(PiT *p) {
+  struct Wait top = p->wait[0];
+  p->wait[0] = p->wait[--p->nwait];
+  int i = 0;
+  for (;;) {
+    int l = 2 * i + 1, r = l + 1, m = i;
+    if (l < p->nwait && p->wait[l].key < p->wait[m].key) m = l;
+    if (r < p->nwait && p->wait[r].key < p->wait[m].key) m = r;
+    if (m == i) break;
+    struct Wait x = p->wait[i];
+    p->wait[i] = p->wait[m];
+    p->wait[m] = x;
+    i = m;
+  }
+  return top;
+}
 
 enum { R_WAIT = 0, R_DROP, R_EMIT };
 
 /* Decides the result of input t: R_EMIT with *from and *to (*to may be
 ** TQ_OPEN), R_DROP, or R_WAIT. */
 static int compute(PiT *p, RtTup *t, TqTime *from, TqTime *to, TqTime *fromLow) {
-  RtTCtx c = {t->d, p->op.net->now, p->op.net->opt.nowValue};
+  RtTCtx c = {t->d, p->op.net->now, p->op.net->opt.nowValue, p->op.kid[0]->endLow};
   RtTVal x = rtTEval(p->from, &c);
   *fromLow = x.b.lo;
   if (x.kind == TV_EMPTY) return R_DROP;
@@ -45,6 +86,7 @@ static int compute(PiT *p, RtTup *t, TqTime *from, TqTime *to, TqTime *fromLow) 
       if (x.b.hi < k.b.lo || x.b.lo >= k.e.hi) return R_DROP;
       if (k.maybeEmpty || x.b.lo < k.b.hi || x.b.hi >= k.e.lo) return R_WAIT;
     }
+    if (x.b.lo >= TQ_FOREVER) return R_DROP; /* forever is not an instant anything happens at */
     if (x.maybeEmpty || x.b.lo != x.b.hi) return R_WAIT;
     *from = x.b.lo;
     *to = x.b.lo + 1;
@@ -59,6 +101,7 @@ static int compute(PiT *p, RtTup *t, TqTime *from, TqTime *to, TqTime *fromLow) 
     if (k.maybeEmpty) x.maybeEmpty = 1;
   }
   *fromLow = b.lo;
+  if (b.lo >= TQ_FOREVER) return R_DROP;
   if (e.hi <= b.lo) return R_DROP; /* certainly from >= to */
   if (x.maybeEmpty || y.maybeEmpty || b.lo != b.hi || e.lo <= b.lo) return R_WAIT;
   *from = b.lo;
@@ -112,15 +155,12 @@ static int handle(PiT *p, RtTup *t, int inPending) {
   return rc;
 }
 
-static int piTPush(RtOp *op, int port, int kind, RtTup *t) {
-  PiT *p = (PiT *)op;
-  if (kind != RT_END) return handle(p, t, 0);
-  uint64_t key = (uint64_t)(uintptr_t)t;
-  if (tqMapGet(&p->pending, key)) return handle(p, t, 1);
+/* The end of the open output of t: closes it when known (returns 1); when
+** it is bounded by a known time, waits for the input's end mark to pass it. */
+static int closeIfKnown(PiT *p, RtTup *t, int *rc) {
   RtTup *o = t->link;
-  if (!o) return 0;
-  /* the output is open: is its end known now? */
-  RtTCtx c = {t->d, op->net->now, op->net->opt.nowValue};
+  if (!o) return 1;
+  RtTCtx c = {t->d, p->op.net->now, p->op.net->opt.nowValue, p->op.kid[0]->endLow};
   RtTVal y = rtTEval(p->to, &c);
   if (p->clip && y.kind != TV_EMPTY) {
     RtTVal k = rtTEval(p->clip, &c);
@@ -128,7 +168,11 @@ static int piTPush(RtOp *op, int port, int kind, RtTup *t) {
     else if (k.kind == TV_INTERVAL) y.e = (RtBound){y.e.lo < k.e.lo ? y.e.lo : k.e.lo, y.e.hi < k.e.hi ? y.e.hi : k.e.hi};
   }
   if (y.kind == TV_EMPTY || y.e.lo != y.e.hi) {
-    if (t->nopen == 0) t->link = NULL, rtTupUnref(o); /* never known: stays open */
+    if (y.kind != TV_EMPTY && y.e.hi < TQ_FOREVER) {
+      waitPush(p, y.e.hi, t); /* known once nothing can end before y.e.hi */
+      return 0;
+    }
+    if (t->nopen == 0 && y.kind == TV_EMPTY) t->link = NULL, rtTupUnref(o);
     return 0;
   }
   t->link = NULL;
@@ -136,13 +180,37 @@ static int piTPush(RtOp *op, int port, int kind, RtTup *t) {
   if (to <= RT_FROM(o, 0)) to = RT_FROM(o, 0) + 1; /* cannot happen: decided non-empty */
   RT_TO(o, 0) = to >= TQ_FOREVER ? TQ_OPEN : to;
   o->nopen = RT_TO(o, 0) == TQ_OPEN;
-  int rc = o->nopen ? 0 : rtEmit(op, RT_END, o);
+  if (!o->nopen && rtEmit(&p->op, RT_END, o)) *rc = -1;
   rtTupUnref(o);
+  return 1;
+}
+
+static int piTPush(RtOp *op, int port, int kind, RtTup *t) {
+  PiT *p = (PiT *)op;
+  if (kind != RT_END) {
+    int rc = handle(p, t, 0);
+    if (t->link) closeIfKnown(p, t, &rc); /* begun open: bounded by a known end? */
+    return rc;
+  }
+  uint64_t key = (uint64_t)(uintptr_t)t;
+  if (tqMapGet(&p->pending, key)) {
+    int rc = handle(p, t, 1);
+    if (t->link) closeIfKnown(p, t, &rc);
+    return rc;
+  }
+  int rc = 0;
+  closeIfKnown(p, t, &rc);
   return rc;
 }
 
 static void piTFlush(RtOp *op, TqTime now) {
   PiT *p = (PiT *)op;
+  while (p->nwait && p->wait[0].key <= op->kid[0]->endLow) {
+    struct Wait w = waitPop(p);
+    int rc = 0;
+    if (w.t->link) closeIfKnown(p, w.t, &rc);
+    rtTupUnref(w.t);
+  }
   TqTime low = tqTimeAdd(op->kid[0]->low, p->shift);
   if (p->constLow < low) low = p->constLow;
   if (p->pending.n) {
@@ -163,6 +231,9 @@ static void piTFlush(RtOp *op, TqTime now) {
     tqVecFree(&all);
   }
   op->low = low;
+  /* an open output ends at its input's end shifted by the clause */
+  op->endLow = tqTimeAdd(op->kid[0]->endLow, p->shift);
+  if (p->constLow < op->endLow) op->endLow = p->constLow;
 }
 
 static void dropPending(PiT *p) {
@@ -181,6 +252,8 @@ static void piTFinish(RtOp *op, TqTime now) {
 static void piTFree(RtOp *op) {
   PiT *p = (PiT *)op;
   dropPending(p);
+  for (int i = 0; i < p->nwait; i++) rtTupUnref(p->wait[i].t);
+  free(p->wait);
   rtExprFree(p->from);
   rtExprFree(p->to);
   rtExprFree(p->clip);

@@ -320,6 +320,7 @@ static void productFlush(RtOp *op, TqTime now) {
   for (int i = 0; i < 2; i++)
     if (p->s[i].froms.n && p->s[i].froms.k[0] < low) low = p->s[i].froms.k[0];
   op->low = low;
+  op->endLow = op->kid[0]->endLow < op->kid[1]->endLow ? op->kid[0]->endLow : op->kid[1]->endLow;
 }
 
 static void productFinish(RtOp *op, TqTime now) {}

@@ -19,7 +19,10 @@ static int sigmaPush(RtOp *op, int port, int kind, RtTup *t) {
   if (rtEvalBool(s->pred, RT_VAL(t))) return rtEmit(op, kind, t);
   return 0;
 }
-static void sigmaFlush(RtOp *op, TqTime now) { op->low = op->kid[0]->low; }
+static void sigmaFlush(RtOp *op, TqTime now) {
+  op->low = op->kid[0]->low;
+  op->endLow = op->kid[0]->endLow;
+}
 static void sigmaFinish(RtOp *op, TqTime now) {}
 static void sigmaFree(RtOp *op) { rtExprFree(((Sigma *)op)->pred); }
 static const RtOpVt sigmaVt = {"sigma", sigmaPush, sigmaFlush, sigmaFinish, sigmaFree};

@@ -22,7 +22,7 @@ typedef struct SigmaT {
 } SigmaT;
 
 static int decide(SigmaT *s, RtTup *t) {
-  RtTCtx c = {t->d, s->op.net->now, s->op.net->opt.nowValue};
+  RtTCtx c = {t->d, s->op.net->now, s->op.net->opt.nowValue, s->op.kid[0]->endLow};
   return rtTPred(s->pred, &c);
 }
 
@@ -78,6 +78,7 @@ static void sigmaTFlush(RtOp *op, TqTime now) {
     tqVecFree(&done);
   }
   op->low = low;
+  op->endLow = op->kid[0]->endLow;
 }
 
 static void dropPending(SigmaT *s) {

@@ -16,7 +16,7 @@ typedef struct Source {
 } Source;
 
 static int sourcePush(RtOp *op, int port, int kind, RtTup *t) { return 0; }
-static void sourceFlush(RtOp *op, TqTime now) { op->low = now; }
+static void sourceFlush(RtOp *op, TqTime now) { op->low = op->endLow = now; }
 static void sourceFinish(RtOp *op, TqTime now) {}
 static void sourceFree(RtOp *op) {
   Source *s = (Source *)op;
@@ -55,7 +55,10 @@ void rtSourceEnd(RtOp *op, uint64_t ivid, TqTime from, TqTime to) {
 }
 
 /* ================================================================ constant */
-static void constFlush(RtOp *op, TqTime now) { op->low = TQ_FOREVER; }
+static void constFlush(RtOp *op, TqTime now) {
+  op->low = TQ_FOREVER;
+  op->endLow = now;
+}
 static const RtOpVt constVt = {"const", sourcePush, constFlush, sourceFinish, NULL};
 
 RtOp *rtOpConst(RtNet *net, const AlgNode *n) {

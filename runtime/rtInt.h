@@ -56,8 +56,9 @@ enum { TRI_F = 0, TRI_T = 1, TRI_U = 2 };
 
 typedef struct RtTCtx {
   const int64_t *span; /* the tuple's spans */
-  TqTime now;          /* current stream time */
+  TqTime now;          /* current stream time (the constant now's lower bound) */
   TqTime nowValue;     /* value of `now` when known, else TQ_OPEN */
+  TqTime endLow;       /* open ends are at least this (the input's end mark) */
 } RtTCtx;
 
 RtTVal rtTEval(const RtExpr *e, const RtTCtx *c);

@@ -16,8 +16,12 @@
 ** whole when it ends), but never later than now.
 **
 ** Time between deltas: before the deltas of instant t the network is
-** flushed with now = t; operators then decide what waited for time to pass
-** (an open interval that is still open at t ends at t or later).  Every
+** flushed with now = t; operators then decide what waited for time to pass.
+** Each operator reports an end mark: an open span it has emitted ends at
+** that time or later.  For timely operators it is now (an interval still
+** open at t ends at t or later); an aggregate whose input may still deliver
+** intervals that began in the past, or a valid clause that shifts ends
+** back, report less, and their parents bound unknown ends by that.  Every
 ** operator reports a low mark: no tuple it emits later has a span starting
 ** before it.  Sinks and the overlap product use low marks to forget what
 ** can no longer match, so memory is bounded by live state, not history.
@@ -83,6 +87,7 @@ struct RtOp {
   const AlgNode *node;  /* plan node (read-only) */
   int nspan, nval;      /* output shape */
   TqTime low;           /* low mark, valid after flush */
+  TqTime endLow;        /* no open span it has emitted ends before this (after flush) */
   int64_t nin, nout;    /* tuples in / out (statistics) */
   int64_t stored, peakStored; /* tuples held (statistics) */
 };

@@ -213,6 +213,7 @@ static void sinkFlush(RtOp *op, TqTime now) {
     if (g->nopen == 0) groupDelete(s, g);
   }
   op->low = low;
+  op->endLow = op->kid[0]->endLow;
 }
 
 static void sinkFinish(RtOp *op, TqTime now) {}

@@ -31,8 +31,33 @@ typedef struct Replay {
   SnsTrace *tr;
   RtNet *net;
   OpenList *open;   /* per relation */
+  TqMap *alive;     /* per relation (entity relations): entity -> open tuples */
   RtProducer prod;
 } Replay;
+
+/* A sensor lives in its flag entity: it can fire (or answer a sample) only
+** while that entity exists.  A recording that says otherwise describes the
+** impossible; such packets are not delivered (as no live sensor would
+** produce them), so that enabling on a named entity (O4) and enabling on
+** the entity source give the same answers. */
+static int alive(Replay *r, const AlgRel *rel, int attr, int64_t e) {
+  const AlgEntity *ent = rel->attr[attr].type.ent;
+  if (!ent) return 1;
+  return tqMapGet(&r->alive[ent->rel->id - 1], (uint64_t)e + 2) != NULL;
+}
+
+static void aliveCount(Replay *r, int32_t rel, const int64_t *v, int delta) {
+  TqMap *m = &r->alive[rel];
+  uint64_t k = (uint64_t)v[0] + 2;
+  intptr_t c = (intptr_t)tqMapGet(m, k) + delta;
+  if (c > 0) tqMapPut(m, k, (void *)c);
+  else tqMapDel(m, k);
+}
+
+static int firable(Replay *r, RtSensor *s, const int64_t *v) {
+  const AlgRel *rel = s->rel;
+  return rtSensorEnabled(s, v[rel->flagAttr]) && alive(r, rel, rel->flagAttr, v[rel->flagAttr]);
+}
 
 static void openAdd(Replay *r, int32_t ivi) {
   SnsIv *iv = &r->tr->iv[ivi];
@@ -63,7 +88,10 @@ static void replaySample(void *self, RtSensor *s, int attr, int64_t who, TqTime 
   for (int i = 0; i < o->n; i++) {
     SnsIv *iv = &r->tr->iv[o->v[i]];
     const int64_t *v = r->tr->vals + iv->vals;
-    if (v[attr] == who && iv->from <= t) rtSampleAnswer(cookie, v);
+    if (v[attr] != who || iv->from > t) continue;
+    if (!alive(r, s->rel, attr, who)) continue;
+    if (s->rel->flagAttr != attr && !alive(r, s->rel, s->rel->flagAttr, v[s->rel->flagAttr])) continue;
+    rtSampleAnswer(cookie, v);
   }
 }
 
@@ -95,18 +123,18 @@ static void deliver(Replay *r, const SnsPacket *p) {
   if (rel->entity || rel->mode == ALG_MODE_SAMPLED || !s->used) return;
   if (p->kind == PK_EVENT) {
     const int64_t *v = tr->vals + p->vals;
-    if (rtSensorEnabled(s, v[rel->flagAttr])) rtDeliverEvent(r->net, s, p->t, v);
+    if (firable(r, s, v)) rtDeliverEvent(r->net, s, p->t, v);
     return;
   }
   SnsIv *iv = &tr->iv[p->iv];
   const int64_t *v = tr->vals + iv->vals;
   if (p->kind == PK_BEGIN) {
-    if (rtSensorEnabled(s, v[rel->flagAttr])) {
+    if (firable(r, s, v)) {
       iv->emitted = 1;
       r->open[p->rel].dirty = 1;
       rtDeliverBegin(r->net, s, (uint64_t)p->iv, iv->from, v);
     }
-  } else if (iv->emitted || rtSensorEnabled(s, v[rel->flagAttr])) {
+  } else if (iv->emitted || firable(r, s, v)) {
     rtDeliverEnd(r->net, s, (uint64_t)p->iv, iv->from, iv->to, v);
   }
 }
@@ -116,6 +144,7 @@ int snsReplay(SnsTrace *tr, RtNet *net, FILE *progress) {
   r.tr = tr;
   r.net = net;
   r.open = tqCalloc((size_t)(net->nsensor ? net->nsensor : 1), sizeof(OpenList));
+  r.alive = tqCalloc((size_t)(net->nsensor ? net->nsensor : 1), sizeof(TqMap));
   r.prod.name = "replay";
   r.prod.self = &r;
   r.prod.sample = replaySample;
@@ -151,6 +180,8 @@ int snsReplay(SnsTrace *tr, RtNet *net, FILE *progress) {
       net->sensor[p->rel].recorded++;
       if (p->kind == PK_BEGIN) openAdd(&r, p->iv);
       else if (p->kind == PK_END) openDel(&r, p->iv);
+      if (p->kind != PK_EVENT && net->sensor[p->rel].rel->entity)
+        aliveCount(&r, p->rel, tr->vals + tr->iv[p->iv].vals, p->kind == PK_BEGIN ? 1 : -1);
     }
     /* 3. entity relations */
     for (int64_t k = i; k < j; k++) {
@@ -182,8 +213,10 @@ int snsReplay(SnsTrace *tr, RtNet *net, FILE *progress) {
   if (rtNetFinish(net, net->stopped ? net->now : tr->npk ? tr->last : 0, rc == 0)) rc = -1;
   for (int k = 0; k < net->nsensor; k++) {
     free(r.open[k].v);
+    tqMapFree(&r.alive[k]);
     net->sensor[k].prod = NULL;
   }
   free(r.open);
+  free(r.alive);
   return rc;
 }

@@ -99,6 +99,16 @@ else
   grep '^not ok' "$OUT/unit.log" | sed 's/^/    /'
 fi
 
+# ---------------------------------------------------------------- property tests
+# 200 random (query, recording) pairs against the SQL oracle, the unoptimized
+# network and snapshot reducibility; a failing pair is left as a golden case.
+if build/asan/prop -n 200 -s 1 -o "$OUT" >"$OUT/prop.log" 2>&1; then
+  pass=$((pass + $(grep -c '^ok ' "$OUT/prop.log")))
+else
+  pass=$((pass + $(grep -c '^ok ' "$OUT/prop.log")))
+  bad "property tests" "$OUT/prop.log"
+fi
+
 # ---------------------------------------------------------------- scenario scripts
 for s in tests/scripts/*.sh; do
   [ -e "$s" ] || continue

@@ -180,7 +180,7 @@ static void testParser(void) {
 static void testTemporal(void) {
   int64_t span[8] = {10, 20, 20, TQ_OPEN, 20, 21, 15, TQ_OPEN};
   RtExpr v3 = {.kind = AX_TVAR, .idx = 3}, v0 = {.kind = AX_TVAR, .idx = 0}, v1 = {.kind = AX_TVAR, .idx = 1}, v2 = {.kind = AX_TVAR, .idx = 2, .isEvent = 1};
-  RtTCtx c = {span, 25, TQ_OPEN};
+  RtTCtx c = {span, 25, TQ_OPEN, 25};
   RtExpr pr = {.kind = AX_PRECEDE, .a = &v0, .b = &v1};
   CHECK(rtTPred(&pr, &c) == TRI_T, "[10,20) precede [20,...) (meets counts)");
   RtExpr ov = {.kind = AX_TOVERLAP, .a = &v0, .b = &v1};
@@ -192,7 +192,7 @@ static void testTemporal(void) {
   RtExpr e1 = {.kind = AX_ENDOF, .a = &v1}, e3 = {.kind = AX_ENDOF, .a = &v3};
   RtExpr pr1 = {.kind = AX_PRECEDE, .a = &v2, .b = &e1};
   RtExpr pr2 = {.kind = AX_PRECEDE, .a = &v2, .b = &e3};
-  RtTCtx c20 = {span, 20, TQ_OPEN};
+  RtTCtx c20 = {span, 20, TQ_OPEN, 20};
   CHECK(rtTPred(&pr1, &c20) == TRI_T, "event at 20 precede end of an interval begun at 20: known (it ends at 21 or later)");
   CHECK(rtTPred(&pr2, &c20) == TRI_U, "event at 20 precede end of open interval: unknown at 20");
   CHECK(rtTPred(&pr2, &c) == TRI_T, "... known once time has passed 20");

@@ -1,0 +1,650 @@
+/*
+** prop.c - property tests on random (query, recording) pairs.
+**
+**   prop [-n pairs] [-s seed] [-o dir]
+**
+** For each seeded pair: a random program (a fixed sensor configuration with
+** every collection mode, plus random queries covering the temporal
+** operators, the default clauses, explicit when and valid clauses, derived
+** relations, Clock[n], sampling and every aggregate and window) and a random
+** recording (entities appearing and vanishing, keyed state changes, events
+** and intervals with equal and adjacent boundaries on purpose).  Checks:
+**   1. the engine's answer equals the SQL oracle's (cpQuerySql over the
+**      recording loaded into SQLite; no engine operator involved);
+**   2. the unoptimized network gives the same answer as the optimized one;
+**   3. snapshot reducibility: for queries with default when and valid, the
+**      result sliced at sampled instants equals the non-temporal query over
+**      each instant's snapshot.
+** A failing pair is written to dir as a ready-made golden case
+** (NAME.tq, NAME.trace, NAME.csv with the oracle's answer) and printed.
+** Prints "ok N" / "not ok N" lines and a summary; exit status 1 on failure.
+*/
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "compiler.h"
+#include "display.h"
+#include "runtime.h"
+#include "sensors.h"
+
+/* ================================================================ random */
+static uint64_t rs;
+static uint64_t rnd(void) {
+  rs ^= rs >> 12;
+  rs ^= rs << 25;
+  rs ^= rs >> 27;
+  return rs * 2685821657736338717ULL;
+}
+static int ri(int lo, int hi) { return lo + (int)(rnd() % (uint64_t)(hi - lo + 1)); }
+static int chance(int pct) { return ri(0, 99) < pct; }
+#define PICK(arr) (arr)[ri(0, (int)TQ_ARRAY_SIZE(arr) - 1)]
+
+/* ================================================================ the program */
+
+static const char *SENSORS =
+    "entity E (S: enum(A, B, C));\n"
+    "entity M;\n"
+    "event Ev (X: E initiator, Y: M target, N: int) traced on initiator;\n"
+    "event Dv (X: E initiator, Y: M target, N: int) disable traced on target;\n"
+    "interval Iv (X: E performer, Y: M target, N: int) traced on target;\n"
+    "interval Jv (X: E initiator, N: int, F: float) disable traced on initiator;\n"
+    "interval Pv (X: E performer, N: int) traced on performer;\n"
+    "interval Sv (X: E target, Y: M performer, N: int) sampled on performer;\n"
+    "interval Tv (X: E target, Y: M performer) sampled on target;\n";
+
+typedef struct RelDesc {
+  const char *name;
+  int hasY, hasN, hasF, isEntityE;
+} RelDesc;
+static const RelDesc rels[] = {
+    {"Ev", 1, 1, 0, 0}, {"Dv", 1, 1, 0, 0}, {"Iv", 1, 1, 0, 0}, {"Jv", 0, 1, 1, 0},
+    {"Pv", 0, 1, 0, 0}, {"Sv", 1, 1, 0, 0}, {"Tv", 1, 0, 0, 0}, {"E", 0, 0, 0, 1},
+};
+
+static const RelDesc *pickRel(void) { return &rels[ri(0, (int)TQ_ARRAY_SIZE(rels) - 1)]; }
+
+/* A random condition on the attributes of variable v of relation r. */
+static void cond1(TqBuf *b, const char *v, const RelDesc *r) {
+  for (;;) {
+    switch (ri(0, 5)) {
+      case 0:
+        if (r->isEntityE) {
+          tqBufPrintf(b, "%s.E %s E%d", v, PICK(((const char *[]){"=", "!=", "<", ">="})), ri(1, 4));
+          return;
+        }
+        tqBufPrintf(b, "%s.X %s E%d", v, PICK(((const char *[]){"=", "!=", "<", ">="})), ri(1, 4));
+        return;
+      case 1:
+        if (!r->hasN) break;
+        tqBufPrintf(b, "%s.N %s %d", v, PICK(((const char *[]){"=", "!=", "<", "<=", ">", ">="})), ri(0, 4));
+        return;
+      case 2:
+        if (!r->hasY) break;
+        tqBufPrintf(b, "%s.Y %s M%d", v, PICK(((const char *[]){"=", "!="})), ri(1, 3));
+        return;
+      case 3:
+        if (!r->isEntityE) break;
+        tqBufPrintf(b, "%s.S %s %s", v, PICK(((const char *[]){"=", "!=", "<", ">"})), PICK(((const char *[]){"A", "B", "C"})));
+        return;
+      case 4:
+        if (!r->hasN) break;
+        tqBufPrintf(b, "%s.N * 2 + 1 > %d", v, ri(2, 8));
+        return;
+      case 5:
+        if (!r->hasF) break;
+        tqBufPrintf(b, "%s.F %s %s", v, PICK(((const char *[]){"<", ">="})), PICK(((const char *[]){"1.25", "0.5", "2"})));
+        return;
+    }
+  }
+}
+
+static void cond(TqBuf *b, const char *v, const RelDesc *r) {
+  switch (ri(0, 3)) {
+    case 0:
+      tqBufPuts(b, "(");
+      cond1(b, v, r);
+      tqBufPuts(b, " or ");
+      cond1(b, v, r);
+      tqBufPuts(b, ")");
+      break;
+    case 1:
+      tqBufPuts(b, "not (");
+      cond1(b, v, r);
+      tqBufPuts(b, ")");
+      break;
+    default: cond1(b, v, r); break;
+  }
+}
+
+static const char *idAttr(const RelDesc *r) { return r->isEntityE ? "E" : "X"; }
+
+/* A random temporal expression (value) over variables a and b. */
+static void texpr(TqBuf *b, const char *x, const char *y, int depth) {
+  switch (ri(0, depth > 1 ? 3 : 8)) {
+    case 0: tqBufPuts(b, x); break;
+    case 1: tqBufPuts(b, y); break;
+    case 2: tqBufPrintf(b, "%d", ri(0, 60)); break;
+    case 3: tqBufPuts(b, PICK(((const char *[]){"now", "beginning", "forever"}))); break;
+    case 4:
+      tqBufPuts(b, "begin of ");
+      texpr(b, x, y, depth + 2);
+      break;
+    case 5:
+      tqBufPuts(b, "end of ");
+      texpr(b, x, y, depth + 2);
+      break;
+    case 6:
+      tqBufPuts(b, "(");
+      texpr(b, x, y, depth + 1);
+      tqBufPuts(b, " overlap ");
+      texpr(b, x, y, depth + 1);
+      tqBufPuts(b, ")");
+      break;
+    case 7:
+      tqBufPuts(b, "(");
+      texpr(b, x, y, depth + 1);
+      tqBufPuts(b, " extend ");
+      texpr(b, x, y, depth + 1);
+      tqBufPuts(b, ")");
+      break;
+    default:
+      tqBufPuts(b, "(");
+      texpr(b, x, y, depth + 2);
+      tqBufPrintf(b, " %s %dns)", chance(50) ? "+" : "-", ri(1, 9));
+      break;
+  }
+}
+
+static void tpred1(TqBuf *b, const char *x, const char *y) {
+  texpr(b, x, y, 0);
+  tqBufPrintf(b, " %s ", PICK(((const char *[]){"precede", "overlap", "equal", "precede", "overlap"})));
+  texpr(b, x, y, 0);
+}
+
+static void tpred(TqBuf *b, const char *x, const char *y) {
+  switch (ri(0, 4)) {
+    case 0:
+      tqBufPuts(b, "not (");
+      tpred1(b, x, y);
+      tqBufPuts(b, ")");
+      break;
+    case 1:
+      tpred1(b, x, y);
+      tqBufPuts(b, chance(50) ? " and " : " or ");
+      tpred1(b, x, y);
+      break;
+    default: tpred1(b, x, y); break;
+  }
+}
+
+static int isEventRel(const RelDesc *r) {
+  return !strcmp(r->name, "Ev") || !strcmp(r->name, "Dv") || !strcmp(r->name, "Sv") || !strcmp(r->name, "Tv");
+}
+
+/* A random aggregate over variable v of relation r (e.g. "count(v.N by v.X)"). */
+static void aggregate(TqBuf *b, const char *v, const RelDesc *r, int link) {
+  static const char *fns[] = {"count", "countU", "sum", "sumU", "avg", "avgU", "min", "max", "any", "first", "last"};
+  const char *fn = PICK(fns);
+  int numeric = !strcmp(fn, "sum") || !strcmp(fn, "sumU") || !strcmp(fn, "avg") || !strcmp(fn, "avgU");
+  const char *arg;
+  if (numeric) arg = r->hasF && chance(50) ? "F" : r->hasN ? "N" : NULL;
+  else arg = r->hasN && chance(50) ? "N" : idAttr(r);
+  if (!arg) {
+    fn = "count";
+    arg = idAttr(r);
+  }
+  tqBufPrintf(b, "%s(%s.%s", fn, v, arg);
+  if (link || chance(40)) tqBufPrintf(b, " by %s.%s", v, idAttr(r));
+  int w = ri(0, 5);
+  if (w == 1) tqBufPuts(b, " for ever");
+  else if (w == 2) tqBufPrintf(b, " for each %dns", ri(2, 12));
+  else if (w == 3) tqBufPuts(b, " for each instant");
+  if (chance(30)) {
+    tqBufPuts(b, " where ");
+    cond1(b, v, r);
+  }
+  if (chance(20)) tqBufPrintf(b, " when %s overlap %d", v, ri(5, 50));
+  tqBufPuts(b, ")");
+}
+
+static void genQueries(TqBuf *b, int *nderived) {
+  int nq = ri(1, 3);
+  for (int q = 0; q < nq; q++) {
+    const RelDesc *r = pickRel(), *s = pickRel();
+    int kind = ri(0, 9);
+    tqBufPrintf(b, "\nrange of a%d is %s\nrange of b%d is %s\n", q, r->name, q, s->name);
+    char A[16], Bv[16];
+    snprintf(A, sizeof A, "a%d", q);
+    snprintf(Bv, sizeof Bv, "b%d", q);
+    switch (kind) {
+      case 0: /* selection and projection */
+        tqBufPrintf(b, "retrieve into Q%d (%s.%s", q, A, idAttr(r));
+        if (r->hasN) tqBufPrintf(b, ", K = %s.N + 1", A);
+        tqBufPuts(b, ")");
+        if (chance(70)) {
+          tqBufPuts(b, " where ");
+          cond(b, A, r);
+        }
+        break;
+      case 1: /* a join with default when and valid */
+        tqBufPrintf(b, "retrieve into Q%d (P = %s.%s, R = %s.%s) where %s.%s = %s.%s", q, A, idAttr(r), Bv, idAttr(s), A,
+                    idAttr(r), Bv, idAttr(s));
+        if (chance(50)) {
+          tqBufPuts(b, " and ");
+          cond1(b, Bv, s);
+        }
+        break;
+      case 2: /* explicit when */
+        tqBufPrintf(b, "retrieve into Q%d (P = %s.%s, R = %s.%s) when ", q, A, idAttr(r), Bv, idAttr(s));
+        tpred(b, A, Bv);
+        if (chance(50)) tqBufPrintf(b, " where %s.%s != %s.%s", A, idAttr(r), Bv, idAttr(s));
+        break;
+      case 3: /* explicit valid */
+        tqBufPrintf(b, "retrieve into Q%d (P = %s.%s, R = %s.%s) ", q, A, idAttr(r), Bv, idAttr(s));
+        if (chance(50)) {
+          tqBufPuts(b, "valid at ");
+          texpr(b, A, Bv, 0);
+        } else {
+          tqBufPuts(b, "valid from ");
+          texpr(b, A, Bv, 0);
+          tqBufPuts(b, " to ");
+          texpr(b, A, Bv, 0);
+        }
+        if (chance(50)) {
+          tqBufPuts(b, " when ");
+          tpred(b, A, Bv);
+        }
+        tqBufPrintf(b, " where %s.%s = %s.%s", A, idAttr(r), Bv, idAttr(s));
+        break;
+      case 4: /* an aggregate alone */
+        tqBufPrintf(b, "retrieve into Q%d (V = ", q);
+        aggregate(b, A, r, 0);
+        tqBufPuts(b, ")");
+        break;
+      case 5: /* an aggregate linked to its outer variable */
+        tqBufPrintf(b, "retrieve into Q%d (%s.%s, V = ", q, A, idAttr(r));
+        aggregate(b, A, r, 1);
+        tqBufPuts(b, ")");
+        if (chance(40)) {
+          tqBufPuts(b, " where ");
+          cond1(b, A, r);
+        }
+        break;
+      case 6: /* an aggregate in where */
+        tqBufPrintf(b, "retrieve into Q%d (%s.%s) where count(%s.%s by %s.%s) %s %d", q, Bv, idAttr(s), Bv, idAttr(s),
+                    Bv, idAttr(s), PICK(((const char *[]){">", "<=", "="})), ri(0, 2));
+        break;
+      case 7: /* a derived relation, ranged over */
+        tqBufPrintf(b, "retrieve into D%d (P = %s.%s, R = %s.%s) where %s.%s = %s.%s\n", q, A, idAttr(r), Bv, idAttr(s),
+                    A, idAttr(r), Bv, idAttr(s));
+        tqBufPrintf(b, "range of d%d is D%d\nretrieve into Q%d (d%d.P) where d%d.R %s E%d", q, q, q, q, q,
+                    PICK(((const char *[]){"=", "!=", ">"})), ri(1, 4));
+        (*nderived)++;
+        break;
+      case 8: /* Clock[n] */
+        tqBufPrintf(b, "range of c%d is Clock[%d]\nretrieve into Q%d (%s.%s) when c%d overlap %s", q, ri(2, 5), q, A,
+                    idAttr(r), q, A);
+        break;
+      default: { /* three variables */
+        const RelDesc *t3 = pickRel();
+        tqBufPrintf(b, "range of t%d is %s\nretrieve into Q%d (P = %s.%s, R = %s.%s, T = t%d.%s) where %s.%s = %s.%s", q,
+                    t3->name, q, A, idAttr(r), Bv, idAttr(s), q, idAttr(t3), A, idAttr(r), Bv, idAttr(s));
+        break;
+      }
+    }
+    (void)isEventRel;
+    tqBufPuts(b, "\n");
+  }
+}
+
+/* ================================================================ the recording */
+
+typedef struct Line {
+  int t;
+  int seq;
+  char text[96];
+} Line;
+static Line lines[1000];
+static int nlines;
+
+static void add(int t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void add(int t, const char *fmt, ...) {
+  if (nlines >= 1000) return;
+  Line *l = &lines[nlines];
+  l->t = t;
+  l->seq = nlines;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(l->text, sizeof l->text, fmt, ap);
+  va_end(ap);
+  nlines++;
+}
+static int lineCmp(const void *x, const void *y) {
+  const Line *a = x, *b = y;
+  return a->t != b->t ? a->t - b->t : a->seq - b->seq;
+}
+
+static int gridTime(int lo, int hi) {
+  if (lo > hi) return hi;
+  if (chance(50)) {
+    int a = (lo + 4) / 5, z = hi / 5;
+    if (a <= z) return 5 * ri(a, z);
+  }
+  return ri(lo, hi);
+}
+
+static void genTrace(TqBuf *b) {
+  nlines = 0;
+  const int T = 60;
+  /* entities: lifetimes, E with keyed states */
+  for (int e = 1; e <= 4; e++) {
+    int t = ri(0, 15);
+    while (t < T - 5) {
+      int end = chance(60) ? T : gridTime(t + 3, T);
+      add(t, "E+ E%d %s", e, PICK(((const char *[]){"A", "B", "C"})));
+      for (int s = t + ri(2, 8); s < end - 1; s += ri(3, 12)) add(s, "E+ E%d %s", e, PICK(((const char *[]){"A", "B", "C"})));
+      add(end, "E- E%d", e);
+      t = end + ri(1, 10);
+      if (end >= T) break;
+    }
+  }
+  for (int m = 1; m <= 3; m++) {
+    int t = ri(0, 10), end = chance(70) ? T : gridTime(t + 10, T);
+    add(t, "M+ M%d", m);
+    add(end, "M- M%d", m);
+  }
+  /* events */
+  for (int i = ri(4, 12); i > 0; i--) add(gridTime(0, T - 1), "Ev E%d M%d %d", ri(1, 4), ri(1, 3), ri(0, 4));
+  for (int i = ri(4, 12); i > 0; i--) add(gridTime(0, T - 1), "Dv E%d M%d %d", ri(1, 4), ri(1, 3), ri(0, 4));
+  /* intervals (closed by the end) */
+  static const char *fl[] = {"0.5", "1.25", "2", "3.5"};
+  for (int i = ri(3, 8); i > 0; i--) {
+    int f = gridTime(0, T - 5), t = gridTime(f + 1, T);
+    int x = ri(1, 4), y = ri(1, 3), n = ri(0, 4);
+    add(f, "Iv+ E%d M%d %d", x, y, n);
+    add(t, "Iv- E%d M%d %d", x, y, n);
+  }
+  for (int i = ri(3, 8); i > 0; i--) {
+    int f = gridTime(0, T - 5), t = gridTime(f + 1, T);
+    int x = ri(1, 4), n = ri(0, 4);
+    const char *fv = PICK(fl);
+    add(f, "Jv+ E%d %d %s", x, n, fv);
+    add(t, "Jv- E%d %d %s", x, n, fv);
+  }
+  for (int i = ri(2, 6); i > 0; i--) {
+    int f = gridTime(0, T - 5), t = gridTime(f + 1, T);
+    int x = ri(1, 4), n = ri(0, 4);
+    add(f, "Pv+ E%d %d", x, n);
+    add(t, "Pv- E%d %d", x, n);
+  }
+  for (int i = ri(2, 6); i > 0; i--) {
+    int f = gridTime(0, T - 5), t = gridTime(f + 1, T);
+    int x = ri(1, 4), y = ri(1, 3), n = ri(0, 4);
+    add(f, "Sv+ E%d M%d %d", x, y, n);
+    add(t, "Sv- E%d M%d %d", x, y, n);
+  }
+  for (int i = ri(2, 5); i > 0; i--) {
+    int f = gridTime(0, T - 5), t = gridTime(f + 1, T);
+    int x = ri(1, 4), y = ri(1, 3);
+    add(f, "Tv+ E%d M%d", x, y);
+    add(t, "Tv- E%d M%d", x, y);
+  }
+  qsort(lines, (size_t)nlines, sizeof(Line), lineCmp);
+  for (int i = 0; i < nlines; i++) tqBufPrintf(b, "%d %s\n", lines[i].t, lines[i].text);
+}
+
+/* ================================================================ running */
+
+static int sortLines(const void *x, const void *y) { return strcmp(*(char *const *)x, *(char *const *)y); }
+
+/* CSV blocks "# Name\nheader\nrows" -> one string per row "Name|row", sorted
+** (and without repeats when dedup: a snapshot is a set). */
+static char *canonX(const char *csv, int dedup) {
+  TqVec rows = {0};
+  const char *name = "";
+  char *copy = tqStrdup(csv ? csv : "");
+  int header = 0;
+  for (char *l = strtok(copy, "\n"); l; l = strtok(NULL, "\n")) {
+    if (l[0] == '#') {
+      name = l + 2;
+      header = 1;
+      continue;
+    }
+    if (header) {
+      header = 0;
+      continue;
+    }
+    tqVecPush(&rows, tqMprintf("%s|%s", name, l));
+  }
+  if (rows.n > 1) qsort(rows.v, (size_t)rows.n, sizeof(char *), sortLines);
+  TqBuf b = {0};
+  tqBufPuts(&b, "");
+  for (int i = 0; i < rows.n; i++) {
+    if (!dedup || i == 0 || strcmp(rows.v[i], rows.v[i - 1])) {
+      tqBufPuts(&b, rows.v[i]);
+      tqBufPuts(&b, "\n");
+    }
+  }
+  for (int i = 0; i < rows.n; i++) free(rows.v[i]);
+  tqVecFree(&rows);
+  free(copy);
+  return b.s;
+}
+
+static char *canon(const char *csv) { return canonX(csv, 0); }
+
+static char *engineRun(CpProgram *p, const char *trace, int noOpt, TqDiag *d) {
+  SnsTrace *tr = snsTraceParse(tqSourceFromString("prop.trace", trace), p, d);
+  if (!tr) return NULL;
+  RtOptions o = {noOpt, snsTraceLast(tr), 0};
+  RtNet *net = rtNetNew(p, &o, d);
+  if (!net) {
+    snsTraceFree(tr);
+    return NULL;
+  }
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&buf, &len);
+  RtConsumer *c = dspTextConsumer(f, DSP_CSV);
+  rtNetAddConsumer(net, c);
+  snsReplay(tr, net, NULL);
+  fclose(f);
+  dspTextConsumerFree(c);
+  rtNetFree(net);
+  snsTraceFree(tr);
+  return buf;
+}
+
+static char *sqlRun(RtStore *st, const char *sql) {
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&buf, &len);
+  int rc = rtStoreQueryCsv(st, sql, f);
+  fclose(f);
+  if (rc) {
+    free(buf);
+    return NULL;
+  }
+  return buf;
+}
+
+static int checked, failed, snapshots;
+static const char *outDir = "build/test-out";
+
+static void report(int seed, const char *prog, const char *trace, const char *oracle, const char *what, const char *got) {
+  failed++;
+  printf("not ok %d - seed %d: %s\n", checked, seed, what);
+  char *tq = tqMprintf("%s/prop-%d.tq", outDir, seed), *trf = tqMprintf("%s/prop-%d.trace", outDir, seed),
+       *csv = tqMprintf("%s/prop-%d.csv", outDir, seed);
+  FILE *f;
+  if ((f = fopen(tq, "w"))) fprintf(f, "-- property test pair, seed %d: %s\n%s", seed, what, prog), fclose(f);
+  if ((f = fopen(trf, "w"))) fputs(trace, f), fclose(f);
+  if ((f = fopen(csv, "w"))) fputs(oracle ? oracle : "", f), fclose(f);
+  printf("    golden case written: %s %s %s (expected = the oracle's answer)\n", tq, trf, csv);
+  printf("    program:\n%s", prog);
+  printf("    oracle (sorted):\n%s", oracle ? canon(oracle) : "(none)\n");
+  printf("    engine (sorted):\n%s", got ? canon(got) : "(none)\n");
+  free(tq);
+  free(trf);
+  free(csv);
+}
+
+static void onePair(int seed) {
+  rs = (uint64_t)seed * 0x9e3779b97f4a7c15ULL + 7;
+  for (int i = 0; i < 4; i++) rnd();
+  TqBuf prog = {0}, trace = {0};
+  int nderived = 0;
+  tqBufPrintf(&prog, "clock %dns;\n%s", ri(1, 3), SENSORS);
+  genQueries(&prog, &nderived);
+  genTrace(&trace);
+  checked++;
+  if (getenv("PROP_DUMP")) printf("%s\n-- trace\n%s", prog.s, trace.s);
+  TqDiag d = {0};
+  TqSource *src = tqSourceFromString("prop.tq", prog.s);
+  CpProgram *p = cpCompileSources(1, &src, &d);
+  if (!p) {
+    report(seed, prog.s, trace.s, NULL, "generated program does not compile", d.out.s);
+    goto done;
+  }
+  cpOptimize(p, NULL);
+  char *eng = engineRun(p, trace.s, 0, &d);
+  char *un = engineRun(p, trace.s, 1, &d);
+  char *dbp = tqMprintf("%s/prop-%d.db", outDir, getpid());
+  unlink(dbp);
+  SnsTrace *tr = snsTraceParse(tqSourceFromString("prop.trace", trace.s), p, &d);
+  RtStore *st = NULL;
+  TqBuf ora = {0};
+  if (tr && !snsTraceToSqlite(tr, p, dbp, &d)) st = rtStoreOpen(dbp, &d);
+  CpSqlParams par = {tr ? snsTraceFirst(tr) : 0, tr ? snsTraceLast(tr) : 0};
+  for (int i = 0; st && i < p->queries.n; i++) {
+    CpQuery *q = p->queries.v[i];
+    TqBuf sql = {0}, err = {0};
+    if (cpQuerySql(p, q, &par, &sql, &err)) {
+      tqBufPrintf(&ora, "# cannot translate: %s\n", err.s);
+    } else {
+      char *r = sqlRun(st, sql.s);
+      tqBufPrintf(&ora, "# %s\n", q->name ? q->name : "query");
+      tqBufPuts(&ora, r ? r : "sql failed\n");
+      if (!r) tqBufPrintf(&ora, "-- %s\n", sql.s);
+      free(r);
+    }
+    tqBufFree(&sql);
+    tqBufFree(&err);
+  }
+  char *ce = canon(eng), *cu = canon(un), *co = canon(ora.s);
+  if (!eng || !un || !st) {
+    report(seed, prog.s, trace.s, ora.s, "a run failed", d.out.s);
+  } else if (strcmp(ce, co)) {
+    report(seed, prog.s, trace.s, ora.s, "engine and SQL oracle differ", eng);
+  } else if (strcmp(ce, cu)) {
+    report(seed, prog.s, trace.s, ora.s, "optimized and unoptimized networks differ", un);
+  } else {
+    /* snapshot reducibility on eligible queries */
+    int bad = 0;
+    for (int i = 0; i < p->queries.n && !bad; i++) {
+      CpQuery *q = p->queries.v[i];
+      const CpSem *sem = q->sem;
+      if (sem->when || sem->valid || sem->nagg) continue;
+      for (int k = 0; k < 6 && !bad; k++) {
+        TqTime t = ri(0, 60);
+        TqBuf sql = {0}, err = {0};
+        if (cpQuerySnapshotSql(p, q, &par, t, &sql, &err)) {
+          tqBufFree(&sql);
+          tqBufFree(&err);
+          continue;
+        }
+        char *snap = sqlRun(st, sql.s);
+        tqBufFree(&sql);
+        tqBufFree(&err);
+        /* the engine's rows of this query valid at t, values only */
+        TqBuf sl = {0};
+        tqBufPuts(&sl, "# s\nh\n");
+        const char *name = q->name;
+        char *copy = tqStrdup(eng);
+        int in = 0, header = 0;
+        for (char *l = strtok(copy, "\n"); l; l = strtok(NULL, "\n")) {
+          if (l[0] == '#') {
+            in = !strcmp(l + 2, name);
+            header = 1;
+            continue;
+          }
+          if (header) {
+            header = 0;
+            continue;
+          }
+          if (!in) continue;
+          /* split off the times */
+          char *c1 = strrchr(l, ',');
+          long long from, to = 0;
+          int open = 0;
+          if (q->isEvent) {
+            from = atoll(c1 + 1);
+            *c1 = 0;
+            to = from + 1;
+          } else {
+            open = c1[1] == 0;
+            to = open ? 0 : atoll(c1 + 1);
+            *c1 = 0;
+            char *c2 = strrchr(l, ',');
+            from = atoll(c2 + 1);
+            *c2 = 0;
+          }
+          if (from <= t && (open || t < to)) tqBufPrintf(&sl, "%s\n", l);
+        }
+        free(copy);
+        TqBuf sn = {0};
+        tqBufPuts(&sn, "# s\n");
+        tqBufPuts(&sn, snap ? snap : "h\n(failed)\n");
+        char *a = canonX(sl.s, 1), *z = canonX(sn.s, 1);
+        /* drop the ",<times>" difference: the snapshot has values only */
+        if (strcmp(a, z)) {
+          char *w = tqMprintf("snapshot reducibility fails at t=%lld for %s:\nsliced:\n%ssnapshot:\n%s", (long long)t, name, a, z);
+          report(seed, prog.s, trace.s, ora.s, w, eng);
+          free(w);
+          bad = 1;
+        }
+        snapshots++;
+        free(a);
+        free(z);
+        free(snap);
+        tqBufFree(&sl);
+        tqBufFree(&sn);
+      }
+    }
+    if (!bad) printf("ok %d - seed %d\n", checked, seed);
+  }
+  free(ce);
+  free(cu);
+  free(co);
+  free(eng);
+  free(un);
+  tqBufFree(&ora);
+  rtStoreFree(st);
+  snsTraceFree(tr);
+  unlink(dbp);
+  char *w = tqMprintf("%s-wal", dbp), *s2 = tqMprintf("%s-shm", dbp);
+  unlink(w);
+  unlink(s2);
+  free(w);
+  free(s2);
+  free(dbp);
+  cpProgramFree(p);
+done:
+  tqDiagFree(&d);
+  tqBufFree(&prog);
+  tqBufFree(&trace);
+}
+
+int main(int argc, char **argv) {
+  int n = 200, seed = 1;
+  setvbuf(stdout, NULL, _IOLBF, 0);
+  for (int i = 1; i + 1 < argc; i += 2) {
+    if (!strcmp(argv[i], "-n")) n = atoi(argv[i + 1]);
+    else if (!strcmp(argv[i], "-s")) seed = atoi(argv[i + 1]);
+    else if (!strcmp(argv[i], "-o")) outDir = argv[i + 1];
+  }
+  for (int i = 0; i < n; i++) onePair(seed + i);
+  printf("%d pairs, %d failed, %d snapshot checks\n", checked, failed, snapshots);
+  return failed ? 1 : 0;
+}
