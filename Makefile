@@ -42,6 +42,7 @@ $(GEN)/tq.c $(GEN)/tq.h: grammar/tq.y | $(B)/.deps
 	@mkdir -p $(GEN)
 	cp grammar/tq.y $(GEN)/tq.y
 	lemon -q -s -d$(GEN) $(GEN)/tq.y > $(GEN)/lemon.log 2>&1 || { cat $(GEN)/lemon.log; echo "lemon: conflicts or errors in grammar/tq.y"; rm -f $(GEN)/tq.c; exit 1; }
+	touch $(GEN)/tq.c $(GEN)/tq.h
 
 $(GEN)/lex.c: grammar/tq.l $(GEN)/tq.h | $(B)/.deps
 	@mkdir -p $(GEN)
