@@ -90,7 +90,11 @@ run: all
 	    --replay examples/paper/paper.trace --db tqmon.db --stats $(B)/paper-stats.json
 	@echo "results stored in tqmon.db (tables ResumedbyP1, RunningOnEvery10Seconds)"
 
-test: deps $(B)/asan/tqmon $(B)/asan/unit $(B)/asan/prop $(B)/tqmon $(B)/paper-gen
+# Fragments add their own programs and shared objects to TEST_DEPS.
+TEST_DEPS :=
+include examples/examples.mk tests/testpm.mk
+
+test: deps $(B)/asan/tqmon $(B)/asan/unit $(B)/asan/prop $(B)/tqmon $(B)/paper-gen $(TEST_DEPS)
 	@LC_ALL=C sh tests/run.sh
 
 bench: all
