@@ -35,6 +35,7 @@ enum {
   OPT_MODE = 1, /* op2 = MODE_*, i = role */
   OPT_COUNTER,  /* i = bits */
   OPT_KEY,      /* k0 = id list */
+  OPT_DELTA,    /* s = name of the delta relation (loc2) */
   OPT_BY,       /* k0 = expression list */
   OPT_WINDOW,   /* op2 = WIN_*, i = duration */
   OPT_WHERE,    /* k0 */
@@ -98,6 +99,8 @@ struct AlgRel {
   int counterBits;      /* width of the enable counter (1 = flag) */
   int nkey;             /* keyed interval: number of key attributes */
   int *key;             /* key attribute indexes */
+  struct AlgRel *delta; /* sampled relation: its delta relation, if declared */
+  struct AlgRel *deltaOf; /* delta relation: the sampled relation it is computed from */
   TqLoc loc;            /* declaration */
 };
 

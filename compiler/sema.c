@@ -150,6 +150,42 @@ static int findRole(AlgRel *r, int role) {
   return -1;
 }
 
+/* `delta NAME` on a sampled relation R declares the event relation NAME:
+** at each base Clock tick, for each entity its sensor is enabled on, the
+** difference between the samples of R at this tick and at the previous one
+** (numeric attributes subtracted, the others copied; a tuple is matched
+** with the previous one by its key, or by its non-numeric attributes). */
+static void declDelta(CpSema *s, AlgRel *r, AstNode *o) {
+  if (r->delta) {
+    tqError(s->diag, o->loc, "delta given twice");
+    return;
+  }
+  if (r->mode != ALG_MODE_SAMPLED) {
+    tqError(s->diag, o->loc, "delta applies only to sampled relations (%s is %s)", r->name,
+            r->mode ? algModeName(r->mode) : "not sampled");
+    return;
+  }
+  int numeric = 0;
+  for (int i = 0; i < r->nattr; i++)
+    if (r->attr[i].type.kind == TY_INT || r->attr[i].type.kind == TY_FLOAT) numeric = 1;
+  if (!numeric) {
+    tqError(s->diag, o->loc, "delta of %s needs a numeric (int or float) attribute to subtract", r->name);
+    return;
+  }
+  if (nameTaken(s, o->s, o->loc2)) return;
+  AlgRel *d = relNew(s, o->s, o->loc2);
+  d->isEvent = 1;
+  d->nattr = r->nattr;
+  d->attr = r->attr;
+  d->mode = ALG_MODE_TRACED;
+  d->flagRole = r->flagRole;
+  d->flagAttr = r->flagAttr;
+  d->performerAttr = r->performerAttr;
+  d->counterBits = r->counterBits;
+  d->deltaOf = r;
+  r->delta = d;
+}
+
 static void declRel(CpSema *s, AstNode *st) {
   if (nameTaken(s, st->s, st->loc2)) return;
   AlgRel *r = relNew(s, st->s, st->loc2);
@@ -229,6 +265,8 @@ static void declRel(CpSema *s, AstNode *st) {
     tqError(s->diag, st->loc,
             "%s needs a collection mode: 'traced on', 'sampled on' or 'disable traced on' performer|initiator|target",
             r->name);
+  for (AstNode *o = st->k[1]; o; o = o->next)
+    if (o->op == OPT_DELTA) declDelta(s, r, o);
 }
 
 /* ================================================================ driver */

@@ -184,6 +184,11 @@ static const char *viewOf(Sg *g, const CpVarInfo *v) {
     return newCte(g, "derived", querySql(g, dq, 1));
   }
   const AlgRel *r = v->rel;
+  if (r->deltaOf) {
+    fail(g, pf(g, "%s is a delta relation, computed while the run samples %s; a store holds no deltas", r->name,
+               r->deltaOf->name));
+    return "x";
+  }
   const char *cols = attrList(g, r->attr, r->nattr, "x");
   const char *tab = qid(g, r->name);
   if (r->entity)

@@ -92,7 +92,7 @@ void grSyntaxError(GrParse *ps, void *parser, int major, GrToken tok);
 
 /* Keywords that may also be used as names where no keyword is expected. */
 %fallback ID PERFORMER INITIATOR TARGET COUNTER KEY CLOCK ENTITY EVENT INTERVAL
-             TRACED SAMPLED DISABLE INSTANT EVER EACH ALL AGG.
+             TRACED SAMPLED DISABLE INSTANT EVER EACH ALL AGG DELTA.
 
 %left OR.
 %left AND.
@@ -146,6 +146,7 @@ relopt(A) ::= SAMPLED(T) ON role(R). { A = mkOpt(ps, T, OPT_MODE, MODE_SAMPLED, 
 relopt(A) ::= DISABLE(T) TRACED ON role(R). { A = mkOpt(ps, T, OPT_MODE, MODE_DISABLE, R, NULL); }
 relopt(A) ::= COUNTER INTEGER(N).    { A = mkOpt(ps, N, OPT_COUNTER, 0, parseInt(ps, N), NULL); }
 relopt(A) ::= KEY(T) LP ids(L) RP.   { A = mkOpt(ps, T, OPT_KEY, 0, 0, L); }
+relopt(A) ::= DELTA(T) ID(N).        { A = mkOpt(ps, T, OPT_DELTA, 0, 0, NULL); A->s = STR(N); A->loc2 = N.loc; }
 
 /* ---------------------------------------------------------- TQuel */
 stmt(A) ::= RANGE(T) OF ID(V) IS ID(R).  { A = MK(AST_RANGE, T); A->s = STR(V); A->s2 = STR(R); A->loc = R.loc; }

@@ -72,7 +72,16 @@ typedef struct RelState {
   int fhead, fn, fcap;
   TqMap alive;         /* entity relations: entity -> open tuples */
   SnapStore cur;       /* the forming snapshot's record set */
+  TqVec dprev;         /* delta relation: the samples of the previous tick (DeltaTup*) */
+  TqMap dmap;          /* their match hash -> first DeltaTup* of the chain */
 } RelState;
+
+/* A sample kept for the next delta. */
+typedef struct DeltaTup {
+  struct DeltaTup *next; /* same match hash */
+  uint64_t h;
+  int64_t vals[];
+} DeltaTup;
 
 typedef struct InstRec {
   tq_record r;
@@ -103,6 +112,7 @@ struct tq_engine {
   TqArena *instArena;
   /* clock ticks and snapshots */
   TqTime nextTick;        /* next Clock tick the network needs (TQ_FOREVER: none) */
+  TqTime deltaNext;       /* next base tick computing delta relations (TQ_FOREVER: none) */
   TqTime first, last;     /* range of the recording */
   int rangeSet;
   int64_t snapSeq;
@@ -280,14 +290,17 @@ static void toConsumers(tq_engine *e, const tq_record *r, int all);
 ** (relation, asked entity, time), to the consumers as SAMPLE records. */
 typedef struct AnswerCtx {
   tq_engine *e;
-  void *cookie;
+  void *cookie;        /* the network's request (rtSampleAnswer) */
   const AlgRel *rel;
   TqTime t;
   int record;
+  void (*sink)(void *ctx, const int64_t *vals); /* the engine's own request (deltas) */
+  void *sinkCtx;
 } AnswerCtx;
 
 static void answer(AnswerCtx *a, const int64_t *vals) {
-  rtSampleAnswer(a->cookie, vals);
+  if (a->sink) a->sink(a->sinkCtx, vals);
+  else rtSampleAnswer(a->cookie, vals);
   if (a->record) {
     tq_record r = {0};
     r.rel = a->rel->id;
@@ -312,13 +325,12 @@ static int alive(tq_engine *e, const AlgRel *rel, int attr, int64_t v) {
   return tqMapGet(&e->rs[ent->rel->id - 1].alive, (uint64_t)v + 2) != NULL;
 }
 
-/* The network asks for the tuples of s whose attribute attr is who, at t. */
-static void enSample(void *self, RtSensor *s, int attr, int64_t who, TqTime t, void *cookie) {
-  tq_engine *e = self;
-  const AlgRel *rel = s->rel;
+/* The tuples of rel whose attribute attr is who, at t, each to ac: from the
+** recorded state in an extraction, from the producer in a collection. */
+static void sampleRel(tq_engine *e, const AlgRel *rel, int attr, int64_t who, TqTime t, AnswerCtx *ac0) {
   if (!alive(e, rel, attr, who)) return; /* a sensor lives in its entity */
   EnPm *p = e->producerOf[rel->id - 1];
-  AnswerCtx ac = {e, cookie, rel, t, 0};
+  AnswerCtx ac = *ac0;
   uint64_t key = tqHash64(((uint64_t)rel->id << 48) ^ (uint64_t)who ^ ((uint64_t)attr << 40)) | 2;
   if (!tqMapGet(&e->sampled, key)) {
     tqMapPut(&e->sampled, key, e);
@@ -349,6 +361,13 @@ static void enSample(void *self, RtSensor *s, int attr, int64_t who, TqTime t, v
   } else if (st == TQ_PM_FATAL) {
     e->fatal = e->halted = 1;
   }
+}
+
+/* The network asks for the tuples of s whose attribute attr is who, at t. */
+static void enSample(void *self, RtSensor *s, int attr, int64_t who, TqTime t, void *cookie) {
+  tq_engine *e = self;
+  AnswerCtx ac = {e, cookie, s->rel, t, 0, NULL, NULL};
+  sampleRel(e, s->rel, attr, who, t, &ac);
 }
 
 /* Drops the closed and the delivered intervals from the front of the
@@ -465,7 +484,7 @@ static void snapAdd(tq_engine *e, const tq_record *r) {
   st->nvals += r->nvals;
   if (!e->snapDirty) {
     /* the base tick after this instant closes the snapshot */
-    TqTime tick = e->prog->cat.tick, t = e->instant, q = t / tick;
+    TqTime tick = e->prog->cat.tick, t = recTime(r), q = t / tick;
     if (q * tick > t) q--;
     e->snapBoundary = (q + 1) * tick;
     e->snapDirty = 1;
@@ -493,10 +512,10 @@ static void deliver(tq_engine *e, TqMap *m, const tq_record *r, OpenIv *ended) {
   const AlgRel *rel = s->rel;
   if (rel->entity || rel->mode == ALG_MODE_SAMPLED || !s->used) return;
   int f = rel->flagAttr;
-  if (r->kind == TQ_REC_EVENT) {
+  if (r->kind == TQ_REC_EVENT || r->kind == TQ_REC_DELTA) {
     if (rtSensorEnabled(s, r->vals[f]) && alive(e, rel, f, r->vals[f]) && !filtered(e, r)) {
       rtDeliverEvent(net, s, r->t, r->vals);
-      toConsumers(e, r, 0);
+      if (!rel->deltaOf) toConsumers(e, r, 0); /* deltas are computed again from the samples */
       snapAdd(e, r);
     }
     return;
@@ -522,6 +541,21 @@ static void deliver(tq_engine *e, TqMap *m, const tq_record *r, OpenIv *ended) {
 }
 
 static TqMap *ivm(tq_engine *e);
+
+static void computeDeltas(tq_engine *e, TqTime t);
+
+/* The ticks at t, part of instant t: the network's Clock ticks (sampled
+** alphas ask for samples) and the delta relations'. */
+static void ticksAt(tq_engine *e, TqTime t) {
+  if (e->nextTick == t) {
+    rtNetTick(e->net, t);
+    e->nextTick = e->net->clockGcd ? t + e->net->clockGcd : TQ_FOREVER;
+  }
+  if (e->deltaNext == t) {
+    computeDeltas(e, t);
+    e->deltaNext = t + e->prog->cat.tick;
+  }
+}
 
 static void processInstant(tq_engine *e) {
   TqTime t = e->instant;
@@ -575,11 +609,8 @@ static void processInstant(tq_engine *e) {
     else continue;
     if (s->sources.n) snapAdd(e, r);
   }
-  /* 4. clock ticks */
-  if (e->nextTick == t) {
-    rtNetTick(net, t);
-    e->nextTick = net->clockGcd ? t + net->clockGcd : TQ_FOREVER;
-  }
+  /* 4. clock ticks, deltas */
+  ticksAt(e, t);
   /* 5. sensor records */
   for (int i = 0; i < e->ninst; i++) {
     tq_record *r = &e->inst[i]->r;
@@ -595,6 +626,127 @@ static void processInstant(tq_engine *e) {
   e->ninst = 0;
   tqArenaDelete(e->instArena);
   e->instArena = tqArenaNew();
+}
+
+/* ================================================================ delta relations */
+
+static int numericKind(int k) { return k == TY_INT || k == TY_FLOAT; }
+
+/* The hash of what matches a sample with the previous tick's: its key, or
+** its non-numeric attributes (the flag entity among them). */
+static uint64_t matchHash(const AlgRel *b, const int64_t *v) {
+  uint64_t h = 0x51ed27;
+  if (b->nkey) {
+    for (int i = 0; i < b->nkey; i++) h = tqHash64(h ^ (uint64_t)v[b->key[i]]);
+    h = tqHash64(h ^ (uint64_t)v[b->flagAttr]);
+  } else {
+    for (int i = 0; i < b->nattr; i++)
+      if (!numericKind(b->attr[i].type.kind)) h = tqHash64(h ^ (uint64_t)v[i] ^ ((uint64_t)i << 56));
+  }
+  return h | 2;
+}
+static int sameMatch(const AlgRel *b, const int64_t *x, const int64_t *y) {
+  if (b->nkey) {
+    for (int i = 0; i < b->nkey; i++)
+      if (x[b->key[i]] != y[b->key[i]]) return 0;
+    return x[b->flagAttr] == y[b->flagAttr];
+  }
+  for (int i = 0; i < b->nattr; i++)
+    if (!numericKind(b->attr[i].type.kind) && x[i] != y[i]) return 0;
+  return 1;
+}
+
+typedef struct DeltaGather {
+  const AlgRel *base;
+  TqVec *out;
+} DeltaGather;
+static void gatherSample(void *ctx, const int64_t *vals) {
+  DeltaGather *g = ctx;
+  DeltaTup *d = tqMalloc(sizeof(DeltaTup) + sizeof(int64_t) * (size_t)(g->base->nattr ? g->base->nattr : 1));
+  d->next = NULL;
+  d->h = matchHash(g->base, vals);
+  TQ_MEMCPY(d->vals, vals, sizeof(int64_t) * (size_t)g->base->nattr);
+  tqVecPush(g->out, d);
+}
+static int cmpI64(const void *a, const void *b) {
+  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* Numeric attributes subtracted (current - previous), the others copied. */
+static void subtract(const AlgRel *b, const int64_t *cur, const int64_t *prev, int64_t *out) {
+  for (int i = 0; i < b->nattr; i++) {
+    if (b->attr[i].type.kind == TY_INT) {
+      out[i] = (int64_t)((uint64_t)cur[i] - (uint64_t)prev[i]);
+    } else if (b->attr[i].type.kind == TY_FLOAT) {
+      double x, y;
+      memcpy(&x, &cur[i], sizeof x);
+      memcpy(&y, &prev[i], sizeof y);
+      x -= y;
+      memcpy(&out[i], &x, sizeof x);
+    } else {
+      out[i] = cur[i];
+    }
+  }
+}
+
+/* At base tick t: for every delta relation a query uses, the samples of its
+** sampled relation on each entity it is enabled on, matched with those of
+** the previous tick; each match is a DELTA record delivered as an event. */
+static void computeDeltas(tq_engine *e, TqTime t) {
+  for (int i = 0; i < e->nrel; i++) {
+    RtSensor *s = &e->net->sensor[i];
+    const AlgRel *d = s->rel, *b = d->deltaOf;
+    if (!b || !s->used) continue;
+    RelState *rs = &e->rs[i];
+    TqVec cur = {0};
+    TqMap cmap = {0};
+    if (s->nEnabled) {
+      int64_t *who = tqMalloc(sizeof(int64_t) * (size_t)s->nEnabled);
+      int n = 0;
+      for (uint32_t k = 0; k < s->count.cap && n < s->nEnabled; k++)
+        if (s->count.key[k] > 1 && (intptr_t)s->count.val[k] > 0) who[n++] = (int64_t)(s->count.key[k] - 2);
+      qsort(who, (size_t)n, sizeof(int64_t), cmpI64);
+      DeltaGather dg = {b, &cur};
+      for (int k = 0; k < n; k++) {
+        AnswerCtx ac = {e, NULL, b, t, 0, gatherSample, &dg};
+        sampleRel(e, b, b->flagAttr, who[k], t, &ac);
+      }
+      free(who);
+    }
+    EnPm *p = e->producerOf[b->id - 1];
+    int usePm = !e->extractor && p && !p->priv.disabled && p->pm->delta;
+    int64_t out[TQ_MAX_ATTRS];
+    for (int k = 0; k < cur.n; k++) {
+      DeltaTup *c = cur.v[k];
+      c->next = tqMapGet(&cmap, c->h);
+      tqMapPut(&cmap, c->h, c);
+      DeltaTup *prev = tqMapGet(&rs->dmap, c->h);
+      while (prev && !sameMatch(b, prev->vals, c->vals)) prev = prev->next;
+      if (!prev) continue;
+      if (usePm) {
+        tq_record rc = {b->id, TQ_REC_SAMPLE, t, 0, 0, 0, b->nattr, c->vals};
+        tq_record rp = {b->id, TQ_REC_SAMPLE, t, 0, 0, 0, b->nattr, prev->vals};
+        p->calls++;
+        int st = p->pm->delta(&e->g, &p->priv, &rc, &rp, out);
+        if (st == TQ_PM_ERROR || st == TQ_PM_FATAL) {
+          p->priv.disabled = 1;
+          if (st == TQ_PM_FATAL) e->fatal = e->halted = 1;
+          continue;
+        }
+      } else {
+        subtract(b, c->vals, prev->vals, out);
+      }
+      tq_record r = {d->id, TQ_REC_DELTA, t, 0, 0, 0, d->nattr, out};
+      deliver(e, ivm(e), &r, NULL);
+    }
+    /* the current samples become the previous ones */
+    for (int k = 0; k < rs->dprev.n; k++) free(rs->dprev.v[k]);
+    tqVecFree(&rs->dprev);
+    tqMapFree(&rs->dmap);
+    rs->dprev = cur;
+    rs->dmap = cmap;
+  }
 }
 
 /* ================================================================ snapshots */
@@ -650,21 +802,22 @@ static void closeSnapshot(tq_engine *e, TqTime t) {
 static void tickTo(tq_engine *e, TqTime t) {
   for (;;) {
     if (e->halted) return;
-    TqTime nt = e->nextTick, nb = e->snapDirty ? e->snapBoundary : TQ_FOREVER;
+    TqTime nt = e->nextTick < e->deltaNext ? e->nextTick : e->deltaNext;
+    TqTime nb = e->snapDirty ? e->snapBoundary : TQ_FOREVER;
     if (nb <= t && nb <= nt) {
       closeSnapshot(e, nb);
       continue;
     }
     if (nt >= t || nt >= TQ_FOREVER) return;
     if (e->rangeSet && nt > e->last) {
-      e->nextTick = TQ_FOREVER;
+      if (e->nextTick > e->last) e->nextTick = TQ_FOREVER;
+      if (e->deltaNext > e->last) e->deltaNext = TQ_FOREVER;
       continue;
     }
     rtNetAdvance(e->net, nt);
-    rtNetTick(e->net, nt);
+    ticksAt(e, nt);
     rtNetEndInstant(e->net);
     if (e->sampled.n) tqMapFree(&e->sampled);
-    e->nextTick = nt + e->net->clockGcd;
   }
 }
 
@@ -1144,6 +1297,13 @@ static int start(tq_engine *e) {
   } else {
     e->nextTick = TQ_FOREVER;
   }
+  e->deltaNext = TQ_FOREVER;
+  for (int i = 0; i < e->nrel; i++)
+    if (e->net->sensor[i].rel->deltaOf && e->net->sensor[i].used) {
+      TqTime tick = e->prog->cat.tick, q = t0 / tick;
+      if (q * tick < t0) q++;
+      e->deltaNext = q * tick;
+    }
   e->snapBoundary = TQ_FOREVER;
   if (!e->extractor) {
     for (int i = 0; i < e->npm; i++) {
@@ -1209,11 +1369,11 @@ static int step(tq_engine *e) {
   }
   /* the records at the snapshot time are an instant: process it */
   if (e->haveInstant) processInstant(e);
-  if (e->nextTick == next) {
+  if (e->nextTick == next || e->deltaNext == next) {
     rtNetAdvance(e->net, next);
-    rtNetTick(e->net, next);
+    ticksAt(e, next);
     rtNetEndInstant(e->net);
-    e->nextTick = next + e->net->clockGcd;
+    if (e->sampled.n) tqMapFree(&e->sampled);
   }
   e->snapDirty = 1;
   closeSnapshot(e, next);
@@ -1342,6 +1502,9 @@ void tq_finish(tq_engine *e) {
     }
     free(r->open);
     free(r->fifo);
+    for (int k = 0; k < r->dprev.n; k++) free(r->dprev.v[k]);
+    tqVecFree(&r->dprev);
+    tqMapFree(&r->dmap);
     tqMapFree(&r->alive);
     free(r->cur.rec);
     free(r->cur.vals);

@@ -304,6 +304,11 @@ static void parseLine(Parser *ps) {
       tqError(ps->d, locAt(ps, ns), "unknown relation '%s'", name);
     return;
   }
+  if (r->deltaOf) {
+    tqError(ps->d, locAt(ps, ns), "%s is a delta relation, computed from the samples of %s: record %s instead", r->name,
+            r->deltaOf->name, r->deltaOf->name);
+    return;
+  }
   int isIv = !r->isEvent;
   TqTime wholeFrom = 0;
   if (whole) {

@@ -1,7 +1,9 @@
 #!/bin/sh
 # oracle_golden.sh - every golden case answered a second, independent way:
 # the recording stored in SQLite (tqmon load) and each query translated into
-# SQL (tqmon sql) must give the expected rows (order aside).
+# SQL (tqmon sql) must give the expected rows (order aside).  A case with a
+# NAME.nooracle file (saying why) is skipped: delta relations exist only
+# while a run samples, a store holds none.
 set -eu
 T=${T:-build/asan/tqmon}
 OUT=${OUT:-build/test-out}
@@ -9,6 +11,7 @@ fails=0
 for tq in tests/golden/*.tq; do
   n=${tq%.tq}
   name=$(basename "$n")
+  [ -f "$n.nooracle" ] && continue
   extra=""
   [ -f "$n.args" ] && extra=$(cat "$n.args")
   db=$OUT/oracle-$name.db
