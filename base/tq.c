@@ -208,6 +208,19 @@ void tqArenaDelete(TqArena *a) {
   }
   free(a);
 }
+void tqArenaReset(TqArena *a) {
+  ArenaBlock *b = a->head;
+  if (!b) return;
+  /* keep the newest block (the largest in use lately), free the others */
+  ArenaBlock *n = b->next;
+  while (n) {
+    ArenaBlock *x = n->next;
+    free(n);
+    n = x;
+  }
+  b->next = NULL;
+  b->used = 0;
+}
 void *tqArenaAlloc(TqArena *a, size_t n) {
   n = (n + 15) & ~(size_t)15;
   ArenaBlock *b = a->head;

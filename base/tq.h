@@ -49,6 +49,7 @@ char *tqMprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 typedef struct TqArena TqArena;
 TqArena *tqArenaNew(void);
 void tqArenaDelete(TqArena *a); /* accepts NULL */
+void tqArenaReset(TqArena *a);  /* frees everything allocated, keeps one block for reuse */
 void *tqArenaAlloc(TqArena *a, size_t n); /* zeroed, 16-byte aligned */
 char *tqArenaStrdup(TqArena *a, const char *s);
 char *tqArenaStrndup(TqArena *a, const char *s, size_t n);

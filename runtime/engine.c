@@ -70,7 +70,9 @@ typedef struct RelState {
   int tracked;         /* keep the begin-order queue (traced interval relation in use) */
   OpenIv **fifo;       /* open intervals in begin order, lazily trimmed */
   int fhead, fn, fcap;
-  TqMap alive;         /* entity relations: entity -> open tuples */
+  int32_t *aliveN;     /* entity relations: open tuples per entity (symbols are dense) */
+  int64_t aliveCap;
+  int state;           /* keeps its open intervals (a query traces or samples it) */
   SnapStore cur;       /* the forming snapshot's record set */
   TqVec dprev;         /* delta relation: the samples of the previous tick (DeltaTup*) */
   TqMap dmap;          /* their match hash -> first DeltaTup* of the chain */
@@ -322,7 +324,8 @@ static int gSampleAnswer(tq_pm_global *g, void *cookie, const int64_t *vals) {
 static int alive(tq_engine *e, const AlgRel *rel, int attr, int64_t v) {
   const AlgEntity *ent = rel->attr[attr].type.ent;
   if (!ent) return 1;
-  return tqMapGet(&e->rs[ent->rel->id - 1].alive, (uint64_t)v + 2) != NULL;
+  const RelState *r = &e->rs[ent->rel->id - 1];
+  return v >= 0 && v < r->aliveCap && r->aliveN[v] > 0;
 }
 
 /* The tuples of rel whose attribute attr is who, at t, each to ac: from the
@@ -557,6 +560,20 @@ static void ticksAt(tq_engine *e, TqTime t) {
   }
 }
 
+/* An entity begins (+1) or ends (-1) one of its tuples. */
+static void aliveAdd(RelState *r, int64_t v, int d) {
+  if (v < 0) return;
+  if (v >= r->aliveCap) {
+    int64_t nc = r->aliveCap ? 2 * r->aliveCap : 1024;
+    while (nc <= v) nc *= 2;
+    r->aliveN = tqRealloc(r->aliveN, sizeof(int32_t) * (size_t)nc);
+    memset(r->aliveN + r->aliveCap, 0, sizeof(int32_t) * (size_t)(nc - r->aliveCap));
+    r->aliveCap = nc;
+  }
+  r->aliveN[v] += d;
+  if (r->aliveN[v] < 0) r->aliveN[v] = 0;
+}
+
 static void processInstant(tq_engine *e) {
   TqTime t = e->instant;
   RtNet *net = e->net;
@@ -569,22 +586,13 @@ static void processInstant(tq_engine *e) {
     tq_record *r = &e->inst[i]->r;
     RtSensor *s = &net->sensor[r->rel - 1];
     s->recorded++;
+    RelState *rs = &e->rs[r->rel - 1];
     if (r->kind == TQ_REC_BEGIN) {
-      openBegin(e, m, r);
-      if (s->rel->entity) {
-        TqMap *al = &e->rs[r->rel - 1].alive;
-        uint64_t k = (uint64_t)r->vals[0] + 2;
-        tqMapPut(al, k, (void *)((intptr_t)tqMapGet(al, k) + 1));
-      }
+      if (rs->state) openBegin(e, m, r);
+      if (s->rel->entity) aliveAdd(rs, r->vals[0], 1);
     } else if (r->kind == TQ_REC_END) {
-      ended[i] = openEnd(e, m, r);
-      if (s->rel->entity) {
-        TqMap *al = &e->rs[r->rel - 1].alive;
-        uint64_t k = (uint64_t)r->vals[0] + 2;
-        intptr_t c = (intptr_t)tqMapGet(al, k) - 1;
-        if (c > 0) tqMapPut(al, k, (void *)c);
-        else tqMapDel(al, k);
-      }
+      if (rs->state) ended[i] = openEnd(e, m, r);
+      if (s->rel->entity) aliveAdd(rs, r->vals[0], -1);
     }
   }
   /* every record, to the consumers that want them all; what the run
@@ -624,8 +632,7 @@ static void processInstant(tq_engine *e) {
   rtNetEndInstant(net);
   if (e->sampled.n) tqMapFree(&e->sampled);
   e->ninst = 0;
-  tqArenaDelete(e->instArena);
-  e->instArena = tqArenaNew();
+  tqArenaReset(e->instArena);
 }
 
 /* ================================================================ delta relations */
@@ -1226,6 +1233,8 @@ static int bindNet(tq_engine *e) {
   for (int i = 0; i < e->net->nsensor; i++) {
     const AlgRel *r = e->net->sensor[i].rel;
     e->rs[i].tracked = e->net->sensor[i].used && !r->entity && !r->isEvent && r->mode != ALG_MODE_SAMPLED;
+    e->rs[i].state = e->rs[i].tracked ||
+                     (r->mode == ALG_MODE_SAMPLED && (e->net->sensor[i].used || (r->delta && e->net->sensor[r->delta->id - 1].used)));
     e->net->sensor[i].prod = &e->prod;
     e->net->sensor[i].onFlag = onFlag;
     e->net->sensor[i].onFlagCtx = e;
@@ -1505,7 +1514,7 @@ void tq_finish(tq_engine *e) {
     for (int k = 0; k < r->dprev.n; k++) free(r->dprev.v[k]);
     tqVecFree(&r->dprev);
     tqMapFree(&r->dmap);
-    tqMapFree(&r->alive);
+    free(r->aliveN);
     free(r->cur.rec);
     free(r->cur.vals);
     free(e->prevStore[i].rec);

@@ -42,19 +42,32 @@
 enum { CK_EVENT = 1, CK_BEGIN, CK_END, CK_WHOLE, CK_SAMPLE, CK_SYMBOL };
 
 /* ================================================================ CRC-32 */
-static uint32_t crcTable[256];
+/* Slicing by 8: eight tables, eight bytes per step (same CRC-32 as zlib). */
+static uint32_t crcTable[8][256];
 static void crcInit(void) {
-  if (crcTable[1]) return;
+  if (crcTable[0][1]) return;
   for (uint32_t i = 0; i < 256; i++) {
     uint32_t c = i;
     for (int k = 0; k < 8; k++) c = c & 1 ? 0xedb88320u ^ (c >> 1) : c >> 1;
-    crcTable[i] = c;
+    crcTable[0][i] = c;
   }
+  for (uint32_t i = 0; i < 256; i++)
+    for (int t = 1; t < 8; t++) crcTable[t][i] = (crcTable[t - 1][i] >> 8) ^ crcTable[0][crcTable[t - 1][i] & 0xff];
 }
 static uint32_t crc32(const unsigned char *p, size_t n) {
   crcInit();
   uint32_t c = 0xffffffffu;
-  for (size_t i = 0; i < n; i++) c = crcTable[(c ^ p[i]) & 0xff] ^ (c >> 8);
+  while (n >= 8) {
+    uint32_t lo, hi;
+    memcpy(&lo, p, 4);
+    memcpy(&hi, p + 4, 4);
+    lo ^= c; /* little-endian */
+    c = crcTable[7][lo & 0xff] ^ crcTable[6][(lo >> 8) & 0xff] ^ crcTable[5][(lo >> 16) & 0xff] ^ crcTable[4][lo >> 24] ^
+        crcTable[3][hi & 0xff] ^ crcTable[2][(hi >> 8) & 0xff] ^ crcTable[1][(hi >> 16) & 0xff] ^ crcTable[0][hi >> 24];
+    p += 8;
+    n -= 8;
+  }
+  while (n--) c = crcTable[0][(c ^ *p++) & 0xff] ^ (c >> 8);
   return c ^ 0xffffffffu;
 }
 
