@@ -88,7 +88,14 @@ run: all
 test: deps $(B)/asan/tqmon $(B)/asan/unit $(B)/tqmon $(B)/paper-gen
 	@LC_ALL=C sh tests/run.sh
 
-bench: all
+# ---------------------------------------------------------------- benchmarks
+$(B)/measure: bench/measure.c
+	@mkdir -p $(B)
+	$(CC) -std=c11 $(WARN) $(OPT) bench/measure.c -o $@
+$(B)/netbench: bench/netbench.c $(B)/libtqmon.a $(HDRS)
+	$(CC) $(CSTD) $(WARN) $(OPT) $(INC) bench/netbench.c $(B)/libtqmon.a $(LIBS) -o $@
+
+bench: all $(B)/measure $(B)/netbench
 	@sh bench/run.sh
 
 clean:
