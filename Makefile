@@ -97,7 +97,14 @@ include examples/examples.mk tests/testpm.mk
 test: deps $(B)/asan/tqmon $(B)/asan/unit $(B)/asan/prop $(B)/tqmon $(B)/paper-gen $(TEST_DEPS)
 	@LC_ALL=C sh tests/run.sh
 
-bench: all
+# ---------------------------------------------------------------- benchmarks
+$(B)/measure: bench/measure.c
+	@mkdir -p $(B)
+	$(CC) -std=c11 $(WARN) $(OPT) bench/measure.c -o $@
+$(B)/netbench: bench/netbench.c $(B)/libtqmon.a $(HDRS)
+	$(CC) $(CSTD) $(WARN) $(OPT) $(INC) bench/netbench.c $(B)/libtqmon.a $(LIBS) -o $@
+
+bench: all $(B)/measure $(B)/netbench
 	@sh bench/run.sh
 
 clean:

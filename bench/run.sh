@@ -1,0 +1,288 @@
+#!/bin/sh
+# run.sh - the benchmark suite (make bench).  Prints every figure side by side
+# with a peer measured in the same run, and their ratios; saves the report
+# as build/bench/report.txt.  It measures and reports: nothing here fails
+# because the machine is slow (targets are printed as MET or MISSED).
+#
+#   1. The paper's two queries on a generated system of about a million
+#      packets: optimized, unoptimized (--no-opt, with a time limit; complete
+#      on a 50k-packet system) and the traditional way (tqmon load into
+#      SQLite, then one SQL query with the sqlite3 tool).
+#   2. build/netbench: the update network fed directly (selection and
+#      projection chain; overlap product with 10,000 live intervals) against
+#      SQLite doing the same work.
+#
+# Knobs (environment): TQ_BENCH_LIMIT (seconds for the unoptimized 1M runs,
+# 120), TQ_BENCH_PACKETS (1000000), TQ_BENCH_SMALL (50000), TQ_BENCH_CHAIN
+# (10000000 events), TQ_BENCH_OVERLAP (5000000 tuples).
+
+B=build
+OUT=$B/bench
+TQ=$B/tqmon
+MEASURE=$B/measure
+LIMIT=${TQ_BENCH_LIMIT:-120}
+NPK=${TQ_BENCH_PACKETS:-1000000}
+NSMALL=${TQ_BENCH_SMALL:-50000}
+NCHAIN=${TQ_BENCH_CHAIN:-10000000}
+NOVER=${TQ_BENCH_OVERLAP:-5000000}
+SENSORS=examples/paper/paper.tq
+GENARGS="-n 200 -m 50 -k 8 -s 1"
+LC_ALL=C
+export LC_ALL
+
+mkdir -p $OUT
+REPORT=$OUT/report.txt
+: > $OUT/report.body
+START=$(date +%s)
+
+say() { printf '%s\n' "$*"; }
+rep() { printf '%s\n' "$*" >> $OUT/report.body; }
+
+# measure LABEL CMD...: runs CMD under build/measure; stdout to OUT/LABEL.out,
+# stderr to OUT/LABEL.err; sets LABEL_wall, LABEL_rss (kB), LABEL_exit.
+measure() {
+  label=$1
+  shift
+  $MEASURE "$@" > $OUT/$label.out 2> $OUT/$label.err
+  set -- $(tail -n 1 $OUT/$label.err)
+  eval "${label}_wall=\${1:-0} ${label}_rss=\${2:-0} ${label}_exit=\${3:-1}"
+}
+
+# jnum FILE KEY: a top-level number or boolean from a --stats JSON file.
+jnum() { sed -n "s/^  \"$2\": \\([^,]*\\),*\$/\\1/p" "$1" | head -n 1; }
+# delivered FILE: packets delivered, summed over the primitive sensors
+# (event and interval relations; entity relations are not sensors).
+delivered() {
+  grep -E '"kind": "(event|interval)"' "$1" | sed 's/.*"delivered": \([0-9]*\).*/\1/' |
+    awk '{s += $1} END {print s + 0}'
+}
+# rows FILE: rows of the (only) result in a --stats file.
+rows() { sed -n 's/.*"rows": \([0-9]*\).*/\1/p' "$1" | head -n 1; }
+calc() { awk "BEGIN { printf \"%s\", $1 }"; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.1f", a / b; else printf "n/a" }'; }
+mb() { awk -v k="$1" 'BEGIN { printf "%.0f MB", k / 1024 }'; }
+secs() { awk -v s="$1" 'BEGIN { printf (s < 10 ? "%.2f s" : "%.1f s"), s }'; }
+pct() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.0f%%", 100 * a / b; else printf "?" }'; }
+big() { awk -v n="$1" 'BEGIN { if (n >= 1e6) printf "%.2f M", n / 1e6; else if (n >= 1e3) printf "%.1f k", n / 1e3; else printf "%d", n }'; }
+row() { printf '  %-24s %-22s %-30s %s\n' "$1" "$2" "$3" "$4"; }
+rowr() { row "$@" >> $OUT/report.body; }
+met() { if [ "$1" = 1 ]; then printf 'MET   '; else printf 'MISSED'; fi; }
+TARGETS=$OUT/targets
+: > $TARGETS
+target() { printf '  [%s] %s\n' "$(met $1)" "$2" >> $TARGETS; }
+
+say "tqmon benchmarks ($(nproc) cores; unoptimized 1M runs limited to $LIMIT s)"
+
+# ---------------------------------------------------------------- data
+say "generating the systems: paper-gen $GENARGS -p $NPK and -p $NSMALL"
+$B/paper-gen $GENARGS -p "$NPK" -o $OUT/sys.trace
+$B/paper-gen $GENARGS -p "$NSMALL" -o $OUT/small.trace
+
+say "traditional way, step 1: tqmon load (every packet into SQLite)"
+rm -f $OUT/trad.db
+measure load $TQ load $SENSORS --replay $OUT/sys.trace --db $OUT/trad.db
+
+# ================================================================ 1. queries
+section1() {
+  name=$1 # result relation
+  file=$2 # bench/FILE.tq and bench/FILE.sql
+  say ""
+  say "== $name"
+
+  # (a) optimized
+  say "  optimized run"
+  rm -f $OUT/opt-$file.db
+  measure opt $TQ run $SENSORS bench/$file.tq --replay $OUT/sys.trace --quiet \
+    --db $OUT/opt-$file.db --stats $OUT/opt-$file.json
+  o_del=$(delivered $OUT/opt-$file.json)
+  o_proc=$(jnum $OUT/opt-$file.json tuples_processed)
+  o_rep=$(jnum $OUT/opt-$file.json wall_seconds)
+  o_rows=$(rows $OUT/opt-$file.json)
+  pk_total=$(jnum $OUT/opt-$file.json packets_total)
+
+  # (b) unoptimized, time limited
+  say "  unoptimized run (--no-opt, --time-limit $LIMIT)"
+  measure unopt $TQ run $SENSORS bench/$file.tq --replay $OUT/sys.trace --quiet --no-opt \
+    --time-limit "$LIMIT" --stats $OUT/unopt-$file.json
+  u_del=$(delivered $OUT/unopt-$file.json)
+  u_proc=$(jnum $OUT/unopt-$file.json tuples_processed)
+  u_seen=$(jnum $OUT/unopt-$file.json packets_seen)
+  u_stop=$(jnum $OUT/unopt-$file.json stopped_early)
+  u_rows=$(rows $OUT/unopt-$file.json)
+  # ... and both, complete, on the small system
+  say "  optimized and unoptimized runs on the ${NSMALL}-packet system"
+  measure sopt $TQ run $SENSORS bench/$file.tq --replay $OUT/small.trace --quiet --stats $OUT/sopt-$file.json
+  measure sunopt $TQ run $SENSORS bench/$file.tq --replay $OUT/small.trace --quiet --no-opt --stats $OUT/sunopt-$file.json
+  so_del=$(delivered $OUT/sopt-$file.json)
+  su_del=$(delivered $OUT/sunopt-$file.json)
+  so_proc=$(jnum $OUT/sopt-$file.json tuples_processed)
+  su_proc=$(jnum $OUT/sunopt-$file.json tuples_processed)
+  so_rows=$(rows $OUT/sopt-$file.json)
+  su_rows=$(rows $OUT/sunopt-$file.json)
+  s_total=$(jnum $OUT/sopt-$file.json packets_total)
+
+  # (c) traditional: the load above, then one SQL query
+  say "  traditional way, step 2: one SQL query (sqlite3)"
+  $MEASURE sqlite3 $OUT/trad.db < bench/$file.sql > $OUT/sql-$file.out 2> $OUT/sql-$file.err
+  set -- $(tail -n 1 $OUT/sql-$file.err)
+  q_wall=${1:-0} q_rss=${2:-0} q_exit=${3:-1}
+  t_wall=$(calc "$load_wall + $q_wall")
+  t_rss=$(awk -v a="$load_rss" -v b="$q_rss" 'BEGIN { print (a > b ? a : b) }')
+  sort $OUT/sql-$file.out > $OUT/sql-$file.sorted
+  sqlite3 $OUT/opt-$file.db "SELECT * FROM \"$name\"" 2> /dev/null | sort > $OUT/opt-$file.sorted
+  t_rows=$(wc -l < $OUT/sql-$file.sorted | tr -d ' ')
+  if [ "$q_exit" = 0 ] && [ "$opt_exit" = 0 ] && [ -s $OUT/opt-$file.sorted ] &&
+    cmp -s $OUT/sql-$file.sorted $OUT/opt-$file.sorted; then
+    match=MATCH
+  else
+    match=MISMATCH
+  fi
+
+  # figures
+  if [ "$u_stop" = true ]; then
+    u_wall_s=">$LIMIT s ($(pct $u_seen $pk_total) of pkts)"
+    u_del_s=">= $u_del (partial)"
+    u_proc_s=">= $u_proc (partial)"
+    u_rows_s="$u_rows (partial)"
+    est=$(awk -v d="$u_del" -v s="$u_seen" -v t="$pk_total" 'BEGIN { if (s > 0) printf "%.0f", d * t / s; else print 0 }')
+  else
+    u_wall_s=$(secs $unopt_wall)
+    u_del_s=$u_del
+    u_proc_s=$u_proc
+    u_rows_s=$u_rows
+    est=$u_del
+  fi
+  rep ""
+  rep "$name  (system of $pk_total packets; unoptimized limited to $LIMIT s)"
+  rowr "" "optimized" "unoptimized (--no-opt)" "traditional (load + SQL)"
+  rowr "packets delivered" "$o_del" "$u_del_s" "$pk_total (all stored)"
+  rowr "tuples processed" "$o_proc" "$u_proc_s" "-"
+  rowr "peak RSS" "$(mb $opt_rss)" "$(mb $unopt_rss)" "$(mb $t_rss)"
+  rowr "wall time" "$(secs $opt_wall)" "$u_wall_s" "$(secs $t_wall) ($(secs $load_wall) + $(secs $q_wall))"
+  rowr "  of which replay" "$(secs $o_rep)" "" ""
+  rowr "result rows" "$o_rows" "$u_rows_s" "$t_rows  $match"
+  rowr "complete, $s_total pkts:" "" "" ""
+  rowr "  packets delivered" "$so_del" "$su_del" ""
+  rowr "  tuples processed" "$so_proc" "$su_proc" ""
+  rowr "  wall time" "$(secs $sopt_wall)" "$(secs $sunopt_wall)" ""
+  rowr "  peak RSS" "$(mb $sopt_rss)" "$(mb $sunopt_rss)" ""
+  rowr "  result rows" "$so_rows" "$su_rows" ""
+  r_del=$(ratio $u_del $o_del)
+  r_est=$(ratio $est $o_del)
+  r_sdel=$(ratio $su_del $so_del)
+  r_wall=$(ratio $t_wall $opt_wall)
+  r_wrep=$(ratio $t_wall $o_rep)
+  if [ "$u_stop" = true ]; then
+    rep "  ratio unoptimized/optimized packets delivered: >= ${r_del}x at $pk_total pkts (partial run; ~${r_est}x scaled to the whole run), ${r_sdel}x complete at $s_total pkts"
+  else
+    rep "  ratio unoptimized/optimized packets delivered: ${r_del}x at $pk_total pkts, ${r_sdel}x at $s_total pkts"
+  fi
+  rep "  ratio traditional/optimized wall time: ${r_wall}x (whole tqmon run incl. reading the recording; ${r_wrep}x against the replay alone)"
+  rep "  answer check (sorted rows, traditional vs optimized): $match"
+  S_TOTAL=$s_total P_TOTAL=$pk_total
+  eval "R_${file}_del=\$r_del R_${file}_sdel=\$r_sdel R_${file}_wall=\$r_wall R_${file}_stop=\$u_stop R_${file}_est=\$r_est R_${file}_match=\$match"
+}
+
+rep "1. THE PAPER'S QUERIES (paper-gen $GENARGS -p $NPK; tqmon load: $(secs $load_wall), $(mb $load_rss))"
+section1 ResumedbyP1 resumedbyp1
+section1 RunningOnEvery10Seconds running10
+
+ok=$(awk -v r="$R_resumedbyp1_sdel" -v l="$R_resumedbyp1_del" -v s="$R_resumedbyp1_stop" \
+  'BEGIN { print ((r != "n/a" && r >= 10) && (s == "true" || l >= 10) ? 1 : 0) }')
+if [ "$R_resumedbyp1_stop" = true ]; then
+  target $ok "ResumedbyP1: optimized delivers >= 10x fewer packets than unoptimized: ${R_resumedbyp1_sdel}x complete at $S_TOTAL pkts; >= ${R_resumedbyp1_del}x at $P_TOTAL pkts (partial run, ~${R_resumedbyp1_est}x scaled)"
+else
+  target $ok "ResumedbyP1: optimized delivers >= 10x fewer packets than unoptimized: ${R_resumedbyp1_del}x at $P_TOTAL pkts, ${R_resumedbyp1_sdel}x at $S_TOTAL pkts"
+fi
+ok=$(awk -v r="$R_resumedbyp1_wall" 'BEGIN { print (r != "n/a" && r >= 10 ? 1 : 0) }')
+target $ok "ResumedbyP1: optimized >= 10x faster than the traditional way (load + query): ${R_resumedbyp1_wall}x"
+for f in resumedbyp1 running10; do
+  eval "m=\$R_${f}_match"
+  ok=0
+  [ "$m" = MATCH ] && ok=1
+  target $ok "$f: traditional answer equals the optimized one: $m"
+done
+
+# ================================================================ 2. netbench
+say ""
+say "== update network fed directly: build/netbench chain $NCHAIN overlap $NOVER (with SQLite peers)"
+$B/netbench chain "$NCHAIN" overlap "$NOVER" --db $OUT/netbench.db > $OUT/netbench.txt 2> $OUT/netbench.err
+nb() { sed -n "s/^$1 //p" $OUT/netbench.txt | head -n 1; }
+c_rate=$(nb chain.tqmon.rate)
+c_srate=$(nb chain.sqlite.rate)
+c_rows=$(nb chain.tqmon.rows)
+c_srows=$(nb chain.sqlite.rows)
+v_rate=$(nb overlap.tqmon.rate)
+v_srate=$(nb overlap.sqlite.rate)
+v_rows=$(nb overlap.tqmon.rows)
+v_srows=$(nb overlap.sqlite.rows)
+c_match=MISMATCH
+[ -n "$c_rows" ] && [ "$c_rows" = "$c_srows" ] && c_match=MATCH
+v_match=MISMATCH
+[ -n "$v_rows" ] && [ "$v_rows" = "$v_srows" ] && v_match=MATCH
+
+rep ""
+rep "2. UPDATE NETWORK FED DIRECTLY (build/netbench; consumers count rows; SQLite: insert in one transaction, then one SELECT DISTINCT)"
+rep ""
+rep "(a) selection/projection chain, $NCHAIN events, rtDeliverEvent + rtNetAdvance per instant ($(nb chain.enabled_all) = sensor enabled on every entity)"
+rep "    optimized: $(nb chain.algebra)"
+rowr "" "tqmon" "SQLite" "ratio tqmon/SQLite"
+rowr "input tuples/s" "$(big $c_rate) (median)" "$(big $c_srate)" "$(ratio $c_rate $c_srate)x"
+rowr "  $(nb chain.tqmon.reps) tqmon runs" "$(big $(nb chain.tqmon.rate_min)) .. $(big $(nb chain.tqmon.rate_max))" "" ""
+rowr "wall time" "$(secs $(nb chain.tqmon.seconds))" "$(secs $(nb chain.sqlite.seconds)) ($(secs $(nb chain.sqlite.insert_seconds)) ins + $(secs $(nb chain.sqlite.select_seconds)) sel)" ""
+rowr "tuples processed" "$(nb chain.tqmon.processed)" "" ""
+rowr "peak RSS" "$(mb $(nb chain.tqmon.rss_kb))" "" ""
+rowr "result rows" "$c_rows" "$c_srows  $c_match" ""
+rep ""
+rep "(b) overlap product, 10,000 live intervals, $NOVER input tuples (interval begins/ends + events with random keys)"
+rep "    optimized: $(nb overlap.algebra)"
+x1=no
+nb overlap.algebra | grep -q 'x1\[' && x1=yes
+rep "    optimized tree contains \"x1[\": $x1"
+rowr "" "tqmon" "SQLite" "ratio tqmon/SQLite"
+rowr "input tuples/s" "$(big $v_rate)" "$(big $v_srate)" "$(ratio $v_rate $v_srate)x"
+rowr "wall time" "$(secs $(nb overlap.tqmon.seconds))" "$(secs $(nb overlap.sqlite.seconds)) ($(secs $(nb overlap.sqlite.insert_seconds)) ins + $(secs $(nb overlap.sqlite.select_seconds)) sel)" ""
+rowr "tuples processed" "$(nb overlap.tqmon.processed)" "" ""
+rowr "x1 peak stored tuples" "$(nb overlap.tqmon.peak_stored)" "" ""
+rowr "result rows" "$v_rows" "$v_srows  $v_match" ""
+line="    VmRSS at 0..100% of the run (MB):"
+for d in 0 10 20 30 40 50 60 70 80 90 100; do
+  line="$line $(awk -v k="$(nb overlap.tqmon.rss_kb.$d)" 'BEGIN { printf "%.0f", k / 1024 }')"
+done
+rep "$line"
+line="    x1 stored tuples at 10..100%:"
+for d in 10 20 30 40 50 60 70 80 90 100; do line="$line $(nb overlap.tqmon.stored.$d)"; done
+rep "$line"
+sed -n 's/^# overlap \(.*\)/      \1/p' $OUT/netbench.txt >> $OUT/report.body
+
+r10=$(nb overlap.tqmon.rss_kb.10)
+r100=$(nb overlap.tqmon.rss_kb.100)
+ok=$(awk -v r="$c_rate" 'BEGIN { print (r >= 5e6 ? 1 : 0) }')
+target $ok "chain: >= 5 M input tuples/s: $(big $c_rate)/s, median of $(nb chain.tqmon.reps) runs $(big $(nb chain.tqmon.rate_min)) .. $(big $(nb chain.tqmon.rate_max)) (SQLite $(big $c_srate)/s, $(ratio $c_rate $c_srate)x)"
+ok=$(awk -v r="$v_rate" 'BEGIN { print (r >= 2e6 ? 1 : 0) }')
+target $ok "overlap product: >= 2 M input tuples/s: $(big $v_rate)/s (SQLite $(big $v_srate)/s, $(ratio $v_rate $v_srate)x)"
+ok=$(awk -v a="$r10" -v b="$r100" 'BEGIN { print (a > 0 && b <= 1.25 * a ? 1 : 0) }')
+target $ok "overlap product: memory flat (VmRSS at 100% within 25% of 10%): $(mb $r10) -> $(mb $r100)"
+ok=0
+[ "$x1" = yes ] && ok=1
+target $ok "overlap product: optimized tree uses x1 with a join key"
+ok=0
+[ "$c_match" = MATCH ] && [ "$v_match" = MATCH ] && ok=1
+target $ok "netbench: tqmon and SQLite result row counts equal (chain $c_match, overlap $v_match)"
+
+# ================================================================ report
+END=$(date +%s)
+{
+  say "tqmon benchmark report  ($(date -u '+%Y-%m-%d %H:%M UTC'); $(nproc) cores; $(git rev-parse --short HEAD 2> /dev/null || echo '?'); $((END - START)) s)"
+  say "================================================================================"
+  cat $OUT/report.body
+  say ""
+  say "TARGETS"
+  cat $TARGETS
+} > $REPORT
+say ""
+cat $REPORT
+say ""
+say "report saved as $REPORT"
+rm -f $OUT/netbench.db $OUT/report.body $TARGETS
+exit 0
