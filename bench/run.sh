@@ -11,6 +11,8 @@
 #   2. build/netbench: the update network fed directly (selection and
 #      projection chain; overlap product with 10,000 live intervals) against
 #      SQLite doing the same work.
+#   3. Recordings: bytes per packet and replay rate of the binary collection
+#      file against the text form.
 #
 # Knobs (environment): TQ_BENCH_LIMIT (seconds for the unoptimized 1M runs,
 # 120), TQ_BENCH_PACKETS (1000000), TQ_BENCH_SMALL (50000), TQ_BENCH_CHAIN
@@ -269,6 +271,45 @@ target $ok "overlap product: optimized tree uses x1 with a join key"
 ok=0
 [ "$c_match" = MATCH ] && [ "$v_match" = MATCH ] && ok=1
 target $ok "netbench: tqmon and SQLite result row counts equal (chain $c_match, overlap $v_match)"
+
+# ================================================================ 3. recordings
+say ""
+say "== recordings: text (.trace) and binary collection file (tqmon record)"
+measure rec $TQ record $SENSORS --replay $OUT/sys.trace -o $OUT/sys.col
+pk=$(jnum $OUT/opt-resumedbyp1.json packets_total)
+t_bytes=$(wc -c < $OUT/sys.trace | tr -d ' ')
+c_bytes=$(wc -c < $OUT/sys.col | tr -d ' ')
+# replay: every packet reaches its alpha's enable check, no query work
+# follows (bench/replay.tq); best of 3 runs of each, from --stats wall time
+best() {
+  b=""
+  for i in 1 2 3; do
+    $TQ run $SENSORS bench/replay.tq --replay "$1" --quiet --stats $OUT/replay.json 2> /dev/null
+    w=$(jnum $OUT/replay.json wall_seconds)
+    b=$(awk -v a="$b" -v w="$w" 'BEGIN { print (a == "" || w < a) ? w : a }')
+  done
+  echo "$b"
+}
+t_wall=$(best $OUT/sys.trace)
+c_wall=$(best $OUT/sys.col)
+t_rate=$(awk -v n="$pk" -v w="$t_wall" 'BEGIN { print (w > 0 ? n / w : 0) }')
+c_rate=$(awk -v n="$pk" -v w="$c_wall" 'BEGIN { print (w > 0 ? n / w : 0) }')
+t_bpp=$(awk -v b="$t_bytes" -v n="$pk" 'BEGIN { printf "%.1f", b / n }')
+c_bpp=$(awk -v b="$c_bytes" -v n="$pk" 'BEGIN { printf "%.1f", b / n }')
+rep ""
+rep "3. RECORDINGS ($pk packets of the paper's sensors; replay = every packet to its alpha's enable check, best of 3)"
+rowr "" "binary (collection file)" "text (.trace)" "ratio binary/text"
+rowr "bytes" "$c_bytes" "$t_bytes" "$(ratio $c_bytes $t_bytes)x"
+rowr "bytes per packet" "$c_bpp" "$t_bpp" ""
+rowr "replay packets/s" "$(big $c_rate)" "$(big $t_rate)" "$(ratio $c_rate $t_rate)x"
+rowr "replay wall time" "$(secs $c_wall)" "$(secs $t_wall)" ""
+rowr "tqmon record (text in)" "$(secs $rec_wall)" "" ""
+ok=$(awk -v b="$c_bpp" 'BEGIN { print (b <= 16 ? 1 : 0) }')
+target $ok "collection file: <= 16 bytes per packet: $c_bpp (text $t_bpp)"
+ok=$(awk -v r="$c_rate" 'BEGIN { print (r >= 1e7 ? 1 : 0) }')
+target $ok "binary replay >= 10 M packets/s into the alpha operators: $(big $c_rate)/s"
+ok=$(awk -v a="$c_rate" -v b="$t_rate" 'BEGIN { print (b > 0 && a >= 10 * b ? 1 : 0) }')
+target $ok "binary replay >= 10x the text replay: $(ratio $c_rate $t_rate)x ($(big $t_rate)/s text)"
 
 # ================================================================ report
 END=$(date +%s)

@@ -128,6 +128,7 @@ struct tq_engine {
   int64_t packets, packetsTotal;
   int allRecords;         /* some CONSUMER wants every record */
   int collectors;         /* some CONSUMER wants what the run collected */
+  int filters;            /* some FILTER is loaded */
   TqMap sampled;          /* (relation, who) sampled at this instant (recorded once) */
   RtProducer prod;        /* the network's view of the producers */
   RtConsumer rowc;        /* forwards result rows to CONSUMER PMs */
@@ -495,6 +496,7 @@ static void snapAdd(tq_engine *e, const tq_record *r) {
 }
 
 static int filtered(tq_engine *e, const tq_record *r) {
+  if (!e->filters) return 0;
   EnPm *p = e->producerOf[r->rel - 1];
   for (int i = 0; i < e->npm; i++) {
     EnPm *m = e->pm[i];
@@ -579,7 +581,15 @@ static void processInstant(tq_engine *e) {
   RtNet *net = e->net;
   TqMap *m = ivm(e);
   e->haveInstant = 0;
-  rtNetAdvance(net, t);
+  /* the network hears of this instant only if something may reach it: a
+  ** record of a sensor a query uses, or a tick (results do not depend on
+  ** how often time advances; skipping idle instants saves the flushes) */
+  int active = e->nextTick == t || e->deltaNext == t;
+  for (int i = 0; i < e->ninst && !active; i++) {
+    const RtSensor *s = &net->sensor[e->inst[i]->r.rel - 1];
+    if (s->used || s->sources.n) active = 1;
+  }
+  if (active) rtNetAdvance(net, t);
   /* 2. recorded state at t */
   OpenIv **ended = tqArenaAlloc(e->instArena, sizeof(OpenIv *) * (size_t)(e->ninst ? e->ninst : 1));
   for (int i = 0; i < e->ninst; i++) {
@@ -608,7 +618,7 @@ static void processInstant(tq_engine *e) {
       toConsumers(e, r, 0);
   }
   /* 3. entity relations */
-  for (int i = 0; i < e->ninst; i++) {
+  for (int i = 0; i < e->ninst && active; i++) {
     tq_record *r = &e->inst[i]->r;
     RtSensor *s = &net->sensor[r->rel - 1];
     if (!s->rel->entity) continue;
@@ -620,7 +630,7 @@ static void processInstant(tq_engine *e) {
   /* 4. clock ticks, deltas */
   ticksAt(e, t);
   /* 5. sensor records */
-  for (int i = 0; i < e->ninst; i++) {
+  for (int i = 0; i < e->ninst && active; i++) {
     tq_record *r = &e->inst[i]->r;
     if (r->kind == TQ_REC_SAMPLE) continue;
     deliver(e, m, r, r->kind == TQ_REC_END ? ended[i] : NULL);
@@ -629,7 +639,7 @@ static void processInstant(tq_engine *e) {
     if (e->inst[i]->r.kind == TQ_REC_END && ended[i]) releaseIv(ended[i]);
   for (int i = 0; i < e->nrel; i++)
     if (e->rs[i].tracked && e->rs[i].fn) fifoTrim(&e->rs[i]);
-  rtNetEndInstant(net);
+  if (active) rtNetEndInstant(net);
   if (e->sampled.n) tqMapFree(&e->sampled);
   e->ninst = 0;
   tqArenaReset(e->instArena);
@@ -1200,11 +1210,13 @@ static int bindNet(tq_engine *e) {
     }
   }
   e->g.operation = e->extractor ? TQ_OP_EXTRACT : TQ_OP_COLLECT;
-  for (int i = 0; i < e->npm; i++)
+  for (int i = 0; i < e->npm; i++) {
+    if ((e->pm[i]->priv.caps & TQ_PM_FILTER) && e->pm[i]->pm->filter) e->filters = 1;
     if ((e->pm[i]->priv.caps & TQ_PM_CONSUMER) && e->pm[i]->pm->record) {
       if (e->pm[i]->priv.sync & TQ_PM_SYNC_ALL_RECORDS) e->allRecords = 1;
       else e->collectors = 1;
     }
+  }
   if (!e->extractor) {
     if (!e->timer) {
       fail(e, "a collection needs a TIMER processor module (for instance clock), or an EXTRACTOR to replay a recording");
@@ -1338,8 +1350,10 @@ static int step(tq_engine *e) {
     x->calls++;
     st = x->pm->extract(&e->g, &x->priv);
     if (st == TQ_PM_ERROR) {
+      /* a damaged recording: what came before was used; the operation
+      ** ends there and reports the error */
       x->priv.disabled = 1;
-      gLog(&e->g, &x->priv, TQ_LOG_ERROR, "%s", x->priv.message[0] ? x->priv.message : "extraction failed");
+      if (!e->diag.nerr) fail(e, "%s: %s", x->pm->name, x->priv.message[0] ? x->priv.message : "extraction failed");
       return 0;
     }
     if (st == TQ_PM_FATAL) e->fatal = e->halted = 1;
@@ -1398,8 +1412,9 @@ int tq_start(tq_engine *e) {
   int rc;
   while ((rc = step(e)) > 0) {
   }
+  int bad = e->diag.nerr > 0;
   collectErrors(e);
-  return rc < 0 || e->fatal ? -1 : 0;
+  return rc < 0 || e->fatal || bad ? -1 : 0;
 }
 
 static int oneSnapshot(tq_engine *e) {

@@ -355,6 +355,20 @@ typedef struct Reader {
   char err[256];
 } Reader;
 
+/* Reports the reader's error as "FILE[:OFFSET]: error: message". */
+static void reportReader(TqDiag *d, const Reader *r, const char *suffix) {
+  size_t n = strlen(r->path);
+  const char *sep = !strncmp(r->err, r->path, n) ? strstr(r->err + n, ": ") : NULL;
+  if (sep) {
+    char where[sizeof r->err];
+    memcpy(where, r->err, (size_t)(sep - r->err));
+    where[sep - r->err] = 0;
+    tqErrorAt(d, where, "%s%s", sep + 2, suffix);
+  } else {
+    tqErrorAt(d, NULL, "%s%s", r->err, suffix);
+  }
+}
+
 static int readerFail(Reader *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static int readerFail(Reader *r, const char *fmt, ...) {
   va_list ap;
@@ -629,7 +643,7 @@ static tq_pm_status colCall(tq_pm_global *g, tq_pm_private *p, int what, const t
         c->reading = 1;
         if (openReader(&c->rd, a, enProgram(g))) {
           snprintf(p->message, sizeof p->message, "%s", c->rd.err);
-          tqErrorAt(enDiag(g), NULL, "%s", c->rd.err);
+          reportReader(enDiag(g), &c->rd, "");
           return TQ_PM_FATAL;
         }
         if (!(c->rd.flags & 1)) {
@@ -715,7 +729,7 @@ static tq_pm_status colExtract(tq_pm_global *g, tq_pm_private *p) {
     if (rr == 0) return TQ_PM_DONE;
     if (rr < 0) {
       /* damaged: what came before is used; say where */
-      tqErrorAt(enDiag(g), NULL, "%s (the records before it were used)", r->err);
+      reportReader(enDiag(g), r, " (the records before it were used)");
       snprintf(p->message, sizeof p->message, "%s", r->err);
       return TQ_PM_ERROR;
     }

@@ -1,0 +1,97 @@
+#!/bin/sh
+# recordings.sh - collection files.  For every golden case: a run that
+# records what it collected (--record, binary and text) and the replay of
+# that recording give the same results; `tqmon record` (everything) then
+# `tqmon convert` to text and back replays to the same results too.  Then
+# damaged files: a truncated or corrupt file is reported with its offset and
+# what comes before it is used; a newer format version is refused.
+set -u
+T=${T:-build/asan/tqmon}
+OUT=${OUT:-build/test-out}
+dir=$OUT/recordings
+rm -rf "$dir" && mkdir -p "$dir"
+fails=0
+bad() {
+  echo "FAIL: $*"
+  fails=$((fails + 1))
+}
+for tq in tests/golden/*.tq; do
+  n=${tq%.tq}
+  name=$(basename "$n")
+  extra=""
+  [ -f "$n.args" ] && extra=$(cat "$n.args")
+  d=$dir/$name
+  # shellcheck disable=SC2086
+  $T run $extra "$tq" --replay "$n.trace" --format csv --record "$d.col" >"$d.a" 2>"$d.err" || bad "$name: run --record"
+  # shellcheck disable=SC2086
+  $T run $extra "$tq" --replay "$d.col" --format csv >"$d.b" 2>>"$d.err" || bad "$name: replay of --record"
+  cmp -s "$d.a" "$d.b" || bad "$name: --record then --replay differs"
+  # shellcheck disable=SC2086
+  $T run $extra "$tq" --replay "$n.trace" --quiet --record "$d.rec.trace" 2>>"$d.err" || bad "$name: --record text"
+  # shellcheck disable=SC2086
+  $T run $extra "$tq" --replay "$d.rec.trace" --format csv >"$d.c" 2>>"$d.err" || bad "$name: replay of text --record"
+  cmp -s "$d.a" "$d.c" || bad "$name: --record (text) then --replay differs"
+  # shellcheck disable=SC2086
+  $T record $extra "$tq" --replay "$n.trace" -o "$d.all.col" 2>>"$d.err" || bad "$name: record"
+  # shellcheck disable=SC2086
+  $T convert $extra "$tq" "$d.all.col" "$d.all.trace" 2>>"$d.err" || bad "$name: convert to text"
+  # shellcheck disable=SC2086
+  $T convert $extra "$tq" "$d.all.trace" "$d.all2.col" 2>>"$d.err" || bad "$name: convert to binary"
+  # shellcheck disable=SC2086
+  $T run $extra "$tq" --replay "$d.all2.col" --format csv >"$d.d" 2>>"$d.err" || bad "$name: replay of converted"
+  cmp -s "$d.a" "$d.d" || bad "$name: record + convert twice + replay differs"
+done
+
+# ---------------------------------------------------------------- damaged files
+P="examples/paper/paper.tq examples/paper/queries.tq"
+# shellcheck disable=SC2086
+$T record $P --replay examples/paper/paper.trace -o "$dir/paper.col" 2>/dev/null || bad "record paper"
+size=$(wc -c <"$dir/paper.col")
+# truncated in the middle of its only block: reported with the offset, and
+# the run still ends (exit 1, nothing but the header-range ticks)
+head -c $((size - 10)) "$dir/paper.col" >"$dir/trunc.col"
+# shellcheck disable=SC2086
+$T run $P --replay "$dir/trunc.col" --format csv >"$dir/trunc.out" 2>"$dir/trunc.err"
+rc=$?
+[ $rc -eq 1 ] || bad "truncated file: exit $rc (expected 1)"
+grep -q "trunc.col:[0-9]*: error: truncated block" "$dir/trunc.err" || bad "truncated file: no offset in: $(cat "$dir/trunc.err")"
+# corrupt: one byte of the payload flipped, the CRC catches it
+cp "$dir/paper.col" "$dir/corrupt.col"
+printf '\377' | dd of="$dir/corrupt.col" bs=1 seek=$((size - 20)) conv=notrunc 2>/dev/null
+# shellcheck disable=SC2086
+$T run $P --replay "$dir/corrupt.col" --format csv >"$dir/corrupt.out" 2>"$dir/corrupt.err"
+rc=$?
+[ $rc -eq 1 ] || bad "corrupt file: exit $rc (expected 1)"
+grep -q "corrupt.col:[0-9]*: error: corrupt block (checksum mismatch)" "$dir/corrupt.err" ||
+  bad "corrupt file: message: $(cat "$dir/corrupt.err")"
+# a recording of many blocks, damaged in its last block: the blocks before
+# it are used, so the first results are there
+./build/paper-gen -p 200000 -s 3 -o "$dir/big.trace"
+# shellcheck disable=SC2086
+$T record $P --replay "$dir/big.trace" -o "$dir/big.col" 2>/dev/null || bad "record big"
+bsize=$(wc -c <"$dir/big.col")
+head -c $((bsize - 100)) "$dir/big.col" >"$dir/bigtrunc.col"
+# shellcheck disable=SC2086
+$T run $P --replay "$dir/big.col" --format csv >"$dir/big.out" 2>/dev/null
+# shellcheck disable=SC2086
+$T run $P --replay "$dir/bigtrunc.col" --format csv >"$dir/bigtrunc.out" 2>"$dir/bigtrunc.err"
+[ $? -eq 1 ] || bad "truncated big file: exit status"
+grep -q "the records before it were used" "$dir/bigtrunc.err" || bad "truncated big file: $(cat "$dir/bigtrunc.err")"
+full=$(grep -c . "$dir/big.out")
+part=$(grep -c . "$dir/bigtrunc.out")
+[ "$part" -gt 100 ] && [ "$part" -le "$full" ] || bad "truncated big file: $part rows of $full used"
+# a newer format version is refused
+cp "$dir/paper.col" "$dir/newer.col"
+printf '\011' | dd of="$dir/newer.col" bs=1 seek=8 conv=notrunc 2>/dev/null
+# shellcheck disable=SC2086
+$T run $P --replay "$dir/newer.col" --db "$dir/newer.db" >"$dir/newer.out" 2>"$dir/newer.err"
+[ $? -eq 1 ] || bad "newer version: exit status"
+grep -q "format version 9 is newer than this tqmon reads (1)" "$dir/newer.err" || bad "newer version: $(cat "$dir/newer.err")"
+[ -e "$dir/newer.db" ] && bad "newer version: the store was written"
+# not a collection file, not a text recording either
+printf 'TQMONCOL' >"$dir/short.col"
+# shellcheck disable=SC2086
+$T run $P --replay "$dir/short.col" >/dev/null 2>"$dir/short.err"
+[ $? -eq 1 ] || bad "short file: exit status"
+grep -q "not a tqmon collection file" "$dir/short.err" || bad "short file: $(cat "$dir/short.err")"
+[ $fails -eq 0 ]
