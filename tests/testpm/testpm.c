@@ -27,14 +27,16 @@
 **                   snapshot_end, collection_end, all_records (replaces the
 **                   default; a producer always has snapshot)
 **   priv=P+Q        declares the privileges P and Q
-**   error=N         returns TQ_PM_ERROR at its N-th snapshot (start: at START)
-**   fatal=N         returns TQ_PM_FATAL at its N-th snapshot (start: at START)
-**   warn=N          returns TQ_PM_WARNING at its N-th snapshot
+**   error=[CALL]N   returns TQ_PM_ERROR at its N-th call of that kind: CALL
+**                   is snapshot (the default), sample, enable, record or
+**                   result; "error=start" fails at START
+**   fatal=[CALL]N   the same with TQ_PM_FATAL
+**   warn=[CALL]N    the same with TQ_PM_WARNING
 **   deperr          answers DEP_DISABLED with TQ_PM_ERROR
 **   drop=ENTITY     filter: the host whose records it drops
 **   leave=N         hosts: B ends at snapshot N
 ** "Its N-th snapshot" counts SNAPSHOT calls, or SNAPSHOT_END calls for a PM
-** not synchronised on SNAPSHOT.
+** not synchronised on SNAPSHOT.  A producer fails before it produces.
 **
 ** Without arguments (a PM of this library that was not named, loaded with
 ** the one that was) a PM is inert: it declares nothing and logs nothing,
@@ -57,6 +59,15 @@ static const char *const pmNames[NPM] = {"filter", "rows", "recs", "mon", "sup",
 static const char *const relNames[NPM] = {[BUSY] = "Busy", [NET] = "Net", [DISK] = "Disk", [LOAD] = "Load", [HOSTS] = "Host"};
 static const char *const hostNames[2] = {"A", "B"};
 
+/* Kinds of calls a status can be asked at. */
+enum { K_START, K_SNAPSHOT, K_SAMPLE, K_ENABLE, K_RECORD, K_RESULT, K_N };
+static const char *const kindNames[K_N] = {"start", "snapshot", "sample", "enable", "record", "result"};
+
+typedef struct Trigger {
+  int kind;             /* K_* */
+  int n;                /* at the n-th call of that kind (0: never) */
+} Trigger;
+
 typedef struct Conf {
   int role;             /* FILTER .. HOSTS */
   int active;           /* configured (or mon/sup): logs and takes part */
@@ -64,10 +75,10 @@ typedef struct Conf {
   char deps[8][64];     /* dependencies */
   char privs[8][128];   /* privileges */
   char drop[64];        /* filter: the host it drops */
-  int errorAt, fatalAt, warnAt; /* N-th snapshot (0 never, -1 at START) */
+  Trigger error, fatal, warn; /* when it returns those statuses */
   int depErr;           /* answer DEP_DISABLED with an error */
   int leave;            /* hosts: the snapshot B ends at */
-  int snaps;            /* snapshots seen */
+  int count[K_N];       /* calls seen, per kind */
   tq_time began;        /* hosts: when the hosts began */
   int rels[NPM];        /* relation ids of relNames, found at START */
 } Conf;
@@ -137,7 +148,21 @@ static int splitPlus(const char *s, size_t len, char *dst, int max, size_t size)
   return n;
 }
 
-static int atN(const char *v, size_t len) { return len == 5 && !strncmp(v, "start", 5) ? -1 : atoi(v); }
+/* "[CALL]N" or "start"; 0 when CALL is unknown. */
+static int triggerOf(const char *v, size_t len, Trigger *t) {
+  t->kind = K_SNAPSHOT;
+  for (int k = 0; k < K_N; k++) {
+    size_t n = strlen(kindNames[k]);
+    if (len >= n && !strncmp(v, kindNames[k], n)) {
+      t->kind = k;
+      v += n;
+      len -= n;
+      break;
+    }
+  }
+  t->n = t->kind == K_START ? 1 : atoi(v);
+  return t->n > 0 && (t->kind == K_START || (len > 0 && strspn(v, "0123456789") == len));
+}
 
 static unsigned syncOf(const char *v, size_t len, tq_pm_private *p) {
   char items[8][32];
@@ -175,13 +200,13 @@ static tq_pm_status initRole(tq_pm_global *g, tq_pm_private *p, int role) {
     const char *v = eq ? eq + 1 : a + len;
     size_t vlen = eq ? len - klen - 1 : 0;
 #define KEY(k) (klen == strlen(k) && !strncmp(a, k, klen))
-    if (KEY("log")) snprintf(c->log, sizeof c->log, "%.*s", (int)vlen, v);
+    Trigger *tr = KEY("error") ? &c->error : KEY("fatal") ? &c->fatal : KEY("warn") ? &c->warn : NULL;
+    if (tr) {
+      if (!triggerOf(v, vlen, tr)) snprintf(p->message, sizeof p->message, "bad argument '%.*s'", (int)len, a);
+    } else if (KEY("log")) snprintf(c->log, sizeof c->log, "%.*s", (int)vlen, v);
     else if (KEY("dep")) p->ndepends = splitPlus(v, vlen, &c->deps[0][0], 8, sizeof c->deps[0]);
     else if (KEY("priv")) p->nprivileges = splitPlus(v, vlen, &c->privs[0][0], 8, sizeof c->privs[0]);
     else if (KEY("sync")) p->sync = syncOf(v, vlen, p);
-    else if (KEY("error")) c->errorAt = atN(v, vlen);
-    else if (KEY("fatal")) c->fatalAt = atN(v, vlen);
-    else if (KEY("warn")) c->warnAt = atN(v, vlen);
     else if (KEY("deperr")) c->depErr = 1;
     else if (KEY("drop")) snprintf(c->drop, sizeof c->drop, "%.*s", (int)vlen, v);
     else if (KEY("leave")) c->leave = atoi(v);
@@ -207,21 +232,21 @@ static const char *whatName(int what) {
   return what >= 1 && what <= TQ_PM_DEP_DISABLED ? names[what] : "?";
 }
 
-/* The status a snapshot call (or START, n = -1) returns, as configured. */
-static tq_pm_status statusAt(tq_pm_private *p, Conf *c, int n) {
-  if (c->fatalAt && c->fatalAt == n) {
-    snprintf(p->message, sizeof p->message, "fatal at %s as asked", n < 0 ? "START" : "this snapshot");
-    return TQ_PM_FATAL;
-  }
-  if (c->errorAt && c->errorAt == n) {
-    snprintf(p->message, sizeof p->message, "failing at %s as asked", n < 0 ? "START" : "this snapshot");
-    return TQ_PM_ERROR;
-  }
-  if (c->warnAt && c->warnAt == n) {
-    snprintf(p->message, sizeof p->message, "a warning at this snapshot, as asked");
-    return TQ_PM_WARNING;
-  }
-  return TQ_PM_OK;
+static int triggered(const Trigger *t, int kind, int n) { return t->n && t->kind == kind && t->n == n; }
+
+/* Counts a call of this kind; returns the status asked for at it, with a
+** message saying so. */
+static tq_pm_status statusOf(tq_pm_private *p, Conf *c, int kind) {
+  int n = ++c->count[kind];
+  static const char *const what[] = {"", "a warning", "failing", "fatal"};
+  tq_pm_status st = triggered(&c->fatal, kind, n)   ? TQ_PM_FATAL
+                    : triggered(&c->error, kind, n) ? TQ_PM_ERROR
+                    : triggered(&c->warn, kind, n)  ? TQ_PM_WARNING
+                                                    : TQ_PM_OK;
+  if (st == TQ_PM_OK) return st;
+  if (kind == K_START) snprintf(p->message, sizeof p->message, "%s at start, as asked", what[st]);
+  else snprintf(p->message, sizeof p->message, "%s at %s %d, as asked", what[st], kindNames[kind], n);
+  return st;
 }
 
 /* A producer's records at its k-th snapshot, at g->now. */
@@ -266,22 +291,33 @@ static tq_pm_status call(tq_pm_global *g, tq_pm_private *p, int what, const tq_r
   Conf *c = p->data;
   if (!c->active) return TQ_PM_OK;
   char t[32];
-  if (what == TQ_PM_SNAPSHOT_END && rs) logLine(g, p, "%s %s:%d", whatName(what), rs->name, rs->n);
-  else if (what == TQ_PM_SNAPSHOT || what == TQ_PM_SNAPSHOT_END) logLine(g, p, "%s %s", whatName(what), timeText(t, sizeof t, g->now));
-  else logLine(g, p, "%s", whatName(what));
+  if (what == TQ_PM_SNAPSHOT_END && g->current) {
+    /* the closed snapshot: its number, time and record sets, and the PM's own */
+    const tq_snapshot *s = g->current;
+    char sets[512];
+    size_t k = 0;
+    sets[0] = 0;
+    for (int i = 0; i < s->nsets && k < sizeof sets; i++)
+      k += (size_t)snprintf(sets + k, sizeof sets - k, " %s:%d", s->sets[i].name, s->sets[i].n);
+    if (rs && k < sizeof sets) snprintf(sets + k, sizeof sets - k, " (own %s:%d)", rs->name, rs->n);
+    logLine(g, p, "%s #%lld %s%s", whatName(what), (long long)s->seq, timeText(t, sizeof t, s->time), sets);
+  } else if (what == TQ_PM_SNAPSHOT || what == TQ_PM_SNAPSHOT_END) {
+    logLine(g, p, "%s %s", whatName(what), timeText(t, sizeof t, g->now));
+  } else {
+    logLine(g, p, "%s", whatName(what));
+  }
   switch (what) {
     case TQ_PM_START:
-      c->snaps = 0;
+      memset(c->count, 0, sizeof c->count);
       for (int i = 0; i < NPM; i++) c->rels[i] = relNames[i] ? g->relation(g, relNames[i]) : -1;
-      return statusAt(p, c, -1);
+      return statusOf(p, c, K_START);
     case TQ_PM_SNAPSHOT:
     case TQ_PM_SNAPSHOT_END: {
       if ((what == TQ_PM_SNAPSHOT) != ((p->sync & TQ_PM_SYNC_SNAPSHOT) != 0)) return TQ_PM_OK;
-      int k = ++c->snaps;
-      tq_pm_status st = statusAt(p, c, k);
+      tq_pm_status st = statusOf(p, c, K_SNAPSHOT);
       if (st != TQ_PM_OK && st != TQ_PM_WARNING) return st;
       if ((p->caps & TQ_PM_PRODUCER) && c->role != BUSY) {
-        tq_pm_status ps = produce(g, p, c, k);
+        tq_pm_status ps = produce(g, p, c, c->count[K_SNAPSHOT]);
         if (ps != TQ_PM_OK) return ps;
       }
       return st;
@@ -300,8 +336,9 @@ static tq_pm_status call(tq_pm_global *g, tq_pm_private *p, int what, const tq_r
 
 static tq_pm_status enable(tq_pm_global *g, tq_pm_private *p, int64_t entity, int on) {
   Conf *c = p->data;
-  if (c->active) logLine(g, p, "enable %s %s", g->symbol_name(g, entity), on ? "on" : "off");
-  return TQ_PM_OK;
+  if (!c->active) return TQ_PM_OK;
+  logLine(g, p, "enable %s %s", g->symbol_name(g, entity), on ? "on" : "off");
+  return statusOf(p, c, K_ENABLE);
 }
 
 /* Busy(Host, Task): the asked host is busy with task 10 x (seconds) + 1 or 2. */
@@ -311,9 +348,11 @@ static tq_pm_status sample(tq_pm_global *g, tq_pm_private *p, int attr, int64_t 
   if (!c->active) return TQ_PM_OK;
   const char *name = g->symbol_name(g, who);
   logLine(g, p, "sample %s %s", name, timeText(ts, sizeof ts, t));
+  tq_pm_status st = statusOf(p, c, K_SAMPLE);
+  if (st != TQ_PM_OK && st != TQ_PM_WARNING) return st;
   int64_t vals[2] = {who, 10 * (t / 1000000000) + (strcmp(name, "A") ? 2 : 1)};
   g->sample_answer(g, cookie, vals);
-  return TQ_PM_OK;
+  return st;
 }
 
 static int filter(tq_pm_global *g, tq_pm_private *p, const tq_record *r) {
@@ -336,7 +375,7 @@ static tq_pm_status record(tq_pm_global *g, tq_pm_private *p, const tq_record *r
   valuesText(g, r->rel, r->nvals, r->vals, v, sizeof v);
   logLine(g, p, "record %s %s %s%s", relName(g, c, r->rel), kinds[r->kind >= 1 && r->kind <= 6 ? r->kind : 0],
           timeText(ts, sizeof ts, t), v);
-  return TQ_PM_OK;
+  return statusOf(p, c, K_RECORD);
 }
 
 static tq_pm_status result(tq_pm_global *g, tq_pm_private *p, const tq_result_row *row) {
@@ -359,7 +398,7 @@ static tq_pm_status result(tq_pm_global *g, tq_pm_private *p, const tq_result_ro
   else
     logLine(g, p, "result %s %s #%llu [%s, %s)%s", row->relation, ops[row->op >= 1 && row->op <= 3 ? row->op : 0],
             (unsigned long long)row->rowid, timeText(f, sizeof f, row->from), timeText(t, sizeof t, row->to), v);
-  return TQ_PM_OK;
+  return statusOf(p, c, K_RESULT);
 }
 
 /* ================================================================ the list */
