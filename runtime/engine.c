@@ -215,6 +215,7 @@ static int gEnabled(tq_pm_global *g, int rel, int64_t entity) {
 
 static void processInstant(tq_engine *e);
 static void tickTo(tq_engine *e, TqTime t);
+static int pmStatus(tq_engine *e, EnPm *m, int st);
 
 static TqTime recTime(const tq_record *r) {
   switch (r->kind) {
@@ -343,12 +344,7 @@ static void enSample(void *self, RtSensor *s, int attr, int64_t who, TqTime t, v
   }
   if (p->priv.disabled || !p->pm->sample) return;
   p->calls++;
-  int st = p->pm->sample(&e->g, &p->priv, attr, who, t, &ac);
-  if (st == TQ_PM_ERROR) {
-    p->priv.disabled = 1;
-  } else if (st == TQ_PM_FATAL) {
-    e->fatal = e->halted = 1;
-  }
+  pmStatus(e, p, p->pm->sample(&e->g, &p->priv, attr, who, t, &ac));
 }
 
 /* Drops the closed and the delivered intervals from the front of the
@@ -439,9 +435,7 @@ static void toConsumers(tq_engine *e, const tq_record *r, int all) {
     if (!(m->priv.caps & TQ_PM_CONSUMER) || m->priv.disabled || !m->pm->record) continue;
     if (!(m->priv.sync & TQ_PM_SYNC_ALL_RECORDS) != !all) continue;
     m->calls++;
-    int st = m->pm->record(&e->g, &m->priv, r);
-    if (st == TQ_PM_ERROR) m->priv.disabled = 1;
-    else if (st == TQ_PM_FATAL) e->fatal = e->halted = 1;
+    pmStatus(e, m, m->pm->record(&e->g, &m->priv, r));
   }
 }
 
@@ -670,23 +664,26 @@ static void tickTo(tq_engine *e, TqTime t) {
 
 /* ================================================================ PM calls */
 
-static int64_t callPm(tq_engine *e, EnPm *m, int what, const tq_record_set *rs) {
-  if (!m->pm->call) return TQ_PM_OK;
-  m->calls++;
-  int st = m->pm->call(&e->g, &m->priv, what, rs);
+/* Acts on the status a PM returned from any of its functions: a warning is
+** logged; an error disables the PM and tells the PMs that depend on it; a
+** fatal status stops the operation.  Returns st. */
+static int pmStatus(tq_engine *e, EnPm *m, int st) {
   m->priv.status = st;
   int reported = e->diag.nerr > 0; /* a built-in PM reported with file:line:col */
-  if (st == TQ_PM_ERROR) {
+  if (st == TQ_PM_WARNING) {
+    if (!reported) gLog(&e->g, &m->priv, TQ_LOG_WARNING, "%s", m->priv.message[0] ? m->priv.message : "a warning");
+  } else if (st == TQ_PM_ERROR) {
     if (!reported)
       gLog(&e->g, &m->priv, TQ_LOG_WARNING, "disabled after an error%s%s", m->priv.message[0] ? ": " : "", m->priv.message);
     m->priv.disabled = 1;
-    /* tell the PMs that depend on it */
+    /* tell the PMs that depend on it; one that disables itself in turn
+    ** tells its own dependents, one that is fatal stops the operation */
     for (int i = 0; i < e->npm; i++) {
       EnPm *d = e->pm[i];
       for (int k = 0; k < d->priv.ndepends; k++)
-        if (!strcasecmp(d->priv.depends[k], m->pm->name) && !d->priv.disabled && d->pm->call) {
-          d->calls++;
-          if (d->pm->call(&e->g, &d->priv, TQ_PM_DEP_DISABLED, NULL) == TQ_PM_ERROR) d->priv.disabled = 1;
+        if (!strcasecmp(d->priv.depends[k], m->pm->name)) {
+          if (!d->priv.disabled) callPm(e, d, TQ_PM_DEP_DISABLED, NULL);
+          break;
         }
     }
   } else if (st == TQ_PM_FATAL) {
@@ -695,6 +692,12 @@ static int64_t callPm(tq_engine *e, EnPm *m, int what, const tq_record_set *rs) 
     e->fatal = e->halted = 1;
   }
   return st;
+}
+
+static int64_t callPm(tq_engine *e, EnPm *m, int what, const tq_record_set *rs) {
+  if (!m->pm->call) return TQ_PM_OK;
+  m->calls++;
+  return pmStatus(e, m, m->pm->call(&e->g, &m->priv, what, rs));
 }
 
 /* ================================================================ registry */
@@ -925,9 +928,7 @@ static void onFlag(void *ctx, RtSensor *s, int64_t entity, int on) {
   EnPm *p = e->producerOf[s->rel->id - 1];
   if (!p || p->priv.disabled || !p->pm->enable) return;
   p->calls++;
-  int st = p->pm->enable(&e->g, &p->priv, entity, on);
-  if (st == TQ_PM_ERROR) p->priv.disabled = 1;
-  else if (st == TQ_PM_FATAL) e->fatal = e->halted = 1;
+  pmStatus(e, p, p->pm->enable(&e->g, &p->priv, entity, on));
 }
 
 static int rowToPms(void *self, RtResult *res, const RtRow *row) {
@@ -952,8 +953,7 @@ static int rowToPms(void *self, RtResult *res, const RtRow *row) {
       continue;
     }
     m->calls++;
-    if (st == TQ_PM_ERROR) m->priv.disabled = 1;
-    else if (st == TQ_PM_FATAL) e->fatal = e->halted = 1;
+    pmStatus(e, m, st);
   }
   return 0;
 }
