@@ -43,6 +43,7 @@ typedef struct EnPm {
   int builtin;
   int64_t calls;
   int visit;           /* topological sort */
+  int started;         /* it was called at START (and so is called at END) */
   RtConsumer *rc;      /* built-in CONSUMER: its result consumer */
   char *argsCopy;
 } EnPm;
@@ -1132,6 +1133,7 @@ static int start(tq_engine *e) {
     if (!(m->priv.caps & TQ_PM_PRODUCER) || e->net->sensor[m->priv.rel - 1].used || m->pm->sample) {
       /* every PM is called at start; a producer no query needs is not called after that */
     }
+    m->started = 1;
     callPm(e, m, TQ_PM_START, NULL);
   }
   if (e->fatal) return -1;
@@ -1269,12 +1271,15 @@ int tq_end(tq_engine *e) {
     if (rtNetFinish(e->net, endT, 1)) ok = 0;
     for (int i = 0; i < e->npm; i++) {
       EnPm *m = e->order[i];
-      if ((m->priv.sync & TQ_PM_SYNC_COLLECTION_END) && !m->priv.disabled) callPm(e, m, TQ_PM_COLLECTION_END, NULL);
+      if ((m->priv.sync & TQ_PM_SYNC_COLLECTION_END) && !m->priv.disabled && m->started)
+        callPm(e, m, TQ_PM_COLLECTION_END, NULL);
     }
   }
+  /* END goes to the PMs that were started (not when a privilege was
+  ** missing, nor to those after a fatal START) */
   for (int i = e->npm - 1; i >= 0; i--) {
     EnPm *m = e->order ? e->order[i] : e->pm[i];
-    callPm(e, m, TQ_PM_END, NULL);
+    if (m->started) callPm(e, m, TQ_PM_END, NULL);
   }
   e->state = 3;
   collectErrors(e);
