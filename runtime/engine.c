@@ -870,16 +870,19 @@ static int loadShared(tq_engine *e, const char *name, const char *args) {
     }
     int n = 0;
     const tq_pm *const *pms = list(&n);
-    int ok = 1, named = 0;
+    int ok = 1, named = 0, before = e->npm;
     for (int i = 0; i < n; i++)
       if (pms[i] && pms[i]->name && !strcasecmp(pms[i]->name, name)) named = 1;
     for (int i = 0; i < n && ok; i++) {
-      const char *a = (!named || (pms[i]->name && !strcasecmp(pms[i]->name, name))) ? args : NULL;
-      if (addPm(e, pms[i], a, i == 0 ? dl : NULL, 0)) ok = 0;
+      const char *a = (!named || (pms[i] && pms[i]->name && !strcasecmp(pms[i]->name, name))) ? args : NULL;
+      if (addPm(e, pms[i], a, NULL, 0)) ok = 0;
     }
+    /* the first PM it added holds the handle; a library loaded before
+    ** (through another of its names) adds none: this handle is released */
+    if (e->npm > before) e->pm[before]->dl = dl;
+    else dlclose(dl);
     free(file);
     rc = ok ? 0 : -1;
-    if (!ok && !n) dlclose(dl);
     break;
   }
   free(path);

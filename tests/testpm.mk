@@ -19,3 +19,10 @@ $(TESTPM_LINKS): $(TESTPM)/testpm.so
 	ln -sf testpm.so $@
 
 TEST_DEPS += $(TESTPM_LIBS) $(TESTPM_LINKS)
+
+# An engine client driving the test PMs (tests/testpm/client.c), under the
+# sanitizers like the other test programs.
+$(B)/asan/testpm-client: tests/testpm/client.c $(B)/asan/libtqmon.a include/tqmon.h sensors/pm.h
+	$(CC) $(CSTD) $(WARN) $(ASANF) -Iinclude tests/testpm/client.c $(B)/asan/libtqmon.a $(LIBS) -o $@
+
+TEST_DEPS += $(B)/asan/testpm-client
