@@ -13,6 +13,7 @@ OUT=${OUT:-build/test-out}
 D=tests/testpm
 ROOT=$(pwd)
 unset TQMON_PM_PATH
+export LC_ALL=C
 
 # run LABEL CMD...: the label, the command's output (stdout and stderr), its exit status
 run() {

@@ -133,7 +133,7 @@ static void valuesText(tq_pm_global *g, int rel, int n, const int64_t *vals, cha
 
 /* ================================================================ init */
 
-/* Copies the '+'-separated items of [s, e) into dst[max][size]; returns their number. */
+/* Copies the '+'-separated items of s[0, len) into dst[max][size]; returns their number. */
 static int splitPlus(const char *s, size_t len, char *dst, int max, size_t size) {
   int n = 0;
   while (len > 0 && n < max) {
