@@ -43,6 +43,7 @@ typedef struct EnPm {
   int builtin;
   int64_t calls;
   int visit;           /* topological sort */
+  int started;         /* it was called at START (and so is called at END) */
   RtConsumer *rc;      /* built-in CONSUMER: its result consumer */
   char *argsCopy;
 } EnPm;
@@ -228,6 +229,7 @@ static int gEnabled(tq_pm_global *g, int rel, int64_t entity) {
 
 static void processInstant(tq_engine *e);
 static void tickTo(tq_engine *e, TqTime t);
+static int pmStatus(tq_engine *e, EnPm *m, int st);
 
 static TqTime recTime(const tq_record *r) {
   switch (r->kind) {
@@ -359,12 +361,7 @@ static void sampleRel(tq_engine *e, const AlgRel *rel, int attr, int64_t who, Tq
   }
   if (p->priv.disabled || !p->pm->sample) return;
   p->calls++;
-  int st = p->pm->sample(&e->g, &p->priv, attr, who, t, &ac);
-  if (st == TQ_PM_ERROR) {
-    p->priv.disabled = 1;
-  } else if (st == TQ_PM_FATAL) {
-    e->fatal = e->halted = 1;
-  }
+  pmStatus(e, p, p->pm->sample(&e->g, &p->priv, attr, who, t, &ac));
 }
 
 /* The network asks for the tuples of s whose attribute attr is who, at t. */
@@ -462,9 +459,7 @@ static void toConsumers(tq_engine *e, const tq_record *r, int all) {
     if (!(m->priv.caps & TQ_PM_CONSUMER) || m->priv.disabled || !m->pm->record) continue;
     if (!(m->priv.sync & TQ_PM_SYNC_ALL_RECORDS) != !all) continue;
     m->calls++;
-    int st = m->pm->record(&e->g, &m->priv, r);
-    if (st == TQ_PM_ERROR) m->priv.disabled = 1;
-    else if (st == TQ_PM_FATAL) e->fatal = e->halted = 1;
+    pmStatus(e, m, m->pm->record(&e->g, &m->priv, r));
   }
 }
 
@@ -840,23 +835,26 @@ static void tickTo(tq_engine *e, TqTime t) {
 
 /* ================================================================ PM calls */
 
-static int64_t callPm(tq_engine *e, EnPm *m, int what, const tq_record_set *rs) {
-  if (!m->pm->call) return TQ_PM_OK;
-  m->calls++;
-  int st = m->pm->call(&e->g, &m->priv, what, rs);
+/* Acts on the status a PM returned from any of its functions: a warning is
+** logged; an error disables the PM and tells the PMs that depend on it; a
+** fatal status stops the operation.  Returns st. */
+static int pmStatus(tq_engine *e, EnPm *m, int st) {
   m->priv.status = st;
   int reported = e->diag.nerr > 0; /* a built-in PM reported with file:line:col */
-  if (st == TQ_PM_ERROR) {
+  if (st == TQ_PM_WARNING) {
+    if (!reported) gLog(&e->g, &m->priv, TQ_LOG_WARNING, "%s", m->priv.message[0] ? m->priv.message : "a warning");
+  } else if (st == TQ_PM_ERROR) {
     if (!reported)
       gLog(&e->g, &m->priv, TQ_LOG_WARNING, "disabled after an error%s%s", m->priv.message[0] ? ": " : "", m->priv.message);
     m->priv.disabled = 1;
-    /* tell the PMs that depend on it */
+    /* tell the PMs that depend on it; one that disables itself in turn
+    ** tells its own dependents, one that is fatal stops the operation */
     for (int i = 0; i < e->npm; i++) {
       EnPm *d = e->pm[i];
       for (int k = 0; k < d->priv.ndepends; k++)
-        if (!strcasecmp(d->priv.depends[k], m->pm->name) && !d->priv.disabled && d->pm->call) {
-          d->calls++;
-          if (d->pm->call(&e->g, &d->priv, TQ_PM_DEP_DISABLED, NULL) == TQ_PM_ERROR) d->priv.disabled = 1;
+        if (!strcasecmp(d->priv.depends[k], m->pm->name)) {
+          if (!d->priv.disabled) callPm(e, d, TQ_PM_DEP_DISABLED, NULL);
+          break;
         }
     }
   } else if (st == TQ_PM_FATAL) {
@@ -865,6 +863,12 @@ static int64_t callPm(tq_engine *e, EnPm *m, int what, const tq_record_set *rs) 
     e->fatal = e->halted = 1;
   }
   return st;
+}
+
+static int64_t callPm(tq_engine *e, EnPm *m, int what, const tq_record_set *rs) {
+  if (!m->pm->call) return TQ_PM_OK;
+  m->calls++;
+  return pmStatus(e, m, m->pm->call(&e->g, &m->priv, what, rs));
 }
 
 /* ================================================================ registry */
@@ -1036,16 +1040,19 @@ static int loadShared(tq_engine *e, const char *name, const char *args) {
     }
     int n = 0;
     const tq_pm *const *pms = list(&n);
-    int ok = 1, named = 0;
+    int ok = 1, named = 0, before = e->npm;
     for (int i = 0; i < n; i++)
       if (pms[i] && pms[i]->name && !strcasecmp(pms[i]->name, name)) named = 1;
     for (int i = 0; i < n && ok; i++) {
-      const char *a = (!named || (pms[i]->name && !strcasecmp(pms[i]->name, name))) ? args : NULL;
-      if (addPm(e, pms[i], a, i == 0 ? dl : NULL, 0)) ok = 0;
+      const char *a = (!named || (pms[i] && pms[i]->name && !strcasecmp(pms[i]->name, name))) ? args : NULL;
+      if (addPm(e, pms[i], a, NULL, 0)) ok = 0;
     }
+    /* the first PM it added holds the handle; a library loaded before
+    ** (through another of its names) adds none: this handle is released */
+    if (e->npm > before) e->pm[before]->dl = dl;
+    else dlclose(dl);
     free(file);
     rc = ok ? 0 : -1;
-    if (!ok && !n) dlclose(dl);
     break;
   }
   free(path);
@@ -1095,9 +1102,7 @@ static void onFlag(void *ctx, RtSensor *s, int64_t entity, int on) {
   EnPm *p = e->producerOf[s->rel->id - 1];
   if (!p || p->priv.disabled || !p->pm->enable) return;
   p->calls++;
-  int st = p->pm->enable(&e->g, &p->priv, entity, on);
-  if (st == TQ_PM_ERROR) p->priv.disabled = 1;
-  else if (st == TQ_PM_FATAL) e->fatal = e->halted = 1;
+  pmStatus(e, p, p->pm->enable(&e->g, &p->priv, entity, on));
 }
 
 static int rowToPms(void *self, RtResult *res, const RtRow *row) {
@@ -1122,8 +1127,7 @@ static int rowToPms(void *self, RtResult *res, const RtRow *row) {
       continue;
     }
     m->calls++;
-    if (st == TQ_PM_ERROR) m->priv.disabled = 1;
-    else if (st == TQ_PM_FATAL) e->fatal = e->halted = 1;
+    pmStatus(e, m, st);
   }
   return 0;
 }
@@ -1306,6 +1310,7 @@ static int start(tq_engine *e) {
     if (!(m->priv.caps & TQ_PM_PRODUCER) || e->net->sensor[m->priv.rel - 1].used || m->pm->sample) {
       /* every PM is called at start; a producer no query needs is not called after that */
     }
+    m->started = 1;
     callPm(e, m, TQ_PM_START, NULL);
   }
   if (e->fatal) return -1;
@@ -1453,12 +1458,15 @@ int tq_end(tq_engine *e) {
     if (rtNetFinish(e->net, endT, 1)) ok = 0;
     for (int i = 0; i < e->npm; i++) {
       EnPm *m = e->order[i];
-      if ((m->priv.sync & TQ_PM_SYNC_COLLECTION_END) && !m->priv.disabled) callPm(e, m, TQ_PM_COLLECTION_END, NULL);
+      if ((m->priv.sync & TQ_PM_SYNC_COLLECTION_END) && !m->priv.disabled && m->started)
+        callPm(e, m, TQ_PM_COLLECTION_END, NULL);
     }
   }
+  /* END goes to the PMs that were started (not when a privilege was
+  ** missing, nor to those after a fatal START) */
   for (int i = e->npm - 1; i >= 0; i--) {
     EnPm *m = e->order ? e->order[i] : e->pm[i];
-    callPm(e, m, TQ_PM_END, NULL);
+    if (m->started) callPm(e, m, TQ_PM_END, NULL);
   }
   e->state = 3;
   collectErrors(e);

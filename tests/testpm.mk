@@ -1,1 +1,28 @@
 # testpm.mk - processor modules used by the tests of the PM interface.
+#
+# build/testpm/testpm.so holds the test PMs (tests/testpm/testpm.c); the PM
+# path finds a PM by its library's name, so each PM of it also has a link
+# NAME.so -> testpm.so (loading any of them loads the library once).
+# group.so, badver.so and nolist.so are libraries of their own.  PMs see only
+# sensors/pm.h: they are built without libtqmon and without sanitizers.
+
+TESTPM       := $(B)/testpm
+TESTPM_NAMES := filter rows recs mon sup busy net disk load hosts
+TESTPM_LINKS := $(patsubst %,$(TESTPM)/%.so,$(TESTPM_NAMES))
+TESTPM_LIBS  := $(TESTPM)/testpm.so $(TESTPM)/group.so $(TESTPM)/badver.so $(TESTPM)/nolist.so
+
+$(TESTPM)/%.so: tests/testpm/%.c sensors/pm.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CSTD) $(WARN) $(OPT) -Isensors -shared -fPIC $< -o $@
+
+$(TESTPM_LINKS): $(TESTPM)/testpm.so
+	ln -sf testpm.so $@
+
+TEST_DEPS += $(TESTPM_LIBS) $(TESTPM_LINKS)
+
+# An engine client driving the test PMs (tests/testpm/client.c), under the
+# sanitizers like the other test programs.
+$(B)/asan/testpm-client: tests/testpm/client.c $(B)/asan/libtqmon.a include/tqmon.h sensors/pm.h
+	$(CC) $(CSTD) $(WARN) $(ASANF) -Iinclude tests/testpm/client.c $(B)/asan/libtqmon.a $(LIBS) -o $@
+
+TEST_DEPS += $(B)/asan/testpm-client
