@@ -19,7 +19,7 @@ LIBS    := -lsqlite3 -lm -ldl -lpthread -lrt
 B       := build
 GEN     := $(B)/gen
 LAYERS  := base grammar compiler algebra sensors runtime display
-LIBSRC  := $(filter-out runtime/main.c,$(foreach d,$(LAYERS),$(wildcard $(d)/*.c)))
+LIBSRC  := $(filter-out runtime/main.c sensors/tqsensor.c,$(foreach d,$(LAYERS),$(wildcard $(d)/*.c)))
 GENSRC  := $(GEN)/tq.c $(GEN)/lex.c
 HDRS    := $(foreach d,$(LAYERS),$(wildcard $(d)/*.h)) include/tqmon.h $(GEN)/tq.h
 INC     := -I$(GEN) -Ibase -Igrammar -Icompiler -Ialgebra -Isensors -Iruntime -Idisplay -Iinclude
@@ -28,7 +28,7 @@ OBJ      := $(patsubst %.c,$(B)/obj/%.o,$(LIBSRC)) $(B)/obj/gen/tq.o $(B)/obj/ge
 ASANOBJ  := $(patsubst %.c,$(B)/asan/%.o,$(LIBSRC)) $(B)/asan/gen/tq.o $(B)/asan/gen/lex.o
 
 .PHONY: all run test bench deps clean fuzz
-all: deps $(B)/tqmon $(B)/libtqmon.a $(B)/paper-gen
+all: deps $(B)/tqmon $(B)/libtqmon.a $(B)/libtqsensor.a $(B)/paper-gen
 
 # ---------------------------------------------------------------- dependencies
 # Installs what the build needs on a fresh Debian machine, only when missing.
@@ -60,6 +60,14 @@ $(B)/libtqmon.a: $(OBJ)
 	rm -f $@ && ar rcs $@ $(OBJ)
 $(B)/tqmon: runtime/main.c $(B)/libtqmon.a $(HDRS)
 	$(CC) $(CSTD) $(WARN) $(OPT) $(INC) runtime/main.c $(B)/libtqmon.a $(LIBS) -o $@
+
+# The runtime of generated sensors, linked into monitored programs (it
+# depends on nothing of tqmon; -fPIC so it can go into shared objects too).
+$(B)/obj/tqsensor.o: sensors/tqsensor.c sensors/tqsensor.h sensors/tqshm.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CSTD) $(WARN) $(OPT) -fPIC -c sensors/tqsensor.c -o $@
+$(B)/libtqsensor.a: $(B)/obj/tqsensor.o
+	rm -f $@ && ar rcs $@ $<
 
 $(B)/paper-gen: examples/paper/gen.c
 	@mkdir -p $(B)

@@ -44,6 +44,7 @@ typedef struct EnPm {
   int64_t calls;
   int visit;           /* topological sort */
   int started;         /* it was called at START (and so is called at END) */
+  int multi;           /* PRODUCER of "*": every primitive relation no other PM produces */
   RtConsumer *rc;      /* built-in CONSUMER: its result consumer */
   char *argsCopy;
 } EnPm;
@@ -361,6 +362,7 @@ static void sampleRel(tq_engine *e, const AlgRel *rel, int attr, int64_t who, Tq
   }
   if (p->priv.disabled || !p->pm->sample) return;
   p->calls++;
+  if (p->multi) p->priv.rel = rel->id;
   pmStatus(e, p, p->pm->sample(&e->g, &p->priv, attr, who, t, &ac));
 }
 
@@ -740,6 +742,7 @@ static void computeDeltas(tq_engine *e, TqTime t) {
         tq_record rc = {b->id, TQ_REC_SAMPLE, t, 0, 0, 0, b->nattr, c->vals};
         tq_record rp = {b->id, TQ_REC_SAMPLE, t, 0, 0, 0, b->nattr, prev->vals};
         p->calls++;
+        if (p->multi) p->priv.rel = b->id;
         int st = p->pm->delta(&e->g, &p->priv, &rc, &rp, out);
         if (st == TQ_PM_ERROR || st == TQ_PM_FATAL) {
           p->priv.disabled = 1;
@@ -1102,6 +1105,7 @@ static void onFlag(void *ctx, RtSensor *s, int64_t entity, int on) {
   EnPm *p = e->producerOf[s->rel->id - 1];
   if (!p || p->priv.disabled || !p->pm->enable) return;
   p->calls++;
+  if (p->multi) p->priv.rel = s->rel->id;
   pmStatus(e, p, p->pm->enable(&e->g, &p->priv, entity, on));
 }
 
@@ -1198,7 +1202,9 @@ static int bindNet(tq_engine *e) {
       e->extractor = m;
     }
     if ((m->priv.caps & TQ_PM_TIMER) && !e->timer) e->timer = m;
-    if (m->priv.caps & TQ_PM_PRODUCER) {
+    if ((m->priv.caps & TQ_PM_PRODUCER) && m->priv.produces && !strcmp(m->priv.produces, "*")) {
+      m->multi = 1; /* bound below to what no other PM produces */
+    } else if (m->priv.caps & TQ_PM_PRODUCER) {
       AlgRel *r = m->priv.produces ? algCatRel(&e->prog->cat, m->priv.produces) : NULL;
       if (!r) {
         fail(e, "processor module %s produces '%s', which the program does not declare", m->pm->name,
@@ -1211,6 +1217,16 @@ static int bindNet(tq_engine *e) {
       }
       e->producerOf[r->id - 1] = m;
       m->priv.rel = r->id;
+    }
+  }
+  /* a multi-relation producer (a live source such as a shared-memory
+  ** segment) produces every primitive relation no other PM produces */
+  for (int i = 0; i < e->npm; i++) {
+    EnPm *m = e->pm[i];
+    if (!m->multi) continue;
+    for (int k = 0; k < e->nrel; k++) {
+      const AlgRel *r = e->prog->cat.rels.v[k];
+      if (!e->producerOf[k] && !r->deltaOf) e->producerOf[k] = m;
     }
   }
   e->g.operation = e->extractor ? TQ_OP_EXTRACT : TQ_OP_COLLECT;
@@ -1307,9 +1323,6 @@ static int start(tq_engine *e) {
   e->startWall = rtWallSeconds();
   for (int i = 0; i < e->npm && !e->fatal; i++) {
     EnPm *m = e->order[i];
-    if (!(m->priv.caps & TQ_PM_PRODUCER) || e->net->sensor[m->priv.rel - 1].used || m->pm->sample) {
-      /* every PM is called at start; a producer no query needs is not called after that */
-    }
     m->started = 1;
     callPm(e, m, TQ_PM_START, NULL);
   }
@@ -1392,7 +1405,7 @@ static int step(tq_engine *e) {
   for (int i = 0; i < e->npm && !e->halted; i++) {
     EnPm *m = e->order[i];
     if (!(m->priv.sync & TQ_PM_SYNC_SNAPSHOT) || m->priv.disabled || m == tm) continue;
-    if ((m->priv.caps & TQ_PM_PRODUCER) && !e->net->sensor[m->priv.rel - 1].used) continue;
+    if ((m->priv.caps & TQ_PM_PRODUCER) && !m->multi && !e->net->sensor[m->priv.rel - 1].used) continue;
     callPm(e, m, TQ_PM_SNAPSHOT, NULL);
   }
   /* the records at the snapshot time are an instant: process it */

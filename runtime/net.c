@@ -254,10 +254,14 @@ void rtSensorCount(RtNet *net, RtSensor *s, int64_t e, int delta) {
   if (c == 0 && n > 0) {
     s->nEnabled++;
     if (s->nEnabled > s->maxEnabled) s->maxEnabled = s->nEnabled;
-    if (s->onFlag) s->onFlag(s->onFlagCtx, s, e, 1);
+    if (s->onFlag) s->onFlag(s->onFlagCtx, s, e, (int)n);
   } else if (c > 0 && n == 0) {
     s->nEnabled--;
     if (s->onFlag) s->onFlag(s->onFlagCtx, s, e, 0);
+  } else if (c != n && s->rel->mode == ALG_MODE_DISABLE && s->onFlag) {
+    /* a disable-traced sensor's counter follows the units: the sensor
+    ** decrements it as it fires */
+    s->onFlag(s->onFlagCtx, s, e, (int)n);
   }
 }
 
