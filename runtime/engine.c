@@ -1162,14 +1162,20 @@ static int start(tq_engine *e) {
   }
   e->state = 2;
   e->startWall = rtWallSeconds();
-  for (int i = 0; i < e->npm && !e->fatal; i++) {
-    EnPm *m = e->order[i];
+  int started = 0;
+  for (; started < e->npm && !e->fatal; started++) {
+    EnPm *m = e->order[started];
     if (!(m->priv.caps & TQ_PM_PRODUCER) || e->net->sensor[m->priv.rel - 1].used || m->pm->sample) {
       /* every PM is called at start; a producer no query needs is not called after that */
     }
     callPm(e, m, TQ_PM_START, NULL);
   }
-  if (e->fatal) return -1;
+  if (e->fatal) {
+    /* the PMs a fatal START left unstarted get no call but END (no records,
+    ** no result rows while the results so far are flushed) */
+    for (int i = started; i < e->npm; i++) e->order[i]->priv.disabled = 1;
+    return -1;
+  }
   TqTime t0 = e->rangeSet ? e->first : 0;
   if (rtNetStart(e->net, t0)) return fail(e, "the result consumers could not start");
   if (e->net->clockGcd) {
