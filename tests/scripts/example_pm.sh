@@ -28,7 +28,7 @@ $T pms --pm-path "$PMDIR" | grep -qx '  logpm' || fail "tqmon pms does not list 
 # ---- the live collection: exact results, nothing on stderr, replayable
 $T run $D/weblog.tq $D/queries.tq --pm-path "$PMDIR" --pm logpm=$D/access.log --snapshots 20 --format csv \
   --record "$OUT/weblog.trace" --stats "$OUT/weblog.json" >"$OUT/weblog.csv" 2>"$OUT/weblog.err" ||
-  { cat "$OUT/weblog.err"; fail "live run: exit $?"; }
+  { rc=$?; cat "$OUT/weblog.err"; fail "live run: exit $rc"; }
 [ ! -s "$OUT/weblog.err" ] || { cat "$OUT/weblog.err"; fail "live run: messages on stderr"; }
 diff -u $D/expected.csv "$OUT/weblog.csv"
 grep -q '"name": "Client".*"recorded": 5, "delivered": 5,' "$OUT/weblog.json" || fail "Client: $(grep Client "$OUT/weblog.json")"
