@@ -127,6 +127,8 @@ struct tq_engine {
   TqTime deltaNext;       /* next base tick computing delta relations (TQ_FOREVER: none) */
   TqTime first, last;     /* range of the recording */
   int rangeSet;
+  TqTime startTime;       /* a live collection's first time (enSetStart) */
+  int haveStart;
   int64_t snapSeq;
   int snapDirty;          /* records delivered since the last snapshot */
   TqTime snapBoundary;    /* next base tick closing a snapshot */
@@ -159,6 +161,12 @@ CpProgram *enProgram(tq_pm_global *g) { return enOf(g)->prog; }
 RtNet *enNet(tq_pm_global *g) { return enOf(g)->net; }
 TqDiag *enDiag(tq_pm_global *g) { return &enOf(g)->diag; }
 void enSetTotal(tq_pm_global *g, int64_t n) { enOf(g)->packetsTotal = n; }
+void enSetStart(tq_pm_global *g, TqTime t) {
+  tq_engine *e = enOf(g);
+  e->startTime = t;
+  e->haveStart = 1;
+  e->g.now = t;
+}
 void enSetRange(tq_pm_global *g, TqTime first, TqTime last) {
   tq_engine *e = enOf(g);
   e->first = first;
@@ -1368,7 +1376,7 @@ static int start(tq_engine *e) {
     for (int i = started; i < e->npm; i++) e->order[i]->priv.disabled = 1;
     return -1;
   }
-  TqTime t0 = e->rangeSet ? e->first : 0;
+  TqTime t0 = e->rangeSet ? e->first : e->haveStart ? e->startTime : 0;
   if (rtNetStart(e->net, t0)) return fail(e, "the result consumers could not start");
   if (e->net->clockGcd) {
     TqTime gq = e->net->clockGcd, q = t0 / gq;
