@@ -5,6 +5,8 @@
 #   make run      build, then run the paper's example into tqmon.db
 #   make test     build under AddressSanitizer+UBSan and run every test
 #   make bench    benchmarks (figures side by side with their peers)
+#   make fuzz     libFuzzer run of the front end and the recording parser
+#                 (clang; FUZZ_TIME=seconds, default 60; tests/fuzz/README.md)
 #
 # Generated files (lemon parser, flex scanner) go to build/gen and are never
 # committed.  Warnings are errors (-Werror) in every build.
@@ -90,6 +92,35 @@ $(B)/prop: tests/prop.c $(B)/libtqmon.a $(HDRS)
 	$(CC) $(CSTD) $(WARN) $(OPT) $(INC) tests/prop.c $(B)/libtqmon.a $(LIBS) -o $@
 $(B)/asan/unit: tests/unit.c $(B)/asan/libtqmon.a $(HDRS)
 	$(CC) $(CSTD) $(WARN) $(ASANF) -DTQ_TESTING $(INC) tests/unit.c $(B)/asan/libtqmon.a $(LIBS) -o $@
+
+# ---------------------------------------------------------------- fuzzing (clang + libFuzzer)
+# The library is compiled again with clang into build/fuzz (the main builds
+# may use gcc, and libFuzzer needs clang's coverage instrumentation).
+FUZZCC    ?= clang
+FUZZF     := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined
+FUZZOBJ   := $(patsubst %.c,$(B)/fuzz/%.o,$(LIBSRC)) $(B)/fuzz/gen/tq.o $(B)/fuzz/gen/lex.o
+FUZZ_TIME ?= 60
+FUZZ_ARGS ?=
+
+$(B)/fuzz/%.o: %.c $(HDRS)
+	@mkdir -p $(dir $@)
+	$(FUZZCC) $(CSTD) $(WARN) $(FUZZF) -fsanitize=fuzzer-no-link -DTQ_TESTING $(INC) -c $< -o $@
+$(B)/fuzz/gen/%.o: $(GEN)/%.c $(HDRS)
+	@mkdir -p $(dir $@)
+	$(FUZZCC) $(CSTD) $(FUZZF) -fsanitize=fuzzer-no-link -w $(INC) -c $< -o $@
+$(B)/fuzz/libtqmon.a: $(FUZZOBJ)
+	rm -f $@ && ar rcs $@ $(FUZZOBJ)
+$(B)/fuzz/fuzz_frontend: tests/fuzz/fuzz_frontend.c $(B)/fuzz/libtqmon.a $(HDRS)
+	$(FUZZCC) $(CSTD) $(WARN) $(FUZZF) -fsanitize=fuzzer -DTQ_TESTING $(INC) tests/fuzz/fuzz_frontend.c \
+	    $(B)/fuzz/libtqmon.a $(LIBS) -o $@
+
+# New inputs go to build/fuzz/corpus (scratch); merge the interesting ones
+# into tests/fuzz/corpus with tests/fuzz/merge.sh.  Crashes: build/fuzz/artifacts.
+fuzz: deps $(B)/fuzz/fuzz_frontend
+	@mkdir -p $(B)/fuzz/corpus $(B)/fuzz/artifacts
+	$(B)/fuzz/fuzz_frontend -max_total_time=$(FUZZ_TIME) -max_len=4096 -timeout=5 \
+	    -dict=tests/fuzz/tq.dict -artifact_prefix=$(B)/fuzz/artifacts/ -print_final_stats=1 \
+	    $(FUZZ_ARGS) $(B)/fuzz/corpus tests/fuzz/corpus
 
 # ---------------------------------------------------------------- main jobs
 run: all
