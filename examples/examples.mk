@@ -28,3 +28,14 @@ $(B)/asan/pm/logpm.so: examples/pm/logpm.c sensors/pm.h
 	$(CC) $(CSTD) $(WARN) $(ASANF) $(PMCFLAGS) examples/pm/logpm.c -o $@
 
 TEST_DEPS += $(B)/client $(B)/asan/client $(B)/pm/logpm.so $(B)/asan/pm/logpm.so
+
+# The paper's operating system as a real program (examples/mailbox/),
+# instrumented through the header generated from its configuration.
+$(B)/mailbox/sensors.h: examples/mailbox/monitor.tq $(B)/tqmon
+	@mkdir -p $(B)/mailbox
+	$(B)/tqmon sensors gen examples/mailbox/monitor.tq -o $@
+$(B)/mailbox/mailbox: examples/mailbox/mailbox.c $(B)/mailbox/sensors.h $(B)/libtqsensor.a sensors/tqsensor.h sensors/tqshm.h
+	$(CC) $(CSTD) $(WARN) $(OPT) -I$(B)/mailbox -Isensors examples/mailbox/mailbox.c $(B)/libtqsensor.a -lpthread -o $@
+
+TEST_DEPS += $(B)/mailbox/mailbox
+examples: $(B)/mailbox/mailbox

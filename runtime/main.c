@@ -31,9 +31,11 @@ static const char *usageText =
     "  explain FILE.tq...          print each query's algebra (optimized)\n"
     "      --no-opt                the initial algebra (paper section 8.4)\n"
     "      --trace                 every optimizer rule as it fires\n"
-    "  run FILE.tq... (--replay FILE | --pm SENSOR...)\n"
+    "  run FILE.tq... (--replay FILE | --exec CMD... | --attach PID | --pm SENSOR...)\n"
     "                              run the queries over a recording (text .trace\n"
-    "                              or binary collection file) or live sensors\n"
+    "                              or binary collection file), a program built\n"
+    "                              with generated sensors (--exec starts it; it\n"
+    "                              comes last on the line), or live sensors\n"
     "      --db FILE               store named results in an SQLite file\n"
     "      --format table|csv|jsonl  results on standard output (default table)\n"
     "      --quiet                 no results on standard output\n"
@@ -48,6 +50,9 @@ static const char *usageText =
     "                              record every packet of every sensor, all\n"
     "                              enabled, for later analysis by any query\n"
     "  convert SENSORS.tq... IN OUT  between text (.trace) and binary recordings\n"
+    "  sensors gen SENSORS.tq... [-o sensors.h]\n"
+    "                              generate the C sensors of a configuration (link\n"
+    "                              the program with build/libtqsensor.a)\n"
     "  load FILE.tq... --replay TRACE --db FILE\n"
     "                              store every packet of a text recording as tables\n"
     "                              of the primitive relations (all sensors enabled)\n"
@@ -79,6 +84,8 @@ typedef struct Args {
   const char *replay, *db, *stats, *format, *timeLimit, *record, *out, *pmPath, *snapshots, *traceLevel;
   const char *pm[64];
   int npm;
+  char *exec;       /* --exec: the command words joined by \x1f */
+  const char *attach;
   int noOpt, trace, quiet, print;
   const char *rel;
 } Args;
@@ -116,6 +123,17 @@ static int parseArgs(int argc, char **argv, Args *a) {
       a->snapshots = clockArgs;
     }
     else if (!strcmp(s, "--trace-level")) NEEDARG(traceLevel);
+    else if (!strcmp(s, "--attach")) NEEDARG(attach);
+    else if (!strcmp(s, "--exec")) {
+      if (i + 1 >= argc) {
+        fprintf(stderr, "tqmon: --exec needs a command\n");
+        return 2;
+      }
+      TqBuf b = {0};
+      for (int k = i + 1; k < argc; k++) tqBufPrintf(&b, "%s%s", k > i + 1 ? "\x1f" : "", argv[k]);
+      a->exec = b.s;
+      break; /* the rest is the subject's command line */
+    }
     else if (!strcmp(s, "--pm")) {
       if (i + 1 >= argc || a->npm == 64) {
         fprintf(stderr, "tqmon: --pm needs an argument (NAME or NAME=ARGS)\n");
@@ -250,6 +268,22 @@ static int registerExtractor(tq_engine *e, const char *path) {
   return tq_register(e, isCollectionFile(path) ? "colfil" : "trace", path);
 }
 
+/* The live source of --exec / --attach (the shm PM) and its realtime
+** clock; nothing when neither is given. */
+static int registerLive(tq_engine *e, Args *a) {
+  if (!a->exec && !a->attach) return 0;
+  /* the clock first: it fixes the collection's start before the subject runs */
+  char clock[96];
+  snprintf(clock, sizeof clock, "realtime%s%s", a->snapshots ? "," : "", a->snapshots ? a->snapshots : "");
+  if (tq_register(e, "clock", clock)) return -1;
+  char *args = a->exec ? tqMprintf("exec:%s", a->exec) : tqMprintf("attach:%s", a->attach);
+  int rc = tq_register(e, "shm", args);
+  free(args);
+  return rc;
+}
+
+static int live(const Args *a) { return a->exec || a->attach; }
+
 /* Runs the prepared operation to its end; 0, or 1 when it failed. */
 static int runToEnd(tq_engine *e) {
   int rc = tq_start(e) ? 1 : 0;
@@ -270,8 +304,8 @@ static int cmdRun(Args *a) {
     }
     fmt = a->format;
   }
-  if (!a->replay && !a->npm) {
-    fprintf(stderr, "tqmon run: give a recording with --replay FILE, or sensors with --pm NAME\n");
+  if (!a->replay && !a->npm && !live(a)) {
+    fprintf(stderr, "tqmon run: give a recording with --replay FILE, a program with --exec CMD or --attach PID, or sensors with --pm NAME\n");
     return 2;
   }
   if (a->nfiles == 0) {
@@ -284,8 +318,8 @@ static int cmdRun(Args *a) {
   char *textArgs = NULL, *recArgs = NULL;
   /* the extractor first: a bad recording stops the run before a store is opened */
   if (a->replay && registerExtractor(e, a->replay)) goto out;
-  if (registerPms(e, a)) goto out;
-  if (!a->replay && tq_register(e, "clock", a->snapshots ? a->snapshots : NULL)) goto out;
+  if (registerLive(e, a) || registerPms(e, a)) goto out;
+  if (!a->replay && !live(a) && tq_register(e, "clock", a->snapshots ? a->snapshots : NULL)) goto out;
   if (a->db && tq_register(e, "sqlite", a->db)) goto out;
   if (a->record) {
     recArgs = tqMprintf("write:%s", a->record);
@@ -321,7 +355,7 @@ out:
 
 /* tqmon record: every record of every sensor, all enabled, into a file. */
 static int cmdRecord(Args *a) {
-  if (!a->out || (!a->replay && !a->npm)) {
+  if (!a->out || (!a->replay && !a->npm && !live(a))) {
     fprintf(stderr, "tqmon record: give the source (--replay FILE, or --pm NAME) and the output with -o FILE\n");
     return 2;
   }
@@ -334,8 +368,8 @@ static int cmdRecord(Args *a) {
   char *args = tqMprintf("all:%s", a->out);
   size_t n = strlen(a->out);
   int rc = 1;
-  if ((a->replay && registerExtractor(e, a->replay)) || registerPms(e, a) ||
-      (!a->replay && tq_register(e, "clock", a->snapshots ? a->snapshots : NULL)) ||
+  if ((a->replay && registerExtractor(e, a->replay)) || registerLive(e, a) || registerPms(e, a) ||
+      (!a->replay && !live(a) && tq_register(e, "clock", a->snapshots ? a->snapshots : NULL)) ||
       tq_register(e, n > 6 && !strcmp(a->out + n - 6, ".trace") ? "trace" : "colfil", args) ||
       tq_register(e, "progress", NULL) || tq_prepare(e, a->nfiles, a->files))
     engineFail(e, 1);
@@ -360,6 +394,40 @@ static int cmdConvert(Args *a) {
 }
 
 /* tqmon pms: the processor modules this tqmon can load. */
+/* tqmon sensors gen FILE.tq... -o sensors.h */
+static int cmdSensors(Args *a) {
+  if (a->nfiles < 2 || strcmp(a->files[0], "gen")) {
+    fprintf(stderr, "tqmon sensors: usage: tqmon sensors gen FILE.tq... [-o sensors.h]\n");
+    return 2;
+  }
+  TqDiag d = {0};
+  CpProgram *p = cpCompileFiles(a->nfiles - 1, a->files + 1, &d);
+  if (!p) {
+    reportDiag(&d);
+    tqDiagFree(&d);
+    return 1;
+  }
+  TqBuf out = {0}, err = {0};
+  int rc = 0;
+  if (snsGenHeader(p, a->files[1], &out, &err)) {
+    fprintf(stderr, "tqmon sensors gen: %s\n", err.s);
+    rc = 1;
+  } else if (a->out) {
+    FILE *f = fopen(a->out, "w");
+    if (!f || fputs(out.s, f) < 0 || fclose(f)) {
+      fprintf(stderr, "tqmon sensors gen: cannot write %s: %s\n", a->out, strerror(errno));
+      rc = 1;
+    }
+  } else {
+    fputs(out.s, stdout);
+  }
+  tqBufFree(&out);
+  tqBufFree(&err);
+  cpProgramFree(p);
+  tqDiagFree(&d);
+  return rc;
+}
+
 static int cmdPms(Args *a) {
   tq_engine *e = newEngine(a);
   if (!e) return 2;
@@ -500,6 +568,7 @@ int main(int argc, char **argv) {
   if (!strcmp(a.cmd, "record")) return cmdRecord(&a);
   if (!strcmp(a.cmd, "convert")) return cmdConvert(&a);
   if (!strcmp(a.cmd, "pms")) return cmdPms(&a);
+  if (!strcmp(a.cmd, "sensors")) return cmdSensors(&a);
   fprintf(stderr, "tqmon: unknown command '%s'\n", a.cmd);
   return usage(stderr, 2);
 }

@@ -19,6 +19,7 @@
 extern const tq_pm dspTextPm;
 extern const tq_pm rtSqlitePm;
 extern const tq_pm snsColfilPm;
+extern const tq_pm snsShmPm;
 
 /* ================================================================ trace: text recordings */
 
@@ -245,7 +246,7 @@ static tq_pm_status progressCall(tq_pm_global *g, tq_pm_private *p, int what, co
       ((Progress *)p->data)->last = rtWallSeconds();
       return TQ_PM_OK;
     case TQ_PM_SNAPSHOT:
-      if (rtWallSeconds() - pr->last < 1.0) return TQ_PM_OK;
+      if (g->operation != TQ_OP_EXTRACT || rtWallSeconds() - pr->last < 1.0) return TQ_PM_OK;
       pr->last = rtWallSeconds();
       tq_get_info(enOf(g), &info);
       fprintf(stderr, "\rtqmon: %lld records, %lld snapshots", (long long)info.packets, (long long)info.snapshots);
@@ -293,7 +294,7 @@ static const tq_pm allPm = {TQ_PM_VERSION, "all", "GROUPER: clock, text, progres
 /* ================================================================ the list */
 
 const tq_pm *const *enBuiltinPms(int *n) {
-  static const tq_pm *const list[] = {&tracePm, &snsColfilPm, &clockPm, &dspTextPm, &rtSqlitePm, &progressPm, &defaultPm, &allPm};
+  static const tq_pm *const list[] = {&tracePm, &snsColfilPm, &clockPm, &dspTextPm, &rtSqlitePm, &progressPm, &defaultPm, &allPm, &snsShmPm};
   *n = (int)TQ_ARRAY_SIZE(list);
   return list;
 }
