@@ -42,6 +42,7 @@ $(GEN)/tq.c $(GEN)/tq.h: grammar/tq.y | $(B)/.deps
 	@mkdir -p $(GEN)
 	cp grammar/tq.y $(GEN)/tq.y
 	lemon -q -s -d$(GEN) $(GEN)/tq.y > $(GEN)/lemon.log 2>&1 || { cat $(GEN)/lemon.log; echo "lemon: conflicts or errors in grammar/tq.y"; rm -f $(GEN)/tq.c; exit 1; }
+	touch $(GEN)/tq.c $(GEN)/tq.h
 
 $(GEN)/lex.c: grammar/tq.l $(GEN)/tq.h | $(B)/.deps
 	@mkdir -p $(GEN)
@@ -89,7 +90,11 @@ run: all
 	    --replay examples/paper/paper.trace --db tqmon.db --stats $(B)/paper-stats.json
 	@echo "results stored in tqmon.db (tables ResumedbyP1, RunningOnEvery10Seconds)"
 
-test: deps $(B)/asan/tqmon $(B)/asan/unit $(B)/asan/prop $(B)/tqmon $(B)/paper-gen
+# Fragments add their own programs and shared objects to TEST_DEPS.
+TEST_DEPS :=
+include examples/examples.mk tests/testpm.mk
+
+test: deps $(B)/asan/tqmon $(B)/asan/unit $(B)/asan/prop $(B)/tqmon $(B)/paper-gen $(TEST_DEPS)
 	@LC_ALL=C sh tests/run.sh
 
 bench: all

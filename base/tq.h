@@ -136,6 +136,9 @@ void tqSourceFree(TqSource *s);
     if ((n) > 0) memcpy((d), (s), (n)); \
   } while (0)
 #define TQ_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+/* Most attributes a relation may have (primitive or derived): records and
+** packets carry their values in fixed arrays of this size. */
+#define TQ_MAX_ATTRS 64
 #define TQ_LIKELY(x) __builtin_expect(!!(x), 1)
 #define TQ_UNLIKELY(x) __builtin_expect(!!(x), 0)
 

@@ -852,6 +852,7 @@ static void retrieveInner(CpSema *s, AstNode *st) {
   for (int i = 0; i < np; i++)
     for (int j = 0; j < i; j++)
       if (!strcasecmp(pn[i], pn[j])) err(&q, pl[i], "duplicate attribute name '%s' in the target list", pn[i]);
+  if (np > TQ_MAX_ATTRS) err(&q, pl[TQ_MAX_ATTRS], "the target list has more than %d attributes", TQ_MAX_ATTRS);
   free(pl);
 
   AlgExpr *wherePred = NULL, *whenPred = NULL, *vfrom = NULL, *vto = NULL;

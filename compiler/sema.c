@@ -82,6 +82,10 @@ static int declAttrs(CpSema *s, AlgRel *r, int first, AstNode *attrs) {
         tqError(s->diag, x->loc, "duplicate attribute '%s' in %s", x->s, r->name);
         bad = 1;
       }
+    if (i == TQ_MAX_ATTRS) {
+      tqError(s->diag, x->loc, "%s has more than %d attributes", r->name, TQ_MAX_ATTRS);
+      bad = 1;
+    }
     a[i].name = x->s;
     if (resolveType(s, x->k[0], &a[i].type)) bad = 1;
     a[i].role = x->op;

@@ -251,3 +251,73 @@ void dspTextConsumerFree(RtConsumer *c) {
   if (!c) return;
   free(c->self);
 }
+
+/* ================================================================ the text PM */
+
+#include "../runtime/engine.h"
+
+/* CONSUMER of results: args "table" (default), "csv" or "jsonl", optionally
+** followed by ":PATH" to write to a file instead of standard output. */
+typedef struct TextPm {
+  RtConsumer *c;
+  FILE *out;
+  int own;
+} TextPm;
+
+static tq_pm_status textInit(tq_pm_global *g, tq_pm_private *p) {
+  p->caps = TQ_PM_CONSUMER;
+  p->sync = TQ_PM_SYNC_SNAPSHOT_END;
+  const char *a = p->args ? p->args : "table";
+  if (strncmp(a, "table", 5) && strncmp(a, "csv", 3) && strncmp(a, "jsonl", 5)) {
+    snprintf(p->message, sizeof p->message, "unknown text format '%s' (table, csv or jsonl)", a);
+    return TQ_PM_ERROR;
+  }
+  return TQ_PM_OK;
+}
+
+static tq_pm_status textCall(tq_pm_global *g, tq_pm_private *p, int what, const tq_record_set *rs) {
+  TextPm *t = p->data;
+  switch (what) {
+    case TQ_PM_START: {
+      const char *a = p->args ? p->args : "table";
+      int fmt = !strncmp(a, "csv", 3) ? DSP_CSV : !strncmp(a, "jsonl", 5) ? DSP_JSONL : DSP_TABLE;
+      const char *path = strchr(a, ':');
+      t = tqCalloc(1, sizeof *t);
+      p->data = t;
+      t->out = stdout;
+      if (path) {
+        t->out = fopen(path + 1, "w");
+        if (!t->out) {
+          snprintf(p->message, sizeof p->message, "cannot write %s", path + 1);
+          t->out = NULL;
+          return TQ_PM_ERROR;
+        }
+        t->own = 1;
+      }
+      t->c = dspTextConsumer(t->out, fmt);
+      t->c->begin(t->c->self, enNet(g));
+      enAttachConsumer(g, p, t->c);
+      return TQ_PM_OK;
+    }
+    case TQ_PM_END:
+      if (t) {
+        if (t->c) {
+          t->c->end(t->c->self, enNet(g), !p->disabled);
+          dspTextConsumerFree(t->c);
+        }
+        if (t->own && t->out) fclose(t->out);
+        free(t);
+        p->data = NULL;
+      }
+      return TQ_PM_OK;
+    default: return TQ_PM_OK;
+  }
+}
+
+const tq_pm dspTextPm = {
+    .version = TQ_PM_VERSION,
+    .name = "text",
+    .description = "CONSUMER: results as tables, CSV or JSON lines (args: table|csv|jsonl[:FILE])",
+    .init = textInit,
+    .call = textCall,
+};

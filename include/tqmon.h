@@ -1,7 +1,113 @@
 /*
-** tqmon.h - public engine API of libtqmon (placeholder until the engine API
-** issue; the command-line tool is built on runtime/runtime.h for now).
+** tqmon.h - the engine API of libtqmon, for client applications (after
+** TDC's engine API).  The tqmon command is itself a client of it; see
+** examples/client/ for a small one.
+**
+** An operation goes: tq_init, tq_register (processor modules), tq_prepare
+** (compile the program, build the network, bind the PMs), then either
+** tq_start (run to completion) or tq_read_snapshot / tq_collect_snapshot
+** one snapshot at a time followed by tq_continue, then tq_end; tq_finish
+** releases everything.
+**
+** Errors: functions returning int give 0 on success and -1 on failure, with
+** the messages (file:line:col where they come from a source) available from
+** tq_errors until the next call.  No function exits the process.
+** Ownership: strings passed in are copied; pointers returned stay valid
+** until tq_finish unless said otherwise.
 */
 #ifndef TQMON_H
 #define TQMON_H
+
+#include <stdint.h>
+
+#include "../sensors/pm.h"
+
+typedef struct tq_engine tq_engine;
+
+/* Creates an engine.  Returns NULL only when out of memory. */
+tq_engine *tq_init(void);
+
+/* Sets an option before tq_prepare.  Names: "pm-path" (colon-separated
+** directories PMs are loaded from; never the current directory unless
+** named), "no-opt" ("1": run the unoptimized algebra), "trace-level"
+** (0-3), "time-limit" (seconds, extraction).  Returns 0, or -1 for an
+** unknown name or a bad value. */
+int tq_set_option(tq_engine *e, const char *name, const char *value);
+
+/* Loads a processor module by name with its arguments (args may be NULL):
+** a built-in PM ("trace", "colfil", "clock", "text", "sqlite", "progress",
+** the groupers "default" and "all"), or NAME.so from the PM path, a shared
+** object exporting tqmon_pm_list.  A GROUPER loads its members too.
+** Returns 0, or -1 (not found, wrong interface version, init failed). */
+int tq_register(tq_engine *e, const char *name, const char *args);
+
+/* Registers a PM that lives in the client itself.  pm must stay valid
+** until tq_finish. */
+int tq_register_pm(tq_engine *e, const tq_pm *pm, const char *args);
+
+/* Compiles files[0..n) as one program, optimizes it and builds the
+** network; binds producers and checks that the operation can run (one
+** EXTRACTOR for an extraction, or a TIMER and a PRODUCER for every relation
+** a query needs for a collection).  Returns 0 or -1. */
+int tq_prepare(tq_engine *e, int nfiles, const char *const *files);
+
+/* Starts the operation (START calls, privilege checks) and runs it to the
+** end.  Returns 0, or -1 when it could not start or a PM was fatal (the
+** results up to that point are kept). */
+int tq_start(tq_engine *e);
+
+/* Starts if needed, then reads (extraction) or collects (collection) one
+** snapshot.  Returns 1 when there is more, 0 at the end, -1 on error. */
+int tq_read_snapshot(tq_engine *e);
+int tq_collect_snapshot(tq_engine *e);
+
+/* Runs the started operation to its end.  Returns 0 or -1. */
+int tq_continue(tq_engine *e);
+
+/* Information about the engine. */
+typedef struct tq_pm_info {
+  const char *name;
+  unsigned caps, sync;
+  int disabled;        /* disabled itself, or was disabled by an error */
+  int64_t calls;       /* times it was called */
+  const char *message; /* its last message */
+} tq_pm_info;
+typedef struct tq_sensor_info {
+  const char *name;
+  int used;            /* some query needs it */
+  int64_t recorded;    /* records the producer made */
+  int64_t delivered;   /* records that passed the enable check */
+  int enabled_now;     /* entities enabled now */
+  int max_enabled;     /* most entities enabled at once */
+} tq_sensor_info;
+typedef struct tq_info {
+  int npms;
+  const tq_pm_info *pms;
+  int nsensors;
+  const tq_sensor_info *sensors;
+  int64_t snapshots;       /* snapshots so far */
+  int64_t tuples;          /* tuples processed by the network */
+  int64_t packets;         /* records produced */
+  tq_time now;             /* current time */
+} tq_info;
+/* Fills info (valid until the next call on e).  Returns 0 or -1. */
+int tq_get_info(tq_engine *e, tq_info *info);
+
+/* The explain text of every query (optimized unless no-opt). */
+const char *tq_explain(tq_engine *e);
+
+/* Statistics as JSON (per sensor: recorded, delivered, max enabled; per
+** result: rows; wall time and peak memory). */
+const char *tq_stats_json(tq_engine *e);
+
+/* Messages of the last failing call ("" when none). */
+const char *tq_errors(tq_engine *e);
+
+/* Ends the operation (END calls in reverse dependency order, consumers
+** flushed).  Returns 0 or -1. */
+int tq_end(tq_engine *e);
+
+/* Releases the engine (ends the operation if needed, unloads PMs). */
+void tq_finish(tq_engine *e);
+
 #endif

@@ -3,10 +3,13 @@
 **
 **   tqmon check FILE.tq...                 compile, report errors
 **   tqmon explain [--no-opt] [--trace] FILE.tq...
-**   tqmon run FILE.tq... --replay TRACE [--db FILE] [--format table|csv|jsonl]
-**             [--stats FILE] [--no-opt] [--quiet]
+**   tqmon run FILE.tq... (--replay FILE | --pm SENSOR...) [--db FILE]
+**             [--format table|csv|jsonl] [--record FILE] [--stats FILE] ...
+**   tqmon record SENSORS.tq... (--replay FILE | --pm SENSOR...) -o FILE
+**   tqmon convert SENSORS.tq... IN OUT
 **   tqmon show [--db FILE] [RELATION]      print a stored relation as CSV
 **
+** run, record and convert are clients of the engine API (include/tqmon.h).
 ** Exit status: 0 success, 1 bad input (messages name file:line:col),
 ** 2 bad usage.  Every input is checked before anything is stored.
 */
@@ -14,9 +17,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <dirent.h>
+
 #include "compiler.h"
-#include "display.h"
-#include "runtime.h"
+#include "engine.h"
 #include "sensors.h"
 
 static const char *usageText =
@@ -27,23 +31,39 @@ static const char *usageText =
     "  explain FILE.tq...          print each query's algebra (optimized)\n"
     "      --no-opt                the initial algebra (paper section 8.4)\n"
     "      --trace                 every optimizer rule as it fires\n"
-    "  run FILE.tq... --replay TRACE\n"
-    "                              run the queries over a recording\n"
+    "  run FILE.tq... (--replay FILE | --pm SENSOR...)\n"
+    "                              run the queries over a recording (text .trace\n"
+    "                              or binary collection file) or live sensors\n"
     "      --db FILE               store named results in an SQLite file\n"
     "      --format table|csv|jsonl  results on standard output (default table)\n"
     "      --quiet                 no results on standard output\n"
+    "      --record FILE           record what the run collected (binary, or\n"
+    "                              text when FILE ends in .trace)\n"
     "      --stats FILE            write statistics as JSON (per sensor: packets\n"
     "                              recorded, delivered, most entities enabled)\n"
     "      --no-opt                run the unoptimized algebra\n"
-    "      --time-limit SECONDS    stop the replay after that long (benchmarks)\n"
+    "      --time-limit SECONDS    stop after that long (benchmarks)\n"
+    "      --snapshots N           live: stop after N snapshots (Clock ticks)\n"
+    "  record SENSORS.tq... (--replay FILE | --pm SENSOR...) -o FILE\n"
+    "                              record every packet of every sensor, all\n"
+    "                              enabled, for later analysis by any query\n"
+    "  convert SENSORS.tq... IN OUT  between text (.trace) and binary recordings\n"
     "  load FILE.tq... --replay TRACE --db FILE\n"
-    "                              store every packet of the recording as tables\n"
+    "                              store every packet of a text recording as tables\n"
     "                              of the primitive relations (all sensors enabled)\n"
     "  sql FILE.tq... --db FILE [--print]\n"
     "                              answer the queries over a store written by load,\n"
     "                              translated into SQL (retrospective analysis);\n"
     "                              --print shows the SQL instead\n"
     "  show [--db FILE] [RELATION] print stored relations as CSV (default tqmon.db)\n"
+    "  pms                         list the processor modules that can be loaded\n"
+    "\n"
+    "processor modules (run, record, pms):\n"
+    "  --pm NAME[=ARGS]            load a processor module (built in, or NAME.so\n"
+    "                              from the PM path); repeatable\n"
+    "  --pm-path DIRS              where PMs are loaded from (colon-separated;\n"
+    "                              also TQMON_PM_PATH; never . unless named)\n"
+    "  --trace-level 0-3           messages of the PMs: errors .. debug (default 1)\n"
     "\n"
     "Several FILE.tq are read in order as one program.\n";
 
@@ -56,7 +76,9 @@ typedef struct Args {
   const char *cmd;
   const char *files[256];
   int nfiles;
-  const char *replay, *db, *stats, *format, *timeLimit;
+  const char *replay, *db, *stats, *format, *timeLimit, *record, *out, *pmPath, *snapshots, *traceLevel;
+  const char *pm[64];
+  int npm;
   int noOpt, trace, quiet, print;
   const char *rel;
 } Args;
@@ -81,6 +103,26 @@ static int parseArgs(int argc, char **argv, Args *a) {
     else if (!strcmp(s, "--stats")) NEEDARG(stats);
     else if (!strcmp(s, "--format")) NEEDARG(format);
     else if (!strcmp(s, "--time-limit")) NEEDARG(timeLimit);
+    else if (!strcmp(s, "--record")) NEEDARG(record);
+    else if (!strcmp(s, "-o") || !strcmp(s, "--output")) NEEDARG(out);
+    else if (!strcmp(s, "--pm-path")) NEEDARG(pmPath);
+    else if (!strcmp(s, "--snapshots")) {
+      static char clockArgs[64];
+      if (i + 1 >= argc || atoll(argv[i + 1]) <= 0) {
+        fprintf(stderr, "tqmon: --snapshots needs a positive number\n");
+        return 2;
+      }
+      snprintf(clockArgs, sizeof clockArgs, "count=%lld", atoll(argv[++i]));
+      a->snapshots = clockArgs;
+    }
+    else if (!strcmp(s, "--trace-level")) NEEDARG(traceLevel);
+    else if (!strcmp(s, "--pm")) {
+      if (i + 1 >= argc || a->npm == 64) {
+        fprintf(stderr, "tqmon: --pm needs an argument (NAME or NAME=ARGS)\n");
+        return 2;
+      }
+      a->pm[a->npm++] = argv[++i];
+    }
     else if (!strcmp(s, "--no-opt")) a->noOpt = 1;
     else if (!strcmp(s, "--trace")) a->trace = 1;
     else if (!strcmp(s, "--quiet")) a->quiet = 1;
@@ -153,80 +195,196 @@ static int cmdExplain(Args *a) {
   return 0;
 }
 
+/* ---------------------------------------------------------------- engine clients */
+
+/* A binary collection file starts with its magic; anything else is read
+** as a text recording. */
+static int isCollectionFile(const char *path) {
+  char m[8];
+  FILE *f = fopen(path, "rb");
+  if (!f) return 0;
+  size_t n = fread(m, 1, 8, f);
+  fclose(f);
+  return n == 8 && !memcmp(m, "TQMONCOL", 8);
+}
+
+static int engineFail(tq_engine *e, int rc) {
+  fputs(tq_errors(e), stderr);
+  return rc;
+}
+
+/* Registers --pm NAME[=ARGS] options. */
+static int registerPms(tq_engine *e, Args *a) {
+  for (int i = 0; i < a->npm; i++) {
+    const char *spec = a->pm[i];
+    const char *eq = strchr(spec, '=');
+    char name[128];
+    size_t n = eq ? (size_t)(eq - spec) : strlen(spec);
+    if (n == 0 || n >= sizeof name) {
+      fprintf(stderr, "tqmon: bad --pm '%s' (NAME or NAME=ARGS)\n", spec);
+      return -1;
+    }
+    memcpy(name, spec, n);
+    name[n] = 0;
+    if (tq_register(e, name, eq ? eq + 1 : NULL)) return -1;
+  }
+  return 0;
+}
+
+/* An engine with the options every client command shares. */
+static tq_engine *newEngine(Args *a) {
+  tq_engine *e = tq_init();
+  if (!e) return NULL;
+  if ((a->pmPath && tq_set_option(e, "pm-path", a->pmPath)) || (a->noOpt && tq_set_option(e, "no-opt", "1")) ||
+      (a->timeLimit && tq_set_option(e, "time-limit", a->timeLimit)) ||
+      (a->traceLevel && tq_set_option(e, "trace-level", a->traceLevel))) {
+    engineFail(e, 0);
+    tq_finish(e);
+    return NULL;
+  }
+  return e;
+}
+
+/* The extractor of a recording: colfil for collection files, trace for text. */
+static int registerExtractor(tq_engine *e, const char *path) {
+  return tq_register(e, isCollectionFile(path) ? "colfil" : "trace", path);
+}
+
+/* Runs the prepared operation to its end; 0, or 1 when it failed. */
+static int runToEnd(tq_engine *e) {
+  int rc = tq_start(e) ? 1 : 0;
+  if (rc) fputs(tq_errors(e), stderr);
+  if (tq_end(e)) {
+    fputs(tq_errors(e), stderr);
+    rc = 1;
+  }
+  return rc;
+}
+
 static int cmdRun(Args *a) {
-  TqDiag d = {0};
-  int fmt = DSP_TABLE;
+  const char *fmt = "table";
   if (a->format) {
-    if (!strcmp(a->format, "table")) fmt = DSP_TABLE;
-    else if (!strcmp(a->format, "csv")) fmt = DSP_CSV;
-    else if (!strcmp(a->format, "jsonl")) fmt = DSP_JSONL;
-    else {
+    if (strcmp(a->format, "table") && strcmp(a->format, "csv") && strcmp(a->format, "jsonl")) {
       fprintf(stderr, "tqmon run: unknown format '%s' (table, csv or jsonl)\n", a->format);
       return 2;
     }
+    fmt = a->format;
   }
-  if (!a->replay) {
-    fprintf(stderr, "tqmon run: give a recording with --replay TRACE\n");
+  if (!a->replay && !a->npm) {
+    fprintf(stderr, "tqmon run: give a recording with --replay FILE, or sensors with --pm NAME\n");
     return 2;
   }
-  CpProgram *p = compile(a, &d);
-  if (!p) {
-    int rc = reportDiag(&d) ? 1 : 2;
-    tqDiagFree(&d);
-    return rc;
+  if (a->nfiles == 0) {
+    fprintf(stderr, "tqmon run: no program file given (FILE.tq)\n");
+    return 2;
   }
-  SnsTrace *tr = snsTraceRead(a->replay, p, &d);
-  if (!tr) {
-    reportDiag(&d);
-    cpProgramFree(p);
-    tqDiagFree(&d);
-    return 1;
-  }
-  RtOptions opt = {a->noOpt, snsTraceLast(tr), a->timeLimit ? atof(a->timeLimit) : 0};
-  RtNet *net = rtNetNew(p, &opt, &d);
-  if (!net) {
-    reportDiag(&d);
-    snsTraceFree(tr);
-    cpProgramFree(p);
-    tqDiagFree(&d);
-    return 1;
-  }
-  RtConsumer *store = NULL, *text = NULL;
-  if (a->db) {
-    store = rtStoreConsumer(a->db, &d);
-    if (!store) {
-      reportDiag(&d);
-      rtNetFree(net);
-      snsTraceFree(tr);
-      cpProgramFree(p);
-      tqDiagFree(&d);
-      return 1;
-    }
-    rtNetAddConsumer(net, store);
+  tq_engine *e = newEngine(a);
+  if (!e) return 2;
+  int rc = 1;
+  char *textArgs = NULL, *recArgs = NULL;
+  /* the extractor first: a bad recording stops the run before a store is opened */
+  if (a->replay && registerExtractor(e, a->replay)) goto out;
+  if (registerPms(e, a)) goto out;
+  if (!a->replay && tq_register(e, "clock", a->snapshots ? a->snapshots : NULL)) goto out;
+  if (a->db && tq_register(e, "sqlite", a->db)) goto out;
+  if (a->record) {
+    recArgs = tqMprintf("write:%s", a->record);
+    if (tq_register(e, strlen(a->record) > 6 && !strcmp(a->record + strlen(a->record) - 6, ".trace") ? "trace" : "colfil",
+                    recArgs))
+      goto out;
   }
   if (!a->quiet) {
-    text = dspTextConsumer(stdout, fmt);
-    rtNetAddConsumer(net, text);
+    textArgs = tqStrdup(fmt);
+    if (tq_register(e, "text", textArgs)) goto out;
   }
-  int rc = snsReplay(tr, net, snsTracePackets(tr) >= 1000000 ? stderr : NULL) ? 1 : 0;
+  if (tq_register(e, "progress", NULL)) goto out;
+  if (tq_prepare(e, a->nfiles, a->files)) goto out;
+  rc = runToEnd(e);
   if (a->stats) {
-    TqBuf b = {0};
-    rtNetStatsJson(net, &b);
     FILE *f = fopen(a->stats, "w");
-    if (!f || fputs(b.s, f) < 0 || fclose(f)) {
+    if (!f || fputs(tq_stats_json(e), f) < 0 || fclose(f)) {
       fprintf(stderr, "tqmon run: cannot write %s: %s\n", a->stats, strerror(errno));
       rc = 1;
     }
-    tqBufFree(&b);
   }
-  reportDiag(&d);
-  rtNetFree(net);
-  rtStoreConsumerFree(store);
-  dspTextConsumerFree(text);
-  snsTraceFree(tr);
-  cpProgramFree(p);
-  tqDiagFree(&d);
+  tq_finish(e);
+  free(textArgs);
+  free(recArgs);
   return rc;
+out:
+  engineFail(e, 1);
+  tq_finish(e);
+  free(textArgs);
+  free(recArgs);
+  return 1;
+}
+
+/* tqmon record: every record of every sensor, all enabled, into a file. */
+static int cmdRecord(Args *a) {
+  if (!a->out || (!a->replay && !a->npm)) {
+    fprintf(stderr, "tqmon record: give the source (--replay FILE, or --pm NAME) and the output with -o FILE\n");
+    return 2;
+  }
+  if (a->nfiles == 0) {
+    fprintf(stderr, "tqmon record: no sensor configuration given (SENSORS.tq)\n");
+    return 2;
+  }
+  tq_engine *e = newEngine(a);
+  if (!e) return 2;
+  char *args = tqMprintf("all:%s", a->out);
+  size_t n = strlen(a->out);
+  int rc = 1;
+  if ((a->replay && registerExtractor(e, a->replay)) || registerPms(e, a) ||
+      (!a->replay && tq_register(e, "clock", a->snapshots ? a->snapshots : NULL)) ||
+      tq_register(e, n > 6 && !strcmp(a->out + n - 6, ".trace") ? "trace" : "colfil", args) ||
+      tq_register(e, "progress", NULL) || tq_prepare(e, a->nfiles, a->files))
+    engineFail(e, 1);
+  else
+    rc = runToEnd(e);
+  tq_finish(e);
+  free(args);
+  return rc;
+}
+
+/* tqmon convert SENSORS.tq... IN OUT: between the text and binary forms. */
+static int cmdConvert(Args *a) {
+  if (a->nfiles < 3) {
+    fprintf(stderr, "tqmon convert: give SENSORS.tq... IN OUT\n");
+    return 2;
+  }
+  const char *in = a->files[a->nfiles - 2], *out = a->files[a->nfiles - 1];
+  a->replay = in;
+  a->out = out;
+  a->nfiles -= 2;
+  return cmdRecord(a);
+}
+
+/* tqmon pms: the processor modules this tqmon can load. */
+static int cmdPms(Args *a) {
+  tq_engine *e = newEngine(a);
+  if (!e) return 2;
+  int n = 0;
+  const tq_pm *const *b = enBuiltinPms(&n);
+  printf("built in:\n");
+  for (int i = 0; i < n; i++) printf("  %-10s %s\n", b[i]->name, b[i]->description);
+  const char *path = a->pmPath ? a->pmPath : getenv("TQMON_PM_PATH");
+  if (path && *path) {
+    char *copy = tqStrdup(path);
+    for (char *dir = strtok(copy, ":"); dir; dir = strtok(NULL, ":")) {
+      DIR *d = opendir(dir);
+      if (!d) continue;
+      printf("in %s:\n", dir);
+      struct dirent *de;
+      while ((de = readdir(d))) {
+        size_t k = strlen(de->d_name);
+        if (k > 3 && !strcmp(de->d_name + k - 3, ".so")) printf("  %.*s\n", (int)(k - 3), de->d_name);
+      }
+      closedir(d);
+    }
+    free(copy);
+  }
+  tq_finish(e);
+  return 0;
 }
 
 static int cmdLoad(Args *a) {
@@ -339,6 +497,9 @@ int main(int argc, char **argv) {
   if (!strcmp(a.cmd, "show")) return cmdShow(&a);
   if (!strcmp(a.cmd, "load")) return cmdLoad(&a);
   if (!strcmp(a.cmd, "sql")) return cmdSql(&a);
+  if (!strcmp(a.cmd, "record")) return cmdRecord(&a);
+  if (!strcmp(a.cmd, "convert")) return cmdConvert(&a);
+  if (!strcmp(a.cmd, "pms")) return cmdPms(&a);
   fprintf(stderr, "tqmon: unknown command '%s'\n", a.cmd);
   return usage(stderr, 2);
 }

@@ -249,14 +249,16 @@ void rtSensorCount(RtNet *net, RtSensor *s, int64_t e, int delta) {
   intptr_t c = (intptr_t)tqMapGet(&s->count, k);
   intptr_t n = c + delta;
   if (n < 0) n = 0;
+  if (n) tqMapPut(&s->count, k, (void *)n);
+  else tqMapDel(&s->count, k);
   if (c == 0 && n > 0) {
     s->nEnabled++;
     if (s->nEnabled > s->maxEnabled) s->maxEnabled = s->nEnabled;
+    if (s->onFlag) s->onFlag(s->onFlagCtx, s, e, 1);
   } else if (c > 0 && n == 0) {
     s->nEnabled--;
+    if (s->onFlag) s->onFlag(s->onFlagCtx, s, e, 0);
   }
-  if (n) tqMapPut(&s->count, k, (void *)n);
-  else tqMapDel(&s->count, k);
 }
 
 void rtDeliverEvent(RtNet *net, RtSensor *s, TqTime t, const int64_t *vals) {

@@ -119,6 +119,10 @@ typedef struct RtSensor {
   TqVec alphas;           /* RtOp* alpha operators of this relation */
   TqVec sources;          /* RtOp* entity sources (entity relations) */
   RtProducer *prod;       /* who produces its packets */
+  /* called when an entity's enable count goes from 0 to more (on = 1) or
+  ** back to 0 (on = 0): the producer is told (live sensors set flags) */
+  void (*onFlag)(void *ctx, struct RtSensor *s, int64_t entity, int on);
+  void *onFlagCtx;
   int64_t recorded;       /* packets the producer saw */
   int64_t delivered;      /* packets that passed the enable check */
   int64_t samples;        /* sample requests answered */

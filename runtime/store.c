@@ -363,3 +363,50 @@ void rtStoreConsumerFree(RtConsumer *c) {
   free(s->rowmap);
   free(s);
 }
+
+/* ================================================================ the sqlite PM */
+
+#include "engine.h"
+
+/* CONSUMER of results: every named result into the SQLite file args. */
+static tq_pm_status sqliteInit(tq_pm_global *g, tq_pm_private *p) {
+  p->caps = TQ_PM_CONSUMER;
+  p->sync = TQ_PM_SYNC_SNAPSHOT_END;
+  if (!p->args || !*p->args) {
+    snprintf(p->message, sizeof p->message, "give the store: sqlite=FILE");
+    return TQ_PM_ERROR;
+  }
+  return TQ_PM_OK;
+}
+
+static tq_pm_status sqliteCall(tq_pm_global *g, tq_pm_private *p, int what, const tq_record_set *rs) {
+  RtConsumer *c = p->data;
+  switch (what) {
+    case TQ_PM_START:
+      c = rtStoreConsumer(p->args, enDiag(g));
+      if (!c) {
+        snprintf(p->message, sizeof p->message, "cannot open the store %s", p->args);
+        return TQ_PM_FATAL;
+      }
+      p->data = c;
+      if (c->begin(c->self, enNet(g))) return TQ_PM_FATAL;
+      enAttachConsumer(g, p, c);
+      return TQ_PM_OK;
+    case TQ_PM_END:
+      if (c) {
+        c->end(c->self, enNet(g), 1);
+        rtStoreConsumerFree(c);
+        p->data = NULL;
+      }
+      return TQ_PM_OK;
+    default: return TQ_PM_OK;
+  }
+}
+
+const tq_pm rtSqlitePm = {
+    .version = TQ_PM_VERSION,
+    .name = "sqlite",
+    .description = "CONSUMER: named results into an SQLite file (args: FILE)",
+    .init = sqliteInit,
+    .call = sqliteCall,
+};

@@ -1,8 +1,9 @@
 /*
-** sensors.h - sources of packets.  For now: recordings in the text .trace
-** format, replayed through the network with the same enabling semantics as
-** live sensors (a packet is delivered only when its sensor is enabled on
-** the flag entity at that time).
+** sensors.h - recordings in the text .trace format, read by the trace PM
+** (sensors/builtins.c) and replayed through the engine with the same
+** enabling semantics as live sensors (a packet is delivered only when its
+** sensor is enabled on the flag entity at that time), and written by it
+** (tqmon convert).
 **
 ** Text recording format: one packet per line, "TIME NAME VALUE...", values
 ** in the declared attribute order, '#' starts a comment.  TIME is
@@ -10,8 +11,10 @@
 ** times never decrease.  NAME is an event relation, or NAME+ / NAME- to
 ** begin / end an interval (entity relations included); a keyed interval is
 ** also closed by the next NAME+ with the same key, and NAME- may give only
-** the key.  Values are names (entities, enum values), numbers or
-** double-quoted strings.
+** the key.  NAME@ is a sample taken at TIME (sampled relations); NAME= FROM
+** is an interval [FROM, TIME) delivered whole at its end (it began while its
+** sensor was disabled).  Values are names (entities, enum values), numbers
+** or double-quoted strings.
 */
 #ifndef SENSORS_H
 #define SENSORS_H
@@ -28,12 +31,6 @@ void snsTraceFree(SnsTrace *t);
 int64_t snsTracePackets(const SnsTrace *t);
 TqTime snsTraceFirst(const SnsTrace *t);
 TqTime snsTraceLast(const SnsTrace *t);
-
-/* Replays the recording through net: time order, entity deltas first at
-** each instant, then clock ticks (sample requests), then sensor packets.
-** Returns 0, or -1 if the network failed (consumers report why).  When
-** progress is non-NULL a progress line is written there on long replays. */
-int snsReplay(SnsTrace *t, RtNet *net, FILE *progress);
 
 /* Writes the whole recording (every packet, all sensors enabled) as
 ** primitive relation tables into an SQLite file: the "traditional way"

@@ -1,13 +1,14 @@
 /*
 ** sensorsInt.h - the in-memory form of a recording, shared by trace.c
-** (parsing) and replay.c (replaying it through the network).
+** (parsing, writing) and builtins.c (the trace PM).
 */
 #ifndef SENSORSINT_H
 #define SENSORSINT_H
 
+#include "../runtime/engine.h"
 #include "sensors.h"
 
-enum { PK_EVENT = 1, PK_BEGIN, PK_END };
+enum { PK_EVENT = 1, PK_BEGIN, PK_END, PK_SAMPLE, PK_WHOLE };
 
 /* One recorded packet. */
 typedef struct SnsPacket {
@@ -40,5 +41,11 @@ struct SnsTrace {
   int64_t nvals, cvals;
   TqTime first, last;
 };
+
+/* The text form writer (the trace PM's consumer side, tqmon convert). */
+typedef struct SnsTextWriter SnsTextWriter;
+SnsTextWriter *snsTextWriterOpen(const char *path, const CpProgram *prog); /* NULL: errno */
+int snsTextWrite(SnsTextWriter *w, const tq_record *r);
+int snsTextWriterClose(SnsTextWriter *w);
 
 #endif

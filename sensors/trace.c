@@ -274,9 +274,15 @@ static void parseLine(Parser *ps) {
     tqError(ps->d, locAt(ps, ps->p), "expected a relation name after the time");
     return;
   }
-  int sign = 0;
+  int sign = 0, sample = 0, whole = 0;
   if (nn > 1 && (ns[nn - 1] == '+' || ns[nn - 1] == '-')) {
     sign = ns[nn - 1] == '+' ? 1 : -1;
+    nn--;
+  } else if (nn > 1 && ns[nn - 1] == '@') {
+    sample = 1;
+    nn--;
+  } else if (nn > 1 && ns[nn - 1] == '=') {
+    whole = 1;
     nn--;
   }
   char name[128];
@@ -299,13 +305,33 @@ static void parseLine(Parser *ps) {
     return;
   }
   int isIv = !r->isEvent;
-  if (isIv && !sign) {
+  TqTime wholeFrom = 0;
+  if (whole) {
+    if (!isIv) {
+      tqError(ps->d, locAt(ps, ns + nn), "%s is an event relation: only intervals are delivered whole (NAME=)", r->name);
+      ps->badRel[r->id - 1] = 1;
+      return;
+    }
+    const char *fs;
+    int fn;
+    if (!word(ps, &fs, &fn) || fn < 0 || tqTimeParse(fs, (size_t)(fn > 0 ? fn : 0), &wholeFrom)) {
+      tqError(ps->d, locAt(ps, fn > 0 ? fs : ps->p), "%s= needs the time the interval began, then its values", r->name);
+      ps->badRel[r->id - 1] = 1;
+      return;
+    }
+    if (wholeFrom >= t) {
+      tqError(ps->d, locAt(ps, fs), "%s= interval must begin before it ends (intervals are [from, to) with from < to)",
+              r->name);
+      return;
+    }
+  }
+  if (isIv && !sign && !sample && !whole) {
     tqError(ps->d, locAt(ps, ns + nn), "%s is an interval relation: write %s+ to begin or %s- to end an interval",
             r->name, r->name, r->name);
     ps->badRel[r->id - 1] = 1;
     return;
   }
-  if (!isIv && sign) {
+  if (!isIv && (sign || whole)) {
     tqError(ps->d, locAt(ps, ns + nn), "%s is an event relation: write it without + or -", r->name);
     ps->badRel[r->id - 1] = 1;
     return;
@@ -354,11 +380,29 @@ static void parseLine(Parser *ps) {
   ps->haveT = 1;
   if (!tr->npk) tr->first = t;
   tr->last = t;
-  if (!isIv) {
+  if (whole) {
+    int32_t ivi = addIv(tr);
+    SnsIv *iv = &tr->iv[ivi];
+    iv->rel = r->id - 1;
+    iv->from = wholeFrom;
+    iv->to = t;
+    iv->pos = -1;
+    iv->nextSame = -1;
+    iv->vals = addVals(tr, r->nattr);
+    memcpy(tr->vals + iv->vals, tmp, sizeof(int64_t) * (size_t)r->nattr);
     SnsPacket *p = addPk(tr);
     p->t = t;
     p->rel = r->id - 1;
-    p->kind = PK_EVENT;
+    p->kind = PK_WHOLE;
+    p->iv = ivi;
+    p->line = ps->line;
+    return;
+  }
+  if (!isIv || sample) {
+    SnsPacket *p = addPk(tr);
+    p->t = t;
+    p->rel = r->id - 1;
+    p->kind = sample ? PK_SAMPLE : PK_EVENT;
     p->line = ps->line;
     p->vals = addVals(tr, r->nattr);
     memcpy(tr->vals + p->vals, tmp, sizeof(int64_t) * (size_t)r->nattr);
@@ -478,9 +522,11 @@ int snsTraceToSqlite(const SnsTrace *t, const CpProgram *prog, const char *path,
   int64_t k = 0;
   for (int64_t i = 0; i < t->npk && !rc; i++) {
     const SnsPacket *p = &t->pk[i];
-    if (p->kind == PK_EVENT) {
-      rc = rtStoreInsert(st, tbl[p->rel], t->vals + p->vals, p->t, p->t, NULL);
-    } else if (p->kind == PK_BEGIN) {
+    const AlgRel *r = prog->cat.rels.v[p->rel];
+    if (p->kind == PK_EVENT || p->kind == PK_SAMPLE) {
+      /* a sample of an interval relation: valid at t, [t, t+1) */
+      rc = rtStoreInsert(st, tbl[p->rel], t->vals + p->vals, p->t, r->isEvent ? p->t : p->t + 1, NULL);
+    } else if (p->kind == PK_BEGIN || p->kind == PK_WHOLE) {
       const SnsIv *iv = &t->iv[p->iv];
       rc = rtStoreInsert(st, tbl[p->rel], t->vals + iv->vals, iv->from, iv->to, NULL);
     } else {
@@ -493,5 +539,75 @@ int snsTraceToSqlite(const SnsTrace *t, const CpProgram *prog, const char *path,
   if (!rc) rc = rtStoreCommit(st);
   rtStoreFree(st);
   free(tbl);
+  return rc;
+}
+
+/* ================================================================ writing the text form */
+
+struct SnsTextWriter {
+  FILE *f;
+  const CpProgram *prog;
+  int err;
+};
+
+SnsTextWriter *snsTextWriterOpen(const char *path, const CpProgram *prog) {
+  FILE *f = fopen(path, "w");
+  if (!f) return NULL;
+  SnsTextWriter *w = tqCalloc(1, sizeof *w);
+  w->f = f;
+  w->prog = prog;
+  fprintf(f, "# written by tqmon: TIME in ns, NAME+ begins, NAME- ends, NAME@ samples, NAME= FROM whole intervals\n");
+  return w;
+}
+
+static void putValue(SnsTextWriter *w, const AlgAttr *a, int64_t v) {
+  switch (a->type.kind) {
+    case TY_INT: fprintf(w->f, " %lld", (long long)v); break;
+    case TY_FLOAT: {
+      double d;
+      memcpy(&d, &v, sizeof d);
+      fprintf(w->f, " %.17g", d);
+      break;
+    }
+    case TY_ENUM: fprintf(w->f, " %s", v >= 0 && v < a->type.en->n ? a->type.en->names[v] : "?"); break;
+    default: {
+      const char *s = tqSymName((int32_t)v);
+      int plain = a->type.kind == TY_ENTITY && *s;
+      for (const char *c = s; *c && plain; c++)
+        if (!isalnum((unsigned char)*c) && *c != '_' && *c != '-' && *c != '.' && *c != ':' && *c != '/') plain = 0;
+      if (plain) {
+        fprintf(w->f, " %s", s);
+      } else {
+        fputs(" \"", w->f);
+        for (const char *c = s; *c; c++) {
+          if (*c == '"' || *c == '\\') fputc('\\', w->f);
+          fputc(*c, w->f);
+        }
+        fputc('"', w->f);
+      }
+      break;
+    }
+  }
+}
+
+int snsTextWrite(SnsTextWriter *w, const tq_record *r) {
+  const AlgRel *rel = w->prog->cat.rels.v[r->rel - 1];
+  switch (r->kind) {
+    case TQ_REC_EVENT: fprintf(w->f, "%lld %s", (long long)r->t, rel->name); break;
+    case TQ_REC_SAMPLE: fprintf(w->f, "%lld %s@", (long long)r->t, rel->name); break;
+    case TQ_REC_BEGIN: fprintf(w->f, "%lld %s+", (long long)r->from, rel->name); break;
+    case TQ_REC_END: fprintf(w->f, "%lld %s-", (long long)r->to, rel->name); break;
+    case TQ_REC_WHOLE: fprintf(w->f, "%lld %s= %lld", (long long)r->to, rel->name, (long long)r->from); break;
+    default: return 0;
+  }
+  for (int i = 0; i < rel->nattr; i++) putValue(w, &rel->attr[i], r->vals[i]);
+  if (fputc('\n', w->f) == EOF) w->err = 1;
+  return w->err ? -1 : 0;
+}
+
+int snsTextWriterClose(SnsTextWriter *w) {
+  if (!w) return 0;
+  int rc = w->err || fclose(w->f) ? -1 : 0;
+  free(w);
   return rc;
 }

@@ -26,6 +26,7 @@
 #include "compiler.h"
 #include "display.h"
 #include "runtime.h"
+#include "engine.h"
 #include "sensors.h"
 
 /* ================================================================ random */
@@ -448,7 +449,7 @@ static char *engineRun(CpProgram *p, const char *trace, int noOpt, TqDiag *d) {
   FILE *f = open_memstream(&buf, &len);
   RtConsumer *c = dspTextConsumer(f, DSP_CSV);
   rtNetAddConsumer(net, c);
-  snsReplay(tr, net, NULL);
+  enReplay(p, net, tr);
   fclose(f);
   dspTextConsumerFree(c);
   rtNetFree(net);

@@ -11,6 +11,7 @@
 #include "display.h"
 #include "grammar.h"
 #include "rtInt.h"
+#include "engine.h"
 #include "sensors.h"
 
 static int ntest, nfail;
@@ -65,7 +66,7 @@ static char *runWith(CpProgram *p, const char *trace, int noOpt) {
   FILE *f = open_memstream(&buf, &len);
   RtConsumer *c = dspTextConsumer(f, DSP_CSV);
   rtNetAddConsumer(net, c);
-  snsReplay(tr, net, NULL);
+  enReplay(p, net, tr);
   fclose(f);
   dspTextConsumerFree(c);
   rtNetFree(net);
@@ -303,7 +304,7 @@ static int64_t productPeak(int noOpt) {
   tqBufFree(&tr);
   RtOptions o = {noOpt, snsTraceLast(t), 0};
   RtNet *net = rtNetNew(p, &o, &d);
-  snsReplay(t, net, NULL);
+  enReplay(p, net, t);
   int64_t peak = -1, rows = net->result[0].rows;
   for (int i = 0; i < net->ops.n; i++) {
     RtOp *op = net->ops.v[i];

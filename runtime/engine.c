@@ -1,0 +1,1398 @@
+/*
+** engine.c - the engine: processor modules (registry, loading, calls in
+** dependency order, errors), the operation loop (extraction of a recording
+** or timed collection), the delivery of records to the update network, and
+** snapshots of record sets.  Implements include/tqmon.h.
+**
+** Records produced by PMs arrive in time order.  The engine buffers the
+** records of one instant and processes the instant as a whole when time
+** moves on:
+**   1. the network is flushed with now = t;
+**   2. the recorded state is brought to t (open intervals, which entities
+**      exist, samples taken at t), so samples at t see it;
+**   3. entity relations (always enabled) deliver their begins and ends;
+**   4. the clocks tick (sampled alphas ask for samples: answered from the
+**      recorded state in an extraction, by the producer PM in a collection);
+**   5. the other records are delivered if their sensor is enabled on the
+**      flag entity and that entity exists: an interval whose begin was
+**      delivered has its end delivered; one that began while disabled is
+**      delivered whole at its end if the sensor is enabled then.
+** A snapshot closes at each base Clock tick after which records came: the
+** record sets of the delivered records go to the PMs synchronised on
+** snapshot-end (consumers, delta producers); it becomes the previous one.
+*/
+#include <dirent.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "engine.h"
+#include "rtInt.h"
+
+/* ================================================================ state */
+
+typedef struct EnPm {
+  const tq_pm *pm;
+  tq_pm_private priv;
+  void *dl;            /* dlopen handle of its library (NULL: built in / client) */
+  int builtin;
+  int64_t calls;
+  int visit;           /* topological sort */
+  RtConsumer *rc;      /* built-in CONSUMER: its result consumer */
+  char *argsCopy;
+} EnPm;
+
+typedef struct OpenIv {
+  int rel;
+  uint64_t id;
+  TqTime from;
+  int emitted;         /* its begin was delivered */
+  int pos;             /* index in its relation's open list, -1 when closed */
+  int64_t vals[];
+} OpenIv;
+
+/* The records of one relation in one snapshot. */
+typedef struct SnapStore {
+  tq_record *rec;      /* records; vals hold offsets into vals until closed */
+  int nrec, crec;
+  int64_t *vals;
+  int64_t nvals, cvals;
+} SnapStore;
+
+typedef struct RelState {
+  OpenIv **open;       /* open intervals (any order) */
+  int nopen, copen;
+  int tracked;         /* keep the begin-order queue (traced interval relation in use) */
+  OpenIv **fifo;       /* open intervals in begin order, lazily trimmed */
+  int fhead, fn, fcap;
+  TqMap alive;         /* entity relations: entity -> open tuples */
+  SnapStore cur;       /* the forming snapshot's record set */
+} RelState;
+
+typedef struct InstRec {
+  tq_record r;
+  int64_t vals[]; /* copied */
+} InstRec;
+
+struct tq_engine {
+  tq_pm_global g;         /* first: the global context handed to PMs */
+  TqDiag diag;            /* messages of the current call */
+  TqBuf errs;             /* tq_errors */
+  EnPm **pm;              /* registered PMs */
+  int npm, cpm;
+  EnPm **order;           /* START order: dependencies first */
+  char *pmPath;
+  RtOptions opt;
+  CpProgram *prog;
+  RtNet *net;
+  int state;              /* 0 new, 1 prepared, 2 started, 3 ended */
+  EnPm *extractor, *timer;
+  EnPm **producerOf;      /* per relation id - 1 */
+  RelState *rs;           /* per relation */
+  int nrel;
+  /* the instant being gathered */
+  TqTime instant;
+  int haveInstant;
+  InstRec **inst;
+  int ninst, cinst;
+  TqArena *instArena;
+  /* clock ticks and snapshots */
+  TqTime nextTick;        /* next Clock tick the network needs (TQ_FOREVER: none) */
+  TqTime first, last;     /* range of the recording */
+  int rangeSet;
+  int64_t snapSeq;
+  int snapDirty;          /* records delivered since the last snapshot */
+  TqTime snapBoundary;    /* next base tick closing a snapshot */
+  tq_snapshot cur, prev;
+  tq_record_set *curSets, *prevSets;
+  SnapStore *prevStore;   /* record storage of the previous snapshot */
+  TqMap ivs;              /* (relation, id) -> open interval */
+  int halted, fatal;
+  int64_t packets, packetsTotal;
+  int allRecords;         /* some CONSUMER wants every record */
+  int collectors;         /* some CONSUMER wants what the run collected */
+  TqMap sampled;          /* (relation, who) sampled at this instant (recorded once) */
+  RtProducer prod;        /* the network's view of the producers */
+  RtConsumer rowc;        /* forwards result rows to CONSUMER PMs */
+  TqBuf explain, stats;
+  double startWall;
+  tq_pm_info *pinfo;
+  tq_sensor_info *sinfo;
+  const char *sampleRelName;
+};
+
+tq_engine *enOf(tq_pm_global *g) { return (tq_engine *)g; }
+CpProgram *enProgram(tq_pm_global *g) { return enOf(g)->prog; }
+RtNet *enNet(tq_pm_global *g) { return enOf(g)->net; }
+TqDiag *enDiag(tq_pm_global *g) { return &enOf(g)->diag; }
+void enSetTotal(tq_pm_global *g, int64_t n) { enOf(g)->packetsTotal = n; }
+void enSetRange(tq_pm_global *g, TqTime first, TqTime last) {
+  tq_engine *e = enOf(g);
+  e->first = first;
+  e->last = last;
+  e->rangeSet = 1;
+  if (e->net) e->net->opt.nowValue = e->opt.nowValue = last;
+}
+
+static EnPm *pmOfPriv(tq_engine *e, tq_pm_private *p) {
+  for (int i = 0; i < e->npm; i++)
+    if (&e->pm[i]->priv == p) return e->pm[i];
+  return NULL;
+}
+
+void enAttachConsumer(tq_pm_global *g, tq_pm_private *p, RtConsumer *c) {
+  EnPm *m = pmOfPriv(enOf(g), p);
+  if (m) m->rc = c;
+}
+
+/* ================================================================ global context services */
+
+static void gLog(tq_pm_global *g, tq_pm_private *p, int level, const char *fmt, ...) {
+  tq_engine *e = enOf(g);
+  char msg[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  EnPm *m = p ? pmOfPriv(e, p) : NULL;
+  if (p && p->message != msg) {
+    size_t n = strlen(msg);
+    if (n >= sizeof p->message) n = sizeof p->message - 1;
+    memmove(p->message, msg, n);
+    p->message[n] = 0;
+  }
+  if (level > g->trace_level) return;
+  static const char *lv[] = {"error", "warning", "info", "debug"};
+  fprintf(stderr, "tqmon: %s%s%s: %s\n", m ? m->pm->name : "", m ? ": " : "", lv[level < 0 ? 0 : level > 3 ? 3 : level], msg);
+}
+
+static int gRelation(tq_pm_global *g, const char *name) {
+  tq_engine *e = enOf(g);
+  if (!e->prog) return -1;
+  AlgRel *r = algCatRel(&e->prog->cat, name);
+  return r ? r->id : -1;
+}
+static const AlgRel *relOf(tq_engine *e, int rel) {
+  if (!e->prog || rel < 1 || rel > e->prog->cat.rels.n) return NULL;
+  return e->prog->cat.rels.v[rel - 1];
+}
+static int gAttribute(tq_pm_global *g, int rel, const char *name) {
+  const AlgRel *r = relOf(enOf(g), rel);
+  return r ? algRelAttr(r, name) : -1;
+}
+static int gNattributes(tq_pm_global *g, int rel) {
+  const AlgRel *r = relOf(enOf(g), rel);
+  return r ? r->nattr : -1;
+}
+static int gIsEvent(tq_pm_global *g, int rel) {
+  const AlgRel *r = relOf(enOf(g), rel);
+  return r ? r->isEvent : -1;
+}
+static int64_t gSymbol(tq_pm_global *g, const char *text, int len) {
+  return tqSym(text, len < 0 ? strlen(text) : (size_t)len);
+}
+static const char *gSymbolName(tq_pm_global *g, int64_t sym) { return tqSymName((int32_t)sym); }
+static int64_t gEnumValue(tq_pm_global *g, int rel, int attr, const char *name) {
+  const AlgRel *r = relOf(enOf(g), rel);
+  if (!r || attr < 0 || attr >= r->nattr || r->attr[attr].type.kind != TY_ENUM) return -1;
+  const AlgEnum *en = r->attr[attr].type.en;
+  for (int i = 0; i < en->n; i++)
+    if (!strcasecmp(en->names[i], name)) return i;
+  return -1;
+}
+static int gEnabled(tq_pm_global *g, int rel, int64_t entity) {
+  tq_engine *e = enOf(g);
+  if (!e->net || rel < 1 || rel > e->net->nsensor) return 0;
+  RtSensor *s = &e->net->sensor[rel - 1];
+  if (s->rel->entity) return 1;
+  return rtSensorEnabled(s, entity);
+}
+
+static void processInstant(tq_engine *e);
+static void tickTo(tq_engine *e, TqTime t);
+
+static TqTime recTime(const tq_record *r) {
+  switch (r->kind) {
+    case TQ_REC_BEGIN: return r->from;
+    case TQ_REC_END:
+    case TQ_REC_WHOLE: return r->to;
+    default: return r->t;
+  }
+}
+
+/* Moves time to t: the gathered instant is processed, Clock ticks and
+** snapshot boundaries in between are handled. */
+static int gAdvance(tq_pm_global *g, tq_time t) {
+  tq_engine *e = enOf(g);
+  if (e->haveInstant && t <= e->instant) return 0;
+  if (e->haveInstant) processInstant(e);
+  tickTo(e, t);
+  return 0;
+}
+
+static int gProduce(tq_pm_global *g, const tq_record *r) {
+  tq_engine *e = enOf(g);
+  if (e->halted) return -1;
+  TqTime t = recTime(r);
+  const AlgRel *rel = relOf(e, r->rel);
+  if (!rel || r->nvals != rel->nattr) {
+    gLog(g, NULL, TQ_LOG_ERROR, "record of relation %d with %d values rejected", r->rel, r->nvals);
+    return -1;
+  }
+  if (e->haveInstant && t < e->instant) {
+    gLog(g, NULL, TQ_LOG_ERROR, "record of %s at %lld is earlier than %lld: dropped", rel->name, (long long)t,
+         (long long)e->instant);
+    return -1;
+  }
+  if (!e->haveInstant || t > e->instant) {
+    if (e->haveInstant) processInstant(e);
+    tickTo(e, t);
+    e->instant = t;
+    e->haveInstant = 1;
+  }
+  InstRec *ir = tqArenaAlloc(e->instArena, sizeof(InstRec) + sizeof(int64_t) * (size_t)(r->nvals ? r->nvals : 1));
+  ir->r = *r;
+  TQ_MEMCPY(ir->vals, r->vals, sizeof(int64_t) * (size_t)r->nvals);
+  ir->r.vals = ir->vals;
+  if (e->ninst == e->cinst) {
+    e->cinst = e->cinst ? 2 * e->cinst : 256;
+    e->inst = tqRealloc(e->inst, sizeof(InstRec *) * (size_t)e->cinst);
+  }
+  e->inst[e->ninst++] = ir;
+  e->packets++;
+  return 0;
+}
+
+static void gHalt(tq_pm_global *g) { enOf(g)->halted = 1; }
+
+/* ================================================================ sample requests */
+
+static int alive(tq_engine *e, const AlgRel *rel, int attr, int64_t v);
+static void snapAdd(tq_engine *e, const tq_record *r);
+static void toConsumers(tq_engine *e, const tq_record *r, int all);
+
+/* The answers to a sample request go to the network and, once per
+** (relation, asked entity, time), to the consumers as SAMPLE records. */
+typedef struct AnswerCtx {
+  tq_engine *e;
+  void *cookie;
+  const AlgRel *rel;
+  TqTime t;
+  int record;
+} AnswerCtx;
+
+static void answer(AnswerCtx *a, const int64_t *vals) {
+  rtSampleAnswer(a->cookie, vals);
+  if (a->record) {
+    tq_record r = {0};
+    r.rel = a->rel->id;
+    r.kind = TQ_REC_SAMPLE;
+    r.t = a->t;
+    r.nvals = a->rel->nattr;
+    r.vals = vals;
+    toConsumers(a->e, &r, 0);
+    if (!a->e->extractor) toConsumers(a->e, &r, 1); /* a live sample is a record of its own */
+    snapAdd(a->e, &r);
+  }
+}
+
+static int gSampleAnswer(tq_pm_global *g, void *cookie, const int64_t *vals) {
+  answer(cookie, vals);
+  return 0;
+}
+
+static int alive(tq_engine *e, const AlgRel *rel, int attr, int64_t v) {
+  const AlgEntity *ent = rel->attr[attr].type.ent;
+  if (!ent) return 1;
+  return tqMapGet(&e->rs[ent->rel->id - 1].alive, (uint64_t)v + 2) != NULL;
+}
+
+/* The network asks for the tuples of s whose attribute attr is who, at t. */
+static void enSample(void *self, RtSensor *s, int attr, int64_t who, TqTime t, void *cookie) {
+  tq_engine *e = self;
+  const AlgRel *rel = s->rel;
+  if (!alive(e, rel, attr, who)) return; /* a sensor lives in its entity */
+  EnPm *p = e->producerOf[rel->id - 1];
+  AnswerCtx ac = {e, cookie, rel, t, 0};
+  uint64_t key = tqHash64(((uint64_t)rel->id << 48) ^ (uint64_t)who ^ ((uint64_t)attr << 40)) | 2;
+  if (!tqMapGet(&e->sampled, key)) {
+    tqMapPut(&e->sampled, key, e);
+    ac.record = 1;
+  }
+  if (e->extractor || !p) {
+    /* from the recorded state: open intervals valid at t, and samples taken at t */
+    RelState *r = &e->rs[rel->id - 1];
+    for (int i = 0; i < r->nopen; i++) {
+      OpenIv *iv = r->open[i];
+      if (iv->vals[attr] != who || iv->from > t) continue;
+      if (rel->flagAttr != attr && !alive(e, rel, rel->flagAttr, iv->vals[rel->flagAttr])) continue;
+      answer(&ac, iv->vals);
+    }
+    for (int i = 0; i < e->ninst; i++) {
+      const tq_record *rr = &e->inst[i]->r;
+      if (rr->kind != TQ_REC_SAMPLE && !(rr->kind == TQ_REC_EVENT && rel->isEvent)) continue;
+      if (rr->rel != rel->id || rr->t != t || rr->vals[attr] != who) continue;
+      answer(&ac, rr->vals);
+    }
+    return;
+  }
+  if (p->priv.disabled || !p->pm->sample) return;
+  p->calls++;
+  int st = p->pm->sample(&e->g, &p->priv, attr, who, t, &ac);
+  if (st == TQ_PM_ERROR) {
+    p->priv.disabled = 1;
+  } else if (st == TQ_PM_FATAL) {
+    e->fatal = e->halted = 1;
+  }
+}
+
+/* Drops the closed and the delivered intervals from the front of the
+** begin-order queue (a closed one is freed once the queue lets it go). */
+static void fifoTrim(RelState *r) {
+  while (r->fn > 0) {
+    OpenIv *iv = r->fifo[r->fhead];
+    if (iv->pos >= 0 && !(iv->emitted & 1)) return;
+    r->fhead = (r->fhead + 1) % r->fcap;
+    r->fn--;
+    if (iv->pos < 0) free(iv);
+    else iv->emitted |= 2; /* no longer in the queue */
+  }
+}
+
+/* Earliest begin of an interval of s that may still be delivered (began
+** while disabled, still open): the front of the relation's begin-order queue. */
+static TqTime enMinPending(void *self, RtSensor *s) {
+  tq_engine *e = self;
+  RelState *r = &e->rs[s->rel->id - 1];
+  if (!r->tracked) return TQ_FOREVER;
+  fifoTrim(r);
+  return r->fn ? r->fifo[r->fhead]->from : TQ_FOREVER;
+}
+
+/* ================================================================ open intervals */
+
+static void fifoPush(RelState *r, OpenIv *iv) {
+  if (r->fn == r->fcap) {
+    int nc = r->fcap ? 2 * r->fcap : 64;
+    OpenIv **nf = tqMalloc(sizeof(OpenIv *) * (size_t)nc);
+    for (int i = 0; i < r->fn; i++) nf[i] = r->fifo[(r->fhead + i) % r->fcap];
+    free(r->fifo);
+    r->fifo = nf;
+    r->fhead = 0;
+    r->fcap = nc;
+  }
+  r->fifo[(r->fhead + r->fn) % r->fcap] = iv;
+  r->fn++;
+}
+
+static uint64_t ivKey(int rel, uint64_t id) { return tqHash64((uint64_t)rel * 0x9e3779b97f4a7c15ULL ^ id) | 2; }
+
+static OpenIv *openBegin(tq_engine *e, TqMap *m, const tq_record *r) {
+  RelState *rs = &e->rs[r->rel - 1];
+  OpenIv *iv = tqMalloc(sizeof(OpenIv) + sizeof(int64_t) * (size_t)(r->nvals ? r->nvals : 1));
+  iv->rel = r->rel;
+  iv->id = r->id;
+  iv->from = r->from;
+  iv->emitted = 0;
+  TQ_MEMCPY(iv->vals, r->vals, sizeof(int64_t) * (size_t)r->nvals);
+  if (rs->nopen == rs->copen) {
+    rs->copen = rs->copen ? 2 * rs->copen : 16;
+    rs->open = tqRealloc(rs->open, sizeof(OpenIv *) * (size_t)rs->copen);
+  }
+  iv->pos = rs->nopen;
+  rs->open[rs->nopen++] = iv;
+  if (rs->tracked) fifoPush(rs, iv);
+  else iv->emitted |= 2; /* never queued */
+  tqMapPut(m, ivKey(r->rel, r->id), iv);
+  return iv;
+}
+
+/* Removes the interval from the open set; returns it (still allocated: the
+** caller frees it when the queue no longer holds it). */
+static OpenIv *openEnd(tq_engine *e, TqMap *m, const tq_record *r) {
+  OpenIv *iv = tqMapDel(m, ivKey(r->rel, r->id));
+  if (!iv) return NULL;
+  RelState *rs = &e->rs[r->rel - 1];
+  OpenIv *last = rs->open[--rs->nopen];
+  rs->open[iv->pos] = last;
+  last->pos = iv->pos;
+  iv->pos = -1;
+  return iv;
+}
+
+static void releaseIv(OpenIv *iv) {
+  /* the begin-order queue still holds it unless it was dropped from it */
+  if (iv->emitted & 2) free(iv);
+}
+
+/* ================================================================ delivery */
+
+static void toConsumers(tq_engine *e, const tq_record *r, int all) {
+  if (!(all ? e->allRecords : e->collectors)) return;
+  for (int i = 0; i < e->npm; i++) {
+    EnPm *m = e->pm[i];
+    if (!(m->priv.caps & TQ_PM_CONSUMER) || m->priv.disabled || !m->pm->record) continue;
+    if (!(m->priv.sync & TQ_PM_SYNC_ALL_RECORDS) != !all) continue;
+    m->calls++;
+    int st = m->pm->record(&e->g, &m->priv, r);
+    if (st == TQ_PM_ERROR) m->priv.disabled = 1;
+    else if (st == TQ_PM_FATAL) e->fatal = e->halted = 1;
+  }
+}
+
+/* A record delivered to the queries goes into the forming snapshot's
+** record set. */
+static void snapAdd(tq_engine *e, const tq_record *r) {
+  SnapStore *st = &e->rs[r->rel - 1].cur;
+  if (st->nrec == st->crec) {
+    st->crec = st->crec ? 2 * st->crec : 64;
+    st->rec = tqRealloc(st->rec, sizeof(tq_record) * (size_t)st->crec);
+  }
+  if (st->nvals + r->nvals > st->cvals) {
+    st->cvals = st->cvals ? 2 * st->cvals : 256;
+    while (st->nvals + r->nvals > st->cvals) st->cvals *= 2;
+    st->vals = tqRealloc(st->vals, sizeof(int64_t) * (size_t)st->cvals);
+  }
+  tq_record *c = &st->rec[st->nrec++];
+  *c = *r;
+  TQ_MEMCPY(st->vals + st->nvals, r->vals, sizeof(int64_t) * (size_t)r->nvals);
+  c->vals = (const int64_t *)(intptr_t)st->nvals; /* an offset until the snapshot closes */
+  st->nvals += r->nvals;
+  if (!e->snapDirty) {
+    /* the base tick after this instant closes the snapshot */
+    TqTime tick = e->prog->cat.tick, t = e->instant, q = t / tick;
+    if (q * tick > t) q--;
+    e->snapBoundary = (q + 1) * tick;
+    e->snapDirty = 1;
+  }
+}
+
+static int filtered(tq_engine *e, const tq_record *r) {
+  EnPm *p = e->producerOf[r->rel - 1];
+  for (int i = 0; i < e->npm; i++) {
+    EnPm *m = e->pm[i];
+    if (!(m->priv.caps & TQ_PM_FILTER) || m->priv.disabled || !m->pm->filter) continue;
+    int dep = 0;
+    for (int k = 0; p && k < m->priv.ndepends; k++)
+      if (!strcasecmp(m->priv.depends[k], p->pm->name)) dep = 1;
+    if (p && !dep) continue;
+    m->calls++;
+    if (!m->pm->filter(&e->g, &m->priv, r)) return 1;
+  }
+  return 0;
+}
+
+static void deliver(tq_engine *e, TqMap *m, const tq_record *r, OpenIv *ended) {
+  RtNet *net = e->net;
+  RtSensor *s = &net->sensor[r->rel - 1];
+  const AlgRel *rel = s->rel;
+  if (rel->entity || rel->mode == ALG_MODE_SAMPLED || !s->used) return;
+  int f = rel->flagAttr;
+  if (r->kind == TQ_REC_EVENT) {
+    if (rtSensorEnabled(s, r->vals[f]) && alive(e, rel, f, r->vals[f]) && !filtered(e, r)) {
+      rtDeliverEvent(net, s, r->t, r->vals);
+      toConsumers(e, r, 0);
+      snapAdd(e, r);
+    }
+    return;
+  }
+  if (r->kind == TQ_REC_BEGIN) {
+    OpenIv *iv = tqMapGet(m, ivKey(r->rel, r->id));
+    if (iv && rtSensorEnabled(s, r->vals[f]) && alive(e, rel, f, r->vals[f]) && !filtered(e, r)) {
+      iv->emitted |= 1;
+      rtDeliverBegin(net, s, r->id, r->from, r->vals);
+      snapAdd(e, r);
+    }
+    return;
+  }
+  if (r->kind == TQ_REC_END || r->kind == TQ_REC_WHOLE) {
+    int emitted = ended ? ended->emitted & 1 : 0;
+    if (emitted || (rtSensorEnabled(s, r->vals[f]) && alive(e, rel, f, r->vals[f]) && !filtered(e, r))) {
+      rtDeliverEnd(net, s, r->id, r->from, r->to, r->vals);
+      tq_record c = *r;
+      if (!emitted) c.kind = TQ_REC_WHOLE; /* delivered whole: its begin was not */
+      snapAdd(e, &c);
+    }
+  }
+}
+
+static TqMap *ivm(tq_engine *e);
+
+static void processInstant(tq_engine *e) {
+  TqTime t = e->instant;
+  RtNet *net = e->net;
+  TqMap *m = ivm(e);
+  e->haveInstant = 0;
+  rtNetAdvance(net, t);
+  /* 2. recorded state at t */
+  OpenIv **ended = tqArenaAlloc(e->instArena, sizeof(OpenIv *) * (size_t)(e->ninst ? e->ninst : 1));
+  for (int i = 0; i < e->ninst; i++) {
+    tq_record *r = &e->inst[i]->r;
+    RtSensor *s = &net->sensor[r->rel - 1];
+    s->recorded++;
+    if (r->kind == TQ_REC_BEGIN) {
+      openBegin(e, m, r);
+      if (s->rel->entity) {
+        TqMap *al = &e->rs[r->rel - 1].alive;
+        uint64_t k = (uint64_t)r->vals[0] + 2;
+        tqMapPut(al, k, (void *)((intptr_t)tqMapGet(al, k) + 1));
+      }
+    } else if (r->kind == TQ_REC_END) {
+      ended[i] = openEnd(e, m, r);
+      if (s->rel->entity) {
+        TqMap *al = &e->rs[r->rel - 1].alive;
+        uint64_t k = (uint64_t)r->vals[0] + 2;
+        intptr_t c = (intptr_t)tqMapGet(al, k) - 1;
+        if (c > 0) tqMapPut(al, k, (void *)c);
+        else tqMapDel(al, k);
+      }
+    }
+  }
+  /* every record, to the consumers that want them all; what the run
+  ** collected, to the others: the entities (a sensor lives in its entity),
+  ** the begins and ends of the traced relations a query uses (the engine
+  ** holds them to deliver an interval whole), delivered events and samples
+  ** (below).  Replaying what was collected gives the same results. */
+  for (int i = 0; i < e->ninst; i++) {
+    tq_record *r = &e->inst[i]->r;
+    if (e->allRecords) toConsumers(e, r, 1);
+    if (e->collectors && r->kind != TQ_REC_EVENT && r->kind != TQ_REC_SAMPLE &&
+        (net->sensor[r->rel - 1].rel->entity || e->rs[r->rel - 1].tracked))
+      toConsumers(e, r, 0);
+  }
+  /* 3. entity relations */
+  for (int i = 0; i < e->ninst; i++) {
+    tq_record *r = &e->inst[i]->r;
+    RtSensor *s = &net->sensor[r->rel - 1];
+    if (!s->rel->entity) continue;
+    if (r->kind == TQ_REC_BEGIN) rtEntityBegin(net, s, r->id, r->from, r->vals);
+    else if (r->kind == TQ_REC_END) rtEntityEnd(net, s, r->id, r->from, r->to, r->vals);
+    else continue;
+    if (s->sources.n) snapAdd(e, r);
+  }
+  /* 4. clock ticks */
+  if (e->nextTick == t) {
+    rtNetTick(net, t);
+    e->nextTick = net->clockGcd ? t + net->clockGcd : TQ_FOREVER;
+  }
+  /* 5. sensor records */
+  for (int i = 0; i < e->ninst; i++) {
+    tq_record *r = &e->inst[i]->r;
+    if (r->kind == TQ_REC_SAMPLE) continue;
+    deliver(e, m, r, r->kind == TQ_REC_END ? ended[i] : NULL);
+  }
+  for (int i = 0; i < e->ninst; i++)
+    if (e->inst[i]->r.kind == TQ_REC_END && ended[i]) releaseIv(ended[i]);
+  for (int i = 0; i < e->nrel; i++)
+    if (e->rs[i].tracked && e->rs[i].fn) fifoTrim(&e->rs[i]);
+  rtNetEndInstant(net);
+  if (e->sampled.n) tqMapFree(&e->sampled);
+  e->ninst = 0;
+  tqArenaDelete(e->instArena);
+  e->instArena = tqArenaNew();
+}
+
+/* ================================================================ snapshots */
+
+static int64_t callPm(tq_engine *e, EnPm *m, int what, const tq_record_set *rs);
+
+static void closeSnapshot(tq_engine *e, TqTime t) {
+  /* the previous snapshot's storage is released; the current one becomes it */
+  for (int i = 0; i < e->nrel; i++) {
+    SnapStore *ps = &e->prevStore[i];
+    free(ps->rec);
+    free(ps->vals);
+    *ps = e->rs[i].cur;
+    memset(&e->rs[i].cur, 0, sizeof(SnapStore));
+    for (int k = 0; k < ps->nrec; k++) ps->rec[k].vals = ps->vals + (intptr_t)ps->rec[k].vals;
+  }
+  int n = 0;
+  for (int i = 0; i < e->nrel; i++)
+    if (e->prevStore[i].nrec) {
+      e->curSets[n].rel = i + 1;
+      e->curSets[n].name = ((AlgRel *)e->prog->cat.rels.v[i])->name;
+      e->curSets[n].n = e->prevStore[i].nrec;
+      e->curSets[n].rec = e->prevStore[i].rec;
+      n++;
+    }
+  e->snapSeq++;
+  tq_snapshot snap = {e->snapSeq, t, n, e->curSets};
+  e->cur = snap;
+  e->g.current = &e->cur;
+  /* SNAPSHOT_END: consumers, derived producers */
+  for (int i = 0; i < e->npm && !e->halted; i++) {
+    EnPm *m = e->order[i];
+    if (!(m->priv.sync & TQ_PM_SYNC_SNAPSHOT_END) || m->priv.disabled) continue;
+    const tq_record_set *own = NULL;
+    for (int k = 0; k < n; k++)
+      if (m->priv.rel == e->curSets[k].rel) own = &e->curSets[k];
+    callPm(e, m, TQ_PM_SNAPSHOT_END, own);
+  }
+  /* it becomes the previous snapshot */
+  tq_record_set *tmp = e->prevSets;
+  e->prevSets = e->curSets;
+  e->curSets = tmp;
+  e->prev = e->cur;
+  e->prev.sets = e->prevSets;
+  e->g.previous = &e->prev;
+  e->g.current = NULL;
+  e->snapDirty = 0;
+}
+
+/* Before instant t: closes the snapshot whose boundary is at or before t,
+** and runs the Clock ticks the network needs before t, each an instant of
+** its own (a tick at t itself is part of instant t). */
+static void tickTo(tq_engine *e, TqTime t) {
+  for (;;) {
+    if (e->halted) return;
+    TqTime nt = e->nextTick, nb = e->snapDirty ? e->snapBoundary : TQ_FOREVER;
+    if (nb <= t && nb <= nt) {
+      closeSnapshot(e, nb);
+      continue;
+    }
+    if (nt >= t || nt >= TQ_FOREVER) return;
+    if (e->rangeSet && nt > e->last) {
+      e->nextTick = TQ_FOREVER;
+      continue;
+    }
+    rtNetAdvance(e->net, nt);
+    rtNetTick(e->net, nt);
+    rtNetEndInstant(e->net);
+    if (e->sampled.n) tqMapFree(&e->sampled);
+    e->nextTick = nt + e->net->clockGcd;
+  }
+}
+
+/* ================================================================ PM calls */
+
+static int64_t callPm(tq_engine *e, EnPm *m, int what, const tq_record_set *rs) {
+  if (!m->pm->call) return TQ_PM_OK;
+  m->calls++;
+  int st = m->pm->call(&e->g, &m->priv, what, rs);
+  m->priv.status = st;
+  int reported = e->diag.nerr > 0; /* a built-in PM reported with file:line:col */
+  if (st == TQ_PM_ERROR) {
+    if (!reported)
+      gLog(&e->g, &m->priv, TQ_LOG_WARNING, "disabled after an error%s%s", m->priv.message[0] ? ": " : "", m->priv.message);
+    m->priv.disabled = 1;
+    /* tell the PMs that depend on it */
+    for (int i = 0; i < e->npm; i++) {
+      EnPm *d = e->pm[i];
+      for (int k = 0; k < d->priv.ndepends; k++)
+        if (!strcasecmp(d->priv.depends[k], m->pm->name) && !d->priv.disabled && d->pm->call) {
+          d->calls++;
+          if (d->pm->call(&e->g, &d->priv, TQ_PM_DEP_DISABLED, NULL) == TQ_PM_ERROR) d->priv.disabled = 1;
+        }
+    }
+  } else if (st == TQ_PM_FATAL) {
+    if (!reported)
+      gLog(&e->g, &m->priv, TQ_LOG_ERROR, "fatal error%s%s: stopping", m->priv.message[0] ? ": " : "", m->priv.message);
+    e->fatal = e->halted = 1;
+  }
+  return st;
+}
+
+/* ================================================================ registry */
+
+tq_engine *tq_init(void) {
+  tq_engine *e = tqCalloc(1, sizeof *e);
+  e->g.version = TQ_PM_VERSION;
+  e->g.engine = e;
+  e->g.trace_level = TQ_LOG_WARNING;
+  e->g.log = gLog;
+  e->g.relation = gRelation;
+  e->g.attribute = gAttribute;
+  e->g.nattributes = gNattributes;
+  e->g.is_event = gIsEvent;
+  e->g.symbol = gSymbol;
+  e->g.symbol_name = gSymbolName;
+  e->g.enum_value = gEnumValue;
+  e->g.enabled = gEnabled;
+  e->g.produce = gProduce;
+  e->g.sample_answer = gSampleAnswer;
+  e->g.advance = gAdvance;
+  e->g.halt = gHalt;
+  e->opt.nowValue = TQ_OPEN;
+  e->instArena = tqArenaNew();
+  const char *env = getenv("TQMON_PM_PATH");
+  if (env) e->pmPath = tqStrdup(env);
+  return e;
+}
+
+static int fail(tq_engine *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int fail(tq_engine *e, const char *fmt, ...) {
+  char msg[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  tqErrorAt(&e->diag, NULL, "%s", msg);
+  return -1;
+}
+
+static void collectErrors(tq_engine *e) {
+  tqBufFree(&e->errs);
+  if (e->diag.out.s) tqBufPuts(&e->errs, e->diag.out.s);
+  int cap = e->diag.maxerr ? e->diag.maxerr : 50;
+  if (e->diag.nerr > cap) tqBufPrintf(&e->errs, "(%d more errors not shown)\n", e->diag.nerr - cap);
+  tqDiagFree(&e->diag);
+  memset(&e->diag, 0, sizeof e->diag);
+}
+
+const char *tq_errors(tq_engine *e) { return e->errs.s ? e->errs.s : ""; }
+
+int tq_set_option(tq_engine *e, const char *name, const char *value) {
+  tqBufFree(&e->errs);
+  if (!strcmp(name, "pm-path")) {
+    free(e->pmPath);
+    e->pmPath = tqStrdup(value);
+  } else if (!strcmp(name, "no-opt")) {
+    e->opt.noOpt = atoi(value) != 0;
+  } else if (!strcmp(name, "trace-level")) {
+    e->g.trace_level = atoi(value);
+  } else if (!strcmp(name, "time-limit")) {
+    e->opt.timeLimit = atof(value);
+  } else {
+    fail(e, "unknown option '%s'", name);
+    collectErrors(e);
+    return -1;
+  }
+  return 0;
+}
+
+static EnPm *findPm(tq_engine *e, const char *name) {
+  for (int i = 0; i < e->npm; i++)
+    if (!strcasecmp(e->pm[i]->pm->name, name)) return e->pm[i];
+  return NULL;
+}
+
+static int addPm(tq_engine *e, const tq_pm *pm, const char *args, void *dl, int builtin);
+
+static int registerName(tq_engine *e, const char *name, const char *args, int depth);
+
+static int addPm(tq_engine *e, const tq_pm *pm, const char *args, void *dl, int builtin) {
+  if (!pm || pm->version != TQ_PM_VERSION)
+    return fail(e, "processor module %s: interface version %d, this engine speaks %d", pm && pm->name ? pm->name : "?",
+                pm ? pm->version : 0, TQ_PM_VERSION);
+  if (!pm->name || !pm->init) return fail(e, "processor module without a name or init function");
+  EnPm *old = findPm(e, pm->name);
+  if (old) {
+    /* registered already (a grouper member, say): arguments given now win;
+    ** the same PM with other arguments is a second instance */
+    if (!args || (old->priv.args && !strcmp(old->priv.args, args))) return 0;
+    if (!old->priv.args) {
+      old->argsCopy = tqStrdup(args);
+      old->priv.args = old->argsCopy;
+      tq_pm_private fresh = {0};
+      fresh.rel = -1;
+      fresh.args = old->priv.args;
+      old->priv = fresh;
+      return pm->init(&e->g, &old->priv) == TQ_PM_OK ? 0 : fail(e, "processor module %s failed to initialize", pm->name);
+    }
+  }
+  EnPm *m = tqCalloc(1, sizeof *m);
+  m->pm = pm;
+  m->dl = dl;
+  m->builtin = builtin;
+  m->priv.rel = -1;
+  if (args) {
+    m->argsCopy = tqStrdup(args);
+    m->priv.args = m->argsCopy;
+  }
+  int st = pm->init(&e->g, &m->priv);
+  if (st != TQ_PM_OK && st != TQ_PM_WARNING) {
+    fail(e, "processor module %s failed to initialize%s%s", pm->name, m->priv.message[0] ? ": " : "", m->priv.message);
+    free(m->argsCopy);
+    free(m);
+    return -1;
+  }
+  if (e->npm == e->cpm) {
+    e->cpm = e->cpm ? 2 * e->cpm : 16;
+    e->pm = tqRealloc(e->pm, sizeof(EnPm *) * (size_t)e->cpm);
+  }
+  e->pm[e->npm++] = m;
+  if (m->priv.caps & TQ_PM_GROUPER) {
+    for (int i = 0; i < m->priv.nmembers; i++)
+      if (registerName(e, m->priv.members[i], NULL, 1)) return -1;
+  }
+  return 0;
+}
+
+int tq_register_pm(tq_engine *e, const tq_pm *pm, const char *args) {
+  tqBufFree(&e->errs);
+  if (e->state) {
+    fail(e, "processor modules are registered before tq_prepare");
+    collectErrors(e);
+    return -1;
+  }
+  int rc = addPm(e, pm, args, NULL, 0);
+  collectErrors(e);
+  return rc;
+}
+
+/* Loads NAME.so from the PM path (only directories the user named). */
+static int loadShared(tq_engine *e, const char *name, const char *args) {
+  if (!e->pmPath || !*e->pmPath)
+    return fail(e, "no processor module '%s': not built in, and no PM path is set (--pm-path or TQMON_PM_PATH)", name);
+  if (strchr(name, '/')) return fail(e, "processor module name '%s' may not contain '/'", name);
+  char *path = tqStrdup(e->pmPath);
+  int rc = -1;
+  int found = 0;
+  for (char *dir = strtok(path, ":"); dir; dir = strtok(NULL, ":")) {
+    if (!*dir) continue;
+    char *file = tqMprintf("%s/%s.so", dir, name);
+    if (access(file, F_OK) != 0) {
+      free(file);
+      continue;
+    }
+    found = 1;
+    void *dl = dlopen(file, RTLD_NOW | RTLD_LOCAL);
+    if (!dl) {
+      fail(e, "cannot load %s: %s", file, dlerror());
+      free(file);
+      break;
+    }
+    tq_pm_list_fn list = (tq_pm_list_fn)(uintptr_t)dlsym(dl, TQ_PM_LIST_SYMBOL);
+    if (!list) {
+      fail(e, "%s does not export %s: not a tqmon processor module library", file, TQ_PM_LIST_SYMBOL);
+      dlclose(dl);
+      free(file);
+      break;
+    }
+    int n = 0;
+    const tq_pm *const *pms = list(&n);
+    int ok = 1, named = 0;
+    for (int i = 0; i < n; i++)
+      if (pms[i] && pms[i]->name && !strcasecmp(pms[i]->name, name)) named = 1;
+    for (int i = 0; i < n && ok; i++) {
+      const char *a = (!named || (pms[i]->name && !strcasecmp(pms[i]->name, name))) ? args : NULL;
+      if (addPm(e, pms[i], a, i == 0 ? dl : NULL, 0)) ok = 0;
+    }
+    free(file);
+    rc = ok ? 0 : -1;
+    if (!ok && !n) dlclose(dl);
+    break;
+  }
+  free(path);
+  if (!found) return fail(e, "no processor module '%s' in the PM path %s", name, e->pmPath);
+  return rc;
+}
+
+static int registerName(tq_engine *e, const char *name, const char *args, int depth) {
+  if (depth > 8) return fail(e, "groupers nested too deeply at %s", name);
+  int n = 0;
+  const tq_pm *const *b = enBuiltinPms(&n);
+  for (int i = 0; i < n; i++)
+    if (!strcasecmp(b[i]->name, name)) return addPm(e, b[i], args, NULL, 1);
+  return loadShared(e, name, args);
+}
+
+int tq_register(tq_engine *e, const char *name, const char *args) {
+  tqBufFree(&e->errs);
+  if (e->state) {
+    fail(e, "processor modules are registered before tq_prepare");
+    collectErrors(e);
+    return -1;
+  }
+  int rc = registerName(e, name, args, 0);
+  collectErrors(e);
+  return rc;
+}
+
+/* ================================================================ prepare */
+
+static int topo(tq_engine *e, EnPm *m, int *k) {
+  if (m->visit == 2) return 0;
+  if (m->visit == 1) return fail(e, "processor modules depend on each other in a cycle through %s", m->pm->name);
+  m->visit = 1;
+  for (int i = 0; i < m->priv.ndepends; i++) {
+    EnPm *d = findPm(e, m->priv.depends[i]);
+    if (!d) return fail(e, "processor module %s depends on %s, which is not loaded", m->pm->name, m->priv.depends[i]);
+    if (topo(e, d, k)) return -1;
+  }
+  m->visit = 2;
+  e->order[(*k)++] = m;
+  return 0;
+}
+
+static void onFlag(void *ctx, RtSensor *s, int64_t entity, int on) {
+  tq_engine *e = ctx;
+  EnPm *p = e->producerOf[s->rel->id - 1];
+  if (!p || p->priv.disabled || !p->pm->enable) return;
+  p->calls++;
+  int st = p->pm->enable(&e->g, &p->priv, entity, on);
+  if (st == TQ_PM_ERROR) p->priv.disabled = 1;
+  else if (st == TQ_PM_FATAL) e->fatal = e->halted = 1;
+}
+
+static int rowToPms(void *self, RtResult *res, const RtRow *row) {
+  tq_engine *e = self;
+  for (int i = 0; i < e->npm; i++) {
+    EnPm *m = e->pm[i];
+    if (!(m->priv.caps & TQ_PM_CONSUMER) || m->priv.disabled) continue;
+    int st = TQ_PM_OK;
+    if (m->rc) {
+      if (m->rc->row && m->rc->row(m->rc->self, res, row)) st = TQ_PM_ERROR;
+    } else if (m->pm->result) {
+      static const int codes[] = {0, TQ_TY_INT, TQ_TY_FLOAT, TQ_TY_STRING, TQ_TY_ENUM, TQ_TY_ENTITY, 0, 0};
+      const char *names[64];
+      int types[64];
+      for (int k = 0; k < res->nattr && k < 64; k++) {
+        names[k] = res->attr[k].name;
+        types[k] = codes[res->attr[k].type.kind];
+      }
+      tq_result_row r = {res->name, row->op, row->rowid, res->isEvent, row->from, row->to, res->nattr, row->vals, names, types};
+      st = m->pm->result(&e->g, &m->priv, &r);
+    } else {
+      continue;
+    }
+    m->calls++;
+    if (st == TQ_PM_ERROR) m->priv.disabled = 1;
+    else if (st == TQ_PM_FATAL) e->fatal = e->halted = 1;
+  }
+  return 0;
+}
+static int batchToPms(void *self, TqTime now) {
+  tq_engine *e = self;
+  for (int i = 0; i < e->npm; i++) {
+    EnPm *m = e->pm[i];
+    if (m->rc && !m->priv.disabled && m->rc->batch && m->rc->batch(m->rc->self, now)) {
+      m->priv.disabled = 1;
+      gLog(&e->g, &m->priv, TQ_LOG_ERROR, "disabled after an error while storing results");
+    }
+  }
+  return 0;
+}
+
+static int bindNet(tq_engine *e);
+
+int tq_prepare(tq_engine *e, int nfiles, const char *const *files) {
+  tqBufFree(&e->errs);
+  if (e->state) {
+    fail(e, "tq_prepare is called once");
+    collectErrors(e);
+    return -1;
+  }
+  if (nfiles <= 0) {
+    fail(e, "no program file given (FILE.tq)");
+    collectErrors(e);
+    return -1;
+  }
+  e->prog = cpCompileFiles(nfiles, files, &e->diag);
+  if (!e->prog) {
+    collectErrors(e);
+    return -1;
+  }
+  if (!e->opt.noOpt) cpOptimize(e->prog, NULL);
+  /* explain text */
+  for (int i = 0; i < e->prog->queries.n; i++) {
+    CpQuery *q = e->prog->queries.v[i];
+    tqBufPrintf(&e->explain, "%s: ", q->name ? q->name : tqArenaPrintf(e->prog->arena, "query%d", i + 1));
+    algPrint(!e->opt.noOpt && q->opt ? q->opt : q->tree, &e->explain);
+    tqBufPuts(&e->explain, "\n");
+  }
+  e->net = rtNetNew(e->prog, &e->opt, &e->diag);
+  if (!e->net) {
+    collectErrors(e);
+    return -1;
+  }
+  int rc = bindNet(e);
+  collectErrors(e);
+  return rc;
+}
+
+/* Binds the PMs to the program and the network: producers to relations,
+** the extractor or the timer, the call order, the network's hooks. */
+static int bindNet(tq_engine *e) {
+  e->nrel = e->prog->cat.rels.n;
+  e->rs = tqCalloc((size_t)(e->nrel ? e->nrel : 1), sizeof(RelState));
+  e->prevStore = tqCalloc((size_t)(e->nrel ? e->nrel : 1), sizeof(SnapStore));
+  e->curSets = tqCalloc((size_t)(e->nrel ? e->nrel : 1), sizeof(tq_record_set));
+  e->prevSets = tqCalloc((size_t)(e->nrel ? e->nrel : 1), sizeof(tq_record_set));
+  e->producerOf = tqCalloc((size_t)(e->nrel ? e->nrel : 1), sizeof(EnPm *));
+  e->g.tick = e->prog->cat.tick;
+  /* bind PMs */
+  for (int i = 0; i < e->npm; i++) {
+    EnPm *m = e->pm[i];
+    if (m->priv.caps & TQ_PM_EXTRACTOR) {
+      if (e->extractor) return fail(e, "two extractors: %s and %s", e->extractor->pm->name, m->pm->name);
+      e->extractor = m;
+    }
+    if ((m->priv.caps & TQ_PM_TIMER) && !e->timer) e->timer = m;
+    if (m->priv.caps & TQ_PM_PRODUCER) {
+      AlgRel *r = m->priv.produces ? algCatRel(&e->prog->cat, m->priv.produces) : NULL;
+      if (!r) {
+        fail(e, "processor module %s produces '%s', which the program does not declare", m->pm->name,
+             m->priv.produces ? m->priv.produces : "(nothing)");
+        return -1;
+      }
+      if (e->producerOf[r->id - 1]) {
+        fail(e, "relation %s has two producers: %s and %s", r->name, e->producerOf[r->id - 1]->pm->name, m->pm->name);
+        return -1;
+      }
+      e->producerOf[r->id - 1] = m;
+      m->priv.rel = r->id;
+    }
+  }
+  e->g.operation = e->extractor ? TQ_OP_EXTRACT : TQ_OP_COLLECT;
+  for (int i = 0; i < e->npm; i++)
+    if ((e->pm[i]->priv.caps & TQ_PM_CONSUMER) && e->pm[i]->pm->record) {
+      if (e->pm[i]->priv.sync & TQ_PM_SYNC_ALL_RECORDS) e->allRecords = 1;
+      else e->collectors = 1;
+    }
+  if (!e->extractor) {
+    if (!e->timer) {
+      fail(e, "a collection needs a TIMER processor module (for instance clock), or an EXTRACTOR to replay a recording");
+      return -1;
+    }
+    for (int i = 0; i < e->nrel; i++) {
+      RtSensor *s = &e->net->sensor[i];
+      if (s->used && !e->producerOf[i]) {
+        fail(e, "no processor module produces relation %s, which a query needs", s->rel->name);
+        return -1;
+      }
+    }
+  }
+  /* dependency order */
+  e->order = tqCalloc((size_t)(e->npm ? e->npm : 1), sizeof(EnPm *));
+  int k = 0;
+  for (int i = 0; i < e->npm; i++)
+    if (topo(e, e->pm[i], &k)) {
+      return -1;
+    }
+  /* the network's view */
+  e->prod.name = "engine";
+  e->prod.self = e;
+  e->prod.sample = enSample;
+  e->prod.minPendingFrom = enMinPending;
+  for (int i = 0; i < e->net->nsensor; i++) {
+    const AlgRel *r = e->net->sensor[i].rel;
+    e->rs[i].tracked = e->net->sensor[i].used && !r->entity && !r->isEvent && r->mode != ALG_MODE_SAMPLED;
+    e->net->sensor[i].prod = &e->prod;
+    e->net->sensor[i].onFlag = onFlag;
+    e->net->sensor[i].onFlagCtx = e;
+  }
+  e->rowc.name = "pms";
+  e->rowc.self = e;
+  e->rowc.row = rowToPms;
+  e->rowc.batch = batchToPms;
+  rtNetAddConsumer(e->net, &e->rowc);
+  e->state = 1;
+  return 0;
+}
+
+/* ================================================================ privileges */
+
+static int hasPrivilege(const char *p) {
+  if (!strcmp(p, "root")) return geteuid() == 0;
+  if (!strncmp(p, "read:", 5)) return access(p + 5, R_OK) == 0;
+  if (!strncmp(p, "write:", 6)) return access(p + 6, W_OK) == 0;
+  if (!strncmp(p, "cap:", 4)) {
+    static const char *caps[] = {"CAP_CHOWN", "CAP_DAC_OVERRIDE", "CAP_DAC_READ_SEARCH", "CAP_FOWNER", "CAP_FSETID",
+                                 "CAP_KILL", "CAP_SETGID", "CAP_SETUID", "CAP_SETPCAP", "CAP_LINUX_IMMUTABLE",
+                                 "CAP_NET_BIND_SERVICE", "CAP_NET_BROADCAST", "CAP_NET_ADMIN", "CAP_NET_RAW",
+                                 "CAP_IPC_LOCK", "CAP_IPC_OWNER", "CAP_SYS_MODULE", "CAP_SYS_RAWIO", "CAP_SYS_CHROOT",
+                                 "CAP_SYS_PTRACE", "CAP_SYS_PACCT", "CAP_SYS_ADMIN"};
+    int bit = -1;
+    for (int i = 0; i < (int)TQ_ARRAY_SIZE(caps); i++)
+      if (!strcasecmp(caps[i], p + 4)) bit = i;
+    if (bit < 0) return 0;
+    FILE *f = fopen("/proc/self/status", "r");
+    if (!f) return 0;
+    char line[256];
+    unsigned long long eff = 0;
+    while (fgets(line, sizeof line, f))
+      if (!strncmp(line, "CapEff:", 7)) eff = strtoull(line + 7, NULL, 16);
+    fclose(f);
+    return (eff >> bit) & 1;
+  }
+  return 0;
+}
+
+/* ================================================================ running */
+
+static int start(tq_engine *e) {
+  if (e->state != 1) return fail(e, "the operation is not prepared (tq_prepare)");
+  for (int i = 0; i < e->npm; i++) {
+    EnPm *m = e->pm[i];
+    for (int k = 0; k < m->priv.nprivileges; k++)
+      if (!hasPrivilege(m->priv.privileges[k]))
+        return fail(e, "processor module %s needs the privilege %s, which this process does not have: not started",
+                    m->pm->name, m->priv.privileges[k]);
+  }
+  e->state = 2;
+  e->startWall = rtWallSeconds();
+  for (int i = 0; i < e->npm && !e->fatal; i++) {
+    EnPm *m = e->order[i];
+    if (!(m->priv.caps & TQ_PM_PRODUCER) || e->net->sensor[m->priv.rel - 1].used || m->pm->sample) {
+      /* every PM is called at start; a producer no query needs is not called after that */
+    }
+    callPm(e, m, TQ_PM_START, NULL);
+  }
+  if (e->fatal) return -1;
+  TqTime t0 = e->rangeSet ? e->first : 0;
+  if (rtNetStart(e->net, t0)) return fail(e, "the result consumers could not start");
+  if (e->net->clockGcd) {
+    TqTime gq = e->net->clockGcd, q = t0 / gq;
+    if (q * gq < t0) q++;
+    e->nextTick = q * gq;
+  } else {
+    e->nextTick = TQ_FOREVER;
+  }
+  e->snapBoundary = TQ_FOREVER;
+  if (!e->extractor) {
+    for (int i = 0; i < e->npm; i++) {
+      EnPm *m = e->order[i];
+      if ((m->priv.caps & (TQ_PM_TIMER | TQ_PM_MONITOR)) && (m->priv.sync & TQ_PM_SYNC_PREBASELINE) && !m->priv.disabled)
+        callPm(e, m, TQ_PM_PREBASELINE, NULL);
+    }
+  }
+  return e->fatal ? -1 : 0;
+}
+
+/* One snapshot's worth: returns 1 more, 0 done, -1 fatal. */
+static int step(tq_engine *e) {
+  if (e->halted) return e->fatal ? -1 : 0;
+  if (e->opt.timeLimit > 0 && rtWallSeconds() - e->startWall > e->opt.timeLimit) {
+    e->net->stopped = 1;
+    return 0;
+  }
+  int st;
+  if (e->extractor) {
+    EnPm *x = e->extractor;
+    if (x->priv.disabled) return 0;
+    x->calls++;
+    st = x->pm->extract(&e->g, &x->priv);
+    if (st == TQ_PM_ERROR) {
+      x->priv.disabled = 1;
+      gLog(&e->g, &x->priv, TQ_LOG_ERROR, "%s", x->priv.message[0] ? x->priv.message : "extraction failed");
+      return 0;
+    }
+    if (st == TQ_PM_FATAL) e->fatal = e->halted = 1;
+    /* snapshot-synchronised PMs see the snapshot that is forming */
+    for (int i = 0; i < e->npm && !e->halted; i++) {
+      EnPm *m = e->order[i];
+      if (m != x && (m->priv.sync & TQ_PM_SYNC_SNAPSHOT) && !m->priv.disabled && !(m->priv.caps & TQ_PM_PRODUCER))
+        callPm(e, m, TQ_PM_SNAPSHOT, NULL);
+    }
+    if (e->fatal) return -1;
+    return st == TQ_PM_DONE ? 0 : 1;
+  }
+  /* collection: the timer says when the next snapshot is */
+  EnPm *tm = e->timer;
+  if (tm->priv.disabled) return 0;
+  TqTime next = e->g.now;
+  tm->calls++;
+  st = tm->pm->timer(&e->g, &tm->priv, &next);
+  if (st == TQ_PM_DONE) return 0;
+  if (st == TQ_PM_FATAL) {
+    e->fatal = e->halted = 1;
+    return -1;
+  }
+  if (st == TQ_PM_ERROR) {
+    tm->priv.disabled = 1;
+    return 0;
+  }
+  e->g.now = next;
+  gAdvance(&e->g, next);
+  /* producers produce at the snapshot (those no query needs are not called) */
+  for (int i = 0; i < e->npm && !e->halted; i++) {
+    EnPm *m = e->order[i];
+    if (!(m->priv.sync & TQ_PM_SYNC_SNAPSHOT) || m->priv.disabled || m == tm) continue;
+    if ((m->priv.caps & TQ_PM_PRODUCER) && !e->net->sensor[m->priv.rel - 1].used) continue;
+    callPm(e, m, TQ_PM_SNAPSHOT, NULL);
+  }
+  /* the records at the snapshot time are an instant: process it */
+  if (e->haveInstant) processInstant(e);
+  if (e->nextTick == next) {
+    rtNetAdvance(e->net, next);
+    rtNetTick(e->net, next);
+    rtNetEndInstant(e->net);
+    e->nextTick = next + e->net->clockGcd;
+  }
+  e->snapDirty = 1;
+  closeSnapshot(e, next);
+  return e->fatal ? -1 : 1;
+}
+
+int tq_start(tq_engine *e) {
+  tqBufFree(&e->errs);
+  if (e->state == 1 && start(e)) {
+    collectErrors(e);
+    return -1;
+  }
+  int rc;
+  while ((rc = step(e)) > 0) {
+  }
+  collectErrors(e);
+  return rc < 0 || e->fatal ? -1 : 0;
+}
+
+static int oneSnapshot(tq_engine *e) {
+  tqBufFree(&e->errs);
+  if (e->state == 1 && start(e)) {
+    collectErrors(e);
+    return -1;
+  }
+  if (e->state != 2) {
+    fail(e, "the operation is not running");
+    collectErrors(e);
+    return -1;
+  }
+  int rc = step(e);
+  collectErrors(e);
+  return rc;
+}
+int tq_read_snapshot(tq_engine *e) { return oneSnapshot(e); }
+int tq_collect_snapshot(tq_engine *e) { return oneSnapshot(e); }
+
+int tq_continue(tq_engine *e) { return tq_start(e); }
+
+static TqMap *ivm(tq_engine *e) { return &e->ivs; }
+
+int tq_end(tq_engine *e) {
+  tqBufFree(&e->errs);
+  if (e->state != 2 && e->state != 1) return 0;
+  int ok = !e->fatal;
+  if (e->state == 2) {
+    if (e->haveInstant) processInstant(e);
+    TqTime endT = e->extractor && e->rangeSet && !e->net->stopped ? e->last : e->net->now;
+    if (e->extractor && e->rangeSet && !e->net->stopped) tickTo(e, e->last + 1);
+    if (e->snapDirty) closeSnapshot(e, e->snapBoundary < TQ_FOREVER ? e->snapBoundary : endT);
+    e->net->packetsSeen = e->packets;
+    e->net->packetsTotal = e->packetsTotal ? e->packetsTotal : e->packets;
+    if (rtNetFinish(e->net, endT, 1)) ok = 0;
+    for (int i = 0; i < e->npm; i++) {
+      EnPm *m = e->order[i];
+      if ((m->priv.sync & TQ_PM_SYNC_COLLECTION_END) && !m->priv.disabled) callPm(e, m, TQ_PM_COLLECTION_END, NULL);
+    }
+  }
+  for (int i = e->npm - 1; i >= 0; i--) {
+    EnPm *m = e->order ? e->order[i] : e->pm[i];
+    callPm(e, m, TQ_PM_END, NULL);
+  }
+  e->state = 3;
+  collectErrors(e);
+  return ok && !e->fatal ? 0 : -1;
+}
+
+/* ================================================================ information */
+
+int tq_get_info(tq_engine *e, tq_info *info) {
+  memset(info, 0, sizeof *info);
+  free(e->pinfo);
+  free(e->sinfo);
+  e->pinfo = tqCalloc((size_t)(e->npm ? e->npm : 1), sizeof(tq_pm_info));
+  for (int i = 0; i < e->npm; i++) {
+    EnPm *m = e->pm[i];
+    e->pinfo[i] = (tq_pm_info){m->pm->name, m->priv.caps, m->priv.sync, m->priv.disabled, m->calls, m->priv.message};
+  }
+  info->npms = e->npm;
+  info->pms = e->pinfo;
+  if (e->net) {
+    e->sinfo = tqCalloc((size_t)(e->net->nsensor ? e->net->nsensor : 1), sizeof(tq_sensor_info));
+    for (int i = 0; i < e->net->nsensor; i++) {
+      RtSensor *s = &e->net->sensor[i];
+      e->sinfo[i] = (tq_sensor_info){s->rel->name, s->used, s->recorded, s->delivered, s->nEnabled, s->maxEnabled};
+    }
+    info->nsensors = e->net->nsensor;
+    info->sensors = e->sinfo;
+    info->tuples = e->net->tuplesProcessed;
+    info->now = e->net->now;
+  }
+  info->snapshots = e->snapSeq;
+  info->packets = e->packets;
+  return 0;
+}
+
+const char *tq_explain(tq_engine *e) { return e->explain.s ? e->explain.s : ""; }
+
+const char *tq_stats_json(tq_engine *e) {
+  tqBufFree(&e->stats);
+  if (e->net) rtNetStatsJson(e->net, &e->stats);
+  return e->stats.s ? e->stats.s : "{}";
+}
+
+void tq_finish(tq_engine *e) {
+  if (!e) return;
+  if (e->state == 1 || e->state == 2) tq_end(e);
+  rtNetFree(e->net);
+  for (int i = 0; i < e->npm; i++) {
+    EnPm *m = e->pm[i];
+    free(m->argsCopy);
+  }
+  for (int i = 0; i < e->npm; i++)
+    if (e->pm[i]->dl) dlclose(e->pm[i]->dl);
+  for (int i = 0; i < e->npm; i++) free(e->pm[i]);
+  free(e->pm);
+  free(e->order);
+  TqMap seen = {0};
+  for (int i = 0; i < e->nrel; i++) {
+    RelState *r = &e->rs[i];
+    /* open intervals and queued ones: each freed once */
+    for (int k = 0; k < r->nopen; k++) tqMapPut(&seen, (uint64_t)(uintptr_t)r->open[k], r->open[k]);
+    for (int k = 0; k < r->fn; k++) {
+      OpenIv *iv = r->fifo[(r->fhead + k) % r->fcap];
+      tqMapPut(&seen, (uint64_t)(uintptr_t)iv, iv);
+    }
+    free(r->open);
+    free(r->fifo);
+    tqMapFree(&r->alive);
+    free(r->cur.rec);
+    free(r->cur.vals);
+    free(e->prevStore[i].rec);
+    free(e->prevStore[i].vals);
+  }
+  for (uint32_t k = 0; k < seen.cap; k++)
+    if (seen.key[k] > 1) free(seen.val[k]);
+  tqMapFree(&seen);
+  tqMapFree(&e->ivs);
+  tqMapFree(&e->sampled);
+  free(e->rs);
+  free(e->prevStore);
+  free(e->curSets);
+  free(e->prevSets);
+  free(e->producerOf);
+  free(e->inst);
+  tqArenaDelete(e->instArena);
+  cpProgramFree(e->prog);
+  free(e->pmPath);
+  tqBufFree(&e->explain);
+  tqBufFree(&e->stats);
+  tqBufFree(&e->errs);
+  tqDiagFree(&e->diag);
+  free(e->pinfo);
+  free(e->sinfo);
+  free(e);
+}
+
+/* ================================================================ replay for tests and tools */
+
+int enReplay(CpProgram *p, RtNet *net, struct SnsTrace *tr) {
+  tq_engine *e = tq_init();
+  e->prog = p;
+  e->net = net;
+  e->opt = net->opt;
+  int rc = -1;
+  if (registerName(e, "trace", "(memory)", 0) == 0) {
+    snsTracePreload(&findPm(e, "trace")->priv, tr);
+    if (bindNet(e) == 0 && tq_start(e) == 0) rc = 0;
+    if (tq_end(e)) rc = -1;
+  }
+  if (e->diag.out.s) fputs(e->diag.out.s, stderr);
+  /* the caller keeps the program and the network */
+  for (int i = 0; i < net->consumers.n; i++)
+    if (net->consumers.v[i] == &e->rowc) {
+      net->consumers.v[i] = net->consumers.v[--net->consumers.n];
+      break;
+    }
+  e->prog = NULL;
+  e->net = NULL;
+  tq_finish(e);
+  return rc;
+}

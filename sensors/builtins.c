@@ -1,0 +1,288 @@
+/*
+** builtins.c - the built-in processor modules that live in sensors/, and
+** the list of every built-in PM the engine knows by name.
+**
+**   trace     EXTRACTOR of a text recording (args: the .trace file)
+**   clock     TIMER of a collection (args: "count=N" snapshots, "realtime")
+**   progress  MONITOR: a progress line on long extractions
+**   default   GROUPER: clock, text
+**   all       GROUPER: clock, text, progress
+** (colfil is in colfil.c, text in display/, sqlite in runtime/store.c.)
+*/
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "../runtime/engine.h"
+#include "sensorsInt.h"
+
+extern const tq_pm dspTextPm;
+extern const tq_pm rtSqlitePm;
+extern const tq_pm snsColfilPm;
+
+/* ================================================================ trace: text recordings */
+
+typedef struct TraceState {
+  SnsTextWriter *w; /* consumer: the file written */
+  SnsTrace *tr;
+  int64_t next;   /* next packet to produce */
+  int borrowed;   /* tr belongs to the caller (snsTracePreload) */
+} TraceState;
+
+void snsTracePreload(tq_pm_private *p, SnsTrace *tr) {
+  TraceState *st = tqCalloc(1, sizeof *st);
+  st->tr = tr;
+  st->borrowed = 1;
+  p->data = st;
+}
+
+/* args: FILE to read (EXTRACTOR), or "write:FILE" / "all:FILE" to write
+** what the run collected / every record in the text form (CONSUMER). */
+static tq_pm_status traceInit(tq_pm_global *g, tq_pm_private *p) {
+  const char *a = p->args ? p->args : "";
+  if (!*a) {
+    snprintf(p->message, sizeof p->message, "give the recording: trace=FILE (read) or trace=write:FILE");
+    return TQ_PM_ERROR;
+  }
+  if (!strncmp(a, "write:", 6)) {
+    p->caps = TQ_PM_CONSUMER;
+  } else if (!strncmp(a, "all:", 4)) {
+    p->caps = TQ_PM_CONSUMER;
+    p->sync = TQ_PM_SYNC_ALL_RECORDS;
+  } else {
+    p->caps = TQ_PM_EXTRACTOR;
+  }
+  return TQ_PM_OK;
+}
+
+static tq_pm_status traceRecord(tq_pm_global *g, tq_pm_private *p, const tq_record *r) {
+  TraceState *st = p->data;
+  if (!st || !st->w) return TQ_PM_OK;
+  if (snsTextWrite(st->w, r)) {
+    snprintf(p->message, sizeof p->message, "cannot write %s", strchr(p->args, ':') + 1);
+    return TQ_PM_ERROR;
+  }
+  return TQ_PM_OK;
+}
+
+static tq_pm_status traceCall(tq_pm_global *g, tq_pm_private *p, int what, const tq_record_set *rs) {
+  TraceState *st = p->data;
+  switch (what) {
+    case TQ_PM_START: {
+      if (st) { /* preloaded */
+        enSetRange(g, st->tr->first, st->tr->last);
+        enSetTotal(g, st->tr->npk);
+        return TQ_PM_OK;
+      }
+      st = tqCalloc(1, sizeof *st);
+      p->data = st;
+      if (p->caps & TQ_PM_CONSUMER) {
+        const char *path = strchr(p->args, ':') + 1;
+        st->w = snsTextWriterOpen(path, enProgram(g));
+        if (!st->w) {
+          snprintf(p->message, sizeof p->message, "cannot write %s", path);
+          return TQ_PM_FATAL;
+        }
+        return TQ_PM_OK;
+      }
+      st->tr = snsTraceRead(p->args, enProgram(g), enDiag(g));
+      if (!st->tr) {
+        snprintf(p->message, sizeof p->message, "cannot read the recording %s", p->args);
+        return TQ_PM_FATAL;
+      }
+      enSetRange(g, st->tr->first, st->tr->last);
+      enSetTotal(g, st->tr->npk);
+      return TQ_PM_OK;
+    }
+    case TQ_PM_END:
+      if (st) {
+        int bad = st->w && snsTextWriterClose(st->w);
+        if (!st->borrowed) snsTraceFree(st->tr);
+        free(st);
+        p->data = NULL;
+        if (bad) {
+          snprintf(p->message, sizeof p->message, "cannot write %s", strchr(p->args, ':') + 1);
+          return TQ_PM_ERROR;
+        }
+      }
+      return TQ_PM_OK;
+    default: return TQ_PM_OK;
+  }
+}
+
+/* Produces the packets of one snapshot: up to the base tick after the first. */
+static tq_pm_status traceExtract(tq_pm_global *g, tq_pm_private *p) {
+  TraceState *st = p->data;
+  SnsTrace *tr = st->tr;
+  if (st->next >= tr->npk) return TQ_PM_DONE;
+  TqTime tick = g->tick, t0 = tr->pk[st->next].t, q = t0 / tick;
+  if (q * tick > t0) q--;
+  TqTime boundary = (q + 1) * tick;
+  while (st->next < tr->npk && tr->pk[st->next].t < boundary) {
+    const SnsPacket *pk = &tr->pk[st->next++];
+    tq_record r = {0};
+    r.rel = pk->rel + 1;
+    r.nvals = ((AlgRel *)enProgram(g)->cat.rels.v[pk->rel])->nattr;
+    if (pk->kind == PK_EVENT || pk->kind == PK_SAMPLE) {
+      r.kind = pk->kind == PK_EVENT ? TQ_REC_EVENT : TQ_REC_SAMPLE;
+      r.t = pk->t;
+      r.vals = tr->vals + pk->vals;
+    } else {
+      const SnsIv *iv = &tr->iv[pk->iv];
+      r.kind = pk->kind == PK_BEGIN ? TQ_REC_BEGIN : pk->kind == PK_END ? TQ_REC_END : TQ_REC_WHOLE;
+      r.id = (uint64_t)pk->iv;
+      r.from = iv->from;
+      r.to = iv->to;
+      r.t = pk->t;
+      r.vals = tr->vals + iv->vals;
+    }
+    if (g->produce(g, &r)) return TQ_PM_FATAL;
+  }
+  return st->next >= tr->npk ? TQ_PM_DONE : TQ_PM_OK;
+}
+
+static const tq_pm tracePm = {
+    .version = TQ_PM_VERSION,
+    .name = "trace",
+    .description = "text recordings (.trace): EXTRACTOR (args: FILE) and CONSUMER (args: write:FILE or all:FILE)",
+    .init = traceInit,
+    .call = traceCall,
+    .extract = traceExtract,
+    .record = traceRecord,
+};
+
+/* ================================================================ clock: the timer */
+
+typedef struct ClockState {
+  int64_t count;     /* snapshots still to take (-1: until halted) */
+  int realtime;      /* wait for the wall clock */
+  struct timespec t0;
+  TqTime base;       /* collection time at t0 */
+} ClockState;
+
+static tq_pm_status clockInit(tq_pm_global *g, tq_pm_private *p) {
+  p->caps = TQ_PM_TIMER;
+  p->sync = TQ_PM_SYNC_PREBASELINE;
+  return TQ_PM_OK;
+}
+
+static tq_pm_status clockCall(tq_pm_global *g, tq_pm_private *p, int what, const tq_record_set *rs) {
+  ClockState *c = p->data;
+  if (what == TQ_PM_START) {
+    c = tqCalloc(1, sizeof *c);
+    p->data = c;
+    c->count = -1;
+    const char *a = p->args ? p->args : "";
+    const char *n = strstr(a, "count=");
+    if (n) c->count = atoll(n + 6);
+    c->realtime = strstr(a, "realtime") != NULL;
+  } else if (what == TQ_PM_PREBASELINE) {
+    clock_gettime(CLOCK_MONOTONIC, &c->t0);
+    c->base = g->now;
+  } else if (what == TQ_PM_END) {
+    free(c);
+    p->data = NULL;
+  }
+  return TQ_PM_OK;
+}
+
+static tq_pm_status clockTimer(tq_pm_global *g, tq_pm_private *p, tq_time *next) {
+  ClockState *c = p->data;
+  if (c->count == 0) return TQ_PM_DONE;
+  if (c->count > 0) c->count--;
+  *next = g->now + g->tick;
+  if (c->realtime) {
+    TqTime due = *next - c->base;
+    struct timespec ts = {c->t0.tv_sec + (time_t)(due / TQ_SEC), c->t0.tv_nsec + (long)(due % TQ_SEC)};
+    if (ts.tv_nsec >= 1000000000L) {
+      ts.tv_sec++;
+      ts.tv_nsec -= 1000000000L;
+    }
+    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) != 0) {
+    }
+  }
+  return TQ_PM_OK;
+}
+
+static const tq_pm clockPm = {
+    .version = TQ_PM_VERSION,
+    .name = "clock",
+    .description = "TIMER: a snapshot every base Clock tick (args: count=N, realtime)",
+    .init = clockInit,
+    .call = clockCall,
+    .timer = clockTimer,
+};
+
+/* ================================================================ progress: a monitor */
+
+typedef struct Progress {
+  double last;
+} Progress;
+
+static tq_pm_status progressInit(tq_pm_global *g, tq_pm_private *p) {
+  p->caps = TQ_PM_MONITOR;
+  p->sync = TQ_PM_SYNC_SNAPSHOT | TQ_PM_SYNC_COLLECTION_END;
+  return TQ_PM_OK;
+}
+
+static tq_pm_status progressCall(tq_pm_global *g, tq_pm_private *p, int what, const tq_record_set *rs) {
+  Progress *pr = p->data;
+  tq_info info;
+  switch (what) {
+    case TQ_PM_START:
+      p->data = tqCalloc(1, sizeof(Progress));
+      ((Progress *)p->data)->last = rtWallSeconds();
+      return TQ_PM_OK;
+    case TQ_PM_SNAPSHOT:
+      if (rtWallSeconds() - pr->last < 1.0) return TQ_PM_OK;
+      pr->last = rtWallSeconds();
+      tq_get_info(enOf(g), &info);
+      fprintf(stderr, "\rtqmon: %lld records, %lld snapshots", (long long)info.packets, (long long)info.snapshots);
+      fflush(stderr);
+      return TQ_PM_OK;
+    case TQ_PM_COLLECTION_END:
+      tq_get_info(enOf(g), &info);
+      if (info.packets >= 1000000) fprintf(stderr, "\rtqmon: %lld records, %lld snapshots\n", (long long)info.packets,
+                                           (long long)info.snapshots);
+      return TQ_PM_OK;
+    case TQ_PM_END:
+      free(pr);
+      p->data = NULL;
+      return TQ_PM_OK;
+    default: return TQ_PM_OK;
+  }
+}
+
+static const tq_pm progressPm = {
+    .version = TQ_PM_VERSION,
+    .name = "progress",
+    .description = "MONITOR: a progress line on standard error during long operations",
+    .init = progressInit,
+    .call = progressCall,
+};
+
+/* ================================================================ groupers */
+
+static tq_pm_status defaultInit(tq_pm_global *g, tq_pm_private *p) {
+  p->caps = TQ_PM_GROUPER;
+  p->members[p->nmembers++] = "clock";
+  p->members[p->nmembers++] = "text";
+  return TQ_PM_OK;
+}
+static tq_pm_status allInit(tq_pm_global *g, tq_pm_private *p) {
+  defaultInit(g, p);
+  p->members[p->nmembers++] = "progress";
+  return TQ_PM_OK;
+}
+static const tq_pm defaultPm = {TQ_PM_VERSION, "default", "GROUPER: clock, text", defaultInit, NULL, NULL, NULL, NULL,
+                                NULL, NULL, NULL, NULL, NULL};
+static const tq_pm allPm = {TQ_PM_VERSION, "all", "GROUPER: clock, text, progress", allInit, NULL, NULL, NULL, NULL,
+                            NULL, NULL, NULL, NULL, NULL};
+
+/* ================================================================ the list */
+
+const tq_pm *const *enBuiltinPms(int *n) {
+  static const tq_pm *const list[] = {&tracePm, &snsColfilPm, &clockPm, &dspTextPm, &rtSqlitePm, &progressPm, &defaultPm, &allPm};
+  *n = (int)TQ_ARRAY_SIZE(list);
+  return list;
+}

@@ -1,0 +1,735 @@
+/*
+** colfil.c - collection files: a compact binary recording, written by the
+** colfil CONSUMER (what a run collected, or every record with "all") and
+** read back by the colfil EXTRACTOR with the same enabling semantics as the
+** text recordings.  Also the text form writer (tqmon convert).
+**
+** Layout (little-endian):
+**   "TQMONCOL"  magic
+**   u32         format version (COL_VERSION; a newer one is refused)
+**   u32         flags (1: closed properly, the fields below are final)
+**   i64 first, i64 last, i64 records   (patched when the file is closed)
+**   u32         header length, then the header: host characteristics
+**               (strings: host, os, release, machine; varints: cpus, page
+**               size, tick ns, wall-clock start ns) and the sensor catalog
+**               (relations: name, kind, attributes with name, type, enum
+**               values)
+**   blocks      u32 payload length, u32 CRC-32 of the payload, payload
+** A payload holds records; the first record of a block has an absolute time,
+** the others a delta from the previous one.  Record = tag byte (kind in the
+** high 3 bits, relation in the low 5 bits, 31 = a varint follows), varint
+** time, then by kind: EVENT/SAMPLE values; BEGIN values (the interval's id
+** is implicit: the number of BEGINs so far); END the distance back to its
+** BEGIN (values and begin come from it); WHOLE the duration then values;
+** SYMBOL a string (file symbol ids count up from 1 in order of definition).
+** Values: int zigzag varint, float 8 bytes, enum varint, entity and string
+** a file symbol id.  A damaged block (bad length or CRC) stops the reading
+** with its offset reported; the blocks before it are used.
+*/
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../runtime/engine.h"
+#include "sensorsInt.h"
+
+#define COL_MAGIC "TQMONCOL"
+#define COL_VERSION 1u
+#define COL_BLOCK 65536
+enum { CK_EVENT = 1, CK_BEGIN, CK_END, CK_WHOLE, CK_SAMPLE, CK_SYMBOL };
+
+/* ================================================================ CRC-32 */
+static uint32_t crcTable[256];
+static void crcInit(void) {
+  if (crcTable[1]) return;
+  for (uint32_t i = 0; i < 256; i++) {
+    uint32_t c = i;
+    for (int k = 0; k < 8; k++) c = c & 1 ? 0xedb88320u ^ (c >> 1) : c >> 1;
+    crcTable[i] = c;
+  }
+}
+static uint32_t crc32(const unsigned char *p, size_t n) {
+  crcInit();
+  uint32_t c = 0xffffffffu;
+  for (size_t i = 0; i < n; i++) c = crcTable[(c ^ p[i]) & 0xff] ^ (c >> 8);
+  return c ^ 0xffffffffu;
+}
+
+/* ================================================================ encoding */
+typedef struct Out {
+  unsigned char *b;
+  size_t n, cap;
+} Out;
+static void outGrow(Out *o, size_t k) {
+  if (o->n + k <= o->cap) return;
+  o->cap = o->cap ? o->cap * 2 : 4096;
+  while (o->n + k > o->cap) o->cap *= 2;
+  o->b = tqRealloc(o->b, o->cap);
+}
+static void putByte(Out *o, unsigned v) {
+  outGrow(o, 1);
+  o->b[o->n++] = (unsigned char)v;
+}
+static void putVar(Out *o, uint64_t v) {
+  outGrow(o, 10);
+  while (v >= 0x80) {
+    o->b[o->n++] = (unsigned char)(v | 0x80);
+    v >>= 7;
+  }
+  o->b[o->n++] = (unsigned char)v;
+}
+static void putZig(Out *o, int64_t v) { putVar(o, ((uint64_t)v << 1) ^ (uint64_t)(v >> 63)); }
+static void putRaw(Out *o, const void *p, size_t k) {
+  outGrow(o, k);
+  memcpy(o->b + o->n, p, k);
+  o->n += k;
+}
+static void putStr(Out *o, const char *s) {
+  size_t k = strlen(s);
+  putVar(o, k);
+  putRaw(o, s, k);
+}
+static void putU32(Out *o, uint32_t v) { putRaw(o, &v, 4); }
+
+typedef struct In {
+  const unsigned char *p, *e;
+  int bad;
+} In;
+static uint64_t getVar(In *in) {
+  uint64_t v = 0;
+  for (int s = 0; s < 64; s += 7) {
+    if (in->p >= in->e) {
+      in->bad = 1;
+      return 0;
+    }
+    unsigned c = *in->p++;
+    v |= (uint64_t)(c & 0x7f) << s;
+    if (!(c & 0x80)) return v;
+  }
+  in->bad = 1;
+  return 0;
+}
+static int64_t getZig(In *in) {
+  uint64_t v = getVar(in);
+  return (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
+}
+static char *getStr(In *in) {
+  uint64_t k = getVar(in);
+  if (in->bad || k > (uint64_t)(in->e - in->p)) {
+    in->bad = 1;
+    return tqStrdup("");
+  }
+  char *s = tqStrndup((const char *)in->p, (size_t)k);
+  in->p += k;
+  return s;
+}
+
+/* ================================================================ writing */
+
+typedef struct Writer {
+  FILE *f;
+  char *path;
+  Out block;          /* current block payload */
+  int firstInBlock;
+  TqTime lastT;
+  TqTime first, last;
+  int64_t records;
+  int64_t nbegin;     /* BEGINs written: the next interval id */
+  TqMap ivs;          /* (rel, engine id) -> file id + 1 */
+  TqMap syms;         /* engine symbol -> file symbol */
+  int64_t nsym;
+  const CpProgram *prog;
+  int any;
+} Writer;
+
+static void writeHeader(Writer *w) {
+  Out h = {0};
+  struct utsname u;
+  if (uname(&u) != 0) memset(&u, 0, sizeof u);
+  putStr(&h, u.nodename);
+  putStr(&h, u.sysname);
+  putStr(&h, u.release);
+  putStr(&h, u.machine);
+  putVar(&h, (uint64_t)sysconf(_SC_NPROCESSORS_ONLN));
+  putVar(&h, (uint64_t)sysconf(_SC_PAGESIZE));
+  putVar(&h, (uint64_t)w->prog->cat.tick);
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  putVar(&h, (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec);
+  const AlgCatalog *c = &w->prog->cat;
+  putVar(&h, (uint64_t)c->rels.n);
+  for (int i = 0; i < c->rels.n; i++) {
+    const AlgRel *r = c->rels.v[i];
+    putStr(&h, r->name);
+    putByte(&h, (unsigned)(r->isEvent | (r->entity ? 2 : 0)));
+    putVar(&h, (uint64_t)r->nattr);
+    for (int k = 0; k < r->nattr; k++) {
+      putStr(&h, r->attr[k].name);
+      putByte(&h, r->attr[k].type.kind);
+      if (r->attr[k].type.kind == TY_ENUM) {
+        putVar(&h, (uint64_t)r->attr[k].type.en->n);
+        for (int j = 0; j < r->attr[k].type.en->n; j++) putStr(&h, r->attr[k].type.en->names[j]);
+      }
+    }
+  }
+  Out f = {0};
+  putRaw(&f, COL_MAGIC, 8);
+  putU32(&f, COL_VERSION);
+  putU32(&f, 0); /* flags: not closed yet */
+  int64_t z = 0;
+  putRaw(&f, &z, 8);
+  putRaw(&f, &z, 8);
+  putRaw(&f, &z, 8);
+  putU32(&f, (uint32_t)h.n);
+  putRaw(&f, h.b, h.n);
+  fwrite(f.b, 1, f.n, w->f);
+  free(f.b);
+  free(h.b);
+}
+
+static int flushBlock(Writer *w) {
+  if (!w->block.n) return 0;
+  uint32_t len = (uint32_t)w->block.n, crc = crc32(w->block.b, w->block.n);
+  if (fwrite(&len, 4, 1, w->f) != 1 || fwrite(&crc, 4, 1, w->f) != 1 || fwrite(w->block.b, 1, w->block.n, w->f) != w->block.n)
+    return -1;
+  w->block.n = 0;
+  w->firstInBlock = 1;
+  return 0;
+}
+
+static uint64_t fileSym(Writer *w, int64_t sym) {
+  uint64_t f = (uint64_t)(uintptr_t)tqMapGet(&w->syms, (uint64_t)sym + 2);
+  if (f) return f;
+  f = (uint64_t)++w->nsym;
+  tqMapPut(&w->syms, (uint64_t)sym + 2, (void *)(uintptr_t)f);
+  /* define it: tag, time (a zero delta), the string */
+  putByte(&w->block, CK_SYMBOL << 5);
+  if (w->firstInBlock) {
+    putZig(&w->block, w->lastT);
+    w->firstInBlock = 0;
+  } else {
+    putVar(&w->block, 0);
+  }
+  putStr(&w->block, tqSymName((int32_t)sym));
+  return f;
+}
+
+static void putVals(Writer *w, const AlgRel *r, const int64_t *v) {
+  /* symbols first, so their definitions come before the record */
+  uint64_t fs[64];
+  for (int i = 0; i < r->nattr && i < 64; i++)
+    if (r->attr[i].type.kind == TY_ENTITY || r->attr[i].type.kind == TY_STRING) fs[i] = fileSym(w, v[i]);
+  (void)fs;
+}
+
+static void putValsNow(Writer *w, const AlgRel *r, const int64_t *v) {
+  for (int i = 0; i < r->nattr; i++) {
+    switch (r->attr[i].type.kind) {
+      case TY_INT: putZig(&w->block, v[i]); break;
+      case TY_FLOAT: putRaw(&w->block, &v[i], 8); break;
+      case TY_ENUM: putVar(&w->block, (uint64_t)v[i]); break;
+      default: putVar(&w->block, (uint64_t)(uintptr_t)tqMapGet(&w->syms, (uint64_t)v[i] + 2)); break;
+    }
+  }
+}
+
+static int writeRecord(Writer *w, const tq_record *rec) {
+  const AlgRel *r = w->prog->cat.rels.v[rec->rel - 1];
+  TqTime t = rec->kind == TQ_REC_BEGIN ? rec->from : (rec->kind == TQ_REC_END || rec->kind == TQ_REC_WHOLE) ? rec->to : rec->t;
+  int kind;
+  uint64_t back = 0;
+  switch (rec->kind) {
+    case TQ_REC_EVENT: kind = CK_EVENT; break;
+    case TQ_REC_SAMPLE: kind = CK_SAMPLE; break;
+    case TQ_REC_BEGIN: kind = CK_BEGIN; break;
+    case TQ_REC_END: {
+      uint64_t key = tqHash64(((uint64_t)rec->rel << 48) ^ rec->id) | 2;
+      uint64_t fid = (uint64_t)(uintptr_t)tqMapDel(&w->ivs, key);
+      if (fid) {
+        kind = CK_END;
+        back = (uint64_t)w->nbegin - (fid - 1);
+      } else {
+        kind = CK_WHOLE; /* its begin was not recorded */
+      }
+      break;
+    }
+    case TQ_REC_WHOLE: kind = CK_WHOLE; break;
+    default: return 0;
+  }
+  if (w->block.n > COL_BLOCK && flushBlock(w)) return -1;
+  if (kind != CK_END) putVals(w, r, rec->vals); /* symbol definitions */
+  unsigned relc = rec->rel < 31 ? (unsigned)rec->rel : 31;
+  putByte(&w->block, (unsigned)(kind << 5) | relc);
+  if (relc == 31) putVar(&w->block, (uint64_t)rec->rel);
+  if (w->firstInBlock) {
+    putZig(&w->block, t);
+    w->firstInBlock = 0;
+  } else {
+    putVar(&w->block, (uint64_t)(t - w->lastT));
+  }
+  w->lastT = t;
+  switch (kind) {
+    case CK_EVENT:
+    case CK_SAMPLE: putValsNow(w, r, rec->vals); break;
+    case CK_BEGIN: {
+      putValsNow(w, r, rec->vals);
+      uint64_t key = tqHash64(((uint64_t)rec->rel << 48) ^ rec->id) | 2;
+      tqMapPut(&w->ivs, key, (void *)(uintptr_t)(w->nbegin + 1));
+      w->nbegin++;
+      break;
+    }
+    case CK_END: putVar(&w->block, back); break;
+    case CK_WHOLE:
+      putVar(&w->block, (uint64_t)(rec->to - rec->from));
+      putValsNow(w, r, rec->vals);
+      break;
+  }
+  if (!w->any) w->first = t;
+  w->any = 1;
+  w->last = t;
+  w->records++;
+  return 0;
+}
+
+static int closeWriter(Writer *w, TqTime first, TqTime last) {
+  int rc = flushBlock(w);
+  /* patch the header: closed, first, last, records */
+  uint32_t flags = 1;
+  int64_t f = first, l = last, n = w->records;
+  if (!rc && (fseek(w->f, 12, SEEK_SET) || fwrite(&flags, 4, 1, w->f) != 1 || fwrite(&f, 8, 1, w->f) != 1 ||
+              fwrite(&l, 8, 1, w->f) != 1 || fwrite(&n, 8, 1, w->f) != 1))
+    rc = -1;
+  if (fclose(w->f)) rc = -1;
+  free(w->block.b);
+  tqMapFree(&w->ivs);
+  tqMapFree(&w->syms);
+  free(w->path);
+  return rc;
+}
+
+/* ================================================================ reading */
+
+typedef struct OpenRec {
+  TqTime from;
+  int rel;
+  int64_t vals[];
+} OpenRec;
+
+typedef struct Reader {
+  unsigned char *buf;  /* the whole file */
+  size_t len;
+  size_t off;          /* next block */
+  const char *path;
+  uint32_t flags;
+  TqTime first, last;
+  int64_t records;
+  int nrel;
+  int *relMap;         /* file relation -> program relation id */
+  const AlgRel **rels; /* by file relation (program's) */
+  int64_t *symMap;     /* file symbol -> engine symbol */
+  int64_t nsym, csym;
+  OpenRec **ivs;       /* by file interval id */
+  int64_t nbegin, civ;
+  TqTime lastT;
+  In cur;              /* the block being read */
+  int inBlock;
+  int firstRec;        /* the next record is the block's first (absolute time) */
+  size_t blockOff;
+  int64_t vals[64];
+  char err[256];
+} Reader;
+
+static int readerFail(Reader *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int readerFail(Reader *r, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(r->err, sizeof r->err, fmt, ap);
+  va_end(ap);
+  return -1;
+}
+
+/* Reads the file, checks the header and maps its catalog onto the program's. */
+static int openReader(Reader *r, const char *path, const CpProgram *prog) {
+  memset(r, 0, sizeof *r);
+  r->path = path;
+  FILE *f = fopen(path, "rb");
+  if (!f) return readerFail(r, "%s: cannot open: %s", path, strerror(errno));
+  Out b = {0};
+  unsigned char tmp[65536];
+  size_t n;
+  while ((n = fread(tmp, 1, sizeof tmp, f)) > 0) putRaw(&b, tmp, n);
+  fclose(f);
+  r->buf = b.b;
+  r->len = b.n;
+  if (r->len < 48 || memcmp(r->buf, COL_MAGIC, 8)) return readerFail(r, "%s: not a tqmon collection file", path);
+  uint32_t version;
+  memcpy(&version, r->buf + 8, 4);
+  if (version > COL_VERSION)
+    return readerFail(r, "%s: collection file format version %u is newer than this tqmon reads (%u); use a newer tqmon",
+                      path, version, COL_VERSION);
+  memcpy(&r->flags, r->buf + 12, 4);
+  memcpy(&r->first, r->buf + 16, 8);
+  memcpy(&r->last, r->buf + 24, 8);
+  memcpy(&r->records, r->buf + 32, 8);
+  uint32_t hlen;
+  memcpy(&hlen, r->buf + 40, 4);
+  if ((size_t)hlen > r->len - 44) return readerFail(r, "%s:44: truncated header", path);
+  In h = {r->buf + 44, r->buf + 44 + hlen, 0};
+  for (int i = 0; i < 4; i++) free(getStr(&h));
+  for (int i = 0; i < 4; i++) getVar(&h);
+  uint64_t nrel = getVar(&h);
+  if (h.bad || nrel > 100000) return readerFail(r, "%s:44: corrupt header", path);
+  r->nrel = (int)nrel;
+  r->relMap = tqCalloc(nrel + 1, sizeof(int));
+  r->rels = tqCalloc(nrel + 1, sizeof(AlgRel *));
+  for (uint64_t i = 0; i < nrel && !h.bad; i++) {
+    char *name = getStr(&h);
+    unsigned kind = h.p < h.e ? *h.p++ : 0;
+    uint64_t na = getVar(&h);
+    const AlgRel *pr = algCatRel(&prog->cat, name);
+    int ok = pr && (int)na == pr->nattr && pr->isEvent == (int)(kind & 1);
+    for (uint64_t k = 0; k < na && !h.bad; k++) {
+      char *an = getStr(&h);
+      unsigned ty = h.p < h.e ? *h.p++ : 0;
+      if (ty == TY_ENUM) {
+        uint64_t ne = getVar(&h);
+        for (uint64_t j = 0; j < ne && !h.bad; j++) free(getStr(&h));
+      }
+      if (ok && (strcasecmp(an, pr->attr[k].name) || ty != pr->attr[k].type.kind)) ok = 0;
+      free(an);
+    }
+    if (pr && !ok) {
+      int rc = readerFail(r, "%s: relation %s of the recording does not match the program's declaration", path, name);
+      free(name);
+      return rc;
+    }
+    r->relMap[i + 1] = pr ? pr->id : 0; /* a relation the program does not declare is skipped */
+    r->rels[i + 1] = pr;
+    free(name);
+  }
+  if (h.bad) return readerFail(r, "%s:44: corrupt header", path);
+  r->off = 44 + hlen;
+  return 0;
+}
+
+static void closeReader(Reader *r) {
+  free(r->buf);
+  free(r->relMap);
+  free(r->rels);
+  free(r->symMap);
+  for (int64_t i = 0; i < r->nbegin; i++) free(r->ivs[i]);
+  free(r->ivs);
+}
+
+/* Starts the next block: 1 ok, 0 end of file, -1 damaged (r->err). */
+static int nextBlock(Reader *r) {
+  if (r->off == r->len) return 0;
+  if (r->len - r->off < 8) return readerFail(r, "%s:%zu: truncated block header", r->path, r->off);
+  uint32_t len, crc;
+  memcpy(&len, r->buf + r->off, 4);
+  memcpy(&crc, r->buf + r->off + 4, 4);
+  if ((size_t)len > r->len - r->off - 8) return readerFail(r, "%s:%zu: truncated block (%u bytes announced)", r->path, r->off, len);
+  if (crc32(r->buf + r->off + 8, len) != crc) return readerFail(r, "%s:%zu: corrupt block (checksum mismatch)", r->path, r->off);
+  r->blockOff = r->off;
+  r->cur = (In){r->buf + r->off + 8, r->buf + r->off + 8 + len, 0};
+  r->off += 8 + (size_t)len;
+  r->inBlock = 1;
+  r->firstRec = 1;
+  return 1;
+}
+
+static int getVals(Reader *r, const AlgRel *rel, int64_t *v) {
+  for (int i = 0; i < rel->nattr; i++) {
+    switch (rel->attr[i].type.kind) {
+      case TY_INT: v[i] = getZig(&r->cur); break;
+      case TY_FLOAT:
+        if (r->cur.e - r->cur.p < 8) {
+          r->cur.bad = 1;
+          return -1;
+        }
+        memcpy(&v[i], r->cur.p, 8);
+        r->cur.p += 8;
+        break;
+      case TY_ENUM: {
+        uint64_t x = getVar(&r->cur);
+        if (x >= (uint64_t)rel->attr[i].type.en->n) r->cur.bad = 1;
+        v[i] = (int64_t)x;
+        break;
+      }
+      default: {
+        uint64_t s = getVar(&r->cur);
+        if (s == 0 || (int64_t)s > r->nsym) r->cur.bad = 1;
+        else v[i] = r->symMap[s];
+        break;
+      }
+    }
+  }
+  return r->cur.bad ? -1 : 0;
+}
+
+/* Decodes one record into *rec: 1 a record, 0 end of file, -1 damaged. */
+static int readRecord(Reader *r, tq_record *rec, int *skip) {
+  *skip = 0;
+  for (;;) {
+    if (!r->inBlock || r->cur.p >= r->cur.e) {
+      r->inBlock = 0;
+      int b = nextBlock(r);
+      if (b <= 0) return b;
+    }
+    size_t at = r->blockOff + 8 + (size_t)(r->cur.p - (r->buf + r->blockOff + 8));
+    unsigned tag = *r->cur.p++;
+    int kind = (int)(tag >> 5);
+    uint64_t frel = tag & 31;
+    if (frel == 31) frel = getVar(&r->cur);
+    TqTime t;
+    int first = r->firstRec;
+    r->firstRec = 0;
+    if (first) t = getZig(&r->cur);
+    else t = r->lastT + (TqTime)getVar(&r->cur);
+    if (r->cur.bad) return readerFail(r, "%s:%zu: truncated record", r->path, at);
+    if (t < r->lastT && !first) return readerFail(r, "%s:%zu: time goes backwards", r->path, at);
+    r->lastT = t;
+    if (kind == CK_SYMBOL) {
+      char *s = getStr(&r->cur);
+      if (r->cur.bad) {
+        free(s);
+        return readerFail(r, "%s:%zu: truncated symbol", r->path, at);
+      }
+      if (r->nsym + 1 >= r->csym) {
+        r->csym = r->csym ? 2 * r->csym : 1024;
+        r->symMap = tqRealloc(r->symMap, sizeof(int64_t) * (size_t)r->csym);
+      }
+      r->symMap[++r->nsym] = tqSymZ(s);
+      free(s);
+      continue;
+    }
+    if (kind < CK_EVENT || kind > CK_SAMPLE || frel == 0 || (int64_t)frel > r->nrel)
+      return readerFail(r, "%s:%zu: corrupt record (kind %d, relation %llu)", r->path, at, kind, (unsigned long long)frel);
+    const AlgRel *rel = r->rels[frel];
+    memset(rec, 0, sizeof *rec);
+    rec->rel = r->relMap[frel];
+    int64_t *v = r->vals;
+    switch (kind) {
+      case CK_EVENT:
+      case CK_SAMPLE:
+        if (rel && getVals(r, rel, v)) return readerFail(r, "%s:%zu: corrupt values", r->path, at);
+        rec->kind = kind == CK_EVENT ? TQ_REC_EVENT : TQ_REC_SAMPLE;
+        rec->t = t;
+        break;
+      case CK_BEGIN: {
+        if (rel && getVals(r, rel, v)) return readerFail(r, "%s:%zu: corrupt values", r->path, at);
+        if (r->nbegin == r->civ) {
+          r->civ = r->civ ? 2 * r->civ : 1024;
+          r->ivs = tqRealloc(r->ivs, sizeof(OpenRec *) * (size_t)r->civ);
+        }
+        int na = rel ? rel->nattr : 0;
+        OpenRec *o = tqMalloc(sizeof(OpenRec) + sizeof(int64_t) * (size_t)(na ? na : 1));
+        o->from = t;
+        o->rel = rec->rel;
+        TQ_MEMCPY(o->vals, v, sizeof(int64_t) * (size_t)na);
+        rec->id = (uint64_t)r->nbegin;
+        r->ivs[r->nbegin++] = o;
+        rec->kind = TQ_REC_BEGIN;
+        rec->from = t;
+        rec->t = t;
+        break;
+      }
+      case CK_END: {
+        uint64_t back = getVar(&r->cur);
+        if (r->cur.bad || back == 0 || back > (uint64_t)r->nbegin || !r->ivs[r->nbegin - (int64_t)back])
+          return readerFail(r, "%s:%zu: END of an interval that is not open", r->path, at);
+        int64_t id = r->nbegin - (int64_t)back;
+        OpenRec *o = r->ivs[id];
+        rec->kind = TQ_REC_END;
+        rec->id = (uint64_t)id;
+        rec->from = o->from;
+        rec->to = t;
+        rec->t = t;
+        int na = rel ? rel->nattr : 0;
+        TQ_MEMCPY(v, o->vals, sizeof(int64_t) * (size_t)na);
+        free(o);
+        r->ivs[id] = NULL;
+        break;
+      }
+      case CK_WHOLE: {
+        uint64_t d = getVar(&r->cur);
+        if (rel && getVals(r, rel, v)) return readerFail(r, "%s:%zu: corrupt values", r->path, at);
+        rec->kind = TQ_REC_WHOLE;
+        rec->from = t - (TqTime)d;
+        rec->to = t;
+        rec->t = t;
+        rec->id = (uint64_t)1 << 62 | (uint64_t)r->records; /* its own identity */
+        break;
+      }
+    }
+    r->records++;
+    rec->nvals = rel ? rel->nattr : 0;
+    rec->vals = v;
+    if (!rel) *skip = 1;
+    return 1;
+  }
+}
+
+/* ================================================================ the colfil PM */
+
+typedef struct Colfil {
+  int reading;
+  Reader rd;
+  Writer wr;
+  int started;
+  tq_record pending;   /* read ahead (crossed a snapshot boundary) */
+  int havePending;
+  int64_t pendVals[64];
+} Colfil;
+
+/* args: FILE to read (EXTRACTOR), or "write:FILE" / "all:FILE" to write
+** what the run collected / every record (CONSUMER). */
+static tq_pm_status colInit(tq_pm_global *g, tq_pm_private *p) {
+  const char *a = p->args ? p->args : "";
+  if (!*a) {
+    snprintf(p->message, sizeof p->message, "give a file: colfil=FILE (read) or colfil=write:FILE");
+    return TQ_PM_ERROR;
+  }
+  if (!strncmp(a, "write:", 6)) {
+    p->caps = TQ_PM_CONSUMER;
+    p->sync = TQ_PM_SYNC_COLLECTION_END;
+  } else if (!strncmp(a, "all:", 4)) {
+    p->caps = TQ_PM_CONSUMER;
+    p->sync = TQ_PM_SYNC_COLLECTION_END | TQ_PM_SYNC_ALL_RECORDS;
+  } else {
+    p->caps = TQ_PM_EXTRACTOR;
+  }
+  return TQ_PM_OK;
+}
+
+static tq_pm_status colCall(tq_pm_global *g, tq_pm_private *p, int what, const tq_record_set *rs) {
+  Colfil *c = p->data;
+  switch (what) {
+    case TQ_PM_START: {
+      c = tqCalloc(1, sizeof *c);
+      p->data = c;
+      const char *a = p->args;
+      if (p->caps & TQ_PM_EXTRACTOR) {
+        c->reading = 1;
+        if (openReader(&c->rd, a, enProgram(g))) {
+          snprintf(p->message, sizeof p->message, "%s", c->rd.err);
+          tqErrorAt(enDiag(g), NULL, "%s", c->rd.err);
+          return TQ_PM_FATAL;
+        }
+        if (!(c->rd.flags & 1)) {
+          /* not closed properly: find the time range by reading it once */
+          Reader scan;
+          openReader(&scan, a, enProgram(g));
+          tq_record rec;
+          int skip, rr, any = 0;
+          while ((rr = readRecord(&scan, &rec, &skip)) > 0) {
+            TqTime t = rec.kind == TQ_REC_BEGIN ? rec.from : rec.kind == TQ_REC_END || rec.kind == TQ_REC_WHOLE ? rec.to : rec.t;
+            if (!any) c->rd.first = t;
+            c->rd.last = t;
+            any = 1;
+          }
+          closeReader(&scan);
+          g->log(g, p, TQ_LOG_WARNING, "%s was not closed properly: reading what it holds", a);
+        }
+        enSetRange(g, c->rd.first, c->rd.last);
+        enSetTotal(g, c->rd.records);
+      } else {
+        const char *path = strchr(a, ':') + 1;
+        c->wr.f = fopen(path, "w+b");
+        if (!c->wr.f) {
+          snprintf(p->message, sizeof p->message, "cannot write %s: %s", path, strerror(errno));
+          return TQ_PM_FATAL;
+        }
+        c->wr.path = tqStrdup(path);
+        c->wr.prog = enProgram(g);
+        c->wr.firstInBlock = 1;
+        writeHeader(&c->wr);
+      }
+      c->started = 1;
+      return TQ_PM_OK;
+    }
+    case TQ_PM_COLLECTION_END:
+      return TQ_PM_OK;
+    case TQ_PM_END:
+      if (!c) return TQ_PM_OK;
+      if (c->reading) {
+        closeReader(&c->rd);
+      } else if (c->started) {
+        RtNet *net = enNet(g);
+        TqTime first = net ? net->origin : c->wr.first, last = net ? net->now : c->wr.last;
+        if (net && net->opt.nowValue != TQ_OPEN) last = net->opt.nowValue;
+        if (closeWriter(&c->wr, first, last)) {
+          free(c);
+          p->data = NULL;
+          snprintf(p->message, sizeof p->message, "error writing the collection file");
+          return TQ_PM_ERROR;
+        }
+      }
+      free(c);
+      p->data = NULL;
+      return TQ_PM_OK;
+    default: return TQ_PM_OK;
+  }
+}
+
+static tq_pm_status colRecord(tq_pm_global *g, tq_pm_private *p, const tq_record *r) {
+  Colfil *c = p->data;
+  if (!c || c->reading) return TQ_PM_OK;
+  if (writeRecord(&c->wr, r)) {
+    snprintf(p->message, sizeof p->message, "cannot write %s: %s", c->wr.path, strerror(errno));
+    return TQ_PM_ERROR;
+  }
+  return TQ_PM_OK;
+}
+
+static tq_pm_status colExtract(tq_pm_global *g, tq_pm_private *p) {
+  Colfil *c = p->data;
+  Reader *r = &c->rd;
+  TqTime boundary = TQ_FOREVER;
+  tq_record rec;
+  int skip;
+  if (c->havePending) {
+    rec = c->pending;
+    rec.vals = c->pendVals;
+    c->havePending = 0;
+    goto have;
+  }
+  for (;;) {
+    int rr = readRecord(r, &rec, &skip);
+    if (rr == 0) return TQ_PM_DONE;
+    if (rr < 0) {
+      /* damaged: what came before is used; say where */
+      tqErrorAt(enDiag(g), NULL, "%s (the records before it were used)", r->err);
+      snprintf(p->message, sizeof p->message, "%s", r->err);
+      return TQ_PM_ERROR;
+    }
+    if (skip) continue;
+  have: {
+    TqTime t = rec.kind == TQ_REC_BEGIN ? rec.from : rec.kind == TQ_REC_END || rec.kind == TQ_REC_WHOLE ? rec.to : rec.t;
+    if (boundary == TQ_FOREVER) {
+      TqTime tick = g->tick, q = t / tick;
+      if (q * tick > t) q--;
+      boundary = (q + 1) * tick;
+    } else if (t >= boundary) {
+      c->pending = rec;
+      memcpy(c->pendVals, rec.vals, sizeof(int64_t) * (size_t)rec.nvals);
+      c->havePending = 1;
+      return TQ_PM_OK;
+    }
+    if (g->produce(g, &rec)) return TQ_PM_FATAL;
+  }
+  }
+}
+
+const tq_pm snsColfilPm = {
+    .version = TQ_PM_VERSION,
+    .name = "colfil",
+    .description = "collection files: EXTRACTOR (args: FILE) and CONSUMER (args: write:FILE or all:FILE)",
+    .init = colInit,
+    .call = colCall,
+    .extract = colExtract,
+    .record = colRecord,
+};

@@ -1,0 +1,1 @@
+# testpm.mk - processor modules used by the tests of the PM interface.
