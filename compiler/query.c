@@ -301,6 +301,9 @@ static AlgExpr *tyValue(QCtx *q, AstNode *x) {
           return e;
         }
       }
+      if (q->inAgg && n && !strcasecmp(x->s2, "all")) /* Quel's V.all is for target lists only */
+        return err(q, x->loc, "'%s.all' (every attribute) belongs in a target list; an aggregate takes one value (count(%s.%s) counts %s's tuples)",
+                   x->s, x->s, at[0].name, x->s);
       TqBuf b = {0};
       for (int i = 0; i < n; i++) tqBufPrintf(&b, "%s%s", i ? ", " : "", at[i].name);
       err(q, x->loc, "%s (relation %s) has no attribute '%s'%s%s%s", u->var, relNameOf(u), x->s2,
