@@ -561,11 +561,19 @@ int main(int argc, char **argv) {
   if (!strcmp(a.cmd, "--help") || !strcmp(a.cmd, "-h") || !strcmp(a.cmd, "help")) return usage(stdout, 0);
   if (!strcmp(a.cmd, "check")) return cmdCheck(&a);
   if (!strcmp(a.cmd, "explain")) return cmdExplain(&a);
-  if (!strcmp(a.cmd, "run")) return cmdRun(&a);
+  if (!strcmp(a.cmd, "run")) {
+    rc = cmdRun(&a);
+    free(a.exec);
+    return rc;
+  }
   if (!strcmp(a.cmd, "show")) return cmdShow(&a);
   if (!strcmp(a.cmd, "load")) return cmdLoad(&a);
   if (!strcmp(a.cmd, "sql")) return cmdSql(&a);
-  if (!strcmp(a.cmd, "record")) return cmdRecord(&a);
+  if (!strcmp(a.cmd, "record")) {
+    rc = cmdRecord(&a);
+    free(a.exec);
+    return rc;
+  }
   if (!strcmp(a.cmd, "convert")) return cmdConvert(&a);
   if (!strcmp(a.cmd, "pms")) return cmdPms(&a);
   if (!strcmp(a.cmd, "sensors")) return cmdSensors(&a);

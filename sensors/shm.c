@@ -651,7 +651,8 @@ static tq_pm_status shmStart(tq_pm_global *g, tq_pm_private *p) {
              "the subject did not map the sensor segment within 10 s (is it built with the generated sensors?)");
     return TQ_PM_FATAL;
   }
-  if (mapCatalog(s, g, p)) return TQ_PM_FATAL;
+  /* the subject may have written anything: check the header again */
+  if (checkHeader(p, s->h, s->size, s->name) || mapCatalog(s, g, p)) return TQ_PM_FATAL;
   /* the intervals of a traced relation a query uses are all reported: the
   ** engine must know every open one (it may be delivered whole at its end) */
   RtNet *net = enNet(g);
@@ -709,6 +710,10 @@ static tq_pm_status shmSnapshot(tq_pm_global *g, tq_pm_private *p) {
     return TQ_PM_OK;
   }
   if (!s->exited && !alive(s)) s->exited = 1;
+  if (memcmp(s->h->magic, TQ_SHM_MAGIC, 8) || s->h->version != TQ_SHM_VERSION) {
+    snprintf(p->message, sizeof p->message, "%s: the subject overwrote the segment header (magic or version)", s->name);
+    return TQ_PM_FATAL;
+  }
   drain(s);
   merge(s, g->now); /* a dead subject's last packets still come in time order */
   if (s->exited && !pending(s)) {

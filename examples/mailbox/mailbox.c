@@ -215,6 +215,7 @@ int main(int argc, char **argv) {
     perror(logName);
     return 1;
   }
+  setvbuf(logFile, NULL, _IOLBF, 0); /* a killed run leaves a whole log */
   pthread_mutex_lock(&lock);
   for (int k = 0; k < nk; k++) {
     snprintf(cpus[k].name, sizeof cpus[k].name, "%c", 'A' + k);
