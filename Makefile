@@ -143,8 +143,25 @@ $(B)/measure: bench/measure.c
 $(B)/netbench: bench/netbench.c $(B)/libtqmon.a $(HDRS)
 	$(CC) $(CSTD) $(WARN) $(OPT) $(INC) bench/netbench.c $(B)/libtqmon.a $(LIBS) -o $@
 
-bench: all $(B)/measure $(B)/netbench
+# The sensor benchmark: tqmon's generated sensor next to an LTTng-UST
+# tracepoint (when liblttng-ust-dev is installed; bench/run.sh says so
+# otherwise), and one monitor draining a busy thread.
+# (LTTng is looked for when the recipe runs: make bench installs it first.)
+SB_LTTNG = $$(pkg-config --exists lttng-ust 2>/dev/null && echo -DTQBENCH_LTTNG -Ibench bench/tqbench_tp.c \
+    $$(pkg-config --cflags --libs lttng-ust))
+$(B)/bench/sensors.h: bench/sensorbench.tq $(B)/tqmon
+	@mkdir -p $(B)/bench
+	$(B)/tqmon sensors gen bench/sensorbench.tq -o $@
+$(B)/sensorbench: bench/sensorbench.c bench/shmbench.c bench/tqbench_tp.c bench/tqbench_tp.h $(B)/bench/sensors.h \
+    $(B)/libtqsensor.a $(B)/libtqmon.a $(HDRS) | bench-deps
+	$(CC) $(CSTD) $(WARN) $(OPT) -I$(B)/bench $(INC) bench/sensorbench.c bench/shmbench.c $(SB_LTTNG) \
+	    $(B)/libtqsensor.a $(B)/libtqmon.a $(LIBS) -o $@
+
+bench: all bench-deps $(B)/measure $(B)/netbench $(B)/sensorbench
 	@sh bench/run.sh
+.PHONY: bench-deps
+bench-deps:
+	@sh tests/deps.sh bench
 
 clean:
 	rm -rf $(B) tqmon.db tqmon.db-wal tqmon.db-shm
