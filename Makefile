@@ -20,12 +20,12 @@ B       := build
 GEN     := $(B)/gen
 LAYERS  := base grammar compiler algebra sensors runtime display
 LIBSRC  := $(filter-out runtime/main.c,$(foreach d,$(LAYERS),$(wildcard $(d)/*.c)))
-GENSRC  := $(GEN)/tq.c $(GEN)/lex.c
+GENSRC  := $(GEN)/tq.c $(GEN)/lex.c $(GEN)/page.c
 HDRS    := $(foreach d,$(LAYERS),$(wildcard $(d)/*.h)) include/tqmon.h $(GEN)/tq.h
 INC     := -I$(GEN) -Ibase -Igrammar -Icompiler -Ialgebra -Isensors -Iruntime -Idisplay -Iinclude
 
-OBJ      := $(patsubst %.c,$(B)/obj/%.o,$(LIBSRC)) $(B)/obj/gen/tq.o $(B)/obj/gen/lex.o
-ASANOBJ  := $(patsubst %.c,$(B)/asan/%.o,$(LIBSRC)) $(B)/asan/gen/tq.o $(B)/asan/gen/lex.o
+OBJ      := $(patsubst %.c,$(B)/obj/%.o,$(LIBSRC)) $(B)/obj/gen/tq.o $(B)/obj/gen/lex.o $(B)/obj/gen/page.o
+ASANOBJ  := $(patsubst %.c,$(B)/asan/%.o,$(LIBSRC)) $(B)/asan/gen/tq.o $(B)/asan/gen/lex.o $(B)/asan/gen/page.o
 
 .PHONY: all run test bench deps clean fuzz
 all: deps $(B)/tqmon $(B)/libtqmon.a $(B)/paper-gen
@@ -47,6 +47,12 @@ $(GEN)/tq.c $(GEN)/tq.h: grammar/tq.y | $(B)/.deps
 $(GEN)/lex.c: grammar/tq.l $(GEN)/tq.h | $(B)/.deps
 	@mkdir -p $(GEN)
 	flex -o $@ grammar/tq.l
+
+# The display's page template (HTML, CSS, JavaScript) as a C string.
+$(GEN)/page.c: display/page.html
+	@mkdir -p $(GEN)
+	awk 'BEGIN { print "/* generated from display/page.html */"; print "const char dspPageHtml[] =" } \
+	     { gsub(/\\/, "\\\\"); gsub(/"/, "\\\""); print "  \"" $$0 "\\n\"" } END { print "  \"\";" }' $< > $@
 
 # ---------------------------------------------------------------- release build
 $(B)/obj/%.o: %.c $(HDRS)

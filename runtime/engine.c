@@ -144,6 +144,7 @@ CpProgram *enProgram(tq_pm_global *g) { return enOf(g)->prog; }
 RtNet *enNet(tq_pm_global *g) { return enOf(g)->net; }
 TqDiag *enDiag(tq_pm_global *g) { return &enOf(g)->diag; }
 void enSetTotal(tq_pm_global *g, int64_t n) { enOf(g)->packetsTotal = n; }
+void enWantDisplay(tq_pm_global *g) { enOf(g)->opt.display = 1; }
 void enSetRange(tq_pm_global *g, TqTime first, TqTime last) {
   tq_engine *e = enOf(g);
   e->first = first;
@@ -1155,6 +1156,10 @@ int tq_prepare(tq_engine *e, int nfiles, const char *const *files) {
   }
   e->prog = cpCompileFiles(nfiles, files, &e->diag);
   if (!e->prog) {
+    collectErrors(e);
+    return -1;
+  }
+  if (e->opt.display && cpDisplayQueries(e->prog, &e->diag)) {
     collectErrors(e);
     return -1;
   }
