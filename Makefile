@@ -49,10 +49,9 @@ $(GEN)/lex.c: grammar/tq.l $(GEN)/tq.h | $(B)/.deps
 	flex -o $@ grammar/tq.l
 
 # The display's page template (HTML, CSS, JavaScript) as a C string.
-$(GEN)/page.c: display/page.html
+$(GEN)/page.c: display/page.html display/page2c.sh
 	@mkdir -p $(GEN)
-	awk 'BEGIN { print "/* generated from display/page.html */"; print "const char dspPageHtml[] =" } \
-	     { gsub(/\\/, "\\\\"); gsub(/"/, "\\\""); print "  \"" $$0 "\\n\"" } END { print "  \"\";" }' $< > $@
+	sh display/page2c.sh display/page.html > $@
 
 # ---------------------------------------------------------------- release build
 $(B)/obj/%.o: %.c $(HDRS)

@@ -137,6 +137,7 @@ struct tq_engine {
   tq_pm_info *pinfo;
   tq_sensor_info *sinfo;
   const char *sampleRelName;
+  int wantDisplay;        /* a PM draws: displayed relations get their queries */
 };
 
 tq_engine *enOf(tq_pm_global *g) { return (tq_engine *)g; }
@@ -144,7 +145,7 @@ CpProgram *enProgram(tq_pm_global *g) { return enOf(g)->prog; }
 RtNet *enNet(tq_pm_global *g) { return enOf(g)->net; }
 TqDiag *enDiag(tq_pm_global *g) { return &enOf(g)->diag; }
 void enSetTotal(tq_pm_global *g, int64_t n) { enOf(g)->packetsTotal = n; }
-void enWantDisplay(tq_pm_global *g) { enOf(g)->opt.display = 1; }
+void enWantDisplay(tq_pm_global *g) { enOf(g)->wantDisplay = 1; }
 void enSetRange(tq_pm_global *g, TqTime first, TqTime last) {
   tq_engine *e = enOf(g);
   e->first = first;
@@ -1159,7 +1160,7 @@ int tq_prepare(tq_engine *e, int nfiles, const char *const *files) {
     collectErrors(e);
     return -1;
   }
-  if (e->opt.display && cpDisplayQueries(e->prog, &e->diag)) {
+  if (e->wantDisplay && cpDisplayQueries(e->prog, &e->diag)) {
     collectErrors(e);
     return -1;
   }

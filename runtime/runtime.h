@@ -180,7 +180,6 @@ typedef struct RtOptions {
   int noOpt;          /* run the initial algebra */
   TqTime nowValue;    /* value of `now` when known (replay end), else TQ_OPEN */
   double timeLimit;   /* stop a replay after this many seconds (0 = none) */
-  int display;        /* something draws: displayed relations get their queries */
 } RtOptions;
 
 struct RtNet {
