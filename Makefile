@@ -99,7 +99,13 @@ run: all
 TEST_DEPS :=
 include examples/examples.mk tests/testpm.mk
 
-test: deps $(B)/asan/tqmon $(B)/asan/unit $(B)/asan/prop $(B)/tqmon $(B)/paper-gen $(TEST_DEPS)
+# What the tests use beyond the build (sqlite3; chromium and playwright-core
+# for the browser test, best effort), installed once when missing.
+$(B)/.testdeps: tests/deps.sh tests/browser/package.json
+	@sh tests/deps.sh test
+	@mkdir -p $(B) && touch $@
+
+test: deps $(B)/.testdeps $(B)/asan/tqmon $(B)/asan/unit $(B)/asan/prop $(B)/tqmon $(B)/paper-gen $(TEST_DEPS)
 	@LC_ALL=C sh tests/run.sh
 
 # ---------------------------------------------------------------- benchmarks

@@ -1277,8 +1277,11 @@ static int mBegin(void *self, RtNet *net) {
     const CpDisplay *cd = d->cd;
     l->vertical = cd->pos[1] >= 0 || (cd->pos[0] < 0 && cd->anchor < 4);
     l->anchor = cd->anchor ? cd->anchor : l->vertical ? 2 : 4;
-    l->cellW = d->bw + 40;
-    l->cellH = d->bh + 16;
+    /* room for the largest the icons can be scaled to */
+    const CpAspect *sc = &cd->asp[DSPA_SCALE];
+    double most = !sc->set ? 1 : sc->attr < 0 ? sc->num : 2;
+    l->cellW = d->bw * most + 40;
+    l->cellH = d->bh * most + 16;
     if (l->vertical) {
       if (l->anchor == 1) l->x = left + l->cellW / 2 - 20, left += l->cellW;
       else if (l->anchor == 3) right += l->cellW;
