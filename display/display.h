@@ -49,7 +49,9 @@ void dspModelStats(const DspModel *m, DspStats *s);
 **   tty              the current state, in place when standard output is a
 **                    terminal, else as plain lines of what changed
 **   serve=[ADDR:]PORT  the live page over HTTP (loopback unless ADDR)
-**   linger           (with serve) keep serving after the run until SIGINT */
+**   linger           (with serve) keep serving after the run until SIGINT
+**   pace=S           each step drawn takes at least S seconds (a replay
+**                    watched live in the terminal or the browser) */
 extern const tq_pm dspDisplayPm;
 
 #endif

@@ -133,6 +133,6 @@ DspOut *dspTtyOut(FILE *f, int fancy);
 /* serve.c: the live page over HTTP (server-sent events); NULL on error
 ** with a message in err.  port 0 picks a free one; the URL is printed on
 ** standard error.  linger: keep serving after the run until interrupted. */
-DspOut *dspServeOut(const char *addr, int port, int linger, TqBuf *err);
+DspOut *dspServeOut(DspModel *m, const char *addr, int port, int linger, TqBuf *err);
 
 #endif

@@ -1,19 +1,39 @@
 /*
 ** pm.c - the display processor module: a CONSUMER at the root of the
 ** update network that feeds the display model and hands each step to the
-** outputs the arguments name (html=FILE, list[=FILE], tty, serve=PORT).
+** outputs the arguments name (html=FILE, list[=FILE], tty, serve=PORT;
+** linger: serve after the run until interrupted; pace=S: each step takes at
+** least S seconds, to watch a replay live).
 **
 ** Loading it asks the engine for the queries that collect the displayed
 ** relations (enWantDisplay): displaying a relation is what enables its
 ** sensors.  A failing output disables the PM (the run goes on); a page that
 ** cannot be written at the end makes the run fail.
 */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../runtime/engine.h"
 #include "dspInt.h"
+
+/* pace=S: each step drawn takes at least S seconds (watching a replay live). */
+typedef struct Pacer {
+  DspOut o;
+  double seconds;
+} Pacer;
+static void paceStep(void *self, DspModel *m, const DspStep *st) {
+  Pacer *p = self;
+  struct timespec ts = {(time_t)p->seconds, (long)((p->seconds - (double)(time_t)p->seconds) * 1e9)};
+  while (nanosleep(&ts, &ts) && errno == EINTR) {
+  }
+}
+static int paceEnd(void *self, DspModel *m) {
+  free(self);
+  return 0;
+}
 
 typedef struct DisplayPm {
   DspModel *m;
@@ -29,6 +49,22 @@ static int outputs(const char *args, DspModel *m, char *msg, size_t nmsg) {
     char *val = strchr(w, '=');
     if (val) *val++ = 0;
     if (!strcmp(w, "linger")) continue;
+    if (!strcmp(w, "pace")) {
+      char *end = NULL;
+      double sec = val ? strtod(val, &end) : -1;
+      if (!val || *end || sec < 0 || sec > 60) {
+        snprintf(msg, nmsg, "pace needs seconds per step from 0 to 60: pace=0.1");
+        rc = -1;
+      } else if (m && sec > 0) {
+        Pacer *pc = tqCalloc(1, sizeof *pc);
+        pc->seconds = sec;
+        pc->o.self = pc;
+        pc->o.step = paceStep;
+        pc->o.end = paceEnd;
+        dspModelAddOutput(m, &pc->o);
+      }
+      continue;
+    }
     any = 1;
     if (!strcmp(w, "html")) {
       if (!val || !*val) {
@@ -67,7 +103,7 @@ static int outputs(const char *args, DspModel *m, char *msg, size_t nmsg) {
         rc = -1;
       } else if (m) {
         TqBuf err = {0};
-        DspOut *o = dspServeOut(addr, (int)p, linger, &err);
+        DspOut *o = dspServeOut(m, addr, (int)p, linger, &err);
         if (!o) {
           snprintf(msg, nmsg, "%s", err.s ? err.s : "cannot serve");
           rc = -1;
@@ -77,7 +113,7 @@ static int outputs(const char *args, DspModel *m, char *msg, size_t nmsg) {
         tqBufFree(&err);
       }
     } else {
-      snprintf(msg, nmsg, "unknown display output '%s' (html=FILE, list[=FILE], tty, serve=PORT, linger)", w);
+      snprintf(msg, nmsg, "unknown display output '%s' (html=FILE, list[=FILE], tty, serve=PORT, linger, pace=S)", w);
       rc = -1;
     }
   }
