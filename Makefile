@@ -2,7 +2,8 @@
 #
 #   make          build build/tqmon and build/libtqmon.a (installs lemon, flex,
 #                 libsqlite3-dev with apt-get when they are missing)
-#   make run      build, then run the paper's example into tqmon.db
+#   make run      build, then run the paper's example into tqmon.db and draw
+#                 its display into build/paper.html
 #   make test     build under AddressSanitizer+UBSan and run every test
 #   make bench    benchmarks (figures side by side with their peers)
 #
@@ -91,9 +92,11 @@ $(B)/asan/unit: tests/unit.c $(B)/asan/libtqmon.a $(HDRS)
 # ---------------------------------------------------------------- main jobs
 run: all
 	rm -f tqmon.db tqmon.db-wal tqmon.db-shm
-	$(B)/tqmon run examples/paper/paper.tq examples/paper/queries.tq \
-	    --replay examples/paper/paper.trace --db tqmon.db --stats $(B)/paper-stats.json
+	$(B)/tqmon run examples/paper/paper.tq examples/paper/queries.tq examples/paper/display.tq \
+	    --replay examples/paper/paper.trace --db tqmon.db --stats $(B)/paper-stats.json --html $(B)/paper.html
 	@echo "results stored in tqmon.db (tables ResumedbyP1, RunningOnEvery10Seconds)"
+	@echo "the paper's display (section 7) drawn in $(B)/paper.html: open it in a browser"
+	@echo "(live: $(B)/tqmon serve examples/paper/*.tq --replay examples/paper/paper.trace --display pace=0.05)"
 
 # Fragments add their own programs and shared objects to TEST_DEPS.
 TEST_DEPS :=
@@ -115,7 +118,10 @@ $(B)/measure: bench/measure.c
 $(B)/netbench: bench/netbench.c $(B)/libtqmon.a $(HDRS)
 	$(CC) $(CSTD) $(WARN) $(OPT) $(INC) bench/netbench.c $(B)/libtqmon.a $(LIBS) -o $@
 
-bench: all $(B)/measure $(B)/netbench
+$(B)/dspbench: bench/dspbench.c $(B)/libtqmon.a $(HDRS)
+	$(CC) $(CSTD) $(WARN) $(OPT) $(INC) bench/dspbench.c $(B)/libtqmon.a $(LIBS) -o $@
+
+bench: all $(B)/measure $(B)/netbench $(B)/dspbench
 	@sh bench/run.sh
 
 clean:
