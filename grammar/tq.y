@@ -280,7 +280,6 @@ dspval(A) ::= STRINGLIT(N).          { A = MK(AST_STR, N); A->s = unquote(ps, N)
 dspval(A) ::= dspnum(X).             { A = X; }
 dspnum(A) ::= INTEGER(N).            { A = MK(AST_FLOAT, N); A->f = (double)parseInt(ps, N); }
 dspnum(A) ::= FLOATNUM(N).           { A = MK(AST_FLOAT, N); A->f = strtod(STR(N), NULL); }
-dspnum(A) ::= MINUS(T) dspnum(X).    { A = X; A->loc = T.loc; A->f = -A->f; }
 
 dspmap(A) ::= .                      { GrToken t = {0}; A = astNew(ps->arena, AST_ASPECT, t.loc); }
 dspmap(A) ::= LP ids(L) RP.          { GrToken t = {0}; A = astNew(ps->arena, AST_ASPECT, t.loc); A->k[1] = L; }
@@ -394,7 +393,11 @@ void grSyntaxError(GrParse *ps, void *parser, int major, GrToken tok) {
     int isOp = t == TK_OR || t == TK_AND || t == TK_EQ || t == TK_NE || t == TK_LT || t == TK_LE || t == TK_GT ||
                t == TK_GE || t == TK_PLUS || t == TK_MINUS || t == TK_STAR || t == TK_SLASH || t == TK_PRECEDE ||
                t == TK_EQUAL || t == TK_OVERLAP || t == TK_EXTEND;
-    if (t == TK_FLOATNUM || t == TK_STRINGLIT || t == TK_NOW || t == TK_BEGINNING || t == TK_FOREVER) continue;
+    /* in an expression these are implied by "an expression"; elsewhere (a
+    ** display aspect's value) they are listed */
+    if ((t == TK_FLOATNUM || t == TK_STRINGLIT || t == TK_NOW || t == TK_BEGINNING || t == TK_FOREVER) &&
+        grAccepts(st, n, TK_TIMECONST))
+      continue;
     if (!grAccepts(st, n, t)) continue;
     if (t != TK_ID && yyFallback[t] == TK_ID && grAccepts(st, n, TK_ID)) continue;
     if (t == TK_INTEGER && grAccepts(st, n, TK_TIMECONST) && grAccepts(st, n, TK_ID)) exprStart = 1;

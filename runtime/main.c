@@ -8,6 +8,7 @@
 **   tqmon record SENSORS.tq... (--replay FILE | --pm SENSOR...) -o FILE
 **   tqmon convert SENSORS.tq... IN OUT
 **   tqmon serve FILE.tq... (--replay FILE | --pm SENSOR...) [--serve PORT]
+**   tqmon display FILE.tq... (--replay FILE | --pm SENSOR...) -o PAGE.html
 **   tqmon show [--db FILE] [RELATION]      print a stored relation as CSV
 **
 ** run, record and convert are clients of the engine API (include/tqmon.h).
@@ -57,6 +58,8 @@ static const char *usageText =
     "  serve FILE.tq... (--replay FILE | --pm SENSOR...) [--serve [ADDR:]PORT]\n"
     "                              run with --serve (default port 8080), and go on\n"
     "                              serving the page after the run until interrupted\n"
+    "  display FILE.tq... (--replay FILE | --pm SENSOR...) -o PAGE.html\n"
+    "                              only draw the displays into PAGE.html\n"
     "  record SENSORS.tq... (--replay FILE | --pm SENSOR...) -o FILE\n"
     "                              record every packet of every sensor, all\n"
     "                              enabled, for later analysis by any query\n"
@@ -536,6 +539,17 @@ static int dispatch(int argc, char **argv, Args *ap) {
       a.display = nd;
     }
     ap->display = a.display;
+    return cmdRun(&a);
+  }
+  if (!strcmp(a.cmd, "display")) { /* the page only: run --quiet --html FILE */
+    if (!a.out) {
+      fprintf(stderr, "tqmon display: give the page to write with -o FILE.html\n");
+      return 2;
+    }
+    char *nd = tqMprintf("%s%shtml=%s", a.display ? a.display : "", a.display ? "," : "", a.out);
+    free(a.display);
+    a.display = ap->display = nd;
+    a.quiet = 1;
     return cmdRun(&a);
   }
   if (!strcmp(a.cmd, "show")) return cmdShow(&a);
