@@ -16,10 +16,15 @@
 #   4. Sensors: ns per call of a generated sensor (disabled, entity not
 #      enabled, writing a packet) next to an LTTng-UST tracepoint in the same
 #      run, and the rate one monitor drains and merges a busy thread.
+#   5. The display engine: derived tuples per second absorbed into the page
+#      model (build/dspbench, the paper's display), against the paper's
+#      prototype (17-25 tuples/s), and how long pages of 10,000 and 100,000
+#      tuples take to open in chromium (bench/pageload.mjs, when installed).
 #
 # Knobs (environment): TQ_BENCH_LIMIT (seconds for the unoptimized 1M runs,
 # 120), TQ_BENCH_PACKETS (1000000), TQ_BENCH_SMALL (50000), TQ_BENCH_CHAIN
-# (10000000 events), TQ_BENCH_OVERLAP (5000000 tuples).
+# (10000000 events), TQ_BENCH_OVERLAP (5000000 tuples), TQ_BENCH_DISPLAY
+# (100000 tuples into the display model).
 
 B=build
 OUT=$B/bench
@@ -30,6 +35,7 @@ NPK=${TQ_BENCH_PACKETS:-1000000}
 NSMALL=${TQ_BENCH_SMALL:-50000}
 NCHAIN=${TQ_BENCH_CHAIN:-10000000}
 NOVER=${TQ_BENCH_OVERLAP:-5000000}
+NDSP=${TQ_BENCH_DISPLAY:-100000}
 SENSORS=examples/paper/paper.tq
 GENARGS="-n 200 -m 50 -k 8 -s 1"
 LC_ALL=C
@@ -373,6 +379,54 @@ ok=$(awk -v a="${tp:-0}" -v b="${le:-0}" 'BEGIN { print (a > 0 && b >= 3.5 * a ?
 target $ok "enabled sensor >= 3.5x cheaper than the LTTng-UST tracepoint: $(ratio "${le:-0}" "${tp:-0}")x (${le:-n/a} ns)"
 ok=$(awk -v a="$(sb drain.cpu_rate)" 'BEGIN { print (a >= 1e7 ? 1 : 0) }')
 target $ok "one monitor drains and merges >= 10 M packets/s from one busy thread: $(big $(sb drain.cpu_rate))/s (losses reported: $(sb drain.dropped) dropped)"
+# ================================================================ 5. display
+say ""
+say "== display engine: build/dspbench -n $NDSP and -n 10000 (the paper's display, result rows fed to it)"
+$B/dspbench -n "$NDSP" -o $OUT/display.html > $OUT/dspbench.txt 2> $OUT/dspbench.err
+$B/dspbench -n 10000 -o $OUT/display10k.html > $OUT/dspbench10k.txt 2>> $OUT/dspbench.err
+db() { sed -n "s/^$2 //p" "$1" | head -n 1; }
+d_rate=$(db $OUT/dspbench.txt display.rate)
+d_rows=$(db $OUT/dspbench.txt display.tuples)
+d_steps=$(db $OUT/dspbench.txt display.steps)
+d_chg=$(db $OUT/dspbench.txt display.changes)
+d_secs=$(db $OUT/dspbench.txt display.model_seconds)
+d_bytes=$(db $OUT/dspbench.txt display.page_bytes)
+k_rate=$(db $OUT/dspbench10k.txt display.rate)
+k_rows=$(db $OUT/dspbench10k.txt display.tuples)
+k_bytes=$(db $OUT/dspbench10k.txt display.page_bytes)
+CHROMIUM=$(command -v chromium || command -v chromium-browser || true)
+k_open="" d_open="" k_seek="" d_seek=""
+if [ -n "$CHROMIUM" ] && command -v node > /dev/null 2>&1 && [ -d tests/browser/node_modules/playwright-core ]; then
+  say "  opening the pages in chromium (bench/pageload.mjs, best of 3)"
+  node bench/pageload.mjs $OUT/display10k.html "$CHROMIUM" > $OUT/pageload10k.txt 2>> $OUT/dspbench.err || true
+  node bench/pageload.mjs $OUT/display.html "$CHROMIUM" > $OUT/pageload.txt 2>> $OUT/dspbench.err || true
+  k_open=$(db $OUT/pageload10k.txt page.open_ms)
+  k_seek=$(db $OUT/pageload10k.txt page.seek_ms)
+  d_open=$(db $OUT/pageload.txt page.open_ms)
+  d_seek=$(db $OUT/pageload.txt page.seek_ms)
+fi
+rep ""
+rep "5. DISPLAY ENGINE (build/dspbench: the paper's display; rows fed as the network hands them over; every step encoded into the page)"
+rowr "" "tqmon, $(big $d_rows) tuples" "tqmon, $(big $k_rows) tuples" "paper's prototype (Sun, 1988)"
+rowr "tuples/s into the model" "$(big $d_rate)" "$(big $k_rate)" "17-25 (quoted, section 9)"
+rowr "steps drawn" "$d_steps" "$(db $OUT/dspbench10k.txt display.steps)" ""
+rowr "drawn-object changes" "$d_chg" "$(db $OUT/dspbench10k.txt display.changes)" ""
+rowr "model wall time" "$(secs $d_secs)" "$(secs $(db $OUT/dspbench10k.txt display.model_seconds))" ""
+rowr "page size" "$(awk -v b="$d_bytes" 'BEGIN { printf "%.1f MB", b / 1e6 }')" "$(awk -v b="$k_bytes" 'BEGIN { printf "%.1f MB", b / 1e6 }')" ""
+if [ -n "$k_open" ]; then
+  rowr "page opens in chromium" "${d_open} ms" "${k_open} ms" ""
+  rowr "seek to the middle" "${d_seek} ms" "${k_seek} ms" ""
+else
+  rep "  (page opening not measured: chromium, node or playwright-core missing; sh tests/deps.sh test installs them)"
+fi
+ok=$(awk -v r="$d_rate" 'BEGIN { print (r >= 1e5 ? 1 : 0) }')
+target $ok "display: >= 100,000 tuples/s into the page model: $(big $d_rate)/s at $(big $d_rows) tuples (paper's prototype 17-25/s)"
+if [ -n "$k_open" ]; then
+  ok=$(awk -v t="$k_open" 'BEGIN { print (t > 0 && t < 2000 ? 1 : 0) }')
+  target $ok "display: a page of 10,000 tuples opens in chromium in under 2 s: ${k_open} ms (100,000 tuples: ${d_open} ms)"
+else
+  target 0 "display: a page of 10,000 tuples opens in under 2 s: not measured (no chromium/playwright-core)"
+fi
 
 # ================================================================ report
 END=$(date +%s)

@@ -7,7 +7,7 @@
 **   progress  MONITOR: a progress line on long extractions
 **   default   GROUPER: clock, text
 **   all       GROUPER: clock, text, progress
-** (colfil is in colfil.c, text in display/, sqlite in runtime/store.c.)
+** (colfil is in colfil.c, text and display in display/, sqlite in runtime/store.c.)
 */
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +17,7 @@
 #include "sensorsInt.h"
 
 extern const tq_pm dspTextPm;
+extern const tq_pm dspDisplayPm;
 extern const tq_pm rtSqlitePm;
 extern const tq_pm snsColfilPm;
 extern const tq_pm snsShmPm;
@@ -294,7 +295,7 @@ static const tq_pm allPm = {TQ_PM_VERSION, "all", "GROUPER: clock, text, progres
 /* ================================================================ the list */
 
 const tq_pm *const *enBuiltinPms(int *n) {
-  static const tq_pm *const list[] = {&tracePm, &snsColfilPm, &clockPm, &dspTextPm, &rtSqlitePm, &progressPm, &defaultPm, &allPm, &snsShmPm};
+  static const tq_pm *const list[] = {&tracePm, &snsColfilPm, &clockPm, &dspTextPm, &rtSqlitePm, &progressPm, &defaultPm, &allPm, &snsShmPm, &dspDisplayPm};
   *n = (int)TQ_ARRAY_SIZE(list);
   return list;
 }
