@@ -297,13 +297,14 @@ static int registerExtractor(tq_engine *e, const char *path) {
 
 /* The live source of --exec / --attach (the shm PM) and its realtime
 ** clock; nothing when neither is given. */
-static int registerLive(tq_engine *e, Args *a) {
+static int registerLive(tq_engine *e, Args *a, int all) {
   if (!a->exec && !a->attach) return 0;
   /* the clock first: it fixes the collection's start before the subject runs */
   char clock[96];
   snprintf(clock, sizeof clock, "realtime%s%s", a->snapshots ? "," : "", a->snapshots ? a->snapshots : "");
   if (tq_register(e, "clock", clock)) return -1;
-  char *args = a->exec ? tqMprintf("exec:%s", a->exec) : tqMprintf("attach:%s", a->attach);
+  const char *pre = all ? "all+" : "";
+  char *args = a->exec ? tqMprintf("%sexec:%s", pre, a->exec) : tqMprintf("%sattach:%s", pre, a->attach);
   int rc = tq_register(e, "shm", args);
   free(args);
   return rc;
@@ -345,7 +346,7 @@ static int cmdRun(Args *a) {
   char *textArgs = NULL, *recArgs = NULL;
   /* the extractor first: a bad recording stops the run before a store is opened */
   if (a->replay && registerExtractor(e, a->replay)) goto out;
-  if (registerLive(e, a) || registerPms(e, a)) goto out;
+  if (registerLive(e, a, 0) || registerPms(e, a)) goto out;
   if (!a->replay && !live(a) && tq_register(e, "clock", a->snapshots ? a->snapshots : NULL)) goto out;
   if (a->db && tq_register(e, "sqlite", a->db)) goto out;
   if (a->record) {
@@ -396,7 +397,7 @@ static int cmdRecord(Args *a) {
   char *args = tqMprintf("all:%s", a->out);
   size_t n = strlen(a->out);
   int rc = 1;
-  if ((a->replay && registerExtractor(e, a->replay)) || registerLive(e, a) || registerPms(e, a) ||
+  if ((a->replay && registerExtractor(e, a->replay)) || registerLive(e, a, 1) || registerPms(e, a) ||
       (!a->replay && !live(a) && tq_register(e, "clock", a->snapshots ? a->snapshots : NULL)) ||
       tq_register(e, n > 6 && !strcmp(a->out + n - 6, ".trace") ? "trace" : "colfil", args) ||
       tq_register(e, "progress", NULL) || tq_prepare(e, a->nfiles, a->files))

@@ -6,6 +6,8 @@
 **   args "exec:CMD\x1fARG..."  creates a segment, starts CMD with TQMON_SHM
 **                              naming it, waits for the subject to map it
 **   args "attach:PID"          maps the segment /tqmon.PID the subject made
+**   "all+" before either       every sensor enabled on every entity (tqmon
+**                              record: the traditional way, record it all)
 **
 ** A thread drains the rings as they fill (at most SHM_MAXQ packets held);
 ** at each snapshot the rest is drained.  Every packet is validated (sensor,
@@ -665,6 +667,7 @@ static void answerSample(Shm *s, const Pkt *pk) {
 
 static tq_pm_status shmInit(tq_pm_global *g, tq_pm_private *p) {
   const char *a = p->args ? p->args : "";
+  if (!strncmp(a, "all+", 4)) a += 4;
   if (strncmp(a, "exec:", 5) && strncmp(a, "attach:", 7)) {
     snprintf(p->message, sizeof p->message, "give exec:COMMAND or attach:PID");
     return TQ_PM_ERROR;
@@ -680,6 +683,8 @@ static tq_pm_status shmStart(tq_pm_global *g, tq_pm_private *p) {
   p->data = s;
   s->g = g;
   const char *a = p->args;
+  int all = !strncmp(a, "all+", 4);
+  if (all) a += 4;
   if (!strncmp(a, "exec:", 5)) {
     if (createSegment(s, p) || startChild(s, p, a + 5)) return TQ_PM_FATAL;
   } else {
@@ -717,7 +722,9 @@ static tq_pm_status shmStart(tq_pm_global *g, tq_pm_private *p) {
   for (int i = 0; i < s->nsens; i++) {
     if (!s->relOf[i]) continue;
     const RtSensor *rs = &net->sensor[s->relOf[i] - 1];
-    if (rs->used && !rs->rel->isEvent && !rs->rel->entity && rs->rel->mode != ALG_MODE_SAMPLED)
+    if (all && !rs->rel->entity && rs->rel->mode != ALG_MODE_SAMPLED)
+      __atomic_fetch_or(&on_[i], TQ_SHM_ALL, __ATOMIC_RELEASE);
+    else if (rs->used && !rs->rel->isEvent && !rs->rel->entity && rs->rel->mode != ALG_MODE_SAMPLED)
       __atomic_fetch_add(&on_[i], 1, __ATOMIC_RELEASE);
   }
   calibrate(s);
