@@ -75,6 +75,11 @@ int snsGenHeader(const CpProgram *p, const char *src, TqBuf *out, TqBuf *err) {
   }
   for (int i = 0; i < c->rels.n; i++) {
     const AlgRel *r = c->rels.v[i];
+    if (r->entity && r->nattr > TQ_SHM_ENTITY_ATTRS + 1) {
+      tqBufPrintf(err, "entity %s has %d attributes: generated sensors support at most %d", r->name, r->nattr - 1,
+                  TQ_SHM_ENTITY_ATTRS);
+      return -1;
+    }
     if (r->nattr > TQ_SHM_MAX_ATTRS) {
       tqBufPrintf(err, "%s has %d attributes: generated sensors support at most %d", r->name, r->nattr, TQ_SHM_MAX_ATTRS);
       return -1;

@@ -108,6 +108,11 @@ typedef struct Shm {
   uint32_t waitSeq;
   void *cookie;
   tq_pm_global *g;
+  Pkt *synth;               /* --attach: the entities that existed, begun at the start */
+  int nsynth;
+  int grace;                /* --attach: history cut at the start; ends and begins it
+                            ** overlaps are not errors */
+  int64_t before;           /* --attach: packets written before the monitor came */
   pthread_mutex_t mu;       /* the queues and counters: the drain thread and the engine's */
   pthread_t th;             /* drains the rings between snapshots */
   int thRunning;
@@ -535,7 +540,7 @@ static void produce(Shm *s, const Pkt *pk) {
       memcpy(o->v, pk->v, sizeof(int64_t) * (size_t)x->nattr);
       OpenRec *old = tqMapGet(&s->open, key);
       if (old) {
-        noteBad(s, "%s: interval %llu begun twice", x->name, (unsigned long long)pk->id);
+        if (!s->grace) noteBad(s, "%s: interval %llu begun twice", x->name, (unsigned long long)pk->id);
         free(o);
         return;
       }
@@ -553,7 +558,7 @@ static void produce(Shm *s, const Pkt *pk) {
     case TQ_SHM_END: {
       OpenRec *o = tqMapDel(&s->open, key);
       if (!o) {
-        noteBad(s, "%s: end of interval %llu, which is not open", x->name, (unsigned long long)pk->id);
+        if (!s->grace) noteBad(s, "%s: end of interval %llu, which is not open", x->name, (unsigned long long)pk->id);
         return;
       }
       r.kind = TQ_REC_END;
@@ -665,6 +670,52 @@ static void answerSample(Shm *s, const Pkt *pk) {
 
 /* ================================================================ the PM */
 
+/* --attach: the subject ran before the monitor came.  What its rings hold
+** is a history with holes (they filled and dropped); it is discarded, and
+** the entities that exist now, read from the entity table, begin at the
+** collection's start. */
+static void attachState(Shm *s) {
+  tq_shm_header *h = s->h;
+  uint32_t nr = h->rings_taken < h->nrings ? h->rings_taken : h->nrings;
+  for (uint32_t i = 0; i < nr; i++) {
+    tq_shm_ring *r = (tq_shm_ring *)((char *)h + h->off_rings + h->ring_bytes * i);
+    uint64_t head = __atomic_load_n(&r->head, __ATOMIC_ACQUIRE);
+    if (head - r->tail <= h->ring_slots) s->before += (int64_t)(head - r->tail);
+    __atomic_store_n(&r->tail, head, __ATOMIC_RELEASE);
+  }
+  uint64_t n = h->entities_taken < h->max_entities ? h->entities_taken : h->max_entities - 1;
+  const tq_shm_entity *ents = (const tq_shm_entity *)((const char *)h + h->off_entities);
+  s->synth = tqCalloc(n + 1, sizeof(Pkt));
+  for (uint64_t k = 1; k <= n; k++) {
+    const tq_shm_entity *e = &ents[k];
+    uint32_t owner = __atomic_load_n(&e->sensor, __ATOMIC_ACQUIRE);
+    if (!owner || owner > (uint32_t)s->nsens || e->state != 1) continue;
+    int si = (int)owner - 1;
+    const tq_shm_sensor *x = &s->cat[si];
+    if (!x->is_entity || !s->relOf[si] || x->nattr > TQ_SHM_ENTITY_ATTRS + 1) continue;
+    Pkt *pk = &s->synth[s->nsynth];
+    pk->t = s->start;
+    pk->sens = si;
+    pk->kind = TQ_SHM_BEGIN;
+    pk->id = e->cur;
+    pk->handle = (int64_t)k;
+    pk->n = x->nattr;
+    if (handleValue(s, (int64_t)k, si, &pk->v[0])) continue;
+    int ok = 1;
+    for (int a = 1; a < x->nattr; a++) {
+      pk->v[a] = e->a[a - 1];
+      if (x->kind[a] == TQ_SHM_ENUM && (pk->v[a] < 0 || pk->v[a] >= (int64_t)x->nenum[a])) ok = 0;
+      if (x->kind[a] == TQ_SHM_ENTITY || x->kind[a] == TQ_SHM_STRING) {
+        int64_t sym;
+        if (handleValue(s, pk->v[a], x->kind[a] == TQ_SHM_STRING ? -1 : s->entOf[si][a], &sym)) ok = 0;
+        else pk->v[a] = sym;
+      }
+    }
+    if (ok) s->nsynth++;
+  }
+  s->grace = 1;
+}
+
 static tq_pm_status shmInit(tq_pm_global *g, tq_pm_private *p) {
   const char *a = p->args ? p->args : "";
   if (!strncmp(a, "all+", 4)) a += 4;
@@ -695,6 +746,13 @@ static tq_pm_status shmStart(tq_pm_global *g, tq_pm_private *p) {
       return TQ_PM_FATAL;
     }
     s->pid = (pid_t)pid;
+    if (kill(s->pid, 0) && errno == ESRCH) {
+      char stale[64];
+      snprintf(stale, sizeof stale, "/tqmon.%ld", pid);
+      shm_unlink(stale); /* what a killed subject left behind */
+      snprintf(p->message, sizeof p->message, "no process %ld to attach to", pid);
+      return TQ_PM_FATAL;
+    }
     char name[64];
     snprintf(name, sizeof name, "/tqmon.%ld", pid);
     if (mapSegment(s, p, name)) return TQ_PM_FATAL;
@@ -729,6 +787,7 @@ static tq_pm_status shmStart(tq_pm_global *g, tq_pm_private *p) {
   }
   calibrate(s);
   s->start = s->prevNow = s->outT = g->now;
+  if (!s->child) attachState(s);
   pthread_mutex_init(&s->mu, NULL);
   if (pthread_create(&s->th, NULL, drainMain, s) == 0) s->thRunning = 1;
   return TQ_PM_OK;
@@ -767,8 +826,11 @@ static tq_pm_status shmEnd(tq_pm_global *g, tq_pm_private *p) {
   for (uint32_t i = 0; s->rq && s->h && i < s->h->nrings; i++) free(s->rq[i].q);
   free(s->rq);
   free(s->sensOf);
+  free(s->synth);
+  /* a subject killed by a signal could not remove its own segment */
+  int deadSubject = !s->own && s->pid > 0 && kill(s->pid, 0) && errno == ESRCH;
   if (s->h) munmap(s->h, s->size);
-  if (s->own) shm_unlink(s->name);
+  if (s->own || deadSubject) shm_unlink(s->name);
   free(s);
   p->data = NULL;
   return st;
@@ -806,6 +868,8 @@ static tq_pm_status snapshotLocked(Shm *s, tq_pm_global *g, tq_pm_private *p) {
     snprintf(p->message, sizeof p->message, "%s: the subject overwrote the segment header (magic or version)", s->name);
     return TQ_PM_FATAL;
   }
+  for (int i = 0; i < s->nsynth; i++) emit(s, &s->synth[i]);
+  s->nsynth = 0;
   do { /* until every ring is drained up to now (each is in time order) */
     drain(s);
     merge(s, g->now);
@@ -815,6 +879,7 @@ static tq_pm_status snapshotLocked(Shm *s, tq_pm_global *g, tq_pm_private *p) {
     s->done = 1;
   }
   s->prevNow = g->now;
+  s->grace = 0;
   return TQ_PM_OK;
 }
 

@@ -180,6 +180,7 @@ tq_entity tqs_entity_begin(uint32_t s, const char *name, int n, const int64_t *a
   int64_t v[TQ_SHM_MAX_ATTRS];
   v[0] = h;
   for (int i = 0; i < n && i + 1 < TQ_SHM_MAX_ATTRS; i++) v[i + 1] = a[i];
+  for (int i = 0; i < n && i < TQ_SHM_ENTITY_ATTRS; i++) ents[h].a[i] = a[i];
   ents[h].cur = tqs_next_id();
   tqs_put(s, TQ_SHM_BEGIN, ents[h].cur, n + 1, v);
   return h;
@@ -192,6 +193,7 @@ void tqs_entity_state(tq_entity h, int n, const int64_t *a) {
   v[0] = h;
   tqs_put(s, TQ_SHM_END, ents[h].cur, 1, v);
   for (int i = 0; i < n && i + 1 < TQ_SHM_MAX_ATTRS; i++) v[i + 1] = a[i];
+  for (int i = 0; i < n && i < TQ_SHM_ENTITY_ATTRS; i++) ents[h].a[i] = a[i];
   ents[h].cur = tqs_next_id();
   tqs_put(s, TQ_SHM_BEGIN, ents[h].cur, n + 1, v);
 }

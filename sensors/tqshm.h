@@ -68,11 +68,13 @@ typedef struct tq_shm_sensor {
 } tq_shm_sensor;
 
 /* One entity the subject declared. */
+#define TQ_SHM_ENTITY_ATTRS 6   /* attributes of an entity relation besides the entity */
 typedef struct tq_shm_entity {
-  uint32_t sensor;             /* its entity relation (catalog index) + 1; 0: free */
+  uint32_t sensor;             /* its entity relation (catalog index) + 1; 0: a string */
   uint32_t state;              /* 1 alive, 2 ended */
-  uint64_t cur;                /* keyed state: id of its open tuple */
+  uint64_t cur;                /* id of its open tuple */
   char name[TQ_SHM_NAME_LEN];  /* its name */
+  int64_t a[TQ_SHM_ENTITY_ATTRS]; /* its open tuple's other attributes (--attach reads them) */
 } tq_shm_entity;
 
 /* One ring slot: a packet, or a continuation of the previous one. */

@@ -57,6 +57,31 @@ awk -f tests/mailbox/resumed.awk "$dir/all.log" | sort >"$dir/all.expected"
 sqlite3 "$dir/all.db" "SELECT Process FROM ResumedbyP1" | sort >"$dir/all.got"
 diff "$dir/all.expected" "$dir/all.got" >/dev/null || bad "ResumedbyP1 over the live recording differs from the log"
 
+# ---------------------------------------------------------------- attached to a running program
+# it made its own segment (/tqmon.PID); what its rings held before is cut,
+# the entities that exist are read from the segment
+$MB -n 1000000 -u 500 -l "$dir/attach.log" &
+sub=$!
+i=0
+while [ $i -lt 100 ] && [ ! -e /dev/shm/tqmon.$sub ]; do
+  sleep 0.05
+  i=$((i + 1))
+done
+$T run examples/mailbox/monitor.tq --attach $sub --snapshots 60 --quiet --stats "$dir/attach.json" 2>"$dir/attach.err"
+rc=$?
+kill $sub 2>/dev/null
+wait $sub 2>/dev/null
+[ $rc -eq 0 ] || bad "attach: exit $rc: $(cat "$dir/attach.err")"
+[ "$(jsensor "$dir/attach.json" SendMessage delivered)" -gt 0 ] || bad "attach: no SendMessage delivered"
+[ "$(jsensor "$dir/attach.json" SendMessage max_enabled)" = 1 ] || bad "attach: SendMessage enabled on more than P1"
+grep -q "invalid" "$dir/attach.err" && bad "attach: invalid packets: $(cat "$dir/attach.err")"
+# killed by a signal, the subject could not remove its segment: an attach
+# to the dead process says so and removes it
+$T run examples/mailbox/monitor.tq --attach $sub --snapshots 5 --quiet 2>"$dir/attach2.err"
+[ $? -eq 1 ] || bad "attach to a dead process: exit status"
+grep -q "no process $sub to attach to" "$dir/attach2.err" || bad "attach to a dead process: $(cat "$dir/attach2.err")"
+[ -e /dev/shm/tqmon.$sub ] && bad "attach: the dead subject's segment was left behind"
+
 # ---------------------------------------------------------------- killed mid-way
 $T run examples/mailbox/monitor.tq tests/mailbox/waits.tq --db "$dir/kill.db" --quiet \
   --exec $MB -n 1000000 -u 500 -w -l "$dir/kill.log" 2>"$dir/kill.err" &
