@@ -487,8 +487,24 @@ static int cmdPms(Args *a) {
 static int cmdLoad(Args *a) {
   TqDiag d = {0};
   if (!a->replay || !a->db) {
-    fprintf(stderr, "tqmon load: give --replay TRACE and --db FILE\n");
+    fprintf(stderr, "tqmon load: give --replay RECORDING and --db FILE\n");
     return 2;
+  }
+  if (isCollectionFile(a->replay)) {
+    /* a binary recording: read by the engine, every record stored */
+    if (a->nfiles == 0) {
+      fprintf(stderr, "tqmon load: no sensor configuration given (FILE.tq)\n");
+      return 2;
+    }
+    tq_engine *e = newEngine(a);
+    if (!e) return 2;
+    int rc = 1;
+    if (registerExtractor(e, a->replay) || tq_register(e, "store", a->db) || tq_prepare(e, a->nfiles, a->files))
+      engineFail(e, 1);
+    else
+      rc = runToEnd(e);
+    tq_finish(e);
+    return rc;
   }
   CpProgram *p = compile(a, &d);
   SnsTrace *tr = p ? snsTraceRead(a->replay, p, &d) : NULL;

@@ -368,7 +368,26 @@ void rtStoreConsumerFree(RtConsumer *c) {
 
 #include "engine.h"
 
-/* CONSUMER of results: every named result into the SQLite file args. */
+/* sqlite: CONSUMER of results: every named result into the SQLite file
+** args.  store: CONSUMER of every record of the recording, as tables of the
+** primitive relations (tqmon load: the traditional way, and the store the
+** SQL translation of queries reads).  An interval is one row [from, to),
+** written when it ends (still open at the end: valid_to NULL); a sample of
+** an interval relation is [t, t+1). */
+typedef struct Prim {
+  RtStore *st;
+  int *tbl;               /* per relation */
+  TqMap open;             /* (relation, id) -> OpenRow* */
+  int64_t n;              /* rows since the last commit */
+  TqTime first, last;
+  int any;
+} Prim;
+typedef struct OpenRow {
+  int rel;
+  TqTime from;
+  int64_t vals[];
+} OpenRow;
+
 static tq_pm_status sqliteInit(tq_pm_global *g, tq_pm_private *p) {
   p->caps = TQ_PM_CONSUMER;
   p->sync = TQ_PM_SYNC_SNAPSHOT_END;
@@ -377,6 +396,116 @@ static tq_pm_status sqliteInit(tq_pm_global *g, tq_pm_private *p) {
     return TQ_PM_ERROR;
   }
   return TQ_PM_OK;
+}
+
+static tq_pm_status storeInit(tq_pm_global *g, tq_pm_private *p) {
+  tq_pm_status st = sqliteInit(g, p);
+  p->sync = TQ_PM_SYNC_ALL_RECORDS | TQ_PM_SYNC_COLLECTION_END;
+  return st;
+}
+
+static uint64_t primKey(int rel, uint64_t id) { return tqHash64(((uint64_t)rel << 48) ^ id) | 2; }
+
+static int primRow(Prim *pr, int rel, const int64_t *vals, TqTime from, TqTime to) {
+  if (rtStoreInsert(pr->st, pr->tbl[rel - 1], vals, from, to, NULL)) return -1;
+  if (++pr->n % 100000 == 0 && (rtStoreCommit(pr->st) || rtStoreBegin(pr->st))) return -1;
+  return 0;
+}
+
+static tq_pm_status primRecord(tq_pm_global *g, tq_pm_private *p, const tq_record *r) {
+  Prim *pr = p->data;
+  if (!pr) return TQ_PM_OK;
+  CpProgram *prog = enProgram(g);
+  const AlgRel *rel = prog->cat.rels.v[r->rel - 1];
+  TqTime t = r->kind == TQ_REC_BEGIN ? r->from : r->kind == TQ_REC_END || r->kind == TQ_REC_WHOLE ? r->to : r->t;
+  if (!pr->any) pr->first = t;
+  pr->any = 1;
+  pr->last = t;
+  int rc = 0;
+  switch (r->kind) {
+    case TQ_REC_EVENT:
+    case TQ_REC_SAMPLE: rc = primRow(pr, r->rel, r->vals, r->t, rel->isEvent ? r->t : r->t + 1); break;
+    case TQ_REC_WHOLE: rc = primRow(pr, r->rel, r->vals, r->from, r->to); break;
+    case TQ_REC_BEGIN: {
+      OpenRow *o = tqMalloc(sizeof(OpenRow) + sizeof(int64_t) * (size_t)(r->nvals ? r->nvals : 1));
+      o->rel = r->rel;
+      o->from = r->from;
+      memcpy(o->vals, r->vals, sizeof(int64_t) * (size_t)r->nvals);
+      free(tqMapDel(&pr->open, primKey(r->rel, r->id)));
+      tqMapPut(&pr->open, primKey(r->rel, r->id), o);
+      break;
+    }
+    case TQ_REC_END: {
+      OpenRow *o = tqMapDel(&pr->open, primKey(r->rel, r->id));
+      rc = primRow(pr, r->rel, o ? o->vals : r->vals, o ? o->from : r->from, r->to);
+      free(o);
+      break;
+    }
+    default: break;
+  }
+  if (rc) {
+    snprintf(p->message, sizeof p->message, "cannot write the store %s", p->args);
+    return TQ_PM_FATAL;
+  }
+  return TQ_PM_OK;
+}
+
+static tq_pm_status primCall(tq_pm_global *g, tq_pm_private *p, int what, const tq_record_set *rs) {
+  Prim *pr = p->data;
+  CpProgram *prog = enProgram(g);
+  switch (what) {
+    case TQ_PM_START: {
+      pr = tqCalloc(1, sizeof *pr);
+      p->data = pr;
+      pr->st = rtStoreOpen(p->args, enDiag(g));
+      if (!pr->st || rtStoreBegin(pr->st)) {
+        snprintf(p->message, sizeof p->message, "cannot open the store %s", p->args);
+        return TQ_PM_FATAL;
+      }
+      int n = prog->cat.rels.n;
+      pr->tbl = tqCalloc((size_t)(n ? n : 1), sizeof(int));
+      for (int i = 0; i < n; i++) {
+        const AlgRel *r = prog->cat.rels.v[i];
+        pr->tbl[i] = rtStoreTable(pr->st, r->name, r->nattr, r->attr, r->isEvent);
+        if (pr->tbl[i] < 0) {
+          snprintf(p->message, sizeof p->message, "cannot create table %s in %s", r->name, p->args);
+          return TQ_PM_FATAL;
+        }
+      }
+      return TQ_PM_OK;
+    }
+    case TQ_PM_COLLECTION_END: {
+      /* intervals still open at the end, then the recording's range */
+      int rc = 0;
+      for (uint32_t k = 0; k < pr->open.cap && !rc; k++) {
+        if (pr->open.key[k] <= 1) continue;
+        OpenRow *o = pr->open.val[k];
+        rc = primRow(pr, o->rel, o->vals, o->from, TQ_OPEN);
+      }
+      RtNet *net = enNet(g);
+      TqTime last = net && net->opt.nowValue != TQ_OPEN ? net->opt.nowValue : pr->last;
+      if (!rc) rc = rtStoreMeta(pr->st, "first", pr->any ? pr->first : 0) || rtStoreMeta(pr->st, "last", last) ||
+                    rtStoreMeta(pr->st, "tick", prog->cat.tick);
+      if (!rc) rc = rtStoreCommit(pr->st);
+      if (rc) {
+        snprintf(p->message, sizeof p->message, "cannot write the store %s", p->args);
+        return TQ_PM_FATAL;
+      }
+      return TQ_PM_OK;
+    }
+    case TQ_PM_END:
+      if (pr) {
+        for (uint32_t k = 0; k < pr->open.cap; k++)
+          if (pr->open.key[k] > 1) free(pr->open.val[k]);
+        tqMapFree(&pr->open);
+        rtStoreFree(pr->st);
+        free(pr->tbl);
+        free(pr);
+        p->data = NULL;
+      }
+      return TQ_PM_OK;
+    default: return TQ_PM_OK;
+  }
 }
 
 static tq_pm_status sqliteCall(tq_pm_global *g, tq_pm_private *p, int what, const tq_record_set *rs) {
@@ -403,10 +532,20 @@ static tq_pm_status sqliteCall(tq_pm_global *g, tq_pm_private *p, int what, cons
   }
 }
 
+
 const tq_pm rtSqlitePm = {
     .version = TQ_PM_VERSION,
     .name = "sqlite",
     .description = "CONSUMER: named results into an SQLite file (args: FILE)",
     .init = sqliteInit,
     .call = sqliteCall,
+};
+
+const tq_pm rtStorePm = {
+    .version = TQ_PM_VERSION,
+    .name = "store",
+    .description = "CONSUMER of every record: tables of the primitive relations in an SQLite file (args: FILE)",
+    .init = storeInit,
+    .call = primCall,
+    .record = primRecord,
 };

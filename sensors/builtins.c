@@ -19,6 +19,7 @@
 extern const tq_pm dspTextPm;
 extern const tq_pm dspDisplayPm;
 extern const tq_pm rtSqlitePm;
+extern const tq_pm rtStorePm;
 extern const tq_pm snsColfilPm;
 extern const tq_pm snsShmPm;
 
@@ -295,7 +296,7 @@ static const tq_pm allPm = {TQ_PM_VERSION, "all", "GROUPER: clock, text, progres
 /* ================================================================ the list */
 
 const tq_pm *const *enBuiltinPms(int *n) {
-  static const tq_pm *const list[] = {&tracePm, &snsColfilPm, &clockPm, &dspTextPm, &rtSqlitePm, &progressPm, &defaultPm, &allPm, &snsShmPm, &dspDisplayPm};
+  static const tq_pm *const list[] = {&tracePm, &snsColfilPm, &clockPm, &dspTextPm, &rtSqlitePm, &rtStorePm, &progressPm, &defaultPm, &allPm, &snsShmPm, &dspDisplayPm};
   *n = (int)TQ_ARRAY_SIZE(list);
   return list;
 }
