@@ -1226,10 +1226,25 @@ static int bindNet(tq_engine *e) {
       fail(e, "a collection needs a TIMER processor module (for instance clock), or an EXTRACTOR to replay a recording");
       return -1;
     }
+    /* a sensor lives in its flag entity: a relation a query uses needs the
+    ** entity relation of its flag entity (and of its performer, sampled on
+    ** target) produced, even where the optimizer replaced the entity
+    ** source by a constant; a delta relation is computed from its sampled
+    ** relation, whose producer answers the samples */
     for (int i = 0; i < e->nrel; i++) {
       RtSensor *s = &e->net->sensor[i];
-      if (s->used && !e->producerOf[i]) {
-        fail(e, "no processor module produces relation %s, which a query needs", s->rel->name);
+      if (!s->used || s->rel->entity) continue;
+      const AlgRel *b = s->rel->deltaOf ? s->rel->deltaOf : s->rel;
+      int at[2] = {b->flagAttr, b->performerAttr};
+      for (int k = 0; k < 2; k++)
+        if (at[k] >= 0 && b->attr[at[k]].type.kind == TY_ENTITY && b->attr[at[k]].type.ent)
+          e->net->sensor[b->attr[at[k]].type.ent->rel->id - 1].used = 1;
+    }
+    for (int i = 0; i < e->nrel; i++) {
+      RtSensor *s = &e->net->sensor[i];
+      int from = s->rel->deltaOf ? s->rel->deltaOf->id - 1 : i;
+      if (s->used && !e->producerOf[from]) {
+        fail(e, "no processor module produces relation %s, which a query needs", e->net->sensor[from].rel->name);
         return -1;
       }
     }
