@@ -44,6 +44,8 @@ typedef struct EnPm {
   int64_t calls;
   int visit;           /* topological sort */
   int started;         /* it was called at START (and so is called at END) */
+  int member;          /* loaded by a grouper, not named by the user */
+  int unbound;         /* a member producing a relation the program does not declare: left out */
   RtConsumer *rc;      /* built-in CONSUMER: its result consumer */
   char *argsCopy;
 } EnPm;
@@ -991,8 +993,11 @@ static int addPm(tq_engine *e, const tq_pm *pm, const char *args, void *dl, int 
   }
   e->pm[e->npm++] = m;
   if (m->priv.caps & TQ_PM_GROUPER) {
-    for (int i = 0; i < m->priv.nmembers; i++)
+    for (int i = 0; i < m->priv.nmembers; i++) {
+      int before = e->npm;
       if (registerName(e, m->priv.members[i], NULL, 1)) return -1;
+      for (int k = before; k < e->npm; k++) e->pm[k]->member = 1;
+    }
   }
   return 0;
 }
@@ -1200,6 +1205,12 @@ static int bindNet(tq_engine *e) {
     if ((m->priv.caps & TQ_PM_TIMER) && !e->timer) e->timer = m;
     if (m->priv.caps & TQ_PM_PRODUCER) {
       AlgRel *r = m->priv.produces ? algCatRel(&e->prog->cat, m->priv.produces) : NULL;
+      if (!r && m->member && m->priv.produces) {
+        /* a grouper offers it, the program does not want it: never called */
+        m->unbound = m->priv.disabled = 1;
+        snprintf(m->priv.message, sizeof m->priv.message, "left out: the program does not declare %s", m->priv.produces);
+        continue;
+      }
       if (!r) {
         fail(e, "processor module %s produces '%s', which the program does not declare", m->pm->name,
              m->priv.produces ? m->priv.produces : "(nothing)");
@@ -1313,7 +1324,7 @@ static int start(tq_engine *e) {
   if (e->state != 1) return fail(e, "the operation is not prepared (tq_prepare)");
   for (int i = 0; i < e->npm; i++) {
     EnPm *m = e->pm[i];
-    for (int k = 0; k < m->priv.nprivileges; k++)
+    for (int k = 0; k < m->priv.nprivileges && !m->unbound; k++)
       if (!hasPrivilege(m->priv.privileges[k]))
         return fail(e, "processor module %s needs the privilege %s, which this process does not have: not started",
                     m->pm->name, m->priv.privileges[k]);
@@ -1322,9 +1333,9 @@ static int start(tq_engine *e) {
   e->startWall = rtWallSeconds();
   for (int i = 0; i < e->npm && !e->fatal; i++) {
     EnPm *m = e->order[i];
-    if (!(m->priv.caps & TQ_PM_PRODUCER) || e->net->sensor[m->priv.rel - 1].used || m->pm->sample) {
-      /* every PM is called at start; a producer no query needs is not called after that */
-    }
+    /* every PM is called at start (but those left out); a producer no query
+    ** needs is not called after that */
+    if (m->unbound) continue;
     m->started = 1;
     callPm(e, m, TQ_PM_START, NULL);
   }
