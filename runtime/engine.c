@@ -1530,10 +1530,37 @@ int tq_get_info(tq_engine *e, tq_info *info) {
 
 const char *tq_explain(tq_engine *e) { return e->explain.s ? e->explain.s : ""; }
 
+static void jsonString(TqBuf *b, const char *s) {
+  tqBufPuts(b, "\"");
+  for (; *s; s++) {
+    if (*s == '"' || *s == '\\') tqBufPrintf(b, "\\%c", *s);
+    else if ((unsigned char)*s < 32) tqBufPrintf(b, "\\u%04x", *s);
+    else tqBufAdd(b, s, 1);
+  }
+  tqBufPuts(b, "\"");
+}
+
+/* The network's statistics, then per PM its calls, whether it is disabled
+** and its last message (the host PMs count their reads there). */
 const char *tq_stats_json(tq_engine *e) {
   tqBufFree(&e->stats);
-  if (e->net) rtNetStatsJson(e->net, &e->stats);
-  return e->stats.s ? e->stats.s : "{}";
+  if (!e->net) return "{}";
+  rtNetStatsJson(e->net, &e->stats);
+  if (e->stats.n < 3 || strcmp(e->stats.s + e->stats.n - 3, "\n}\n")) return e->stats.s;
+  e->stats.n -= 3; /* reopen the object */
+  e->stats.s[e->stats.n] = 0;
+  tqBufPuts(&e->stats, ",\n  \"pms\": [");
+  for (int i = 0; i < e->npm; i++) {
+    EnPm *m = e->pm[i];
+    tqBufPrintf(&e->stats, "%s\n    {\"name\": ", i ? "," : "");
+    jsonString(&e->stats, m->pm->name);
+    tqBufPrintf(&e->stats, ", \"calls\": %lld, \"disabled\": %s, \"message\": ", (long long)m->calls,
+                m->priv.disabled ? "true" : "false");
+    jsonString(&e->stats, m->priv.message);
+    tqBufPuts(&e->stats, "}");
+  }
+  tqBufPuts(&e->stats, "\n  ]\n}\n");
+  return e->stats.s;
 }
 
 void tq_finish(tq_engine *e) {
