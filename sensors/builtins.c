@@ -7,7 +7,8 @@
 **   progress  MONITOR: a progress line on long extractions
 **   default   GROUPER: clock, text
 **   all       GROUPER: clock, text, progress
-** (colfil is in colfil.c, text in display/, sqlite in runtime/store.c.)
+** (colfil is in colfil.c, the host PMs in host.c, text in display/, sqlite
+** in runtime/store.c.)
 */
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +20,8 @@
 extern const tq_pm dspTextPm;
 extern const tq_pm rtSqlitePm;
 extern const tq_pm snsColfilPm;
+extern const tq_pm snsHostPm, snsHostProcessPm, snsHostProcessorPm, snsHostStatePm, snsHostRunningOnPm,
+    snsHostCpuTimePm, snsHostMemoryPm, snsHostIoPm;
 
 /* ================================================================ trace: text recordings */
 
@@ -282,7 +285,10 @@ static const tq_pm allPm = {TQ_PM_VERSION, "all", "GROUPER: clock, text, progres
 /* ================================================================ the list */
 
 const tq_pm *const *enBuiltinPms(int *n) {
-  static const tq_pm *const list[] = {&tracePm, &snsColfilPm, &clockPm, &dspTextPm, &rtSqlitePm, &progressPm, &defaultPm, &allPm};
+  static const tq_pm *const list[] = {&tracePm,          &snsColfilPm,        &clockPm,          &dspTextPm,
+                                      &rtSqlitePm,       &progressPm,         &defaultPm,        &allPm,
+                                      &snsHostPm,        &snsHostProcessPm,   &snsHostProcessorPm, &snsHostStatePm,
+                                      &snsHostRunningOnPm, &snsHostCpuTimePm, &snsHostMemoryPm,  &snsHostIoPm};
   *n = (int)TQ_ARRAY_SIZE(list);
   return list;
 }
