@@ -3,7 +3,7 @@
 **
 **   tqmon check FILE.tq...                 compile, report errors
 **   tqmon explain [--no-opt] [--trace] FILE.tq...
-**   tqmon run FILE.tq... (--replay FILE | --pm SENSOR...) [--db FILE]
+**   tqmon run FILE.tq... (--replay FILE | --host | --pm SENSOR...) [--db FILE]
 **             [--format table|csv|jsonl] [--record FILE] [--stats FILE] ...
 **   tqmon record SENSORS.tq... (--replay FILE | --pm SENSOR...) -o FILE
 **   tqmon convert SENSORS.tq... IN OUT
@@ -31,9 +31,12 @@ static const char *usageText =
     "  explain FILE.tq...          print each query's algebra (optimized)\n"
     "      --no-opt                the initial algebra (paper section 8.4)\n"
     "      --trace                 every optimizer rule as it fires\n"
-    "  run FILE.tq... (--replay FILE | --pm SENSOR...)\n"
+    "  run FILE.tq... (--replay FILE | --host | --pm SENSOR...)\n"
     "                              run the queries over a recording (text .trace\n"
     "                              or binary collection file) or live sensors\n"
+    "      --host                  this Linux host from /proc, in real time: give\n"
+    "                              sensors/host.tq before your queries\n"
+    "                              (sensors/host.md lists its relations)\n"
     "      --db FILE               store named results in an SQLite file\n"
     "      --format table|csv|jsonl  results on standard output (default table)\n"
     "      --quiet                 no results on standard output\n"
@@ -79,7 +82,7 @@ typedef struct Args {
   const char *replay, *db, *stats, *format, *timeLimit, *record, *out, *pmPath, *snapshots, *traceLevel;
   const char *pm[64];
   int npm;
-  int noOpt, trace, quiet, print;
+  int noOpt, trace, quiet, print, host;
   const char *rel;
 } Args;
 
@@ -124,6 +127,7 @@ static int parseArgs(int argc, char **argv, Args *a) {
       a->pm[a->npm++] = argv[++i];
     }
     else if (!strcmp(s, "--no-opt")) a->noOpt = 1;
+    else if (!strcmp(s, "--host")) a->host = 1;
     else if (!strcmp(s, "--trace")) a->trace = 1;
     else if (!strcmp(s, "--quiet")) a->quiet = 1;
     else if (!strcmp(s, "--print")) a->print = 1;
@@ -245,6 +249,25 @@ static tq_engine *newEngine(Args *a) {
   return e;
 }
 
+/* The clock of a collection: --snapshots N ticks, in real time when the
+** sources are a live system (--host), and the host PMs. */
+static int registerLive(tq_engine *e, Args *a) {
+  char args[96];
+  snprintf(args, sizeof args, "%s%s%s", a->snapshots ? a->snapshots : "", a->snapshots && a->host ? "," : "",
+           a->host ? "realtime" : "");
+  if (a->host && tq_register(e, "host", NULL)) return -1;
+  return tq_register(e, "clock", *args ? args : NULL);
+}
+
+/* --host is a live source: not with a recording. */
+static int liveOrReplay(Args *a) {
+  if (a->host && a->replay) {
+    fprintf(stderr, "tqmon %s: --host collects live; it cannot be used with --replay\n", a->cmd);
+    return -1;
+  }
+  return 0;
+}
+
 /* The extractor of a recording: colfil for collection files, trace for text. */
 static int registerExtractor(tq_engine *e, const char *path) {
   return tq_register(e, isCollectionFile(path) ? "colfil" : "trace", path);
@@ -270,10 +293,11 @@ static int cmdRun(Args *a) {
     }
     fmt = a->format;
   }
-  if (!a->replay && !a->npm) {
-    fprintf(stderr, "tqmon run: give a recording with --replay FILE, or sensors with --pm NAME\n");
+  if (!a->replay && !a->npm && !a->host) {
+    fprintf(stderr, "tqmon run: give a recording with --replay FILE, or sensors with --host or --pm NAME\n");
     return 2;
   }
+  if (liveOrReplay(a)) return 2;
   if (a->nfiles == 0) {
     fprintf(stderr, "tqmon run: no program file given (FILE.tq)\n");
     return 2;
@@ -285,7 +309,7 @@ static int cmdRun(Args *a) {
   /* the extractor first: a bad recording stops the run before a store is opened */
   if (a->replay && registerExtractor(e, a->replay)) goto out;
   if (registerPms(e, a)) goto out;
-  if (!a->replay && tq_register(e, "clock", a->snapshots ? a->snapshots : NULL)) goto out;
+  if (!a->replay && registerLive(e, a)) goto out;
   if (a->db && tq_register(e, "sqlite", a->db)) goto out;
   if (a->record) {
     recArgs = tqMprintf("write:%s", a->record);
@@ -297,7 +321,7 @@ static int cmdRun(Args *a) {
     textArgs = tqStrdup(fmt);
     if (tq_register(e, "text", textArgs)) goto out;
   }
-  if (tq_register(e, "progress", NULL)) goto out;
+  if (a->replay && tq_register(e, "progress", NULL)) goto out; /* a live run shows its results as they come */
   if (tq_prepare(e, a->nfiles, a->files)) goto out;
   rc = runToEnd(e);
   if (a->stats) {
