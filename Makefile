@@ -5,6 +5,8 @@
 #   make run      build, then run the paper's example into tqmon.db
 #   make test     build under AddressSanitizer+UBSan and run every test
 #   make bench    benchmarks (figures side by side with their peers)
+#   make fuzz     libFuzzer run of the front end and the recording parser
+#                 (clang; FUZZ_TIME=seconds, default 60; tests/fuzz/README.md)
 #
 # Generated files (lemon parser, flex scanner) go to build/gen and are never
 # committed.  Warnings are errors (-Werror) in every build.
@@ -19,7 +21,7 @@ LIBS    := -lsqlite3 -lm -ldl -lpthread -lrt
 B       := build
 GEN     := $(B)/gen
 LAYERS  := base grammar compiler algebra sensors runtime display
-LIBSRC  := $(filter-out runtime/main.c,$(foreach d,$(LAYERS),$(wildcard $(d)/*.c)))
+LIBSRC  := $(filter-out runtime/main.c sensors/tqsensor.c,$(foreach d,$(LAYERS),$(wildcard $(d)/*.c)))
 GENSRC  := $(GEN)/tq.c $(GEN)/lex.c
 HDRS    := $(foreach d,$(LAYERS),$(wildcard $(d)/*.h)) include/tqmon.h $(GEN)/tq.h
 INC     := -I$(GEN) -Ibase -Igrammar -Icompiler -Ialgebra -Isensors -Iruntime -Idisplay -Iinclude
@@ -28,7 +30,7 @@ OBJ      := $(patsubst %.c,$(B)/obj/%.o,$(LIBSRC)) $(B)/obj/gen/tq.o $(B)/obj/ge
 ASANOBJ  := $(patsubst %.c,$(B)/asan/%.o,$(LIBSRC)) $(B)/asan/gen/tq.o $(B)/asan/gen/lex.o
 
 .PHONY: all run test bench deps clean fuzz
-all: deps $(B)/tqmon $(B)/libtqmon.a $(B)/paper-gen
+all: deps $(B)/tqmon $(B)/libtqmon.a $(B)/libtqsensor.a $(B)/paper-gen
 
 # ---------------------------------------------------------------- dependencies
 # Installs what the build needs on a fresh Debian machine, only when missing.
@@ -61,6 +63,14 @@ $(B)/libtqmon.a: $(OBJ)
 $(B)/tqmon: runtime/main.c $(B)/libtqmon.a $(HDRS)
 	$(CC) $(CSTD) $(WARN) $(OPT) $(INC) runtime/main.c $(B)/libtqmon.a $(LIBS) -o $@
 
+# The runtime of generated sensors, linked into monitored programs (it
+# depends on nothing of tqmon; -fPIC so it can go into shared objects too).
+$(B)/obj/tqsensor.o: sensors/tqsensor.c sensors/tqsensor.h sensors/tqshm.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CSTD) $(WARN) $(OPT) -fPIC -c sensors/tqsensor.c -o $@
+$(B)/libtqsensor.a: $(B)/obj/tqsensor.o
+	rm -f $@ && ar rcs $@ $<
+
 $(B)/paper-gen: examples/paper/gen.c
 	@mkdir -p $(B)
 	$(CC) $(CSTD) $(WARN) $(OPT) examples/paper/gen.c -o $@
@@ -82,6 +92,35 @@ $(B)/prop: tests/prop.c $(B)/libtqmon.a $(HDRS)
 	$(CC) $(CSTD) $(WARN) $(OPT) $(INC) tests/prop.c $(B)/libtqmon.a $(LIBS) -o $@
 $(B)/asan/unit: tests/unit.c $(B)/asan/libtqmon.a $(HDRS)
 	$(CC) $(CSTD) $(WARN) $(ASANF) -DTQ_TESTING $(INC) tests/unit.c $(B)/asan/libtqmon.a $(LIBS) -o $@
+
+# ---------------------------------------------------------------- fuzzing (clang + libFuzzer)
+# The library is compiled again with clang into build/fuzz (the main builds
+# may use gcc, and libFuzzer needs clang's coverage instrumentation).
+FUZZCC    ?= clang
+FUZZF     := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined
+FUZZOBJ   := $(patsubst %.c,$(B)/fuzz/%.o,$(LIBSRC)) $(B)/fuzz/gen/tq.o $(B)/fuzz/gen/lex.o
+FUZZ_TIME ?= 60
+FUZZ_ARGS ?=
+
+$(B)/fuzz/%.o: %.c $(HDRS)
+	@mkdir -p $(dir $@)
+	$(FUZZCC) $(CSTD) $(WARN) $(FUZZF) -fsanitize=fuzzer-no-link -DTQ_TESTING $(INC) -c $< -o $@
+$(B)/fuzz/gen/%.o: $(GEN)/%.c $(HDRS)
+	@mkdir -p $(dir $@)
+	$(FUZZCC) $(CSTD) $(FUZZF) -fsanitize=fuzzer-no-link -w $(INC) -c $< -o $@
+$(B)/fuzz/libtqmon.a: $(FUZZOBJ)
+	rm -f $@ && ar rcs $@ $(FUZZOBJ)
+$(B)/fuzz/fuzz_frontend: tests/fuzz/fuzz_frontend.c $(B)/fuzz/libtqmon.a $(HDRS)
+	$(FUZZCC) $(CSTD) $(WARN) $(FUZZF) -fsanitize=fuzzer -DTQ_TESTING $(INC) tests/fuzz/fuzz_frontend.c \
+	    $(B)/fuzz/libtqmon.a $(LIBS) -o $@
+
+# New inputs go to build/fuzz/corpus (scratch); merge the interesting ones
+# into tests/fuzz/corpus with tests/fuzz/merge.sh.  Crashes: build/fuzz/artifacts.
+fuzz: deps $(B)/fuzz/fuzz_frontend
+	@mkdir -p $(B)/fuzz/corpus $(B)/fuzz/artifacts
+	$(B)/fuzz/fuzz_frontend -max_total_time=$(FUZZ_TIME) -max_len=4096 -timeout=5 \
+	    -dict=tests/fuzz/tq.dict -artifact_prefix=$(B)/fuzz/artifacts/ -print_final_stats=1 \
+	    $(FUZZ_ARGS) $(B)/fuzz/corpus tests/fuzz/corpus
 
 # ---------------------------------------------------------------- main jobs
 run: all

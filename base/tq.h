@@ -25,6 +25,7 @@ typedef int64_t TqTime;
 #define TQ_US 1000LL
 #define TQ_MS 1000000LL
 #define TQ_SEC 1000000000LL
+#define TQ_MSEC 1000000LL
 
 /* Saturating a+b on times: infinities stay infinite, no overflow. */
 TqTime tqTimeAdd(TqTime a, TqTime b);

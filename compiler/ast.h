@@ -59,7 +59,7 @@ typedef struct AstNode AstNode;
 struct AstNode {
   AstKind kind;    /* what this is */
   TqLoc loc;       /* position of its first token */
-  TqLoc loc2;      /* position of the declared name (declarations, retrieve into) */
+  TqLoc loc2;      /* position of the declared name (declarations, retrieve into), of a window's duration */
   AstNode *k[4];   /* children, meaning per kind */
   AstNode *next;   /* next in a list */
   const char *s;   /* identifier / string */

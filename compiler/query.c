@@ -259,6 +259,7 @@ static AlgExpr *resolved(QCtx *q, AlgExpr *e) {
 static AlgExpr *tyValue(QCtx *q, AstNode *x);
 static AlgExpr *tyTime(QCtx *q, AstNode *x);
 static AlgExpr *tyAggregate(QCtx *q, AstNode *x);
+static int aggFn(QCtx *q, const AstNode *x);
 static AlgExpr *toPred(QCtx *q, AlgExpr *e, TqLoc loc);
 static AlgNode *termFor(QCtx *q, VarUse *u);
 
@@ -300,6 +301,9 @@ static AlgExpr *tyValue(QCtx *q, AstNode *x) {
           return e;
         }
       }
+      if (q->inAgg && n && !strcasecmp(x->s2, "all")) /* Quel's V.all is for target lists only */
+        return err(q, x->loc, "'%s.all' (every attribute) belongs in a target list; an aggregate takes one value (count(%s.%s) counts %s's tuples)",
+                   x->s, x->s, at[0].name, x->s);
       TqBuf b = {0};
       for (int i = 0; i < n; i++) tqBufPrintf(&b, "%s%s", i ? ", " : "", at[i].name);
       err(q, x->loc, "%s (relation %s) has no attribute '%s'%s%s%s", u->var, relNameOf(u), x->s2,
@@ -507,7 +511,9 @@ static AlgExpr *tyTime(QCtx *q, AstNode *x) {
       e = algExprNew(q->a, AX_NOT, tyOf(TY_BOOL));
       e->a = l;
       break;
-    case AST_AGG: return err(q, x->loc, "aggregate in a temporal clause (aggregates give values: use them in the target list or where)");
+    case AST_AGG:
+      if (!aggFn(q, x)) return NULL;
+      return err(q, x->loc, "aggregate in a temporal clause (aggregates give values: use them in the target list or where)");
     default: return err(q, x->loc, "not a temporal expression (expected a tuple variable, begin of, end of, a time constant or now)");
   }
   e->loc = x->loc;
@@ -587,18 +593,40 @@ static AlgNode *termFor(QCtx *q, VarUse *u) {
 
 /* ================================================================ aggregates */
 
-/* Collects the distinct tuple variables named inside an aggregate. */
-static void aggVars(AstNode *e, const char **names, int *n, int max) {
+/* Collects the distinct tuple variables named inside an aggregate, with
+** where each first appears. */
+static void aggVars(AstNode *e, const char **names, TqLoc *locs, int *n, int max) {
   for (; e; e = e->next) {
-    if (e->kind == AST_COL || (e->kind == AST_NAME && e->s)) {
-      const char *v = e->s;
+    if (e->kind == AST_COL) {
       int found = 0;
       for (int i = 0; i < *n; i++)
-        if (!strcasecmp(names[i], v)) found = 1;
-      if (!found && *n < max && (e->kind == AST_COL)) names[(*n)++] = v;
+        if (!strcasecmp(names[i], e->s)) found = 1;
+      if (!found && *n < max) {
+        locs[*n] = e->loc;
+        names[(*n)++] = e->s;
+      }
     }
-    for (int i = 0; i < 4; i++) aggVars(e->k[i], names, n, max);
+    for (int i = 0; i < 4; i++) aggVars(e->k[i], names, locs, n, max);
   }
+}
+
+static const struct {
+  const char *name;
+  int fn;
+} aggFns[] = {{"count", AGG_COUNT}, {"countu", AGG_COUNTU}, {"sum", AGG_SUM}, {"sumu", AGG_SUMU},
+              {"avg", AGG_AVG},     {"avgu", AGG_AVGU},     {"min", AGG_MIN}, {"max", AGG_MAX},
+              {"any", AGG_ANY},     {"first", AGG_FIRST},   {"last", AGG_LAST}};
+
+/* The AGG_* code of an aggregate's name, or 0 after reporting an unknown
+** one (the parser takes any name before a parenthesis as an aggregate). */
+static int aggFn(QCtx *q, const AstNode *x) {
+  for (size_t i = 0; i < TQ_ARRAY_SIZE(aggFns); i++)
+    if (!strcasecmp(aggFns[i].name, x->s)) return aggFns[i].fn;
+  TqBuf b = {0};
+  for (size_t i = 0; i < TQ_ARRAY_SIZE(aggFns); i++) tqBufPrintf(&b, "%s%s", i ? ", " : "", algAggName(aggFns[i].fn));
+  err(q, x->loc, "unknown aggregate '%s' (aggregates: %s)", x->s, b.s);
+  tqBufFree(&b);
+  return 0;
 }
 
 /* An aggregate in a target list or where: types its inside in a scope of
@@ -607,15 +635,10 @@ static void aggVars(AstNode *e, const char **names, int *n, int max) {
 ** outer variable of the same name through the by-list, and stands for the
 ** aggregate's value (column agg<n>.value) in the outer expression. */
 static AlgExpr *tyAggregate(QCtx *q, AstNode *x) {
+  int fn = aggFn(q, x);
+  if (!fn) return NULL;
   if (q->inAgg) return err(q, x->loc, "aggregates cannot be nested");
   if (q->nagg == (int)TQ_ARRAY_SIZE(q->agg)) return err(q, x->loc, "too many aggregates in one retrieve");
-  static const struct { const char *name; int fn; } fns[] = {
-      {"count", AGG_COUNT}, {"countu", AGG_COUNTU}, {"sum", AGG_SUM}, {"sumu", AGG_SUMU}, {"avg", AGG_AVG},
-      {"avgu", AGG_AVGU},   {"min", AGG_MIN},       {"max", AGG_MAX}, {"any", AGG_ANY},   {"first", AGG_FIRST},
-      {"last", AGG_LAST}};
-  int fn = 0;
-  for (size_t i = 0; i < TQ_ARRAY_SIZE(fns); i++)
-    if (!strcasecmp(fns[i].name, x->s)) fn = fns[i].fn;
   /* the clauses */
   AstNode *by = NULL, *where = NULL, *when = NULL, *win = NULL;
   for (AstNode *o = x->k[1]; o; o = o->next) {
@@ -623,16 +646,29 @@ static AlgExpr *tyAggregate(QCtx *q, AstNode *x) {
     if (*slot) return err(q, o->loc, "this clause is given twice in the aggregate");
     *slot = o;
   }
+  /* count(W): a tuple variable where a value of it belongs */
+  AstNode *arg0 = x->k[0];
+  CpRange *bare = arg0->kind == AST_NAME ? cpRangeLookup(q->s, arg0->s) : NULL;
+  if (bare) {
+    const AlgAttr *at = bare->rel ? bare->rel->attr : bare->derived ? bare->derived->attr : NULL;
+    int nat = bare->rel ? bare->rel->nattr : bare->derived ? bare->derived->nattr : 0;
+    if (!at || nat == 0) return err(q, arg0->loc, "an aggregate takes a value, not the tuple variable '%s' itself", arg0->s);
+    return err(q, arg0->loc, "an aggregate takes a value, not the tuple variable '%s' itself (for example %s(%s.%s))", arg0->s,
+               x->s, arg0->s, at[0].name);
+  }
   /* its one tuple variable */
   const char *names[8];
+  TqLoc locs[8];
   int nn = 0;
-  aggVars(x->k[0], names, &nn, 8);
-  if (by) aggVars(by->k[0], names, &nn, 8);
-  if (where) aggVars(where->k[0], names, &nn, 8);
+  aggVars(x->k[0], names, locs, &nn, 8);
+  if (by) aggVars(by->k[0], names, locs, &nn, 8);
+  if (where) aggVars(where->k[0], names, locs, &nn, 8);
   if (nn == 0) return err(q, x->loc, "an aggregate needs a tuple variable (for example count(W.Process))");
+  for (int i = 0; i < nn; i++)
+    if (!cpRangeLookup(q->s, names[i]))
+      return err(q, locs[i], "tuple variable '%s' is not ranged (write: range of %s is <relation>)", names[i], names[i]);
   if (nn > 1) return err(q, x->loc, "an aggregate may range over one tuple variable only; found %s and %s", names[0], names[1]);
   CpRange *r = cpRangeLookup(q->s, names[0]);
-  if (!r) return err(q, x->loc, "tuple variable '%s' is not ranged (write: range of %s is <relation>)", names[0], names[0]);
   if (r->bad) {
     q->bad = 1;
     return NULL;
@@ -701,7 +737,7 @@ static AlgExpr *tyAggregate(QCtx *q, AstNode *x) {
   if (win) {
     g->window = win->op2;
     g->width = win->i;
-    if (win->op2 == WIN_EACH && win->i <= 0) return err(q, win->loc, "a window must be longer than zero");
+    if (win->op2 == WIN_EACH && win->i <= 0) return err(q, win->loc2, "a window must be longer than zero");
   }
   AlgNode *inner = termFor(q, &local);
   if (wn) inner = algSigmaT(q->a, wn, inner);

@@ -329,7 +329,9 @@ CpProgram *cpCompileSources(int n, TqSource **srcs, TqDiag *d) {
       if (st->kind == AST_ENTITY) declEntityAttrs(&s, st);
     for (AstNode *st = all; st; st = st->next)
       if (st->kind == AST_REL) declRel(&s, st);
-    for (AstNode *st = all; st; st = st->next) {
+    /* phase boundary: queries are translated only over a sound sensor
+    ** configuration (a relation with a bad declaration has no flag) */
+    for (AstNode *st = d->nerr > nerr0 ? NULL : all; st; st = st->next) {
       switch (st->kind) {
         case AST_RANGE: cpSemaRange(&s, st); break;
         case AST_RETRIEVE: cpSemaRetrieve(&s, st); break;

@@ -390,11 +390,12 @@ static const char *aggView(Sg *g, const CpAggInfo *ai) {
   tqBufFree(&eq);
   tqBufFree(&part);
   int scalar = sp->nby == 0;
-  long long last = (long long)g->par->last;
-  /* change points (known ones only: up to now) */
+  /* change points: every known one, also after the end of the recording (a
+  ** window that stretches a closed contribution past it); an open end is
+  ** FOREVER and changes nothing */
   const char *pts = newCte(g, "points",
-                           pf(g, "SELECT DISTINCT %st FROM (SELECT %scf AS t FROM %s UNION SELECT %sct FROM %s%s) WHERE t <= %lld", BY,
-                              BY, contrib, BY, contrib, scalar ? " UNION SELECT " B_STR : "", last));
+                           pf(g, "SELECT DISTINCT %st FROM (SELECT %scf AS t FROM %s UNION SELECT %sct FROM %s%s) WHERE t < " F_STR,
+                              BY, BY, contrib, BY, contrib, scalar ? " UNION SELECT " B_STR : ""));
   const char *per = newCte(g, "periods", pf(g, "SELECT %st AS pf, COALESCE(LEAD(t) OVER (%s ORDER BY t), " F_STR ") AS pt FROM %s",
                                             BY, PART, pts));
   const char *inEffect = pf(g, "c.cf <= p.pf AND p.pf < c.ct%s", EQ);

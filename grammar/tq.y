@@ -210,13 +210,16 @@ expr(A) ::= BEGINNING(N).            { A = MK(AST_BEGINNING, N); }
 expr(A) ::= FOREVER(N).              { A = MK(AST_FOREVER, N); }
 expr(A) ::= AGG(F) LP expr(E) aggopts(O) RP.
                                      { A = MK(AST_AGG, F); A->s = STR(F); A->k[0] = E; A->k[1] = O; }
+/* any other name used like one: the semantic pass reports the unknown aggregate */
+expr(A) ::= ID(F) LP expr(E) aggopts(O) RP.
+                                     { A = MK(AST_AGG, F); A->s = STR(F); A->k[0] = E; A->k[1] = O; }
 
 aggopts(A) ::= .                     { A = NULL; }
 aggopts(A) ::= aggopts(L) aggopt(X). { A = astAppend(L, X); }
 aggopt(A) ::= BY(T) exprs(L).        { A = mkOpt(ps, T, OPT_BY, 0, 0, L); }
 aggopt(A) ::= FOR(T) EACH INSTANT.   { A = mkOpt(ps, T, OPT_WINDOW, WIN_INSTANT, 0, NULL); }
 aggopt(A) ::= FOR(T) EVER.           { A = mkOpt(ps, T, OPT_WINDOW, WIN_EVER, 0, NULL); }
-aggopt(A) ::= FOR(T) EACH DURATION(D). { A = mkOpt(ps, T, OPT_WINDOW, WIN_EACH, parseTime(ps, D), NULL); A->loc = D.loc; }
+aggopt(A) ::= FOR(T) EACH DURATION(D). { A = mkOpt(ps, T, OPT_WINDOW, WIN_EACH, parseTime(ps, D), NULL); A->loc2 = D.loc; }
 aggopt(A) ::= WHERE(T) expr(E).      { A = mkOpt(ps, T, OPT_WHERE, 0, 0, E); }
 aggopt(A) ::= WHEN(T) expr(E).       { A = mkOpt(ps, T, OPT_WHEN, 0, 0, E); }
 exprs(A) ::= expr(E).                { A = E; }

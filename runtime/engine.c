@@ -44,6 +44,7 @@ typedef struct EnPm {
   int64_t calls;
   int visit;           /* topological sort */
   int started;         /* it was called at START (and so is called at END) */
+  int multi;           /* PRODUCER of "*": every primitive relation no other PM produces */
   int member;          /* loaded by a grouper, not named by the user */
   int unbound;         /* a member producing a relation the program does not declare: left out */
   RtConsumer *rc;      /* built-in CONSUMER: its result consumer */
@@ -93,6 +94,14 @@ typedef struct InstRec {
   int64_t vals[]; /* copied */
 } InstRec;
 
+/* A record a producer made at a collection's snapshot, held until every
+** producer was called (they are merged in time order). */
+typedef struct Gathered {
+  TqTime t;     /* its time */
+  int seq;      /* order of production: equal times keep it */
+  InstRec *ir;  /* the copy (in gatArena) */
+} Gathered;
+
 struct tq_engine {
   tq_pm_global g;         /* first: the global context handed to PMs */
   TqDiag diag;            /* messages of the current call */
@@ -120,6 +129,8 @@ struct tq_engine {
   TqTime deltaNext;       /* next base tick computing delta relations (TQ_FOREVER: none) */
   TqTime first, last;     /* range of the recording */
   int rangeSet;
+  TqTime startTime;       /* a live collection's first time (enSetStart) */
+  int haveStart;
   int64_t snapSeq;
   int snapDirty;          /* records delivered since the last snapshot */
   TqTime snapBoundary;    /* next base tick closing a snapshot */
@@ -140,6 +151,11 @@ struct tq_engine {
   tq_pm_info *pinfo;
   tq_sensor_info *sinfo;
   const char *sampleRelName;
+  /* collection: the records of the producers called at one snapshot */
+  int gathering;          /* gProduce holds records instead of processing them */
+  Gathered *gat;
+  int ngat, cgat;
+  TqArena *gatArena;
 };
 
 tq_engine *enOf(tq_pm_global *g) { return (tq_engine *)g; }
@@ -147,6 +163,12 @@ CpProgram *enProgram(tq_pm_global *g) { return enOf(g)->prog; }
 RtNet *enNet(tq_pm_global *g) { return enOf(g)->net; }
 TqDiag *enDiag(tq_pm_global *g) { return &enOf(g)->diag; }
 void enSetTotal(tq_pm_global *g, int64_t n) { enOf(g)->packetsTotal = n; }
+void enSetStart(tq_pm_global *g, TqTime t) {
+  tq_engine *e = enOf(g);
+  e->startTime = t;
+  e->haveStart = 1;
+  e->g.now = t;
+}
 void enSetRange(tq_pm_global *g, TqTime first, TqTime last) {
   tq_engine *e = enOf(g);
   e->first = first;
@@ -246,9 +268,26 @@ static TqTime recTime(const tq_record *r) {
 ** snapshot boundaries in between are handled. */
 static int gAdvance(tq_pm_global *g, tq_time t) {
   tq_engine *e = enOf(g);
+  if (e->gathering) return 0; /* a collection's snapshot: time is the snapshot's */
   if (e->haveInstant && t <= e->instant) return 0;
   if (e->haveInstant) processInstant(e);
   tickTo(e, t);
+  return 0;
+}
+
+/* Holds a record made at a snapshot (see step). */
+static int gather(tq_engine *e, const tq_record *r, TqTime t) {
+  if (!e->gatArena) e->gatArena = tqArenaNew();
+  InstRec *ir = tqArenaAlloc(e->gatArena, sizeof(InstRec) + sizeof(int64_t) * (size_t)(r->nvals ? r->nvals : 1));
+  ir->r = *r;
+  TQ_MEMCPY(ir->vals, r->vals, sizeof(int64_t) * (size_t)r->nvals);
+  ir->r.vals = ir->vals;
+  if (e->ngat == e->cgat) {
+    e->cgat = e->cgat ? 2 * e->cgat : 256;
+    e->gat = tqRealloc(e->gat, sizeof(Gathered) * (size_t)e->cgat);
+  }
+  e->gat[e->ngat] = (Gathered){t, e->ngat, ir};
+  e->ngat++;
   return 0;
 }
 
@@ -261,9 +300,12 @@ static int gProduce(tq_pm_global *g, const tq_record *r) {
     gLog(g, NULL, TQ_LOG_ERROR, "record of relation %d with %d values rejected", r->rel, r->nvals);
     return -1;
   }
-  if (e->haveInstant && t < e->instant) {
+  if (e->gathering) return gather(e, r, t);
+  /* never before the instant being gathered, nor before the network's time */
+  TqTime floor = e->haveInstant ? e->instant : e->net ? e->net->now : t;
+  if (t < floor) {
     gLog(g, NULL, TQ_LOG_ERROR, "record of %s at %lld is earlier than %lld: dropped", rel->name, (long long)t,
-         (long long)e->instant);
+         (long long)floor);
     return -1;
   }
   if (!e->haveInstant || t > e->instant) {
@@ -363,6 +405,7 @@ static void sampleRel(tq_engine *e, const AlgRel *rel, int attr, int64_t who, Tq
   }
   if (p->priv.disabled || !p->pm->sample) return;
   p->calls++;
+  if (p->multi) p->priv.rel = rel->id;
   pmStatus(e, p, p->pm->sample(&e->g, &p->priv, attr, who, t, &ac));
 }
 
@@ -484,8 +527,9 @@ static void snapAdd(tq_engine *e, const tq_record *r) {
   c->vals = (const int64_t *)(intptr_t)st->nvals; /* an offset until the snapshot closes */
   st->nvals += r->nvals;
   if (!e->snapDirty) {
-    /* the base tick after this instant closes the snapshot */
-    TqTime tick = e->prog->cat.tick, t = recTime(r), q = t / tick;
+    /* the base tick after this instant (a record instant, or a Clock tick
+    ** whose samples are recorded) closes the snapshot */
+    TqTime tick = e->prog->cat.tick, t = e->net->now, q = t / tick;
     if (q * tick > t) q--;
     e->snapBoundary = (q + 1) * tick;
     e->snapDirty = 1;
@@ -742,6 +786,7 @@ static void computeDeltas(tq_engine *e, TqTime t) {
         tq_record rc = {b->id, TQ_REC_SAMPLE, t, 0, 0, 0, b->nattr, c->vals};
         tq_record rp = {b->id, TQ_REC_SAMPLE, t, 0, 0, 0, b->nattr, prev->vals};
         p->calls++;
+        if (p->multi) p->priv.rel = b->id;
         int st = p->pm->delta(&e->g, &p->priv, &rc, &rp, out);
         if (st == TQ_PM_ERROR || st == TQ_PM_FATAL) {
           p->priv.disabled = 1;
@@ -1107,6 +1152,7 @@ static void onFlag(void *ctx, RtSensor *s, int64_t entity, int on) {
   EnPm *p = e->producerOf[s->rel->id - 1];
   if (!p || p->priv.disabled || !p->pm->enable) return;
   p->calls++;
+  if (p->multi) p->priv.rel = s->rel->id;
   pmStatus(e, p, p->pm->enable(&e->g, &p->priv, entity, on));
 }
 
@@ -1149,6 +1195,7 @@ static int batchToPms(void *self, TqTime now) {
 }
 
 static int bindNet(tq_engine *e);
+static int needed(tq_engine *e, int rel);
 
 int tq_prepare(tq_engine *e, int nfiles, const char *const *files) {
   tqBufFree(&e->errs);
@@ -1203,7 +1250,9 @@ static int bindNet(tq_engine *e) {
       e->extractor = m;
     }
     if ((m->priv.caps & TQ_PM_TIMER) && !e->timer) e->timer = m;
-    if (m->priv.caps & TQ_PM_PRODUCER) {
+    if ((m->priv.caps & TQ_PM_PRODUCER) && m->priv.produces && !strcmp(m->priv.produces, "*")) {
+      m->multi = 1; /* bound below to what no other PM produces */
+    } else if (m->priv.caps & TQ_PM_PRODUCER) {
       AlgRel *r = m->priv.produces ? algCatRel(&e->prog->cat, m->priv.produces) : NULL;
       if (!r && m->member && m->priv.produces) {
         /* a grouper offers it, the program does not want it: never called */
@@ -1224,6 +1273,16 @@ static int bindNet(tq_engine *e) {
       m->priv.rel = r->id;
     }
   }
+  /* a multi-relation producer (a live source such as a shared-memory
+  ** segment) produces every primitive relation no other PM produces */
+  for (int i = 0; i < e->npm; i++) {
+    EnPm *m = e->pm[i];
+    if (!m->multi) continue;
+    for (int k = 0; k < e->nrel; k++) {
+      const AlgRel *r = e->prog->cat.rels.v[k];
+      if (!e->producerOf[k] && !r->deltaOf) e->producerOf[k] = m;
+    }
+  }
   e->g.operation = e->extractor ? TQ_OP_EXTRACT : TQ_OP_COLLECT;
   for (int i = 0; i < e->npm; i++) {
     if ((e->pm[i]->priv.caps & TQ_PM_FILTER) && e->pm[i]->pm->filter) e->filters = 1;
@@ -1237,25 +1296,10 @@ static int bindNet(tq_engine *e) {
       fail(e, "a collection needs a TIMER processor module (for instance clock), or an EXTRACTOR to replay a recording");
       return -1;
     }
-    /* a sensor lives in its flag entity: a relation a query uses needs the
-    ** entity relation of its flag entity (and of its performer, sampled on
-    ** target) produced, even where the optimizer replaced the entity
-    ** source by a constant; a delta relation is computed from its sampled
-    ** relation, whose producer answers the samples */
     for (int i = 0; i < e->nrel; i++) {
       RtSensor *s = &e->net->sensor[i];
-      if (!s->used || s->rel->entity) continue;
-      const AlgRel *b = s->rel->deltaOf ? s->rel->deltaOf : s->rel;
-      int at[2] = {b->flagAttr, b->performerAttr};
-      for (int k = 0; k < 2; k++)
-        if (at[k] >= 0 && b->attr[at[k]].type.kind == TY_ENTITY && b->attr[at[k]].type.ent)
-          e->net->sensor[b->attr[at[k]].type.ent->rel->id - 1].used = 1;
-    }
-    for (int i = 0; i < e->nrel; i++) {
-      RtSensor *s = &e->net->sensor[i];
-      int from = s->rel->deltaOf ? s->rel->deltaOf->id - 1 : i;
-      if (s->used && !e->producerOf[from]) {
-        fail(e, "no processor module produces relation %s, which a query needs", e->net->sensor[from].rel->name);
+      if (needed(e, i + 1) && !e->producerOf[i]) {
+        fail(e, "no processor module produces relation %s, which a query needs", s->rel->name);
         return -1;
       }
     }
@@ -1331,16 +1375,20 @@ static int start(tq_engine *e) {
   }
   e->state = 2;
   e->startWall = rtWallSeconds();
-  for (int i = 0; i < e->npm && !e->fatal; i++) {
-    EnPm *m = e->order[i];
-    /* every PM is called at start (but those left out); a producer no query
-    ** needs is not called after that */
-    if (m->unbound) continue;
+  int started = 0;
+  for (; started < e->npm && !e->fatal; started++) {
+    EnPm *m = e->order[started];
+    if (m->unbound) continue; /* left out: never called */
     m->started = 1;
     callPm(e, m, TQ_PM_START, NULL);
   }
-  if (e->fatal) return -1;
-  TqTime t0 = e->rangeSet ? e->first : 0;
+  if (e->fatal) {
+    /* the PMs a fatal START left unstarted get no call but END (no records,
+    ** no result rows while the results so far are flushed) */
+    for (int i = started; i < e->npm; i++) e->order[i]->priv.disabled = 1;
+    return -1;
+  }
+  TqTime t0 = e->rangeSet ? e->first : e->haveStart ? e->startTime : 0;
   if (rtNetStart(e->net, t0)) return fail(e, "the result consumers could not start");
   if (e->net->clockGcd) {
     TqTime gq = e->net->clockGcd, q = t0 / gq;
@@ -1365,6 +1413,45 @@ static int start(tq_engine *e) {
     }
   }
   return e->fatal ? -1 : 0;
+}
+
+/* Does the operation need relation rel's records?  A query uses it, or it
+** is the entity relation a used sensor lives in (its flag or performer
+** entity): nothing of that sensor is delivered while the entity does not
+** exist. */
+/* Is the relation used, or the sampled relation of a used delta relation? */
+static int usedOrDelta(tq_engine *e, const RtSensor *s) {
+  return s->used || (s->rel->delta && e->net->sensor[s->rel->delta->id - 1].used);
+}
+
+static int needed(tq_engine *e, int rel) {
+  const RtSensor *s = &e->net->sensor[rel - 1];
+  if (s->rel->deltaOf) return 0; /* computed by the engine */
+  if (usedOrDelta(e, s)) return 1;
+  if (!s->rel->entity) return 0;
+  for (int i = 0; i < e->net->nsensor; i++) {
+    const AlgRel *u = e->net->sensor[i].rel;
+    if (!usedOrDelta(e, &e->net->sensor[i]) || u->entity) continue;
+    if (u->flagAttr >= 0 && u->attr[u->flagAttr].type.ent == s->rel->entity) return 1;
+    if (u->performerAttr >= 0 && u->attr[u->performerAttr].type.ent == s->rel->entity) return 1;
+  }
+  return 0;
+}
+
+static int gatheredCmp(const void *a, const void *b) {
+  const Gathered *x = a, *y = b;
+  if (x->t != y->t) return x->t < y->t ? -1 : 1;
+  return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* Delivers the records held at a snapshot in time order. */
+static void mergeGathered(tq_engine *e) {
+  e->gathering = 0;
+  if (e->ngat) qsort(e->gat, (size_t)e->ngat, sizeof(Gathered), gatheredCmp);
+  for (int i = 0; i < e->ngat; i++) gProduce(&e->g, &e->gat[i].ir->r);
+  e->ngat = 0;
+  tqArenaDelete(e->gatArena);
+  e->gatArena = NULL;
 }
 
 /* One snapshot's worth: returns 1 more, 0 done, -1 fatal. */
@@ -1414,13 +1501,17 @@ static int step(tq_engine *e) {
   }
   e->g.now = next;
   gAdvance(&e->g, next);
-  /* producers produce at the snapshot (those no query needs are not called) */
+  /* producers produce at the snapshot (those no query needs are not
+  ** called); each makes its records since the last snapshot, so they are
+  ** held and merged in time order (equal times in call order) */
+  e->gathering = 1;
   for (int i = 0; i < e->npm && !e->halted; i++) {
     EnPm *m = e->order[i];
     if (!(m->priv.sync & TQ_PM_SYNC_SNAPSHOT) || m->priv.disabled || m == tm) continue;
-    if ((m->priv.caps & TQ_PM_PRODUCER) && !e->net->sensor[m->priv.rel - 1].used) continue;
+    if ((m->priv.caps & TQ_PM_PRODUCER) && !m->multi && !needed(e, m->priv.rel)) continue;
     callPm(e, m, TQ_PM_SNAPSHOT, NULL);
   }
+  mergeGathered(e);
   /* the records at the snapshot time are an instant: process it */
   if (e->haveInstant) processInstant(e);
   if (e->nextTick == next || e->deltaNext == next) {
@@ -1608,6 +1699,8 @@ void tq_finish(tq_engine *e) {
   free(e->producerOf);
   free(e->inst);
   tqArenaDelete(e->instArena);
+  free(e->gat);
+  tqArenaDelete(e->gatArena);
   cpProgramFree(e->prog);
   free(e->pmPath);
   tqBufFree(&e->explain);

@@ -19,6 +19,9 @@ void enAttachConsumer(tq_pm_global *g, tq_pm_private *p, RtConsumer *c);
 /* The time range of the recording being extracted (for Clock ticks and
 ** `now`); extractors call it at START. */
 void enSetRange(tq_pm_global *g, TqTime first, TqTime last);
+/* A live collection's first time (the realtime clock calls it at START:
+** times are then CLOCK_REALTIME nanoseconds). */
+void enSetStart(tq_pm_global *g, TqTime t);
 /* Number of records of the recording (progress), when known. */
 void enSetTotal(tq_pm_global *g, int64_t n);
 

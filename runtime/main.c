@@ -3,7 +3,7 @@
 **
 **   tqmon check FILE.tq...                 compile, report errors
 **   tqmon explain [--no-opt] [--trace] FILE.tq...
-**   tqmon run FILE.tq... (--replay FILE | --host | --pm SENSOR...) [--db FILE]
+**   tqmon run FILE.tq... (--replay FILE | --host | --exec CMD | --pm SENSOR...) [--db FILE]
 **             [--format table|csv|jsonl] [--record FILE] [--stats FILE] ...
 **   tqmon record SENSORS.tq... (--replay FILE | --pm SENSOR...) -o FILE
 **   tqmon convert SENSORS.tq... IN OUT
@@ -31,12 +31,15 @@ static const char *usageText =
     "  explain FILE.tq...          print each query's algebra (optimized)\n"
     "      --no-opt                the initial algebra (paper section 8.4)\n"
     "      --trace                 every optimizer rule as it fires\n"
-    "  run FILE.tq... (--replay FILE | --host | --pm SENSOR...)\n"
+    "  run FILE.tq... (--replay FILE | --exec CMD... | --attach PID | --host |\n"
+    "                 --pm SENSOR...)\n"
     "                              run the queries over a recording (text .trace\n"
-    "                              or binary collection file) or live sensors\n"
-    "      --host                  this Linux host from /proc, in real time: give\n"
-    "                              sensors/host.tq before your queries\n"
-    "                              (sensors/host.md lists its relations)\n"
+    "                              or binary collection file), a program built\n"
+    "                              with generated sensors (--exec starts it; it\n"
+    "                              comes last on the line), or live sensors\n"
+    "      --host                  this Linux host from /proc: give sensors/host.tq\n"
+    "                              before your queries (sensors/host.md lists its\n"
+    "                              relations)\n"
     "      --db FILE               store named results in an SQLite file\n"
     "      --format table|csv|jsonl  results on standard output (default table)\n"
     "      --quiet                 no results on standard output\n"
@@ -51,6 +54,9 @@ static const char *usageText =
     "                              record every packet of every sensor, all\n"
     "                              enabled, for later analysis by any query\n"
     "  convert SENSORS.tq... IN OUT  between text (.trace) and binary recordings\n"
+    "  sensors gen SENSORS.tq... [-o sensors.h]\n"
+    "                              generate the C sensors of a configuration (link\n"
+    "                              the program with build/libtqsensor.a)\n"
     "  load FILE.tq... --replay TRACE --db FILE\n"
     "                              store every packet of a text recording as tables\n"
     "                              of the primitive relations (all sensors enabled)\n"
@@ -82,6 +88,8 @@ typedef struct Args {
   const char *replay, *db, *stats, *format, *timeLimit, *record, *out, *pmPath, *snapshots, *traceLevel;
   const char *pm[64];
   int npm;
+  char *exec;       /* --exec: the command words joined by \x1f */
+  const char *attach;
   int noOpt, trace, quiet, print, host;
   const char *rel;
 } Args;
@@ -119,6 +127,17 @@ static int parseArgs(int argc, char **argv, Args *a) {
       a->snapshots = clockArgs;
     }
     else if (!strcmp(s, "--trace-level")) NEEDARG(traceLevel);
+    else if (!strcmp(s, "--attach")) NEEDARG(attach);
+    else if (!strcmp(s, "--exec")) {
+      if (i + 1 >= argc) {
+        fprintf(stderr, "tqmon: --exec needs a command\n");
+        return 2;
+      }
+      TqBuf b = {0};
+      for (int k = i + 1; k < argc; k++) tqBufPrintf(&b, "%s%s", k > i + 1 ? "\x1f" : "", argv[k]);
+      a->exec = b.s;
+      break; /* the rest is the subject's command line */
+    }
     else if (!strcmp(s, "--pm")) {
       if (i + 1 >= argc || a->npm == 64) {
         fprintf(stderr, "tqmon: --pm needs an argument (NAME or NAME=ARGS)\n");
@@ -249,28 +268,27 @@ static tq_engine *newEngine(Args *a) {
   return e;
 }
 
-/* The clock of a collection: --snapshots N ticks, in real time when the
-** sources are a live system (--host), and the host PMs. */
-static int registerLive(tq_engine *e, Args *a) {
-  char args[96];
-  snprintf(args, sizeof args, "%s%s%s", a->snapshots ? a->snapshots : "", a->snapshots && a->host ? "," : "",
-           a->host ? "realtime" : "");
-  if (a->host && tq_register(e, "host", NULL)) return -1;
-  return tq_register(e, "clock", *args ? args : NULL);
-}
-
-/* --host is a live source: not with a recording. */
-static int liveOrReplay(Args *a) {
-  if (a->host && a->replay) {
-    fprintf(stderr, "tqmon %s: --host collects live; it cannot be used with --replay\n", a->cmd);
-    return -1;
-  }
-  return 0;
-}
-
 /* The extractor of a recording: colfil for collection files, trace for text. */
 static int registerExtractor(tq_engine *e, const char *path) {
   return tq_register(e, isCollectionFile(path) ? "colfil" : "trace", path);
+}
+
+static int live(const Args *a) { return a->exec || a->attach || a->host; }
+
+/* The live sources of --exec / --attach (the shm PM) and --host (the host
+** PMs) and their realtime clock; nothing when none is given. */
+static int registerLive(tq_engine *e, Args *a) {
+  if (!live(a)) return 0;
+  /* the clock first: it fixes the collection's start before the subject runs */
+  char clock[96];
+  snprintf(clock, sizeof clock, "realtime%s%s", a->snapshots ? "," : "", a->snapshots ? a->snapshots : "");
+  if (tq_register(e, "clock", clock)) return -1;
+  if (a->host && tq_register(e, "host", NULL)) return -1;
+  if (!a->exec && !a->attach) return 0;
+  char *args = a->exec ? tqMprintf("exec:%s", a->exec) : tqMprintf("attach:%s", a->attach);
+  int rc = tq_register(e, "shm", args);
+  free(args);
+  return rc;
 }
 
 /* Runs the prepared operation to its end; 0, or 1 when it failed. */
@@ -293,11 +311,14 @@ static int cmdRun(Args *a) {
     }
     fmt = a->format;
   }
-  if (!a->replay && !a->npm && !a->host) {
-    fprintf(stderr, "tqmon run: give a recording with --replay FILE, or sensors with --host or --pm NAME\n");
+  if (!a->replay && !a->npm && !live(a)) {
+    fprintf(stderr, "tqmon run: give a recording with --replay FILE, a program with --exec CMD or --attach PID, or sensors with --host or --pm NAME\n");
     return 2;
   }
-  if (liveOrReplay(a)) return 2;
+  if (a->host && a->replay) {
+    fprintf(stderr, "tqmon run: --host collects live; it cannot be used with --replay\n");
+    return 2;
+  }
   if (a->nfiles == 0) {
     fprintf(stderr, "tqmon run: no program file given (FILE.tq)\n");
     return 2;
@@ -308,8 +329,8 @@ static int cmdRun(Args *a) {
   char *textArgs = NULL, *recArgs = NULL;
   /* the extractor first: a bad recording stops the run before a store is opened */
   if (a->replay && registerExtractor(e, a->replay)) goto out;
-  if (registerPms(e, a)) goto out;
-  if (!a->replay && registerLive(e, a)) goto out;
+  if (registerLive(e, a) || registerPms(e, a)) goto out;
+  if (!a->replay && !live(a) && tq_register(e, "clock", a->snapshots ? a->snapshots : NULL)) goto out;
   if (a->db && tq_register(e, "sqlite", a->db)) goto out;
   if (a->record) {
     recArgs = tqMprintf("write:%s", a->record);
@@ -321,7 +342,7 @@ static int cmdRun(Args *a) {
     textArgs = tqStrdup(fmt);
     if (tq_register(e, "text", textArgs)) goto out;
   }
-  if (a->replay && tq_register(e, "progress", NULL)) goto out; /* a live run shows its results as they come */
+  if (!a->host && tq_register(e, "progress", NULL)) goto out; /* a live host run shows its results as they come */
   if (tq_prepare(e, a->nfiles, a->files)) goto out;
   rc = runToEnd(e);
   if (a->stats) {
@@ -345,7 +366,7 @@ out:
 
 /* tqmon record: every record of every sensor, all enabled, into a file. */
 static int cmdRecord(Args *a) {
-  if (!a->out || (!a->replay && !a->npm)) {
+  if (!a->out || (!a->replay && !a->npm && !live(a))) {
     fprintf(stderr, "tqmon record: give the source (--replay FILE, or --pm NAME) and the output with -o FILE\n");
     return 2;
   }
@@ -353,13 +374,17 @@ static int cmdRecord(Args *a) {
     fprintf(stderr, "tqmon record: no sensor configuration given (SENSORS.tq)\n");
     return 2;
   }
+  if (a->host) {
+    fprintf(stderr, "tqmon record: --host samples only what queries ask for: record a run with tqmon run --host ... --record FILE\n");
+    return 2;
+  }
   tq_engine *e = newEngine(a);
   if (!e) return 2;
   char *args = tqMprintf("all:%s", a->out);
   size_t n = strlen(a->out);
   int rc = 1;
-  if ((a->replay && registerExtractor(e, a->replay)) || registerPms(e, a) ||
-      (!a->replay && tq_register(e, "clock", a->snapshots ? a->snapshots : NULL)) ||
+  if ((a->replay && registerExtractor(e, a->replay)) || registerLive(e, a) || registerPms(e, a) ||
+      (!a->replay && !live(a) && tq_register(e, "clock", a->snapshots ? a->snapshots : NULL)) ||
       tq_register(e, n > 6 && !strcmp(a->out + n - 6, ".trace") ? "trace" : "colfil", args) ||
       tq_register(e, "progress", NULL) || tq_prepare(e, a->nfiles, a->files))
     engineFail(e, 1);
@@ -384,6 +409,40 @@ static int cmdConvert(Args *a) {
 }
 
 /* tqmon pms: the processor modules this tqmon can load. */
+/* tqmon sensors gen FILE.tq... -o sensors.h */
+static int cmdSensors(Args *a) {
+  if (a->nfiles < 2 || strcmp(a->files[0], "gen")) {
+    fprintf(stderr, "tqmon sensors: usage: tqmon sensors gen FILE.tq... [-o sensors.h]\n");
+    return 2;
+  }
+  TqDiag d = {0};
+  CpProgram *p = cpCompileFiles(a->nfiles - 1, a->files + 1, &d);
+  if (!p) {
+    reportDiag(&d);
+    tqDiagFree(&d);
+    return 1;
+  }
+  TqBuf out = {0}, err = {0};
+  int rc = 0;
+  if (snsGenHeader(p, a->files[1], &out, &err)) {
+    fprintf(stderr, "tqmon sensors gen: %s\n", err.s);
+    rc = 1;
+  } else if (a->out) {
+    FILE *f = fopen(a->out, "w");
+    if (!f || fputs(out.s, f) < 0 || fclose(f)) {
+      fprintf(stderr, "tqmon sensors gen: cannot write %s: %s\n", a->out, strerror(errno));
+      rc = 1;
+    }
+  } else {
+    fputs(out.s, stdout);
+  }
+  tqBufFree(&out);
+  tqBufFree(&err);
+  cpProgramFree(p);
+  tqDiagFree(&d);
+  return rc;
+}
+
 static int cmdPms(Args *a) {
   tq_engine *e = newEngine(a);
   if (!e) return 2;
@@ -517,13 +576,22 @@ int main(int argc, char **argv) {
   if (!strcmp(a.cmd, "--help") || !strcmp(a.cmd, "-h") || !strcmp(a.cmd, "help")) return usage(stdout, 0);
   if (!strcmp(a.cmd, "check")) return cmdCheck(&a);
   if (!strcmp(a.cmd, "explain")) return cmdExplain(&a);
-  if (!strcmp(a.cmd, "run")) return cmdRun(&a);
+  if (!strcmp(a.cmd, "run")) {
+    rc = cmdRun(&a);
+    free(a.exec);
+    return rc;
+  }
   if (!strcmp(a.cmd, "show")) return cmdShow(&a);
   if (!strcmp(a.cmd, "load")) return cmdLoad(&a);
   if (!strcmp(a.cmd, "sql")) return cmdSql(&a);
-  if (!strcmp(a.cmd, "record")) return cmdRecord(&a);
+  if (!strcmp(a.cmd, "record")) {
+    rc = cmdRecord(&a);
+    free(a.exec);
+    return rc;
+  }
   if (!strcmp(a.cmd, "convert")) return cmdConvert(&a);
   if (!strcmp(a.cmd, "pms")) return cmdPms(&a);
+  if (!strcmp(a.cmd, "sensors")) return cmdSensors(&a);
   fprintf(stderr, "tqmon: unknown command '%s'\n", a.cmd);
   return usage(stderr, 2);
 }

@@ -29,7 +29,7 @@ RtOp *rtOpNew(RtNet *net, const RtOpVt *vt, size_t size, const AlgNode *node) {
   op->node = node;
   op->nspan = node ? node->sch.ntv : 0;
   op->nval = node ? node->sch.ncol : 0;
-  op->low = op->endLow = TQ_BEGINNING;
+  op->low = op->endLow = op->maxLow = TQ_BEGINNING;
   tqVecPush(&net->ops, op);
   return op;
 }
@@ -189,14 +189,19 @@ int rtNetStart(RtNet *net, TqTime t0) {
   return net->failed ? -1 : 0;
 }
 
+/* Flushes one operator; its latest-start mark is its low mark unless it
+** set a later one. */
+static void flushOp(RtOp *op, TqTime now) {
+  op->maxLow = TQ_BEGINNING;
+  op->vt->flush(op, now);
+  if (op->maxLow < op->low) op->maxLow = op->low;
+}
+
 void rtNetAdvance(RtNet *net, TqTime t) {
   if (t <= net->now && net->started > 1) return;
   net->started = 2;
   net->now = t;
-  for (int i = 0; i < net->ops.n; i++) {
-    RtOp *op = net->ops.v[i];
-    op->vt->flush(op, t);
-  }
+  for (int i = 0; i < net->ops.n; i++) flushOp(net->ops.v[i], t);
 }
 
 void rtNetTick(RtNet *net, TqTime t) {
@@ -219,10 +224,7 @@ int rtNetFinish(RtNet *net, TqTime tEnd, int ok) {
     rtNetAdvance(net, tEnd + 1);
     if (net->opt.nowValue == TQ_OPEN) {
       net->opt.nowValue = tEnd;
-      for (int i = 0; i < net->ops.n; i++) {
-        RtOp *op = net->ops.v[i];
-        op->vt->flush(op, net->now);
-      }
+      for (int i = 0; i < net->ops.n; i++) flushOp(net->ops.v[i], net->now);
     }
     for (int i = 0; i < net->ops.n; i++) {
       RtOp *op = net->ops.v[i];
@@ -254,10 +256,14 @@ void rtSensorCount(RtNet *net, RtSensor *s, int64_t e, int delta) {
   if (c == 0 && n > 0) {
     s->nEnabled++;
     if (s->nEnabled > s->maxEnabled) s->maxEnabled = s->nEnabled;
-    if (s->onFlag) s->onFlag(s->onFlagCtx, s, e, 1);
+    if (s->onFlag) s->onFlag(s->onFlagCtx, s, e, (int)n);
   } else if (c > 0 && n == 0) {
     s->nEnabled--;
     if (s->onFlag) s->onFlag(s->onFlagCtx, s, e, 0);
+  } else if (c != n && s->rel->mode == ALG_MODE_DISABLE && s->onFlag) {
+    /* a disable-traced sensor's counter follows the units: the sensor
+    ** decrements it as it fires */
+    s->onFlag(s->onFlagCtx, s, e, (int)n);
   }
 }
 

@@ -7,10 +7,12 @@
 ** forever) for `for ever` (an event at t is the span [t, t+1)).  The
 ** contributions' begins and ends are change points kept in a heap; a change
 ** point is applied once the input's low mark has passed it (no later input
-** can start before it), so every emitted value is final.  After the changes
-** of an instant, each touched group compares its new value with the one it
-** shows: when it differs, the open output tuple [p, t) is closed and a new
-** one [t, ...) begun, so the output has one tuple per constant period.
+** can start before it), so every emitted value is final; at the end of the
+** run every pending one is applied, also those after the end of the
+** recording.  After the changes of an instant, each touched group compares
+** its new value with the one it shows: when it differs, the open output
+** tuple [p, t) is closed and a new one [t, ...) begun, so the output has one
+** tuple per constant period.
 **
 ** A group exists while some tuple of it is in effect (before the inner
 ** where, which only decides what counts: Quel's partitions survive it, with
@@ -337,9 +339,9 @@ static int aggPush(RtOp *op, int port, int kind, RtTup *t) {
   return 0;
 }
 
-static void aggFlush(RtOp *op, TqTime now) {
-  Agg *a = (Agg *)op;
-  TqTime low = op->kid[0]->low;
+/* Applies the change points before `limit`, instant by instant, and shows
+** each touched group's new value from that instant on. */
+static void applyBefore(Agg *a, TqTime limit) {
   if (a->scalar && !a->primed) {
     int64_t v = 0;
     Group *g = groupGet(a, NULL);
@@ -347,7 +349,7 @@ static void aggFlush(RtOp *op, TqTime now) {
     show(a, g, TQ_BEGINNING, 1, has, v);
     a->primed = 1;
   }
-  while (a->nheap && a->heap[0].t < low) {
+  while (a->nheap && a->heap[0].t < limit) {
     TqTime t = a->heap[0].t;
     while (a->nheap && a->heap[0].t == t) {
       Change ch = hpop(a);
@@ -364,13 +366,26 @@ static void aggFlush(RtOp *op, TqTime now) {
     }
     a->ntouched = 0;
   }
+}
+
+static void aggFlush(RtOp *op, TqTime now) {
+  Agg *a = (Agg *)op;
+  TqTime low = op->kid[0]->low;
+  applyBefore(a, low);
   op->low = a->nheap && a->heap[0].t < low ? a->heap[0].t : low;
   /* an open period ends at a change point not applied yet: at the input's
   ** low mark or later, which may lag behind now */
   op->endLow = op->low < now ? op->low : now;
 }
 
-static void aggFinish(RtOp *op, TqTime now) {}
+/* At the end of the run no input can come any more, so every pending change
+** point is final, also those after the end of the recording: a window (or a
+** valid clause below) that ends a contribution there is known now.  Applying
+** them closes the periods at those times; what is still in effect with an
+** unknown end (an open input, `for ever`) stays open. */
+static void aggFinish(RtOp *op, TqTime now) {
+  applyBefore((Agg *)op, TQ_FOREVER);
+}
 
 static void aggFree(RtOp *op) {
   Agg *a = (Agg *)op;

@@ -22,6 +22,7 @@ typedef struct PiT {
   TqMap pending;        /* input -> input (one reference) */
   TqTime constLow;      /* smallest constant time in the clause */
   TqTime shift;         /* most negative shift in the clause */
+  int latest;           /* the result begins at the input's latest begin */
   /* open outputs whose end is bounded by a known time: they may become
   ** known when the input's end mark passes that time (min-heap) */
   struct Wait {
@@ -211,7 +212,7 @@ static void piTFlush(RtOp *op, TqTime now) {
     if (w.t->link) closeIfKnown(p, w.t, &rc);
     rtTupUnref(w.t);
   }
-  TqTime low = tqTimeAdd(op->kid[0]->low, p->shift);
+  TqTime low = p->latest ? op->kid[0]->maxLow : tqTimeAdd(op->kid[0]->low, p->shift);
   if (p->constLow < low) low = p->constLow;
   if (p->pending.n) {
     TqVec all = {0};
@@ -261,6 +262,27 @@ static void piTFree(RtOp *op) {
 
 static const RtOpVt piTVt = {"piT", piTPush, piTFlush, piTFinish, piTFree};
 
+/* Adds to *mask the spans whose intersection e is; returns 0 when e is not
+** an intersection of tuple variables' spans. */
+static int overlapSpans(const RtExpr *e, uint64_t *mask) {
+  if (e->kind == AX_TVAR) {
+    if (e->idx >= 64) return 0;
+    *mask |= (uint64_t)1 << e->idx;
+    return 1;
+  }
+  return e->kind == AX_OVERLAP && overlapSpans(e->a, mask) && overlapSpans(e->b, mask);
+}
+
+/* Does `from` begin at the latest begin of all nspan spans?  True for
+** `begin of (V1 overlap ... Vk)` naming every span (a non-empty
+** intersection begins at the latest begin; an empty one gives nothing). */
+static int beginsAtLatest(const RtExpr *from, int nspan) {
+  while (from->kind == AX_BEGINOF) from = from->a;
+  uint64_t mask = 0;
+  if (nspan < 1 || nspan > 64 || !overlapSpans(from, &mask)) return 0;
+  return mask == (nspan == 64 ? ~(uint64_t)0 : ((uint64_t)1 << nspan) - 1);
+}
+
 RtOp *rtOpPiT(RtNet *net, const AlgNode *n, TqBuf *msg) {
   RtExpr *f = rtExprCompile(n->vfrom, &n->kid[0]->sch, msg), *t = NULL;
   if (!f) return NULL;
@@ -284,5 +306,6 @@ RtOp *rtOpPiT(RtNet *net, const AlgNode *n, TqBuf *msg) {
   p->to = t;
   p->shift = 0;
   p->constLow = rtTExprMinConst(f, &p->shift);
+  p->latest = beginsAtLatest(f, n->kid[0]->sch.ntv);
   return &p->op;
 }

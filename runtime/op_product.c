@@ -320,6 +320,9 @@ static void productFlush(RtOp *op, TqTime now) {
   for (int i = 0; i < 2; i++)
     if (p->s[i].froms.n && p->s[i].froms.k[0] < low) low = p->s[i].froms.k[0];
   op->low = low;
+  /* an output pairs a new input tuple (its latest span starts at or after
+  ** that input's latest-start mark) with stored ones */
+  op->maxLow = op->kid[0]->maxLow < op->kid[1]->maxLow ? op->kid[0]->maxLow : op->kid[1]->maxLow;
   op->endLow = op->kid[0]->endLow < op->kid[1]->endLow ? op->kid[0]->endLow : op->kid[1]->endLow;
 }
 

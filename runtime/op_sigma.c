@@ -21,6 +21,7 @@ static int sigmaPush(RtOp *op, int port, int kind, RtTup *t) {
 }
 static void sigmaFlush(RtOp *op, TqTime now) {
   op->low = op->kid[0]->low;
+  op->maxLow = op->kid[0]->maxLow;
   op->endLow = op->kid[0]->endLow;
 }
 static void sigmaFinish(RtOp *op, TqTime now) {}

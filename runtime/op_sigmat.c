@@ -54,7 +54,7 @@ static int sigmaTPush(RtOp *op, int port, int kind, RtTup *t) {
 
 static void sigmaTFlush(RtOp *op, TqTime now) {
   SigmaT *s = (SigmaT *)op;
-  TqTime low = op->kid[0]->low;
+  TqTime low = op->kid[0]->low, maxLow = op->kid[0]->maxLow;
   if (s->pending.n) {
     TqVec done = {0};
     for (uint32_t i = 0; i < s->pending.cap; i++) {
@@ -65,8 +65,12 @@ static void sigmaTFlush(RtOp *op, TqTime now) {
         tqVecPush(&done, t);
         continue;
       }
-      for (int k = 0; k < t->nspan; k++)
+      TqTime latest = TQ_BEGINNING;
+      for (int k = 0; k < t->nspan; k++) {
         if (RT_FROM(t, k) < low) low = RT_FROM(t, k);
+        if (RT_FROM(t, k) > latest) latest = RT_FROM(t, k);
+      }
+      if (latest < maxLow) maxLow = latest;
     }
     for (int i = 0; i < done.n; i++) {
       RtTup *t = done.v[i];
@@ -78,6 +82,7 @@ static void sigmaTFlush(RtOp *op, TqTime now) {
     tqVecFree(&done);
   }
   op->low = low;
+  op->maxLow = maxLow;
   op->endLow = op->kid[0]->endLow;
 }
 

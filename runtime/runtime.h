@@ -25,6 +25,12 @@
 ** operator reports a low mark: no tuple it emits later has a span starting
 ** before it.  Sinks and the overlap product use low marks to forget what
 ** can no longer match, so memory is bounded by live state, not history.
+** A tuple of several spans also has a latest-start mark (maxLow >= low):
+** some span of every tuple emitted later starts at or after it.  A product
+** pairs every new input tuple with stored ones, so its low mark stays at
+** the oldest stored begin, but its latest-start mark follows its inputs;
+** the valid clause `from begin of (V1 overlap ... Vk)` (the default over
+** all the variables) begins at the latest begin, so its low mark is that.
 **
 ** Ownership: tuples are reference counted and come from per-size pools
 ** (no malloc per tuple on the hot path).  An operator that keeps a tuple
@@ -69,7 +75,8 @@ typedef struct RtOpVt {
   const char *name;
   /* A delta from child `port`.  Returns 0, or -1 on a fatal error. */
   int (*push)(RtOp *op, int port, int kind, RtTup *t);
-  /* Time advanced to now: decide what waited; then set op->low. */
+  /* Time advanced to now: decide what waited; then set op->low (and
+  ** op->maxLow when it knows better than low, which is the default). */
   void (*flush)(RtOp *op, TqTime now);
   /* End of the run: final decisions (open intervals stay open). */
   void (*finish)(RtOp *op, TqTime now);
@@ -87,6 +94,7 @@ struct RtOp {
   const AlgNode *node;  /* plan node (read-only) */
   int nspan, nval;      /* output shape */
   TqTime low;           /* low mark, valid after flush */
+  TqTime maxLow;        /* latest-start mark (>= low), valid after flush */
   TqTime endLow;        /* no open span it has emitted ends before this (after flush) */
   int64_t nin, nout;    /* tuples in / out (statistics) */
   int64_t stored, peakStored; /* tuples held (statistics) */

@@ -20,6 +20,7 @@
 extern const tq_pm dspTextPm;
 extern const tq_pm rtSqlitePm;
 extern const tq_pm snsColfilPm;
+extern const tq_pm snsShmPm;
 extern const tq_pm snsHostPm, snsHostProcessPm, snsHostProcessorPm, snsHostStatePm, snsHostRunningOnPm,
     snsHostCpuTimePm, snsHostMemoryPm, snsHostIoPm;
 
@@ -158,7 +159,9 @@ static const tq_pm tracePm = {
 
 typedef struct ClockState {
   int64_t count;     /* snapshots still to take (-1: until halted) */
-  int realtime;      /* wait for the wall clock */
+  int realtime;      /* wait for the wall clock; times are CLOCK_REALTIME ns */
+  TqTime lag;        /* realtime: a snapshot at T is taken at T + lag (live
+                     ** sources merge their buffers in time order up to T) */
   struct timespec t0;
   TqTime base;       /* collection time at t0 */
 } ClockState;
@@ -179,6 +182,15 @@ static tq_pm_status clockCall(tq_pm_global *g, tq_pm_private *p, int what, const
     const char *n = strstr(a, "count=");
     if (n) c->count = atoll(n + 6);
     c->realtime = strstr(a, "realtime") != NULL;
+    c->lag = 50 * TQ_MSEC;
+    const char *l = strstr(a, "lag=");
+    if (l) c->lag = (TqTime)(atof(l + 4) * (double)TQ_MSEC);
+    if (c->realtime) {
+      struct timespec now;
+      clock_gettime(CLOCK_REALTIME, &now);
+      TqTime t = (TqTime)now.tv_sec * TQ_SEC + now.tv_nsec;
+      enSetStart(g, t / g->tick * g->tick);
+    }
   } else if (what == TQ_PM_PREBASELINE) {
     clock_gettime(CLOCK_MONOTONIC, &c->t0);
     c->base = g->now;
@@ -195,7 +207,7 @@ static tq_pm_status clockTimer(tq_pm_global *g, tq_pm_private *p, tq_time *next)
   if (c->count > 0) c->count--;
   *next = g->now + g->tick;
   if (c->realtime) {
-    TqTime due = *next - c->base;
+    TqTime due = *next - c->base + c->lag;
     struct timespec ts = {c->t0.tv_sec + (time_t)(due / TQ_SEC), c->t0.tv_nsec + (long)(due % TQ_SEC)};
     if (ts.tv_nsec >= 1000000000L) {
       ts.tv_sec++;
@@ -210,7 +222,7 @@ static tq_pm_status clockTimer(tq_pm_global *g, tq_pm_private *p, tq_time *next)
 static const tq_pm clockPm = {
     .version = TQ_PM_VERSION,
     .name = "clock",
-    .description = "TIMER: a snapshot every base Clock tick (args: count=N, realtime)",
+    .description = "TIMER: a snapshot every base Clock tick (args: count=N, realtime, lag=MS)",
     .init = clockInit,
     .call = clockCall,
     .timer = clockTimer,
@@ -237,7 +249,7 @@ static tq_pm_status progressCall(tq_pm_global *g, tq_pm_private *p, int what, co
       ((Progress *)p->data)->last = rtWallSeconds();
       return TQ_PM_OK;
     case TQ_PM_SNAPSHOT:
-      if (rtWallSeconds() - pr->last < 1.0) return TQ_PM_OK;
+      if (g->operation != TQ_OP_EXTRACT || rtWallSeconds() - pr->last < 1.0) return TQ_PM_OK;
       pr->last = rtWallSeconds();
       tq_get_info(enOf(g), &info);
       fprintf(stderr, "\rtqmon: %lld records, %lld snapshots", (long long)info.packets, (long long)info.snapshots);
@@ -287,8 +299,9 @@ static const tq_pm allPm = {TQ_PM_VERSION, "all", "GROUPER: clock, text, progres
 const tq_pm *const *enBuiltinPms(int *n) {
   static const tq_pm *const list[] = {&tracePm,          &snsColfilPm,        &clockPm,          &dspTextPm,
                                       &rtSqlitePm,       &progressPm,         &defaultPm,        &allPm,
-                                      &snsHostPm,        &snsHostProcessPm,   &snsHostProcessorPm, &snsHostStatePm,
-                                      &snsHostRunningOnPm, &snsHostCpuTimePm, &snsHostMemoryPm,  &snsHostIoPm};
+                                      &snsShmPm,         &snsHostPm,          &snsHostProcessPm, &snsHostProcessorPm,
+                                      &snsHostStatePm,   &snsHostRunningOnPm, &snsHostCpuTimePm, &snsHostMemoryPm,
+                                      &snsHostIoPm};
   *n = (int)TQ_ARRAY_SIZE(list);
   return list;
 }

@@ -183,7 +183,10 @@ struct tq_pm_private {
   /* declared by the PM in init() */
   unsigned caps;                /* TQ_PM_* capabilities */
   unsigned sync;                /* TQ_PM_SYNC_* points */
-  const char *produces;         /* PRODUCER: the relation's name */
+  const char *produces;         /* PRODUCER: the relation's name; "*": a live source
+                                ** producing every primitive relation no other PM
+                                ** produces (rel is set to the relation concerned
+                                ** before each enable, sample or delta call) */
   const char *depends[8];       /* names of PMs this one depends on (call order) */
   int ndepends;
   const char *privileges[8];    /* needed privileges: "root", "cap:NAME", "read:PATH", "write:PATH" */
@@ -212,7 +215,9 @@ typedef struct tq_pm {
   /* START, synchronisation points, END, DEP_DISABLED.  rs is the PM's own
   ** record set of the snapshot (SNAPSHOT/SNAPSHOT_END) or NULL. */
   tq_pm_status (*call)(tq_pm_global *g, tq_pm_private *p, int what, const tq_record_set *rs);
-  /* PRODUCER: the flag of entity changed (on > 0: enabled now; 0: disabled). */
+  /* PRODUCER: the flag of entity changed: on is its enable count now (0:
+  ** disabled).  Called when the flag goes on or off, and for a disable-traced
+  ** relation whenever the count changes (the sensor counts down as it fires). */
   tq_pm_status (*enable)(tq_pm_global *g, tq_pm_private *p, int64_t entity, int on);
   /* PRODUCER of a sampled relation: the tuples whose attribute attr is the
   ** entity who, valid at t, each through g->sample_answer(g, cookie, vals). */

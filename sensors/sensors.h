@@ -37,4 +37,9 @@ TqTime snsTraceLast(const SnsTrace *t);
 ** and the input of the SQL oracle.  Returns 0 or -1 with an error in d. */
 int snsTraceToSqlite(const SnsTrace *t, const CpProgram *prog, const char *path, TqDiag *d);
 
+/* Writes the C header of generated sensors for the primitive relations of
+** p into out (src names the configuration in its comment).  Returns 0, or
+** -1 with the reason in err. */
+int snsGenHeader(const CpProgram *p, const char *src, TqBuf *out, TqBuf *err);
+
 #endif

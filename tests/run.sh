@@ -8,6 +8,9 @@
 #                         [-> NAME.noopt]            `tqmon explain --no-opt`
 #   tests/unit                                       C unit tests (build/asan/unit)
 #   tests/scripts/*.sh                               scenario scripts (exit 0 = pass)
+#   tests/fuzz/                                      FUZZ_SECONDS (default 25) of libFuzzer
+#                                                    on the front end and the recording
+#                                                    parser (skipped without clang/libFuzzer)
 # Runs under AddressSanitizer and UBSan (build/asan).  Prints failures with a
 # diff and ends with the line "N passed, N failed".
 set -u
@@ -115,6 +118,34 @@ for s in tests/scripts/*.sh; do
   name=$(basename "$s" .sh)
   if OUT="$OUT" T="$T" sh "$s" >"$OUT/script.$name.log" 2>&1; then ok; else bad "script $name" "$OUT/script.$name.log"; fi
 done
+
+# ---------------------------------------------------------------- fuzzing
+# A time-bounded libFuzzer run (tests/fuzz/fuzz_frontend.c) from the committed
+# corpus and the saved crash inputs (tests/fuzz/crashes: each must no longer
+# crash); new inputs go to a scratch directory, never into tests/fuzz/corpus.
+# One test; skipped (counted nowhere) when clang cannot build a libFuzzer
+# binary.  Time-bounded, so a slow machine only explores less.
+FZ=build/fuzz/fuzz_frontend
+fzs=${FUZZ_SECONDS:-25}
+mkdir -p build/fuzz
+if ! command -v "${FUZZCC:-clang}" >/dev/null 2>&1 ||
+   ! printf 'int LLVMFuzzerTestOneInput(const unsigned char *d, unsigned long n) { return 0; }\n' |
+     "${FUZZCC:-clang}" -fsanitize=fuzzer,address,undefined -x c - -o build/fuzz/probe >/dev/null 2>&1; then
+  echo "skipped: fuzz_frontend (${FUZZCC:-clang} with libFuzzer not available)"
+elif ! make -s "$FZ" >"$OUT/fuzz.build.log" 2>&1; then
+  bad "fuzz: building $FZ" "$OUT/fuzz.build.log"
+else
+  mkdir -p "$OUT/fuzz-corpus" "$OUT/fuzz-artifacts" tests/fuzz/crashes
+  if "$FZ" -max_total_time="$fzs" -max_len=4096 -timeout=5 -dict=tests/fuzz/tq.dict -print_final_stats=1 \
+       -artifact_prefix="$OUT/fuzz-artifacts/" "$OUT/fuzz-corpus" tests/fuzz/corpus tests/fuzz/crashes \
+       >"$OUT/fuzz.log" 2>&1; then
+    ok
+  else
+    sed -n '/runtime error\|==[0-9]*==ERROR\|ERROR: libFuzzer\|^Running: /,$p' "$OUT/fuzz.log" >"$OUT/fuzz.report"
+    [ -s "$OUT/fuzz.report" ] || tail -40 "$OUT/fuzz.log" >"$OUT/fuzz.report"
+    bad "fuzz: crash, hang or leak; input: $(ls "$OUT"/fuzz-artifacts/* 2>/dev/null | head -1) (log $OUT/fuzz.log)" "$OUT/fuzz.report"
+  fi
+fi
 
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]

@@ -26,3 +26,9 @@ $(B)/asan/testpm-client: tests/testpm/client.c $(B)/asan/libtqmon.a include/tqmo
 	$(CC) $(CSTD) $(WARN) $(ASANF) -Iinclude tests/testpm/client.c $(B)/asan/libtqmon.a $(LIBS) -o $@
 
 TEST_DEPS += $(B)/asan/testpm-client
+
+# A misbehaving subject for the shared-memory sensors (tests/shm/).
+$(B)/shm/garbage: tests/shm/garbage.c sensors/tqshm.h
+	@mkdir -p $(B)/shm
+	$(CC) $(CSTD) $(WARN) $(OPT) -Isensors tests/shm/garbage.c -o $@
+TEST_DEPS += $(B)/shm/garbage

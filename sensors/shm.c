@@ -1,0 +1,812 @@
+/*
+** shm.c - the resident monitor's side of generated sensors: the `shm`
+** processor module, a live PRODUCER of every primitive relation no other PM
+** produces (produces "*").
+**
+**   args "exec:CMD\x1fARG..."  creates a segment, starts CMD with TQMON_SHM
+**                              naming it, waits for the subject to map it
+**   args "attach:PID"          maps the segment /tqmon.PID the subject made
+**
+** At each snapshot it drains every ring, validates each packet (sensor,
+** kind, size, entity handles, enum values, time) before use, converts TSC
+** stamps to CLOCK_REALTIME nanoseconds, and merges the rings in time order
+** up to the snapshot's time (the realtime clock takes a snapshot a lag
+** after its time: the reorder window).  A packet that arrives after later
+** ones were produced is late: dropped and counted.  Enabling writes the
+** enable counters of the segment; sampling posts a request that the
+** subject's service thread answers.  When the subject exits or dies, what
+** is left is produced, its open intervals are closed at its last time and
+** the collection ends; the results are kept.  Losses (full rings, late
+** packets, invalid packets) are reported at the end, never hidden.
+*/
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <x86intrin.h>
+#define SHM_TSC 1
+#else
+#define SHM_TSC 0
+#endif
+
+#include "../runtime/engine.h"
+#include "sensorsInt.h"
+#include "tqshm.h"
+
+/* A packet converted and checked, waiting for its turn in the merge. */
+typedef struct Pkt {
+  TqTime t;
+  int sens;           /* subject catalog index */
+  int kind;
+  uint64_t id;
+  int64_t handle;     /* entity relation: the handle of the entity */
+  int n;
+  int64_t v[TQ_SHM_MAX_ATTRS];
+} Pkt;
+
+typedef struct PktQ {
+  Pkt *q;
+  int64_t head, n, cap;
+} PktQ;
+
+/* An interval produced and not yet ended. */
+typedef struct OpenRec {
+  int rel;
+  uint64_t id;
+  TqTime from;
+  int64_t v[TQ_SHM_MAX_ATTRS];
+} OpenRec;
+
+typedef struct Shm {
+  tq_shm_header *h;
+  size_t size;
+  char name[64];
+  int own;                  /* we created the segment (exec) */
+  pid_t pid;                /* the subject */
+  int child;                /* we started it */
+  int exited;               /* the subject is gone */
+  int finishing;            /* exited, buffers empty: close intervals, then stop */
+  int done;
+  TqTime lastT;             /* time of its last packet */
+  tq_shm_sensor cat[64];    /* its catalog, copied once (it could change under us) */
+  int nsens;
+  int relOf[64];            /* catalog index -> program relation id (0: unused) */
+  int *sensOf;              /* program relation id -> catalog index (-1) */
+  int nrel;
+  signed char entOf[64][TQ_SHM_MAX_ATTRS]; /* entity-typed attribute: catalog index of its entity relation */
+  TqMap symOf;              /* handle + 2 -> symbol + 1 */
+  TqMap handleOf;           /* symbol + 2 -> handle */
+  TqMap open;               /* (sensor, id) -> OpenRec* */
+  TqMap want;               /* (sensor, entity symbol) -> enable count + 1: the
+                            ** flags asked for, applied when the entity appears */
+  PktQ *rq;                 /* per ring: packets drained, not yet produced */
+  TqTime outT;              /* time of the last packet produced */
+  TqTime prevNow;           /* time of the previous snapshot */
+  TqTime start;             /* the collection's first time */
+  uint64_t tsc0;            /* TSC to ns: ns = ns0 + (tsc - tsc0) * nsPerTick */
+  TqTime ns0;
+  double nsPerTick;
+  uint32_t seq;             /* sample requests */
+  int64_t packets, late, bad, samplesLost;
+  uint64_t droppedSeen;
+  char badWhy[160];         /* the first invalid packet */
+  int waiting;              /* a sample request is out: its answers */
+  uint32_t waitSeq;
+  void *cookie;
+  tq_pm_global *g;
+} Shm;
+
+static TqTime realNow(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return (TqTime)ts.tv_sec * TQ_SEC + ts.tv_nsec;
+}
+
+/* Calibrates TSC ticks against CLOCK_REALTIME over 20 ms. */
+static void calibrate(Shm *s) {
+#if SHM_TSC
+  struct timespec d = {0, 20 * 1000 * 1000};
+  uint64_t a = __rdtsc();
+  TqTime na = realNow();
+  nanosleep(&d, NULL);
+  uint64_t b = __rdtsc();
+  TqTime nb = realNow();
+  s->tsc0 = a;
+  s->ns0 = na;
+  s->nsPerTick = b > a ? (double)(nb - na) / (double)(b - a) : 1.0;
+#else
+  s->nsPerTick = 1.0;
+#endif
+}
+
+static TqTime toNs(Shm *s, uint64_t stamp) {
+  if (!s->h->time_kind) return (TqTime)stamp;
+  return s->ns0 + (TqTime)((double)(int64_t)(stamp - s->tsc0) * s->nsPerTick);
+}
+
+/* ================================================================ the segment */
+
+static int fail(tq_pm_private *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int fail(tq_pm_private *p, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(p->message, sizeof p->message, fmt, ap);
+  va_end(ap);
+  return -1;
+}
+
+/* Checks a mapped segment's header: magic, version, geometry. */
+static int checkHeader(tq_pm_private *p, const tq_shm_header *h, size_t size, const char *name) {
+  if (size < sizeof(tq_shm_header) || memcmp(h->magic, TQ_SHM_MAGIC, 8))
+    return fail(p, "%s is not a tqmon sensor segment (wrong magic)", name);
+  if (h->version != TQ_SHM_VERSION)
+    return fail(p, "%s: sensor segment version %u, this tqmon speaks %u (rebuild the subject with this tqmon's sensors)",
+                name, h->version, TQ_SHM_VERSION);
+  tq_shm_header g = *h;
+  tq_shm_layout(&g, h->max_sensors, h->max_entities, h->nrings, h->ring_slots);
+  if (h->header_bytes != sizeof(tq_shm_header) || h->size != size || g.size != size || g.off_rings != h->off_rings ||
+      g.ring_bytes != h->ring_bytes || (h->ring_slots & (h->ring_slots - 1)) || h->max_sensors > 64 || !h->nrings)
+    return fail(p, "%s: corrupt sensor segment header (geometry)", name);
+  return 0;
+}
+
+static int createSegment(Shm *s, tq_pm_private *p) {
+  static int serial;
+  snprintf(s->name, sizeof s->name, "/tqmon.%d.%d", (int)getpid(), ++serial);
+  shm_unlink(s->name);
+  int fd = shm_open(s->name, O_CREAT | O_EXCL | O_RDWR, 0600);
+  if (fd < 0) return fail(p, "cannot create the sensor segment %s: %s", s->name, strerror(errno));
+  tq_shm_header h;
+  memset(&h, 0, sizeof h);
+  const char *ents = getenv("TQMON_ENTITIES");
+  uint32_t maxEnt = ents ? (uint32_t)atol(ents) : 65536;
+  if (maxEnt < 16) maxEnt = 16;
+  tq_shm_layout(&h, 64, maxEnt, 64, 1u << 14);
+  if (ftruncate(fd, (off_t)h.size)) {
+    close(fd);
+    shm_unlink(s->name);
+    return fail(p, "cannot size the sensor segment %s: %s", s->name, strerror(errno));
+  }
+  void *m = mmap(NULL, (size_t)h.size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  close(fd);
+  if (m == MAP_FAILED) {
+    shm_unlink(s->name);
+    return fail(p, "cannot map the sensor segment %s: %s", s->name, strerror(errno));
+  }
+  s->h = m;
+  s->size = (size_t)h.size;
+  memcpy(s->h, &h, sizeof h);
+  memcpy(s->h->magic, TQ_SHM_MAGIC, 8);
+  s->h->version = TQ_SHM_VERSION;
+  s->h->monitor_pid = (int32_t)getpid();
+  s->own = 1;
+  return 0;
+}
+
+static int mapSegment(Shm *s, tq_pm_private *p, const char *name) {
+  snprintf(s->name, sizeof s->name, "%s", name);
+  int fd = shm_open(s->name, O_RDWR, 0);
+  if (fd < 0) return fail(p, "no sensor segment %s: %s (is the program built with generated sensors, and running?)", s->name,
+                          strerror(errno));
+  struct stat st;
+  if (fstat(fd, &st)) {
+    close(fd);
+    return fail(p, "cannot read the sensor segment %s: %s", s->name, strerror(errno));
+  }
+  if ((size_t)st.st_size < sizeof(tq_shm_header)) {
+    close(fd);
+    return fail(p, "%s is not a tqmon sensor segment (too small)", s->name);
+  }
+  void *m = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  close(fd);
+  if (m == MAP_FAILED) return fail(p, "cannot map the sensor segment %s: %s", s->name, strerror(errno));
+  s->h = m;
+  s->size = (size_t)st.st_size;
+  if (checkHeader(p, s->h, s->size, s->name)) {
+    munmap(m, s->size);
+    s->h = NULL;
+    return -1;
+  }
+  s->h->monitor_pid = (int32_t)getpid();
+  return 0;
+}
+
+/* Starts the subject: argv words separated by \x1f. */
+static int startChild(Shm *s, tq_pm_private *p, const char *cmd) {
+  char *copy = tqStrdup(cmd);
+  char *argv[128];
+  int argc = 0;
+  for (char *w = strtok(copy, "\x1f"); w && argc < 127; w = strtok(NULL, "\x1f")) argv[argc++] = w;
+  argv[argc] = NULL;
+  if (!argc) {
+    free(copy);
+    return fail(p, "--exec needs a command");
+  }
+  int pipefd[2];
+  if (pipe2(pipefd, O_CLOEXEC)) {
+    free(copy);
+    return fail(p, "cannot start %s: %s", argv[0], strerror(errno));
+  }
+  pid_t pid = fork();
+  if (pid < 0) {
+    free(copy);
+    close(pipefd[0]);
+    close(pipefd[1]);
+    return fail(p, "cannot start %s: %s", argv[0], strerror(errno));
+  }
+  if (pid == 0) {
+    close(pipefd[0]);
+    setenv("TQMON_SHM", s->name, 1);
+    execvp(argv[0], argv);
+    int err = errno;
+    if (write(pipefd[1], &err, sizeof err) < 0) _exit(127);
+    _exit(127);
+  }
+  close(pipefd[1]);
+  int err = 0;
+  ssize_t n = read(pipefd[0], &err, sizeof err);
+  close(pipefd[0]);
+  if (n == (ssize_t)sizeof err) {
+    waitpid(pid, NULL, 0);
+    int rc = fail(p, "cannot run %s: %s", argv[0], strerror(err));
+    free(copy);
+    return rc;
+  }
+  free(copy);
+  s->pid = pid;
+  s->child = 1;
+  return 0;
+}
+
+static int alive(Shm *s) {
+  if (s->exited) return 0;
+  if (s->child) {
+    int status;
+    pid_t r = waitpid(s->pid, &status, WNOHANG);
+    if (r == s->pid || (r < 0 && errno == ECHILD)) return 0;
+  } else if (s->pid > 0 && kill(s->pid, 0) && errno == ESRCH) {
+    return 0;
+  }
+  return __atomic_load_n(&s->h->state, __ATOMIC_ACQUIRE) != TQ_SHM_EXITED;
+}
+
+/* Maps the subject's catalog onto the program's relations. */
+static int mapCatalog(Shm *s, tq_pm_global *g, tq_pm_private *p) {
+  uint32_t n = __atomic_load_n(&s->h->nsensors, __ATOMIC_ACQUIRE);
+  if (n > s->h->max_sensors || n > 64) return fail(p, "%s: corrupt catalog (%u sensors)", s->name, n);
+  const tq_shm_sensor *c = (const tq_shm_sensor *)((const char *)s->h + s->h->off_catalog);
+  s->nsens = (int)n;
+  memcpy(s->cat, c, sizeof(tq_shm_sensor) * n);
+  CpProgram *prog = enProgram(g);
+  s->nrel = prog->cat.rels.n;
+  s->sensOf = tqMalloc(sizeof(int) * (size_t)(s->nrel + 1));
+  for (int i = 0; i <= s->nrel; i++) s->sensOf[i] = -1;
+  for (int i = 0; i < s->nsens; i++) {
+    tq_shm_sensor *x = &s->cat[i];
+    x->name[TQ_SHM_NAME_LEN - 1] = 0;
+    s->relOf[i] = 0;
+    const AlgRel *r = algCatRel(&prog->cat, x->name);
+    if (!r || r->deltaOf) continue; /* a sensor the program does not declare: ignored */
+    int ok = x->nattr == r->nattr && x->nattr <= TQ_SHM_MAX_ATTRS && x->is_event == r->isEvent &&
+             x->is_entity == (r->entity != NULL);
+    static const int kinds[] = {0, TQ_SHM_INT, TQ_SHM_FLOAT, TQ_SHM_STRING, TQ_SHM_ENUM, TQ_SHM_ENTITY};
+    for (int k = 0; ok && k < r->nattr; k++) {
+      int tk = r->attr[k].type.kind;
+      if (tk < 1 || tk > 5 || x->kind[k] != kinds[tk]) ok = 0;
+      else if (tk == TY_ENUM && (int)x->nenum[k] != r->attr[k].type.en->n) ok = 0;
+    }
+    if (!ok)
+      return fail(p, "sensor %s of the subject does not match the program's declaration (rebuild it with tqmon sensors gen)",
+                  x->name);
+    s->relOf[i] = r->id;
+    s->sensOf[r->id] = i;
+  }
+  /* which entity relation each entity-typed value must belong to */
+  for (int i = 0; i < s->nsens; i++) {
+    memset(s->entOf[i], -1, sizeof s->entOf[i]);
+    if (!s->relOf[i]) continue;
+    const AlgRel *r = prog->cat.rels.v[s->relOf[i] - 1];
+    for (int k = 0; k < r->nattr; k++)
+      if (r->attr[k].type.kind == TY_ENTITY) s->entOf[i][k] = (signed char)s->sensOf[r->attr[k].type.ent->rel->id];
+  }
+  return 0;
+}
+
+/* ================================================================ packets */
+
+static void noteBad(Shm *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void noteBad(Shm *s, const char *fmt, ...) {
+  if (!s->bad++) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(s->badWhy, sizeof s->badWhy, fmt, ap);
+    va_end(ap);
+  }
+}
+
+/* The symbol of entity handle h, which must be an entity of catalog sensor
+** ent (ent < 0: a string). */
+static int handleValue(Shm *s, int64_t h, int ent, int64_t *out) {
+  if (h <= 0 || (uint64_t)h > s->h->entities_taken || (uint64_t)h >= s->h->max_entities) return -1;
+  int64_t sym = (int64_t)(intptr_t)tqMapGet(&s->symOf, (uint64_t)h + 2);
+  if (sym) {
+    *out = sym - 1;
+    return 0;
+  }
+  const tq_shm_entity *x = (const tq_shm_entity *)((const char *)s->h + s->h->off_entities) + h;
+  uint32_t owner = __atomic_load_n(&x->sensor, __ATOMIC_ACQUIRE);
+  if ((ent >= 0 && owner != (uint32_t)ent + 1) || (ent < 0 && owner != 0)) return -1;
+  char name[TQ_SHM_NAME_LEN];
+  memcpy(name, x->name, sizeof name);
+  name[TQ_SHM_NAME_LEN - 1] = 0;
+  if (!name[0]) return -1;
+  int64_t v = s->g->symbol(s->g, name, -1);
+  tqMapPut(&s->symOf, (uint64_t)h + 2, (void *)(intptr_t)(v + 1));
+  *out = v;
+  return 0;
+}
+
+/* Validates and converts slot packets: 0 ok (into *pk), -1 invalid. */
+static int convert(Shm *s, const tq_shm_packet *sp, const tq_shm_cont *cont, int ncont, Pkt *pk) {
+  int si = sp->sensor;
+  if (si >= s->nsens) return noteBad(s, "packet of sensor %d, the subject has %d", si, s->nsens), -1;
+  const tq_shm_sensor *x = &s->cat[si];
+  int kind = sp->kind;
+  if (kind < TQ_SHM_EVENT || kind > TQ_SHM_ENTITY_END) return noteBad(s, "packet of unknown kind %d", kind), -1;
+  int n = kind == TQ_SHM_SAMPLE_DONE ? 0 : kind == TQ_SHM_END && x->is_entity ? 1 : x->nattr;
+  int need = n <= TQ_SHM_VALS0 ? 1 : 1 + (n - TQ_SHM_VALS0 + TQ_SHM_VALSN - 1) / TQ_SHM_VALSN;
+  if (sp->nslots != need && !(kind == TQ_SHM_END && sp->nslots >= 1))
+    return noteBad(s, "packet of %s with %d slots, expected %d", x->name, sp->nslots, need), -1;
+  if ((kind == TQ_SHM_EVENT) != (x->is_event && !x->sampled) && kind != TQ_SHM_SAMPLE && kind != TQ_SHM_SAMPLE_DONE)
+    return noteBad(s, "packet of %s of the wrong kind %d", x->name, kind), -1;
+  pk->t = toNs(s, sp->time);
+  pk->sens = si;
+  pk->kind = kind;
+  pk->id = sp->id;
+  pk->n = n;
+  int k = 0;
+  for (; k < n && k < TQ_SHM_VALS0; k++) pk->v[k] = sp->v[k];
+  for (int c = 0; c < ncont && k < n; c++)
+    for (int i = 0; i < TQ_SHM_VALSN && k < n; i++) pk->v[k++] = cont[c].v[i];
+  if (kind == TQ_SHM_END || kind == TQ_SHM_SAMPLE_DONE) return 0; /* values come from its begin */
+  for (int a = 0; a < n; a++) {
+    switch (x->kind[a]) {
+      case TQ_SHM_ENUM:
+        if (pk->v[a] < 0 || pk->v[a] >= (int64_t)x->nenum[a])
+          return noteBad(s, "%s: enum value %lld out of range", x->name, (long long)pk->v[a]), -1;
+        break;
+      case TQ_SHM_ENTITY:
+      case TQ_SHM_STRING: {
+        /* a string is a slot of no relation; an entity one of its type's
+        ** relation (a sensor the program does not declare: any entity) */
+        int ent = x->kind[a] == TQ_SHM_STRING ? -1 : (x->is_entity && a == 0) ? si : s->entOf[si][a];
+        if (x->kind[a] == TQ_SHM_ENTITY && ent < 0) {
+          int64_t h = pk->v[a];
+          const tq_shm_entity *e = (const tq_shm_entity *)((const char *)s->h + s->h->off_entities) + (h > 0 && (uint64_t)h < s->h->max_entities ? h : 0);
+          uint32_t owner = __atomic_load_n(&e->sensor, __ATOMIC_ACQUIRE);
+          if (!owner || owner > (uint32_t)s->nsens || !s->cat[owner - 1].is_entity)
+            return noteBad(s, "%s: value %lld is not an entity", x->name, (long long)h), -1;
+          ent = (int)owner - 1;
+        }
+        if (x->is_entity && a == 0) pk->handle = pk->v[a];
+        int64_t sym;
+        if (handleValue(s, pk->v[a], ent, &sym))
+          return noteBad(s, "%s: bad %s handle %lld", x->name, x->kind[a] == TQ_SHM_STRING ? "string" : "entity",
+                         (long long)pk->v[a]), -1;
+        pk->v[a] = sym;
+        break;
+      }
+      default: break;
+    }
+  }
+  return 0;
+}
+
+static void qPush(PktQ *q, const Pkt *p) {
+  if (q->n == q->cap) {
+    int64_t nc = q->cap ? 2 * q->cap : 1024;
+    Pkt *nq = tqMalloc(sizeof(Pkt) * (size_t)nc);
+    for (int64_t i = 0; i < q->n; i++) nq[i] = q->q[(q->head + i) % q->cap];
+    free(q->q);
+    q->q = nq;
+    q->head = 0;
+    q->cap = nc;
+  }
+  q->q[(q->head + q->n) % q->cap] = *p;
+  q->n++;
+}
+
+static void answerSample(Shm *s, const Pkt *pk);
+static void applyWants(Shm *s, int64_t sym, intptr_t h);
+
+/* Drains every ring into its queue (sample answers go to the request). */
+static void drain(Shm *s) {
+  tq_shm_header *h = s->h;
+  uint64_t dropped = 0;
+  for (uint32_t i = 0; i < h->nrings; i++) {
+    tq_shm_ring *r = (tq_shm_ring *)((char *)h + h->off_rings + h->ring_bytes * i);
+    tq_shm_packet *slots = (tq_shm_packet *)(r + 1);
+    uint64_t head = __atomic_load_n(&r->head, __ATOMIC_ACQUIRE), tail = r->tail, mask = h->ring_slots - 1;
+    dropped += __atomic_load_n(&r->dropped, __ATOMIC_RELAXED);
+    if (head - tail > h->ring_slots) {
+      /* garbage: a producer claims more than the ring holds */
+      noteBad(s, "ring %u: head %llu is %llu slots past tail", i, (unsigned long long)head,
+              (unsigned long long)(head - tail));
+      __atomic_store_n(&r->tail, head, __ATOMIC_RELEASE);
+      continue;
+    }
+    while (tail < head) {
+      tq_shm_packet sp = slots[tail & mask];
+      uint32_t ns = sp.nslots;
+      if (ns < 1 || ns > 3 || tail + ns > head) {
+        noteBad(s, "ring %u: packet of %u slots", i, ns);
+        tail = head;
+        break;
+      }
+      tq_shm_cont cont[2];
+      for (uint32_t c = 1; c < ns; c++) memcpy(&cont[c - 1], &slots[(tail + c) & mask], sizeof(tq_shm_cont));
+      tail += ns;
+      Pkt pk;
+      if (convert(s, &sp, cont, (int)ns - 1, &pk)) continue;
+      s->packets++;
+      if (pk.kind == TQ_SHM_SAMPLE || pk.kind == TQ_SHM_SAMPLE_DONE) {
+        if (s->waiting && sp.aux == s->waitSeq) answerSample(s, &pk);
+        continue;
+      }
+      if (!s->relOf[pk.sens]) continue; /* a sensor no one declared here */
+      if (!s->rq) s->rq = tqCalloc(h->nrings, sizeof(PktQ));
+      qPush(&s->rq[i], &pk);
+    }
+    __atomic_store_n(&r->tail, tail, __ATOMIC_RELEASE);
+  }
+  s->droppedSeen = dropped + h->lost_no_ring;
+}
+
+/* Produces one packet as a record. */
+static void produce(Shm *s, const Pkt *pk) {
+  tq_pm_global *g = s->g;
+  int rel = s->relOf[pk->sens];
+  const tq_shm_sensor *x = &s->cat[pk->sens];
+  tq_record r;
+  memset(&r, 0, sizeof r);
+  r.rel = rel;
+  r.nvals = x->nattr;
+  uint64_t key = tqHash64(((uint64_t)pk->sens << 56) ^ pk->id) | 2;
+  switch (pk->kind) {
+    case TQ_SHM_EVENT:
+      r.kind = TQ_REC_EVENT;
+      r.t = pk->t;
+      r.vals = pk->v;
+      break;
+    case TQ_SHM_BEGIN: {
+      OpenRec *o = tqMalloc(sizeof *o);
+      o->rel = rel;
+      o->id = pk->id;
+      o->from = pk->t;
+      memcpy(o->v, pk->v, sizeof(int64_t) * (size_t)x->nattr);
+      OpenRec *old = tqMapGet(&s->open, key);
+      if (old) {
+        noteBad(s, "%s: interval %llu begun twice", x->name, (unsigned long long)pk->id);
+        free(o);
+        return;
+      }
+      tqMapPut(&s->open, key, o);
+      if (x->is_entity) {
+        tqMapPut(&s->handleOf, (uint64_t)pk->v[0] + 2, (void *)(intptr_t)pk->handle);
+        applyWants(s, pk->v[0], (intptr_t)pk->handle);
+      }
+      r.kind = TQ_REC_BEGIN;
+      r.id = pk->id;
+      r.from = r.t = pk->t;
+      r.vals = o->v;
+      break;
+    }
+    case TQ_SHM_END: {
+      OpenRec *o = tqMapDel(&s->open, key);
+      if (!o) {
+        noteBad(s, "%s: end of interval %llu, which is not open", x->name, (unsigned long long)pk->id);
+        return;
+      }
+      r.kind = TQ_REC_END;
+      r.id = pk->id;
+      r.from = o->from;
+      r.to = r.t = pk->t > o->from ? pk->t : o->from + 1;
+      r.vals = o->v;
+      g->produce(g, &r);
+      free(o);
+      return;
+    }
+    default: return;
+  }
+  g->produce(g, &r);
+}
+
+/* Produces the drained packets up to time limit, in time order. */
+static void merge(Shm *s, TqTime limit) {
+  if (!s->rq) return;
+  for (;;) {
+    int best = -1;
+    TqTime bt = 0;
+    for (uint32_t i = 0; i < s->h->nrings; i++) {
+      PktQ *q = &s->rq[i];
+      if (!q->n) continue;
+      TqTime t = q->q[q->head].t;
+      if (best < 0 || t < bt) {
+        best = (int)i;
+        bt = t;
+      }
+    }
+    if (best < 0 || bt > limit) return;
+    PktQ *q = &s->rq[best];
+    Pkt *pk = &q->q[q->head];
+    q->head = (q->head + 1) % q->cap;
+    q->n--;
+    if (pk->t < s->start) pk->t = s->start; /* before the collection began: seen at its start */
+    if (pk->t < s->outT || pk->t < s->prevNow) {
+      s->late++; /* it came after later packets were produced: lost */
+      continue;
+    }
+    s->outT = pk->t;
+    if (pk->t > s->lastT) s->lastT = pk->t;
+    produce(s, pk);
+  }
+}
+
+static int64_t pending(Shm *s) {
+  int64_t n = 0;
+  for (uint32_t i = 0; s->rq && i < s->h->nrings; i++) n += s->rq[i].n;
+  return n;
+}
+
+/* The subject is gone: its open intervals end at its last time (the
+** intervals of relations first, then the entities they live in). */
+static void closeAll(Shm *s, TqTime t) {
+  tq_pm_global *g = s->g;
+  TqMap *m = &s->open;
+  for (int pass = 0; pass < 2; pass++)
+    for (uint32_t k = 0; k < m->cap; k++) {
+      if (m->key[k] <= 1) continue;
+      OpenRec *o = m->val[k];
+      const tq_shm_sensor *x = &s->cat[s->sensOf[o->rel]];
+      if ((pass == 0) == (x->is_entity != 0)) continue;
+      tq_record r;
+      memset(&r, 0, sizeof r);
+      r.rel = o->rel;
+      r.kind = TQ_REC_END;
+      r.id = o->id;
+      r.from = o->from;
+      r.to = r.t = t > o->from ? t : o->from + 1;
+      r.nvals = x->nattr;
+      r.vals = o->v;
+      g->produce(g, &r);
+    }
+  for (uint32_t k = 0; k < m->cap; k++)
+    if (m->key[k] > 1) free(m->val[k]);
+  tqMapFree(m);
+}
+
+/* ================================================================ sampling */
+
+static void answerSample(Shm *s, const Pkt *pk) {
+  if (pk->kind == TQ_SHM_SAMPLE_DONE) {
+    s->waiting = 0;
+    return;
+  }
+  if (!s->relOf[pk->sens]) return;
+  s->g->sample_answer(s->g, s->cookie, pk->v);
+}
+
+/* ================================================================ the PM */
+
+static tq_pm_status shmInit(tq_pm_global *g, tq_pm_private *p) {
+  const char *a = p->args ? p->args : "";
+  if (strncmp(a, "exec:", 5) && strncmp(a, "attach:", 7)) {
+    snprintf(p->message, sizeof p->message, "give exec:COMMAND or attach:PID");
+    return TQ_PM_ERROR;
+  }
+  p->caps = TQ_PM_PRODUCER;
+  p->sync = TQ_PM_SYNC_SNAPSHOT;
+  p->produces = "*";
+  return TQ_PM_OK;
+}
+
+static tq_pm_status shmStart(tq_pm_global *g, tq_pm_private *p) {
+  Shm *s = tqCalloc(1, sizeof *s);
+  p->data = s;
+  s->g = g;
+  const char *a = p->args;
+  if (!strncmp(a, "exec:", 5)) {
+    if (createSegment(s, p) || startChild(s, p, a + 5)) return TQ_PM_FATAL;
+  } else {
+    char *end;
+    long pid = strtol(a + 7, &end, 10);
+    if (*end || pid <= 0) {
+      snprintf(p->message, sizeof p->message, "attach: '%s' is not a process id", a + 7);
+      return TQ_PM_FATAL;
+    }
+    s->pid = (pid_t)pid;
+    char name[64];
+    snprintf(name, sizeof name, "/tqmon.%ld", pid);
+    if (mapSegment(s, p, name)) return TQ_PM_FATAL;
+  }
+  /* wait for the subject to map the segment and write its catalog */
+  struct timespec d = {0, 2 * 1000 * 1000};
+  for (int i = 0; i < 5000 && __atomic_load_n(&s->h->state, __ATOMIC_ACQUIRE) == TQ_SHM_CREATED; i++) {
+    if (s->child && !alive(s)) {
+      snprintf(p->message, sizeof p->message, "the subject exited before it mapped the sensor segment");
+      return TQ_PM_FATAL;
+    }
+    nanosleep(&d, NULL);
+  }
+  if (s->h->state == TQ_SHM_CREATED) {
+    snprintf(p->message, sizeof p->message,
+             "the subject did not map the sensor segment within 10 s (is it built with the generated sensors?)");
+    return TQ_PM_FATAL;
+  }
+  /* the subject may have written anything: check the header again */
+  if (checkHeader(p, s->h, s->size, s->name) || mapCatalog(s, g, p)) return TQ_PM_FATAL;
+  /* the intervals of a traced relation a query uses are all reported: the
+  ** engine must know every open one (it may be delivered whole at its end) */
+  RtNet *net = enNet(g);
+  volatile uint32_t *on_ = (volatile uint32_t *)((char *)s->h + s->h->off_on);
+  for (int i = 0; i < s->nsens; i++) {
+    if (!s->relOf[i]) continue;
+    const RtSensor *rs = &net->sensor[s->relOf[i] - 1];
+    if (rs->used && !rs->rel->isEvent && !rs->rel->entity && rs->rel->mode != ALG_MODE_SAMPLED)
+      __atomic_fetch_add(&on_[i], 1, __ATOMIC_RELEASE);
+  }
+  calibrate(s);
+  s->start = s->prevNow = s->outT = g->now;
+  return TQ_PM_OK;
+}
+
+static tq_pm_status shmEnd(tq_pm_global *g, tq_pm_private *p) {
+  Shm *s = p->data;
+  if (!s) return TQ_PM_OK;
+  tq_pm_status st = TQ_PM_OK;
+  if (s->h) {
+    drain(s);
+    int64_t lost = (int64_t)s->droppedSeen + s->late + s->bad + s->samplesLost + (int64_t)s->h->lost_entities;
+    if (lost)
+      g->log(g, p, TQ_LOG_WARNING,
+             "%lld packets lost: %llu ring full or no ring, %lld late (past the reorder window), %lld invalid%s%s, "
+             "%lld sample requests unanswered, %llu entities beyond the segment",
+             (long long)lost, (unsigned long long)s->droppedSeen, (long long)s->late, (long long)s->bad,
+             s->bad ? ": first " : "", s->badWhy, (long long)s->samplesLost, (unsigned long long)s->h->lost_entities);
+    snprintf(p->message, sizeof p->message, "%lld packets, %lld lost", (long long)s->packets, (long long)lost);
+  }
+  if (s->child && !s->exited) {
+    kill(s->pid, SIGTERM);
+    waitpid(s->pid, NULL, 0);
+  }
+  for (uint32_t k = 0; k < s->open.cap; k++)
+    if (s->open.key[k] > 1) free(s->open.val[k]);
+  tqMapFree(&s->open);
+  tqMapFree(&s->symOf);
+  tqMapFree(&s->handleOf);
+  tqMapFree(&s->want);
+  for (uint32_t i = 0; s->rq && s->h && i < s->h->nrings; i++) free(s->rq[i].q);
+  free(s->rq);
+  free(s->sensOf);
+  if (s->h) munmap(s->h, s->size);
+  if (s->own) shm_unlink(s->name);
+  free(s);
+  p->data = NULL;
+  return st;
+}
+
+static tq_pm_status shmSnapshot(tq_pm_global *g, tq_pm_private *p) {
+  Shm *s = p->data;
+  if (s->done) {
+    g->halt(g);
+    return TQ_PM_OK;
+  }
+  if (!s->exited && !alive(s)) s->exited = 1;
+  if (memcmp(s->h->magic, TQ_SHM_MAGIC, 8) || s->h->version != TQ_SHM_VERSION) {
+    snprintf(p->message, sizeof p->message, "%s: the subject overwrote the segment header (magic or version)", s->name);
+    return TQ_PM_FATAL;
+  }
+  drain(s);
+  merge(s, g->now); /* a dead subject's last packets still come in time order */
+  if (s->exited && !pending(s)) {
+    closeAll(s, s->lastT > s->prevNow ? s->lastT : s->prevNow);
+    s->done = 1;
+  }
+  s->prevNow = g->now;
+  return TQ_PM_OK;
+}
+
+static tq_pm_status shmCall(tq_pm_global *g, tq_pm_private *p, int what, const tq_record_set *rs) {
+  switch (what) {
+    case TQ_PM_START: return shmStart(g, p);
+    case TQ_PM_SNAPSHOT: return shmSnapshot(g, p);
+    case TQ_PM_END: return shmEnd(g, p);
+    default: return TQ_PM_OK;
+  }
+}
+
+static uint64_t wantKey(int si, int64_t sym) { return tqHash64(((uint64_t)si << 40) ^ (uint64_t)sym) | 2; }
+
+/* Writes the enable count of entity handle h for sensor si. */
+static void setCounter(Shm *s, int si, intptr_t h, int on) {
+  volatile uint32_t *on_ = (volatile uint32_t *)((char *)s->h + s->h->off_on);
+  volatile uint32_t *cnt = (volatile uint32_t *)((char *)s->h + s->h->off_counters);
+  uint32_t old = __atomic_exchange_n(&cnt[(uint64_t)h * s->h->max_sensors + (uint64_t)si], (uint32_t)(on > 0 ? on : 0),
+                                     __ATOMIC_RELEASE);
+  if (!old && on > 0) __atomic_fetch_add(&on_[si], 1, __ATOMIC_RELEASE);
+  else if (old && on <= 0) __atomic_fetch_sub(&on_[si], 1, __ATOMIC_RELEASE);
+}
+
+/* An entity appeared with handle h: the flags asked for it before apply. */
+static void applyWants(Shm *s, int64_t sym, intptr_t h) {
+  if (!s->want.n) return;
+  for (int si = 0; si < s->nsens; si++) {
+    intptr_t w = (intptr_t)tqMapGet(&s->want, wantKey(si, sym));
+    if (w > 1) setCounter(s, si, h, (int)(w - 1));
+  }
+}
+
+/* The flag of entity on relation p->rel: the segment's counter follows it. */
+static tq_pm_status shmEnable(tq_pm_global *g, tq_pm_private *p, int64_t entity, int on) {
+  Shm *s = p->data;
+  if (!s || !s->h || p->rel < 1 || p->rel > s->nrel) return TQ_PM_OK;
+  int si = s->sensOf[p->rel];
+  if (si < 0) return TQ_PM_OK;
+  if (on > 0) tqMapPut(&s->want, wantKey(si, entity), (void *)(intptr_t)(on + 1));
+  else tqMapDel(&s->want, wantKey(si, entity));
+  intptr_t h = (intptr_t)tqMapGet(&s->handleOf, (uint64_t)entity + 2);
+  if (h <= 0 || (uint64_t)h >= s->h->max_entities) return TQ_PM_OK; /* applied when it appears */
+  setCounter(s, si, h, on);
+  return TQ_PM_OK;
+}
+
+/* A sample of relation p->rel about entity who: a request to the subject. */
+static tq_pm_status shmSample(tq_pm_global *g, tq_pm_private *p, int attr, int64_t who, tq_time t, void *cookie) {
+  Shm *s = p->data;
+  if (!s || !s->h || s->exited || p->rel < 1 || p->rel > s->nrel) return TQ_PM_OK;
+  int si = s->sensOf[p->rel];
+  intptr_t h = (intptr_t)tqMapGet(&s->handleOf, (uint64_t)who + 2);
+  if (si < 0 || h <= 0) return TQ_PM_OK;
+  tq_shm_header *hd = s->h;
+  if (hd->req_head - __atomic_load_n(&hd->req_tail, __ATOMIC_ACQUIRE) >= TQ_SHM_REQUESTS) {
+    s->samplesLost++;
+    return TQ_PM_OK;
+  }
+  tq_shm_request *rq = (tq_shm_request *)((char *)hd + hd->off_requests);
+  uint32_t seq = ++s->seq ? s->seq : ++s->seq;
+  rq[hd->req_head % TQ_SHM_REQUESTS] = (tq_shm_request){seq, (uint32_t)si, (uint32_t)h, 0};
+  s->waiting = 1;
+  s->waitSeq = seq;
+  s->cookie = cookie;
+  __atomic_store_n(&hd->req_head, hd->req_head + 1, __ATOMIC_RELEASE);
+  struct timespec d = {0, 20000};
+  for (int i = 0; s->waiting && i < 10000; i++) { /* 200 ms at most */
+    drain(s);
+    if (!s->waiting) break;
+    if (i % 64 == 63 && !alive(s)) break;
+    nanosleep(&d, NULL);
+  }
+  if (s->waiting) {
+    s->waiting = 0;
+    s->samplesLost++;
+  }
+  return TQ_PM_OK;
+}
+
+const tq_pm snsShmPm = {
+    .version = TQ_PM_VERSION,
+    .name = "shm",
+    .description = "PRODUCER of generated sensors in a running program (args: exec:CMD or attach:PID)",
+    .init = shmInit,
+    .call = shmCall,
+    .enable = shmEnable,
+    .sample = shmSample,
+};

@@ -1,0 +1,428 @@
+/*
+** tqsensor.c - the runtime of generated sensors (see tqsensor.h), linked
+** into the subject program as build/libtqsensor.a.
+**
+** Invariants:
+**   - a thread writes only its own ring (single producer); it publishes a
+**     packet by a release store of the ring's head after writing its slots,
+**     and reads the monitor's tail only when its cached copy says full;
+**   - entity slots are handed out once (handles are never reused), and a
+**     slot is written before the packet that names it is published;
+**   - nothing here blocks or allocates on the sensor path; the sample
+**     service thread is the only thread the runtime starts.
+*/
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "tqsensor.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <x86intrin.h>
+#define TQS_TSC 1
+#else
+#define TQS_TSC 0
+#endif
+
+#define TQS_MAX_SENSORS 64
+
+static volatile uint32_t zeroOn[TQS_MAX_SENSORS];
+volatile uint32_t *tqs_on = zeroOn;
+volatile uint32_t *tqs_cnt = zeroOn;
+uint32_t tqs_max_sensors = 0, tqs_max_entities = 0;
+
+static tq_shm_header *seg;          /* the mapped segment, NULL until tqs_init succeeds */
+static tq_shm_entity *ents;
+static tq_shm_request *reqs;
+static char segName[64];
+static int ownSegment;              /* we created it: remove it at exit */
+static char errText[256];
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static uint64_t nextId = 1;
+static uint64_t droppedNoRing;
+
+static __thread tq_shm_ring *myRing;
+static __thread tq_shm_packet *mySlots;
+static __thread uint64_t myHead, myTail;
+static __thread uint32_t myReq;     /* the sample request being answered (service thread) */
+static __thread int myNoRing;       /* no ring was free for this thread */
+
+const char *tqs_error(void) { return errText; }
+
+static inline uint64_t now(void) {
+#if TQS_TSC
+  return __rdtsc();
+#else
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+#endif
+}
+
+/* ================================================================ rings */
+
+static pthread_key_t ringKey;
+static pthread_once_t ringKeyOnce = PTHREAD_ONCE_INIT;
+
+/* A thread that ends gives its ring back (the monitor drains what is left;
+** the next owner continues after it, so the ring stays in time order). */
+static void releaseRing(void *r) {
+  tq_shm_ring *ring = r;
+  if (ring) __atomic_store_n(&ring->tid, 0, __ATOMIC_RELEASE);
+}
+static void makeRingKey(void) { pthread_key_create(&ringKey, releaseRing); }
+
+static tq_shm_ring *ringAt(uint32_t i) { return (tq_shm_ring *)((char *)seg + seg->off_rings + seg->ring_bytes * i); }
+
+static int acquireRing(void) {
+  if (!seg || myNoRing) return -1;
+  pthread_once(&ringKeyOnce, makeRingKey);
+  uint32_t tid = (uint32_t)syscall(SYS_gettid);
+  for (uint32_t i = 0; i < seg->nrings; i++) {
+    tq_shm_ring *r = ringAt(i);
+    uint32_t free0 = 0;
+    if (__atomic_compare_exchange_n(&r->tid, &free0, tid, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) {
+      myRing = r;
+      mySlots = (tq_shm_packet *)(r + 1);
+      myHead = __atomic_load_n(&r->head, __ATOMIC_RELAXED);
+      myTail = __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE);
+      __atomic_fetch_add(&seg->rings_taken, 1, __ATOMIC_RELAXED);
+      pthread_setspecific(ringKey, r);
+      return 0;
+    }
+  }
+  myNoRing = 1;
+  return -1;
+}
+
+void tqs_put(uint32_t s, int kind, uint64_t id, int n, const int64_t *v) {
+  if (__builtin_expect(!myRing, 0) && acquireRing()) {
+    if (seg) __atomic_fetch_add(&seg->lost_no_ring, 1, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&droppedNoRing, 1, __ATOMIC_RELAXED);
+    return;
+  }
+  uint32_t nslots = n <= TQ_SHM_VALS0 ? 1 : 1 + (uint32_t)(n - TQ_SHM_VALS0 + TQ_SHM_VALSN - 1) / TQ_SHM_VALSN;
+  uint64_t cap = seg->ring_slots, mask = cap - 1, head = myHead;
+  if (head + nslots - myTail > cap) {
+    myTail = __atomic_load_n(&myRing->tail, __ATOMIC_ACQUIRE);
+    if (head + nslots - myTail > cap) {
+      __atomic_store_n(&myRing->dropped, myRing->dropped + 1, __ATOMIC_RELAXED);
+      return;
+    }
+  }
+  tq_shm_packet *p = &mySlots[head & mask];
+  p->time = now();
+  p->sensor = (uint16_t)s;
+  p->kind = (uint8_t)kind;
+  p->nslots = (uint8_t)nslots;
+  p->aux = myReq;
+  p->id = id;
+  int k = n < TQ_SHM_VALS0 ? n : TQ_SHM_VALS0;
+  for (int i = 0; i < k; i++) p->v[i] = v[i];
+  for (uint32_t c = 1; c < nslots; c++) {
+    tq_shm_cont *q = (tq_shm_cont *)&mySlots[(head + c) & mask];
+    for (int i = 0; i < TQ_SHM_VALSN && k < n; i++) q->v[i] = v[k++];
+  }
+  myHead = head + nslots;
+  __atomic_store_n(&myRing->head, myHead, __ATOMIC_RELEASE);
+}
+
+void tqs_consume(uint32_t s, tq_entity e) {
+  if (e >= tqs_max_entities) return;
+  volatile uint32_t *c = &tqs_cnt[(uint64_t)e * tqs_max_sensors + s];
+  uint32_t v = __atomic_load_n(c, __ATOMIC_RELAXED);
+  while (v && !__atomic_compare_exchange_n(c, &v, v - 1, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+  }
+}
+
+uint64_t tqs_next_id(void) { return __atomic_fetch_add(&nextId, 1, __ATOMIC_RELAXED); }
+
+uint64_t tqs_dropped(void) {
+  uint64_t n = __atomic_load_n(&droppedNoRing, __ATOMIC_RELAXED);
+  if (seg)
+    for (uint32_t i = 0; i < seg->nrings; i++) n += ringAt(i)->dropped;
+  return n;
+}
+
+/* ================================================================ entities */
+
+static tq_entity newSlot(uint32_t sensorPlus1, const char *name) {
+  if (!seg) return 0;
+  uint32_t h = __atomic_fetch_add(&seg->entities_taken, 1, __ATOMIC_RELAXED) + 1;
+  if (h >= seg->max_entities) {
+    __atomic_fetch_add(&seg->lost_entities, 1, __ATOMIC_RELAXED);
+    return 0;
+  }
+  tq_shm_entity *x = &ents[h];
+  size_t len = strlen(name);
+  if (len >= TQ_SHM_NAME_LEN) len = TQ_SHM_NAME_LEN - 1;
+  memcpy(x->name, name, len);
+  x->name[len] = 0;
+  x->state = 1;
+  __atomic_store_n(&x->sensor, sensorPlus1, __ATOMIC_RELEASE);
+  return h;
+}
+
+tq_entity tqs_entity_begin(uint32_t s, const char *name, int n, const int64_t *a) {
+  tq_entity h = newSlot(s + 1, name);
+  if (!h) return 0;
+  int64_t v[TQ_SHM_MAX_ATTRS];
+  v[0] = h;
+  for (int i = 0; i < n && i + 1 < TQ_SHM_MAX_ATTRS; i++) v[i + 1] = a[i];
+  ents[h].cur = tqs_next_id();
+  tqs_put(s, TQ_SHM_BEGIN, ents[h].cur, n + 1, v);
+  return h;
+}
+
+void tqs_entity_state(tq_entity h, int n, const int64_t *a) {
+  if (!seg || !h || h >= seg->max_entities || ents[h].state != 1) return;
+  uint32_t s = ents[h].sensor - 1;
+  int64_t v[TQ_SHM_MAX_ATTRS];
+  v[0] = h;
+  tqs_put(s, TQ_SHM_END, ents[h].cur, 1, v);
+  for (int i = 0; i < n && i + 1 < TQ_SHM_MAX_ATTRS; i++) v[i + 1] = a[i];
+  ents[h].cur = tqs_next_id();
+  tqs_put(s, TQ_SHM_BEGIN, ents[h].cur, n + 1, v);
+}
+
+void tqs_entity_end(tq_entity h) {
+  if (!seg || !h || h >= seg->max_entities || ents[h].state != 1) return;
+  uint32_t s = ents[h].sensor - 1;
+  int64_t v[1] = {h};
+  tqs_put(s, TQ_SHM_END, ents[h].cur, 1, v);
+  ents[h].state = 2;
+}
+
+/* Strings: interned in a small open-addressing table of handles. */
+static tq_entity *strTab;
+static uint32_t strCap, strN;
+int64_t tqs_string(const char *text) {
+  if (!seg) return 0;
+  pthread_mutex_lock(&lock);
+  uint64_t hsh = 1469598103934665603ull;
+  for (const char *c = text; *c; c++) hsh = (hsh ^ (unsigned char)*c) * 1099511628211ull;
+  if (2 * (strN + 1) > strCap) {
+    uint32_t nc = strCap ? 2 * strCap : 256;
+    tq_entity *nt = calloc(nc, sizeof *nt);
+    if (!nt) {
+      pthread_mutex_unlock(&lock);
+      return 0;
+    }
+    for (uint32_t i = 0; i < strCap; i++)
+      if (strTab[i]) {
+        uint64_t g = 1469598103934665603ull;
+        for (const char *c = ents[strTab[i]].name; *c; c++) g = (g ^ (unsigned char)*c) * 1099511628211ull;
+        uint32_t j = (uint32_t)g & (nc - 1);
+        while (nt[j]) j = (j + 1) & (nc - 1);
+        nt[j] = strTab[i];
+      }
+    free(strTab);
+    strTab = nt;
+    strCap = nc;
+  }
+  uint32_t j = (uint32_t)hsh & (strCap - 1);
+  while (strTab[j] && strncmp(ents[strTab[j]].name, text, TQ_SHM_NAME_LEN - 1)) j = (j + 1) & (strCap - 1);
+  if (!strTab[j]) {
+    tq_entity h = newSlot(0, text);
+    if (h) {
+      strTab[j] = h;
+      strN++;
+    }
+    pthread_mutex_unlock(&lock);
+    return h;
+  }
+  tq_entity h = strTab[j];
+  pthread_mutex_unlock(&lock);
+  return h;
+}
+
+/* ================================================================ sampling */
+
+typedef struct Sampler {
+  uint32_t s;
+  tq_entity who;
+  void (*cb)(tq_entity who, void *arg);
+  void *arg;
+} Sampler;
+static Sampler *samplers;
+static int nsamplers, csamplers;
+static pthread_t service;
+static int serviceStarted;
+
+void tqs_sampler(uint32_t s, tq_entity who, void (*cb)(tq_entity who, void *arg), void *arg) {
+  pthread_mutex_lock(&lock);
+  for (int i = 0; i < nsamplers; i++)
+    if (samplers[i].s == s && samplers[i].who == who) {
+      samplers[i].cb = cb;
+      samplers[i].arg = arg;
+      pthread_mutex_unlock(&lock);
+      return;
+    }
+  if (nsamplers == csamplers) {
+    int nc = csamplers ? 2 * csamplers : 16;
+    Sampler *ns = realloc(samplers, sizeof(Sampler) * (size_t)nc);
+    if (!ns) {
+      pthread_mutex_unlock(&lock);
+      return;
+    }
+    samplers = ns;
+    csamplers = nc;
+  }
+  samplers[nsamplers++] = (Sampler){s, who, cb, arg};
+  pthread_mutex_unlock(&lock);
+}
+
+/* The service thread answers the monitor's sample requests in order. */
+static void *serve(void *unused) {
+  (void)unused;
+  struct timespec pause = {0, 50000};
+  for (;;) {
+    uint64_t head = __atomic_load_n(&seg->req_head, __ATOMIC_ACQUIRE), tail = seg->req_tail;
+    if (tail == head) {
+      nanosleep(&pause, NULL);
+      continue;
+    }
+    tq_shm_request rq = reqs[tail % TQ_SHM_REQUESTS];
+    void (*cb)(tq_entity, void *) = NULL;
+    void *arg = NULL;
+    pthread_mutex_lock(&lock);
+    for (int i = 0; i < nsamplers; i++)
+      if (samplers[i].s == rq.sensor && samplers[i].who == rq.entity) {
+        cb = samplers[i].cb;
+        arg = samplers[i].arg;
+      }
+    pthread_mutex_unlock(&lock);
+    myReq = rq.seq;
+    if (cb) cb(rq.entity, arg);
+    tqs_put(rq.sensor, TQ_SHM_SAMPLE_DONE, 0, 0, NULL);
+    myReq = 0;
+    __atomic_store_n(&seg->req_tail, tail + 1, __ATOMIC_RELEASE);
+  }
+  return NULL;
+}
+
+/* ================================================================ the segment */
+
+static void atExit(void) {
+  if (!seg) return;
+  __atomic_store_n(&seg->state, TQ_SHM_EXITED, __ATOMIC_RELEASE);
+  if (ownSegment) shm_unlink(segName);
+}
+
+static int failInit(const char *fmt, const char *a) {
+  snprintf(errText, sizeof errText, fmt, a);
+  return -1;
+}
+
+static uint32_t envNum(const char *name, uint32_t dflt, uint32_t min, uint32_t max) {
+  const char *s = getenv(name);
+  if (!s || !*s) return dflt;
+  unsigned long v = strtoul(s, NULL, 10);
+  return v < min ? min : v > max ? max : (uint32_t)v;
+}
+
+static int mapSegment(void) {
+  const char *env = getenv("TQMON_SHM");
+  if (env && *env) {
+    snprintf(segName, sizeof segName, "%s", env);
+    int fd = shm_open(segName, O_RDWR, 0);
+    if (fd < 0) return failInit("cannot open the monitor's segment %s", segName);
+    struct stat st;
+    if (fstat(fd, &st) || (size_t)st.st_size < sizeof(tq_shm_header)) {
+      close(fd);
+      return failInit("the segment %s is too small", segName);
+    }
+    void *m = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    close(fd);
+    if (m == MAP_FAILED) return failInit("cannot map the segment %s", segName);
+    tq_shm_header *h = m;
+    if (memcmp(h->magic, TQ_SHM_MAGIC, 8) || h->version != TQ_SHM_VERSION || h->header_bytes != sizeof(tq_shm_header) ||
+        h->size != (uint64_t)st.st_size) {
+      munmap(m, (size_t)st.st_size);
+      return failInit("the segment %s is not a tqmon segment of this version", segName);
+    }
+    seg = h;
+    return 0;
+  }
+  /* no monitor yet: our own segment, for tqmon run --attach */
+  snprintf(segName, sizeof segName, "/tqmon.%d", (int)getpid());
+  shm_unlink(segName); /* a stale one of an earlier process with our pid */
+  int fd = shm_open(segName, O_CREAT | O_EXCL | O_RDWR, 0600);
+  if (fd < 0) return failInit("cannot create the segment %s", segName);
+  tq_shm_header h0;
+  memset(&h0, 0, sizeof h0);
+  tq_shm_layout(&h0, TQS_MAX_SENSORS, envNum("TQMON_ENTITIES", 65536, 16, 1u << 24), envNum("TQMON_RINGS", 64, 1, 1024),
+                1u << envNum("TQMON_RING_BITS", 14, 4, 24));
+  if (ftruncate(fd, (off_t)h0.size)) {
+    close(fd);
+    shm_unlink(segName);
+    return failInit("cannot size the segment %s", segName);
+  }
+  void *m = mmap(NULL, (size_t)h0.size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  close(fd);
+  if (m == MAP_FAILED) {
+    shm_unlink(segName);
+    return failInit("cannot map the segment %s", segName);
+  }
+  seg = m;
+  memcpy(seg, &h0, sizeof h0);
+  memcpy(seg->magic, TQ_SHM_MAGIC, 8);
+  seg->version = TQ_SHM_VERSION;
+  ownSegment = 1;
+  return 0;
+}
+
+int tqs_init(const tq_shm_sensor *cat, int n) {
+  pthread_mutex_lock(&lock);
+  if (seg) {
+    pthread_mutex_unlock(&lock);
+    return 0;
+  }
+  if (errText[0]) {
+    pthread_mutex_unlock(&lock);
+    return -1;
+  }
+  if (mapSegment()) {
+    pthread_mutex_unlock(&lock);
+    return -1;
+  }
+  if ((uint32_t)n > seg->max_sensors || seg->max_sensors > TQS_MAX_SENSORS) {
+    failInit("%s: too many sensors for the segment", segName);
+    seg = NULL;
+    pthread_mutex_unlock(&lock);
+    return -1;
+  }
+  tq_shm_sensor *c = (tq_shm_sensor *)((char *)seg + seg->off_catalog);
+  int sampled = 0;
+  for (int i = 0; i < n; i++) {
+    c[i] = cat[i];
+    sampled |= cat[i].sampled;
+  }
+  seg->nsensors = (uint32_t)n;
+  seg->time_kind = TQS_TSC;
+  seg->subject_pid = (int32_t)getpid();
+  ents = (tq_shm_entity *)((char *)seg + seg->off_entities);
+  reqs = (tq_shm_request *)((char *)seg + seg->off_requests);
+  tqs_max_sensors = seg->max_sensors;
+  tqs_max_entities = seg->max_entities;
+  tqs_cnt = (volatile uint32_t *)((char *)seg + seg->off_counters);
+  __atomic_store_n(&tqs_on, (volatile uint32_t *)((char *)seg + seg->off_on), __ATOMIC_RELEASE);
+  atexit(atExit);
+  if (sampled && !serviceStarted && pthread_create(&service, NULL, serve, NULL) == 0) {
+    pthread_detach(service);
+    serviceStarted = 1;
+  }
+  __atomic_store_n(&seg->state, TQ_SHM_READY, __ATOMIC_RELEASE);
+  pthread_mutex_unlock(&lock);
+  return 0;
+}

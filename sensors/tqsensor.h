@@ -1,0 +1,77 @@
+/*
+** tqsensor.h - the runtime of generated sensors, linked into the programs
+** tqmon watches (the subjects): build/libtqsensor.a, which depends on
+** nothing but libc and pthreads.  A program includes the header written by
+** `tqmon sensors gen FILE.tq -o sensors.h`; that header includes this one
+** and defines one inline function per sensor on top of these primitives.
+**
+** Cost model (after Linux static keys): a sensor no query needs is one
+** load and one predictable branch on its word in the shared segment; an
+** enabled sensor checks the enable counter of its flag entity and, when
+** set, writes one 64-byte packet (a TSC timestamp, the sensor, the values)
+** into its thread's ring; a full ring drops the packet and counts it.
+**
+** The segment is the one named by TQMON_SHM (the monitor created it:
+** tqmon run --exec), or else the subject creates /tqmon.PID itself (mode
+** 0600) for a monitor to attach to (tqmon run --attach PID) and removes it
+** at exit.  Until the segment is mapped, every sensor is off.
+*/
+#ifndef TQSENSOR_H
+#define TQSENSOR_H
+
+#include <stdint.h>
+
+#include "tqshm.h"
+
+typedef uint32_t tq_entity;                     /* an entity handle; 0: none */
+typedef struct tq_interval { uint64_t id; } tq_interval; /* an interval begun; id 0: not reported */
+
+/* The segment's sensor words and enable counters (a zero array until mapped). */
+extern volatile uint32_t *tqs_on;
+extern volatile uint32_t *tqs_cnt;
+extern uint32_t tqs_max_sensors, tqs_max_entities;
+
+/* Maps the segment and writes the subject's catalog (n sensors).  Called
+** by the generated header's constructor; idempotent.  Returns 0, or -1 when
+** no segment could be mapped (every sensor stays off; the reason is in
+** tqs_error()). */
+int tqs_init(const tq_shm_sensor *cat, int n);
+const char *tqs_error(void);
+
+/* Is sensor s enabled on entity e (its counter is nonzero)? */
+static inline int tqs_enabled(uint32_t s, tq_entity e) {
+  return e < tqs_max_entities && tqs_cnt[(uint64_t)e * tqs_max_sensors + s] != 0;
+}
+
+/* Writes a packet into the calling thread's ring: values v[0..n) (entity
+** values are handles).  Drops and counts it when the ring is full. */
+void tqs_put(uint32_t s, int kind, uint64_t id, int n, const int64_t *v);
+
+/* A disable-traced sensor fired on entity e: its counter drops by one. */
+void tqs_consume(uint32_t s, tq_entity e);
+
+/* A fresh interval id (never 0). */
+uint64_t tqs_next_id(void);
+
+/* Entities of the entity relation s: declares one named name with its
+** other attributes a[0..n) (a tuple of s begins); a new state (the open
+** tuple ends, a new one begins); the end of the entity.  Names longer than
+** TQ_SHM_NAME_LEN - 1 are cut.  Returns the handle, 0 when the segment has
+** no slot left (counted). */
+tq_entity tqs_entity_begin(uint32_t s, const char *name, int n, const int64_t *a);
+void tqs_entity_state(tq_entity h, int n, const int64_t *a);
+void tqs_entity_end(tq_entity h);
+
+/* A string value: an entity slot of no relation holding the text (interned:
+** the same text gives the same value).  Slow path. */
+int64_t tqs_string(const char *text);
+
+/* Sampled sensor s: cb(who, arg) answers a sample request about entity who
+** by calling the sensor's _sample function for each tuple.  Called on the
+** runtime's service thread. */
+void tqs_sampler(uint32_t s, tq_entity who, void (*cb)(tq_entity who, void *arg), void *arg);
+
+/* Packets dropped by this process so far (full rings, no ring). */
+uint64_t tqs_dropped(void);
+
+#endif

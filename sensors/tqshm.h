@@ -1,0 +1,158 @@
+/*
+** tqshm.h - the shared-memory segment between an instrumented program (the
+** subject, sensors/tqsensor.c) and the monitor (sensors/shm.c).  Both sides
+** include it; it depends on nothing but C11.
+**
+** The segment (created mode 0600, by the monitor for --exec, by the subject
+** itself otherwise as /tqmon.PID) holds, at offsets given in its header:
+**   catalog   the subject's sensors: name, kind, attribute kinds (written by
+**             the subject at start; the monitor maps them by name onto its
+**             own sensor configuration and checks the attributes)
+**   on        one 32-bit word per sensor: 0 = no query needs it (the sensor
+**             costs one branch); otherwise the sensor is in use
+**   counters  per entity and sensor, the enable counter of that entity for
+**             that sensor (the flag of the paper, an N-bit counter)
+**   entities  one slot per entity the subject declared: its relation and
+**             name; slots are never reused, so a handle names one entity
+**   requests  sample requests, monitor to subject (single producer, single
+**             consumer)
+**   rings     single-producer rings of fixed 64-byte slots, one per subject
+**             thread; the monitor drains them and merges them in time order
+** Every field the monitor reads is validated before use: the subject may
+** write garbage, the monitor never trusts it.
+*/
+#ifndef TQSHM_H
+#define TQSHM_H
+
+#include <stdint.h>
+
+#define TQ_SHM_MAGIC "TQMONSHM"
+#define TQ_SHM_VERSION 1u
+#define TQ_SHM_NAME_LEN 48      /* sensor and entity names, NUL included */
+#define TQ_SHM_MAX_ATTRS 16     /* attributes of a live sensor */
+#define TQ_SHM_VALS0 5          /* values in a packet's first slot */
+#define TQ_SHM_VALSN 7          /* values in each continuation slot */
+#define TQ_SHM_REQUESTS 256     /* sample request queue (power of 2) */
+
+/* Attribute kinds in the catalog. */
+enum { TQ_SHM_INT = 1, TQ_SHM_FLOAT, TQ_SHM_STRING, TQ_SHM_ENUM, TQ_SHM_ENTITY };
+
+/* Packet kinds. */
+enum {
+  TQ_SHM_EVENT = 1,  /* an event at time */
+  TQ_SHM_BEGIN,      /* an interval begins at time (id) */
+  TQ_SHM_END,        /* the interval id ends at time (values repeated) */
+  TQ_SHM_SAMPLE,     /* an answer to sample request aux, taken at time */
+  TQ_SHM_SAMPLE_DONE,/* no more answers to request aux */
+  TQ_SHM_ENTITY_END  /* the entity v[0] no longer exists (its slot is dead) */
+};
+
+/* Segment states. */
+enum { TQ_SHM_CREATED = 0, TQ_SHM_READY = 1, TQ_SHM_EXITED = 2 };
+
+/* One sensor of the subject. */
+typedef struct tq_shm_sensor {
+  char name[TQ_SHM_NAME_LEN];  /* relation name */
+  uint8_t is_event;            /* event relation (else interval) */
+  uint8_t is_entity;           /* the entity relation of an entity type */
+  uint8_t flag_attr;           /* attribute holding the enable flag (255: none) */
+  uint8_t nattr;               /* attributes */
+  uint8_t kind[TQ_SHM_MAX_ATTRS]; /* TQ_SHM_INT ... per attribute */
+  uint8_t sampled;             /* answered through sample requests */
+  uint8_t disable;             /* disable traced: the counter drops as it fires */
+  uint8_t pad[2];
+  uint32_t nenum[TQ_SHM_MAX_ATTRS]; /* enum attributes: number of values */
+} tq_shm_sensor;
+
+/* One entity the subject declared. */
+typedef struct tq_shm_entity {
+  uint32_t sensor;             /* its entity relation (catalog index) + 1; 0: free */
+  uint32_t state;              /* 1 alive, 2 ended */
+  uint64_t cur;                /* keyed state: id of its open tuple */
+  char name[TQ_SHM_NAME_LEN];  /* its name */
+} tq_shm_entity;
+
+/* One ring slot: a packet, or a continuation of the previous one. */
+typedef struct tq_shm_packet {
+  uint64_t time;               /* TSC ticks or ns (header.time_kind) */
+  uint16_t sensor;             /* catalog index */
+  uint8_t kind;                /* TQ_SHM_* */
+  uint8_t nslots;              /* slots of this packet, itself included */
+  uint32_t aux;                /* sample request sequence */
+  uint64_t id;                 /* interval id (BEGIN/END), entity handle */
+  int64_t v[TQ_SHM_VALS0];     /* values (entities: handles) */
+} tq_shm_packet;
+
+typedef struct tq_shm_cont {   /* a continuation slot */
+  int64_t v[TQ_SHM_VALSN];
+  uint64_t pad;
+} tq_shm_cont;
+
+/* A ring: the producer owns head, the monitor owns tail. */
+typedef struct tq_shm_ring {
+  _Alignas(64) volatile uint64_t head;    /* slots written (producer) */
+  _Alignas(64) volatile uint64_t tail;    /* slots read (monitor) */
+  _Alignas(64) volatile uint64_t dropped; /* packets dropped, ring full (producer) */
+  volatile uint32_t tid;                  /* owning thread (0: free) */
+  uint32_t pad[13];
+} tq_shm_ring;                            /* followed by its slots */
+
+/* A sample request: the tuples of sensor whose flag attribute is entity. */
+typedef struct tq_shm_request {
+  uint32_t seq;                /* nonzero */
+  uint32_t sensor;             /* catalog index */
+  uint32_t entity;             /* handle */
+  uint32_t pad;
+} tq_shm_request;
+
+typedef struct tq_shm_header {
+  char magic[8];               /* TQ_SHM_MAGIC */
+  uint32_t version;            /* TQ_SHM_VERSION */
+  uint32_t header_bytes;       /* sizeof(tq_shm_header) */
+  uint64_t size;               /* bytes of the whole segment */
+  uint32_t max_sensors;        /* catalog capacity */
+  uint32_t max_entities;       /* entity slots (handle 0 is never used) */
+  uint32_t nrings;             /* rings */
+  uint32_t ring_slots;         /* slots per ring (a power of 2) */
+  uint64_t off_catalog, off_on, off_counters, off_entities, off_requests, off_rings;
+  uint64_t ring_bytes;         /* bytes per ring, header included */
+  volatile uint32_t state;     /* TQ_SHM_CREATED, READY, EXITED */
+  volatile uint32_t nsensors;  /* catalog entries written by the subject */
+  volatile uint32_t rings_taken;    /* rings handed to threads */
+  volatile uint32_t entities_taken; /* entity slots handed out (next handle - 1) */
+  volatile int32_t subject_pid;
+  volatile int32_t monitor_pid;
+  uint32_t time_kind;          /* 0: time is CLOCK_REALTIME ns; 1: TSC ticks */
+  uint32_t pad0;
+  volatile uint64_t lost_entities;  /* entity declarations beyond max_entities */
+  volatile uint64_t lost_no_ring;   /* packets of threads that found no free ring */
+  _Alignas(64) volatile uint64_t req_head; /* requests posted (monitor) */
+  _Alignas(64) volatile uint64_t req_tail; /* requests taken (subject) */
+} tq_shm_header;
+
+/* Segment geometry for a given capacity (both sides use it). */
+static inline uint64_t tq_shm_align(uint64_t x) { return (x + 4095) & ~(uint64_t)4095; }
+static inline void tq_shm_layout(tq_shm_header *h, uint32_t max_sensors, uint32_t max_entities, uint32_t nrings,
+                                 uint32_t ring_slots) {
+  h->max_sensors = max_sensors;
+  h->max_entities = max_entities;
+  h->nrings = nrings;
+  h->ring_slots = ring_slots;
+  uint64_t o = tq_shm_align(sizeof(tq_shm_header));
+  h->off_catalog = o;
+  o = tq_shm_align(o + sizeof(tq_shm_sensor) * max_sensors);
+  h->off_on = o;
+  o = tq_shm_align(o + sizeof(uint32_t) * max_sensors);
+  h->off_counters = o;
+  o = tq_shm_align(o + sizeof(uint32_t) * (uint64_t)max_sensors * max_entities);
+  h->off_entities = o;
+  o = tq_shm_align(o + sizeof(tq_shm_entity) * (uint64_t)max_entities);
+  h->off_requests = o;
+  o = tq_shm_align(o + sizeof(tq_shm_request) * TQ_SHM_REQUESTS);
+  h->off_rings = o;
+  h->ring_bytes = tq_shm_align(sizeof(tq_shm_ring) + sizeof(tq_shm_packet) * (uint64_t)ring_slots);
+  h->size = o + h->ring_bytes * nrings;
+  h->header_bytes = sizeof(tq_shm_header);
+}
+
+#endif

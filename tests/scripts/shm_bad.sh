@@ -1,0 +1,40 @@
+#!/bin/sh
+# shm_bad.sh - a subject that writes garbage into its sensor segment: each
+# sort is reported with a clear message, the monitor never crashes (this
+# runs under AddressSanitizer), and good packets among bad ones still count.
+set -u
+T=${T:-build/asan/tqmon}
+OUT=${OUT:-build/test-out}
+dir=$OUT/shm_bad
+rm -rf "$dir" && mkdir -p "$dir"
+G=build/shm/garbage
+fails=0
+bad() {
+  echo "FAIL: $*"
+  fails=$((fails + 1))
+}
+check() { # mode expected-exit message
+  $T run tests/shm/ping.tq --format csv --exec $G "$1" >"$dir/$1.out" 2>"$dir/$1.err"
+  rc=$?
+  [ $rc -eq "$2" ] || bad "$1: exit $rc (expected $2): $(cat "$dir/$1.err")"
+  grep -q "Sanitizer\|runtime error" "$dir/$1.err" && bad "$1: sanitizer report"
+  grep -q -- "$3" "$dir/$1.err" || bad "$1: message: $(cat "$dir/$1.err")"
+}
+check magic 1 "is not a tqmon sensor segment (wrong magic)"
+check version 1 "sensor segment version 99, this tqmon speaks 1"
+check catalog 1 "corrupt catalog (1000 sensors)"
+check packets 0 "7 packets lost: .* 7 invalid: first packet of sensor 9, the subject has 2"
+grep -q "^P1,High," "$dir/packets.out" || bad "packets: the good packet among the bad was lost"
+check random 0 "invalid: first ring 0: packet of"
+# a segment that is no segment at all: --attach to a process without one
+$T run tests/shm/ping.tq --attach 1 >"$dir/attach.out" 2>"$dir/attach.err"
+[ $? -eq 1 ] || bad "attach: exit status"
+grep -q "no sensor segment /tqmon.1" "$dir/attach.err" || bad "attach: $(cat "$dir/attach.err")"
+# a program that is not instrumented
+$T run tests/shm/ping.tq --exec true >"$dir/plain.out" 2>"$dir/plain.err"
+[ $? -eq 1 ] || bad "uninstrumented: exit status"
+grep -q "the subject exited before it mapped the sensor segment" "$dir/plain.err" || bad "uninstrumented: $(cat "$dir/plain.err")"
+$T run tests/shm/ping.tq --exec /nonexistent/program >"$dir/none.out" 2>"$dir/none.err"
+[ $? -eq 1 ] || bad "no such program: exit status"
+grep -q "cannot run /nonexistent/program: No such file or directory" "$dir/none.err" || bad "no such program: $(cat "$dir/none.err")"
+[ $fails -eq 0 ]

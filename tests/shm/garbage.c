@@ -1,0 +1,104 @@
+/*
+** garbage.c - a subject that misbehaves, for tests/scripts/shm_bad.sh.  It
+** maps the monitor's segment (TQMON_SHM) like a real subject would, then,
+** by mode:
+**   magic    overwrites the segment's magic
+**   version  claims another segment version
+**   packets  writes packets with bad sensors, kinds, sizes, handles, enum
+**            values, and a ring head far past its tail
+**   random   fills its ring with random bytes
+** and stays alive a moment so the monitor reads what it wrote.
+*/
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "tqshm.h"
+
+int main(int argc, char **argv) {
+  const char *mode = argc > 1 ? argv[1] : "packets";
+  const char *name = getenv("TQMON_SHM");
+  if (!name) return 2;
+  int fd = shm_open(name, O_RDWR, 0);
+  struct stat st;
+  if (fd < 0 || fstat(fd, &st)) return 3;
+  tq_shm_header *h = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  if (h == MAP_FAILED) return 4;
+  /* a catalog of one event sensor, as the configuration declares it */
+  tq_shm_sensor *cat = (tq_shm_sensor *)((char *)h + h->off_catalog);
+  memset(cat, 0, sizeof *cat * 2);
+  strcpy(cat[0].name, "Process");
+  cat[0].is_entity = 1;
+  cat[0].flag_attr = 255;
+  cat[0].nattr = 1;
+  cat[0].kind[0] = TQ_SHM_ENTITY;
+  strcpy(cat[1].name, "Ping");
+  cat[1].is_event = 1;
+  cat[1].flag_attr = 0;
+  cat[1].nattr = 2;
+  cat[1].kind[0] = TQ_SHM_ENTITY;
+  cat[1].kind[1] = TQ_SHM_ENUM;
+  cat[1].nenum[1] = 2;
+  h->nsensors = 2;
+  h->time_kind = 0;
+  if (!strcmp(mode, "magic")) memcpy(h->magic, "GARBAGE!", 8);
+  if (!strcmp(mode, "version")) h->version = 99;
+  if (!strcmp(mode, "catalog")) h->nsensors = 1000;
+  h->subject_pid = (int32_t)getpid();
+  __atomic_store_n(&h->state, TQ_SHM_READY, __ATOMIC_RELEASE);
+  tq_shm_ring *r = (tq_shm_ring *)((char *)h + h->off_rings);
+  tq_shm_packet *slots = (tq_shm_packet *)(r + 1);
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  uint64_t now = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+  if (!strcmp(mode, "packets")) {
+    tq_shm_entity *ents = (tq_shm_entity *)((char *)h + h->off_entities);
+    strcpy(ents[1].name, "P1");
+    ents[1].state = 1;
+    ents[1].sensor = 1;
+    h->entities_taken = 1;
+    uint64_t n = 0;
+    tq_shm_packet p;
+    memset(&p, 0, sizeof p);
+    /* a good entity, then bad packets of every sort */
+    p = (tq_shm_packet){now, 0, TQ_SHM_BEGIN, 1, 0, 7, {1}};
+    slots[n++] = p;
+    p = (tq_shm_packet){now + 1, 9, TQ_SHM_EVENT, 1, 0, 0, {1, 0}};      /* unknown sensor */
+    slots[n++] = p;
+    p = (tq_shm_packet){now + 2, 1, 77, 1, 0, 0, {1, 0}};                /* unknown kind */
+    slots[n++] = p;
+    p = (tq_shm_packet){now + 3, 1, TQ_SHM_EVENT, 1, 0, 0, {5000, 0}};   /* handle out of range */
+    slots[n++] = p;
+    p = (tq_shm_packet){now + 4, 1, TQ_SHM_EVENT, 1, 0, 0, {1, 9}};      /* enum out of range */
+    slots[n++] = p;
+    p = (tq_shm_packet){now + 5, 1, TQ_SHM_END, 1, 0, 12345, {1}};       /* end of nothing */
+    slots[n++] = p;
+    p = (tq_shm_packet){now + 6, 1, TQ_SHM_EVENT, 1, 0, 0, {1, 1}};      /* a good one */
+    slots[n++] = p;
+    p = (tq_shm_packet){now + 7, 1, TQ_SHM_EVENT, 9, 0, 0, {1, 1}};      /* absurd size */
+    slots[n++] = p;
+    __atomic_store_n(&r->tid, 1, __ATOMIC_RELEASE);
+    __atomic_store_n(&r->head, n, __ATOMIC_RELEASE);
+    /* a second ring claims more than it holds */
+    tq_shm_ring *r2 = (tq_shm_ring *)((char *)r + h->ring_bytes);
+    __atomic_store_n(&r2->head, (uint64_t)h->ring_slots * 5, __ATOMIC_RELEASE);
+  }
+  if (!strcmp(mode, "random")) {
+    unsigned s = 12345;
+    unsigned char *b = (unsigned char *)slots;
+    for (size_t i = 0; i < 64 * 256; i++) {
+      s = s * 1103515245u + 12345u;
+      b[i] = (unsigned char)(s >> 16);
+    }
+    __atomic_store_n(&r->tid, 1, __ATOMIC_RELEASE);
+    __atomic_store_n(&r->head, 256, __ATOMIC_RELEASE);
+  }
+  struct timespec d = {0, 400 * 1000 * 1000};
+  nanosleep(&d, NULL);
+  return 0;
+}
