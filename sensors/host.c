@@ -296,11 +296,14 @@ static int64_t pidOf(const char *s) {
   return v;
 }
 
-/* The read counters of one PM. */
+/* The read counters of one PM.  The distinct pids are counted up to
+** MAX_PIDS (a long run over every process would otherwise keep one entry
+** per pid it ever saw). */
+#define MAX_PIDS 4096
 typedef struct Reads {
   int64_t reads;   /* files opened (attempts) */
   int64_t failed;  /* of which could not be read or parsed */
-  TqMap pids;      /* distinct pids whose files were read (pid + 2 -> 1) */
+  TqMap pids;      /* distinct pids whose files were read (pid + 2 -> 1), up to MAX_PIDS */
   int64_t first[8];/* the first of them, in order */
   int nfirst;
 } Reads;
@@ -311,7 +314,7 @@ static int readProc(Reads *rd, int64_t pid, int need, ProcInfo *pi) {
   char path[64], buf[4096];
   memset(pi, 0, sizeof *pi);
   pi->pid = pid;
-  if (!tqMapGet(&rd->pids, (uint64_t)pid + 2)) {
+  if (rd->pids.n < MAX_PIDS && !tqMapGet(&rd->pids, (uint64_t)pid + 2)) {
     tqMapPut(&rd->pids, (uint64_t)pid + 2, (void *)1);
     if (rd->nfirst < (int)TQ_ARRAY_SIZE(rd->first)) rd->first[rd->nfirst++] = pid;
   }
@@ -347,8 +350,9 @@ static void readsMessage(tq_pm_private *p, const Reads *rd) {
   size_t n = 0;
   for (int i = 0; i < rd->nfirst && n < sizeof list; i++)
     n += (size_t)snprintf(list + n, sizeof list - n, "%s%lld", i ? "," : "", (long long)rd->first[i]);
-  snprintf(p->message, sizeof p->message, "reads=%lld failed=%lld pids=%u [%s%s]", (long long)rd->reads,
-           (long long)rd->failed, rd->pids.n, list, rd->pids.n > (uint32_t)rd->nfirst ? ",..." : "");
+  snprintf(p->message, sizeof p->message, "reads=%lld failed=%lld pids=%u%s [%s%s]", (long long)rd->reads,
+           (long long)rd->failed, rd->pids.n, rd->pids.n >= MAX_PIDS ? "+" : "", list,
+           rd->pids.n > (uint32_t)rd->nfirst ? ",..." : "");
 }
 
 /* ================================================================ sampled PMs */
