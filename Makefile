@@ -2,7 +2,8 @@
 #
 #   make          build build/tqmon and build/libtqmon.a (installs lemon, flex,
 #                 libsqlite3-dev with apt-get when they are missing)
-#   make run      build, then run the paper's example into tqmon.db
+#   make run      build, then run the paper's example into tqmon.db and draw
+#                 its display into build/paper.html
 #   make test     build under AddressSanitizer+UBSan and run every test
 #   make bench    benchmarks (figures side by side with their peers)
 #   make fuzz     libFuzzer run of the front end and the recording parser
@@ -22,12 +23,12 @@ B       := build
 GEN     := $(B)/gen
 LAYERS  := base grammar compiler algebra sensors runtime display
 LIBSRC  := $(filter-out runtime/main.c sensors/tqsensor.c,$(foreach d,$(LAYERS),$(wildcard $(d)/*.c)))
-GENSRC  := $(GEN)/tq.c $(GEN)/lex.c
+GENSRC  := $(GEN)/tq.c $(GEN)/lex.c $(GEN)/page.c
 HDRS    := $(foreach d,$(LAYERS),$(wildcard $(d)/*.h)) include/tqmon.h $(GEN)/tq.h
 INC     := -I$(GEN) -Ibase -Igrammar -Icompiler -Ialgebra -Isensors -Iruntime -Idisplay -Iinclude
 
-OBJ      := $(patsubst %.c,$(B)/obj/%.o,$(LIBSRC)) $(B)/obj/gen/tq.o $(B)/obj/gen/lex.o
-ASANOBJ  := $(patsubst %.c,$(B)/asan/%.o,$(LIBSRC)) $(B)/asan/gen/tq.o $(B)/asan/gen/lex.o
+OBJ      := $(patsubst %.c,$(B)/obj/%.o,$(LIBSRC)) $(B)/obj/gen/tq.o $(B)/obj/gen/lex.o $(B)/obj/gen/page.o
+ASANOBJ  := $(patsubst %.c,$(B)/asan/%.o,$(LIBSRC)) $(B)/asan/gen/tq.o $(B)/asan/gen/lex.o $(B)/asan/gen/page.o
 
 .PHONY: all run test bench deps clean fuzz
 all: deps $(B)/tqmon $(B)/libtqmon.a $(B)/libtqsensor.a $(B)/paper-gen
@@ -49,6 +50,11 @@ $(GEN)/tq.c $(GEN)/tq.h: grammar/tq.y | $(B)/.deps
 $(GEN)/lex.c: grammar/tq.l $(GEN)/tq.h | $(B)/.deps
 	@mkdir -p $(GEN)
 	flex -o $@ grammar/tq.l
+
+# The display's page template (HTML, CSS, JavaScript) as a C string.
+$(GEN)/page.c: display/page.html display/page2c.sh
+	@mkdir -p $(GEN)
+	sh display/page2c.sh display/page.html > $@
 
 # ---------------------------------------------------------------- release build
 $(B)/obj/%.o: %.c $(HDRS)
@@ -125,15 +131,23 @@ fuzz: deps $(B)/fuzz/fuzz_frontend
 # ---------------------------------------------------------------- main jobs
 run: all
 	rm -f tqmon.db tqmon.db-wal tqmon.db-shm
-	$(B)/tqmon run examples/paper/paper.tq examples/paper/queries.tq \
-	    --replay examples/paper/paper.trace --db tqmon.db --stats $(B)/paper-stats.json
+	$(B)/tqmon run examples/paper/paper.tq examples/paper/queries.tq examples/paper/display.tq \
+	    --replay examples/paper/paper.trace --db tqmon.db --stats $(B)/paper-stats.json --html $(B)/paper.html
 	@echo "results stored in tqmon.db (tables ResumedbyP1, RunningOnEvery10Seconds)"
+	@echo "the paper's display (section 7) drawn in $(B)/paper.html: open it in a browser"
+	@echo "(live: $(B)/tqmon serve examples/paper/*.tq --replay examples/paper/paper.trace --display pace=0.05)"
 
 # Fragments add their own programs and shared objects to TEST_DEPS.
 TEST_DEPS :=
 include examples/examples.mk tests/testpm.mk
 
-test: deps $(B)/asan/tqmon $(B)/asan/unit $(B)/asan/prop $(B)/tqmon $(B)/paper-gen $(TEST_DEPS)
+# What the tests use beyond the build (sqlite3; chromium and playwright-core
+# for the browser test, best effort), installed once when missing.
+$(B)/.testdeps: tests/deps.sh tests/browser/package.json
+	@sh tests/deps.sh test
+	@mkdir -p $(B) && touch $@
+
+test: deps $(B)/.testdeps $(B)/asan/tqmon $(B)/asan/unit $(B)/asan/prop $(B)/tqmon $(B)/paper-gen $(TEST_DEPS)
 	@LC_ALL=C sh tests/run.sh
 
 # ---------------------------------------------------------------- benchmarks
@@ -143,8 +157,28 @@ $(B)/measure: bench/measure.c
 $(B)/netbench: bench/netbench.c $(B)/libtqmon.a $(HDRS)
 	$(CC) $(CSTD) $(WARN) $(OPT) $(INC) bench/netbench.c $(B)/libtqmon.a $(LIBS) -o $@
 
-bench: all $(B)/measure $(B)/netbench
+$(B)/dspbench: bench/dspbench.c $(B)/libtqmon.a $(HDRS)
+	$(CC) $(CSTD) $(WARN) $(OPT) $(INC) bench/dspbench.c $(B)/libtqmon.a $(LIBS) -o $@
+
+# The sensor benchmark: tqmon's generated sensor next to an LTTng-UST
+# tracepoint (when liblttng-ust-dev is installed; bench/run.sh says so
+# otherwise), and one monitor draining a busy thread.
+# (LTTng is looked for when the recipe runs: make bench installs it first.)
+SB_LTTNG = $$(pkg-config --exists lttng-ust 2>/dev/null && echo -DTQBENCH_LTTNG -Ibench bench/tqbench_tp.c \
+    $$(pkg-config --cflags --libs lttng-ust))
+$(B)/bench/sensors.h: bench/sensorbench.tq $(B)/tqmon
+	@mkdir -p $(B)/bench
+	$(B)/tqmon sensors gen bench/sensorbench.tq -o $@
+$(B)/sensorbench: bench/sensorbench.c bench/shmbench.c bench/tqbench_tp.c bench/tqbench_tp.h $(B)/bench/sensors.h \
+    $(B)/libtqsensor.a $(B)/libtqmon.a $(HDRS) | bench-deps
+	$(CC) $(CSTD) $(WARN) $(OPT) -I$(B)/bench $(INC) bench/sensorbench.c bench/shmbench.c $(SB_LTTNG) \
+	    $(B)/libtqsensor.a $(B)/libtqmon.a $(LIBS) -o $@
+
+bench: all bench-deps $(B)/measure $(B)/netbench $(B)/sensorbench $(B)/dspbench
 	@sh bench/run.sh
+.PHONY: bench-deps
+bench-deps:
+	@sh tests/deps.sh bench
 
 clean:
 	rm -rf $(B) tqmon.db tqmon.db-wal tqmon.db-shm

@@ -13,10 +13,18 @@
 #      SQLite doing the same work.
 #   3. Recordings: bytes per packet and replay rate of the binary collection
 #      file against the text form.
+#   4. Sensors: ns per call of a generated sensor (disabled, entity not
+#      enabled, writing a packet) next to an LTTng-UST tracepoint in the same
+#      run, and the rate one monitor drains and merges a busy thread.
+#   5. The display engine: derived tuples per second absorbed into the page
+#      model (build/dspbench, the paper's display), against the paper's
+#      prototype (17-25 tuples/s), and how long pages of 10,000 and 100,000
+#      tuples take to open in chromium (bench/pageload.mjs, when installed).
 #
 # Knobs (environment): TQ_BENCH_LIMIT (seconds for the unoptimized 1M runs,
 # 120), TQ_BENCH_PACKETS (1000000), TQ_BENCH_SMALL (50000), TQ_BENCH_CHAIN
-# (10000000 events), TQ_BENCH_OVERLAP (5000000 tuples).
+# (10000000 events), TQ_BENCH_OVERLAP (5000000 tuples), TQ_BENCH_DISPLAY
+# (100000 tuples into the display model).
 
 B=build
 OUT=$B/bench
@@ -27,6 +35,7 @@ NPK=${TQ_BENCH_PACKETS:-1000000}
 NSMALL=${TQ_BENCH_SMALL:-50000}
 NCHAIN=${TQ_BENCH_CHAIN:-10000000}
 NOVER=${TQ_BENCH_OVERLAP:-5000000}
+NDSP=${TQ_BENCH_DISPLAY:-100000}
 SENSORS=examples/paper/paper.tq
 GENARGS="-n 200 -m 50 -k 8 -s 1"
 LC_ALL=C
@@ -310,6 +319,114 @@ ok=$(awk -v r="$c_rate" 'BEGIN { print (r >= 1e7 ? 1 : 0) }')
 target $ok "binary replay >= 10 M packets/s into the alpha operators: $(big $c_rate)/s"
 ok=$(awk -v a="$c_rate" -v b="$t_rate" 'BEGIN { print (b > 0 && a >= 10 * b ? 1 : 0) }')
 target $ok "binary replay >= 10x the text replay: $(ratio $c_rate $t_rate)x ($(big $t_rate)/s text)"
+
+# ================================================================ 4. sensors
+say ""
+say "== sensors: tqmon's generated sensor next to an LTTng-UST tracepoint; one monitor draining a busy thread"
+SB=$B/sensorbench
+NCALL=${TQ_BENCH_CALLS:-20000000}
+NPKT=${TQ_BENCH_PACKET_CALLS:-1000000}
+sb() { sed -n "s/^$1 //p" $OUT/sensors.txt | tail -n 1; }
+: > $OUT/sensors.txt
+# tqmon: the ring is 2^20 slots and a thread drains it, as the monitor would
+$SB tqmon "$NCALL" >> $OUT/sensors.txt 2>> $OUT/sensors.err
+TQMON_RING_BITS=20 $SB tqmon "$NPKT" | grep -E 'packet_ns|dropped' | sed 's/^tqmon\./tqmon.w./' >> $OUT/sensors.txt 2>> $OUT/sensors.err
+lt_note=""
+if grep -q "lttng.unavailable" $OUT/sensors.txt || ! $SB lttng disabled 1000 > /dev/null 2>&1; then
+  lt_note="LTTng-UST not built in (install liblttng-ust-dev lttng-tools)"
+elif ! command -v lttng > /dev/null 2>&1; then
+  lt_note="lttng(1) not installed (lttng-tools)"
+else
+  $SB lttng disabled "$NCALL" >> $OUT/sensors.txt 2>> $OUT/sensors.err
+  pgrep -x lttng-sessiond > /dev/null 2>&1 || lttng-sessiond --daemonize > /dev/null 2>&1
+  sess=tqbench$$
+  if lttng create $sess --output=$OUT/lttng-trace > /dev/null 2>&1 &&
+    lttng enable-event -u tqbench:tick --filter 'n < 0' > /dev/null 2>&1 && lttng start > /dev/null 2>&1; then
+    LTTNG_UST_REGISTER_TIMEOUT=3000 $SB lttng filtered "$NCALL" >> $OUT/sensors.txt 2>> $OUT/sensors.err
+    lttng destroy $sess > /dev/null 2>&1
+    lttng create $sess --output=$OUT/lttng-trace > /dev/null 2>&1 &&
+      lttng enable-event -u tqbench:tick > /dev/null 2>&1 && lttng start > /dev/null 2>&1 &&
+      LTTNG_UST_REGISTER_TIMEOUT=3000 $SB lttng enabled "$NPKT" >> $OUT/sensors.txt 2>> $OUT/sensors.err
+    lttng destroy $sess > /dev/null 2>&1
+    rm -rf $OUT/lttng-trace
+  else
+    lt_note="no LTTng session could be created (lttng-sessiond)"
+  fi
+fi
+$SB drain "${TQ_BENCH_DRAIN:-20000000}" >> $OUT/sensors.txt 2>> $OUT/sensors.err
+td=$(sb tqmon.disabled_ns)
+to=$(sb tqmon.entity_off_ns)
+tp=$(sb tqmon.w.packet_ns)
+ld=$(sb lttng.disabled_ns)
+lf=$(sb lttng.filtered_ns)
+le=$(sb lttng.enabled_ns)
+rep ""
+rep "4. SENSORS (ns per call, best of 5; a sensor event carries two 64-bit values)"
+rowr "" "tqmon generated sensor" "LTTng-UST tracepoint" "ratio LTTng/tqmon"
+rowr "disabled" "${td:-?}" "${ld:-n/a}" "$(ratio "${ld:-0}" "${td:-0}")x"
+rowr "enabled, entity not" "${to:-?}" "${lf:-n/a} (filter rejects)" "$(ratio "${lf:-0}" "${to:-0}")x"
+rowr "enabled, writes packet" "${tp:-?}" "${le:-n/a}" "$(ratio "${le:-0}" "${tp:-0}")x"
+rep "    tqmon packets dropped (ring of 2^20 slots drained by a thread): $(sb tqmon.w.dropped); packet: $(sb tqmon.packet_bytes) bytes"
+[ -n "$lt_note" ] && rep "    LTTng-UST: $lt_note"
+rep "    one monitor draining one busy producer thread (sensors/shm.c: validate, convert, merge):"
+rep "      $(big $(sb drain.cpu_rate)) packets/s of monitor CPU time, $(big $(sb drain.rate)) packets/s wall;" \
+  "$(sb drain.packets) drained, $(sb drain.dropped) dropped by the producer (it writes faster), $(sb drain.invalid) invalid"
+ok=$(awk -v a="${td:-99}" 'BEGIN { print (a <= 1 ? 1 : 0) }')
+target $ok "disabled sensor <= 1 ns: ${td:-?} ns (LTTng-UST ${ld:-n/a} ns)"
+ok=$(awk -v a="${tp:-99}" 'BEGIN { print (a <= 25 ? 1 : 0) }')
+target $ok "enabled sensor writing a packet <= 25 ns: ${tp:-?} ns"
+ok=$(awk -v a="${tp:-0}" -v b="${le:-0}" 'BEGIN { print (a > 0 && b >= 3.5 * a ? 1 : 0) }')
+target $ok "enabled sensor >= 3.5x cheaper than the LTTng-UST tracepoint: $(ratio "${le:-0}" "${tp:-0}")x (${le:-n/a} ns)"
+ok=$(awk -v a="$(sb drain.cpu_rate)" 'BEGIN { print (a >= 1e7 ? 1 : 0) }')
+target $ok "one monitor drains and merges >= 10 M packets/s from one busy thread: $(big $(sb drain.cpu_rate))/s (losses reported: $(sb drain.dropped) dropped)"
+# ================================================================ 5. display
+say ""
+say "== display engine: build/dspbench -n $NDSP and -n 10000 (the paper's display, result rows fed to it)"
+$B/dspbench -n "$NDSP" -o $OUT/display.html > $OUT/dspbench.txt 2> $OUT/dspbench.err
+$B/dspbench -n 10000 -o $OUT/display10k.html > $OUT/dspbench10k.txt 2>> $OUT/dspbench.err
+db() { sed -n "s/^$2 //p" "$1" | head -n 1; }
+d_rate=$(db $OUT/dspbench.txt display.rate)
+d_rows=$(db $OUT/dspbench.txt display.tuples)
+d_steps=$(db $OUT/dspbench.txt display.steps)
+d_chg=$(db $OUT/dspbench.txt display.changes)
+d_secs=$(db $OUT/dspbench.txt display.model_seconds)
+d_bytes=$(db $OUT/dspbench.txt display.page_bytes)
+k_rate=$(db $OUT/dspbench10k.txt display.rate)
+k_rows=$(db $OUT/dspbench10k.txt display.tuples)
+k_bytes=$(db $OUT/dspbench10k.txt display.page_bytes)
+CHROMIUM=$(command -v chromium || command -v chromium-browser || true)
+k_open="" d_open="" k_seek="" d_seek=""
+if [ -n "$CHROMIUM" ] && command -v node > /dev/null 2>&1 && [ -d tests/browser/node_modules/playwright-core ]; then
+  say "  opening the pages in chromium (bench/pageload.mjs, best of 3)"
+  node bench/pageload.mjs $OUT/display10k.html "$CHROMIUM" > $OUT/pageload10k.txt 2>> $OUT/dspbench.err || true
+  node bench/pageload.mjs $OUT/display.html "$CHROMIUM" > $OUT/pageload.txt 2>> $OUT/dspbench.err || true
+  k_open=$(db $OUT/pageload10k.txt page.open_ms)
+  k_seek=$(db $OUT/pageload10k.txt page.seek_ms)
+  d_open=$(db $OUT/pageload.txt page.open_ms)
+  d_seek=$(db $OUT/pageload.txt page.seek_ms)
+fi
+rep ""
+rep "5. DISPLAY ENGINE (build/dspbench: the paper's display; rows fed as the network hands them over; every step encoded into the page)"
+rowr "" "tqmon, $(big $d_rows) tuples" "tqmon, $(big $k_rows) tuples" "paper's prototype (Sun, 1988)"
+rowr "tuples/s into the model" "$(big $d_rate)" "$(big $k_rate)" "17-25 (quoted, section 9)"
+rowr "steps drawn" "$d_steps" "$(db $OUT/dspbench10k.txt display.steps)" ""
+rowr "drawn-object changes" "$d_chg" "$(db $OUT/dspbench10k.txt display.changes)" ""
+rowr "model wall time" "$(secs $d_secs)" "$(secs $(db $OUT/dspbench10k.txt display.model_seconds))" ""
+rowr "page size" "$(awk -v b="$d_bytes" 'BEGIN { printf "%.1f MB", b / 1e6 }')" "$(awk -v b="$k_bytes" 'BEGIN { printf "%.1f MB", b / 1e6 }')" ""
+if [ -n "$k_open" ]; then
+  rowr "page opens in chromium" "${d_open} ms" "${k_open} ms" ""
+  rowr "seek to the middle" "${d_seek} ms" "${k_seek} ms" ""
+else
+  rep "  (page opening not measured: chromium, node or playwright-core missing; sh tests/deps.sh test installs them)"
+fi
+ok=$(awk -v r="$d_rate" 'BEGIN { print (r >= 1e5 ? 1 : 0) }')
+target $ok "display: >= 100,000 tuples/s into the page model: $(big $d_rate)/s at $(big $d_rows) tuples (paper's prototype 17-25/s)"
+if [ -n "$k_open" ]; then
+  ok=$(awk -v t="$k_open" 'BEGIN { print (t > 0 && t < 2000 ? 1 : 0) }')
+  target $ok "display: a page of 10,000 tuples opens in chromium in under 2 s: ${k_open} ms (100,000 tuples: ${d_open} ms)"
+else
+  target 0 "display: a page of 10,000 tuples opens in under 2 s: not measured (no chromium/playwright-core)"
+fi
 
 # ================================================================ report
 END=$(date +%s)

@@ -25,9 +25,12 @@ typedef enum AstKind {
   AST_RETRIEVE,  /* retrieve [into] s (k0 targets) k1 valid, k2 where, k3 when */
   AST_TARGET,    /* s = k0, or V.attr (s NULL), op = 1 for V.all */
   AST_VALID,     /* op = VALID_AT (k0) | VALID_FROMTO (k0, k1) */
-  AST_DISPLAY,   /* display s as ... (k0 = aspect list); op = display kind */
-  AST_ASPECT,    /* display aspect: s = keyword, s2 = attribute/arg, k0 = args */
-  AST_TIMEREP,   /* time as s (animation|animationtrace|timeline) */
+  AST_DISPLAY,   /* display s as ...: op = DSPK_*, k0 = icons (AST_ASPECT, op = DSPI_*,
+                    i = polygon sides) or the attribute names (AST_ID), k1 = aspects */
+  AST_ASPECT,    /* display aspect: op = DSPA_*, k0 = value (AST_NAME attribute, AST_STR,
+                    AST_INT, AST_FLOAT), k1 = value order (AST_ID list) or k2, k3 =
+                    numeric range; s = position/order attribute, op2 = DSPO_*, i = hold */
+  AST_TIMEREP,   /* time as ...: op = DSPT_*, i = fade (0: default) */
   AST_OPT,       /* option of a sensor or aggregate: op = OPT_*, op2, i, k0 */
   /* expressions */
   AST_COL,       /* s.s2 */
@@ -53,6 +56,17 @@ typedef enum AstKind {
 } AstKind;
 
 enum { AT_INT = 1, AT_FLOAT, AT_STRING, AT_ENUM, AT_NAMED };
+
+/* Display specification (paper section 7): what a display statement draws
+** (DSPK_), its icons (DSPI_), its aspects (DSPA_; the first DSPA_NVALUE take
+** a value: an attribute or a constant), orderings (DSPO_) and the time
+** representations (DSPT_). */
+enum { DSPK_ICON = 1, DSPK_INSIDE, DSPK_POINTER, DSPK_LINE, DSPK_FLASH };
+enum { DSPI_POINT = 1, DSPI_LINE, DSPI_CIRCLE, DSPI_RECTANGLE, DSPI_OVAL, DSPI_POLYGON, DSPI_TEXT };
+enum { DSPA_LABEL = 0, DSPA_INTENSITY, DSPA_COLOUR, DSPA_ROTATION, DSPA_SCALE, DSPA_NVALUE,
+       DSPA_HORIZONTAL = DSPA_NVALUE, DSPA_VERTICAL, DSPA_AT, DSPA_HOLD };
+enum { DSPO_ASCENDING = 1, DSPO_DESCENDING };
+enum { DSPT_ANIMATION = 1, DSPT_ANIMATIONTRACE, DSPT_TIMELINE };
 /* roles, modes, operators, aggregates, windows: see algebra.h */
 
 typedef struct AstNode AstNode;

@@ -54,12 +54,48 @@ typedef struct CpQuery {
   TqLoc loc;            /* the retrieve keyword */
   int index;            /* position in the program, from 0 */
   CpSem *sem;           /* the statement's typed pieces (for sqlgen.c) */
+  int display;          /* made by cpDisplayQueries for a display: neither shown nor stored */
 } CpQuery;
 
-/* A display statement kept for the display layer (checked by sema). */
+/* One aspect of a display whose value an attribute or a constant gives
+** (label, intensity, colour, rotation, scale: DSPA_*). */
+typedef struct CpAspect {
+  int set;              /* given in the statement */
+  int attr;             /* attribute that drives it, -1 for a constant */
+  double num;           /* constant number (intensity 0..1, degrees, scale factor) */
+  const char *str;      /* constant text (label) or colour (CSS name or #rgb) */
+  int nmap;             /* values listed in order (first: lightest, ...) */
+  int64_t *map;         /* their slots (enum indexes, entity or string symbols) */
+  int ranged;           /* a numeric range was given */
+  double lo, hi;        /* the range: lo maps to the least, hi to the most */
+} CpAspect;
+
+/* A display statement, checked (paper section 7).  The display layer
+** draws the rows of query `query`'s result with it. */
 typedef struct CpDisplay {
-  const char *rel;      /* relation displayed */
-  AstNode *ast;         /* the statement (aspects) */
+  const char *rel;      /* relation displayed, as declared */
+  TqLoc loc;            /* the relation's name in the statement */
+  int index;            /* position among the displays, from 0 */
+  int kind;             /* DSPK_* */
+  int nicon;            /* DSPK_ICON: icons drawn on top of each other */
+  int icon[4];          /* DSPI_* */
+  int sides[4];         /* polygon sides */
+  CpAspect asp[DSPA_NVALUE]; /* label, intensity, colour, rotation, scale */
+  int pos[2];           /* attribute ordering the icons horizontally [0], vertically [1] (-1: none) */
+  int order[2];         /* DSPO_* of each */
+  int anchor;           /* 'at': 0 none, 1 left, 2 center, 3 right, 4 top, 5 middle, 6 bottom */
+  int end[2];           /* inside: child, container; pointer/line: from, to (attribute indexes) */
+  int nflash;           /* DSPK_FLASH: attributes whose entities flash */
+  int *flash;
+  TqTime hold;          /* an event tuple stays drawn this long (0: one base tick) */
+  int entityKey;        /* an entity relation: one icon per entity (attribute 0) */
+  const AlgEntity *ent[2]; /* entity types of end[0], end[1] */
+  int isEvent;          /* the relation is an event relation */
+  int sampled;          /* a sampled primitive relation (samples held one tick) */
+  int nattr;            /* its attributes */
+  const AlgAttr *attr;
+  const AlgRel *prim;   /* primitive or entity relation (drawn through a display query) */
+  int query;            /* query whose rows it draws (-1 until cpDisplayQueries) */
 } CpDisplay;
 
 typedef struct CpProgram {
@@ -67,8 +103,9 @@ typedef struct CpProgram {
   AlgCatalog cat;      /* sensors, entities, derived relations */
   TqVec queries;       /* CpQuery*, in program order */
   TqVec sources;       /* TqSource* read, owned */
-  TqVec displays;      /* CpDisplay* */
-  const char *timeRep; /* time as ... (NULL = default) */
+  TqVec displays;      /* CpDisplay*, in program order */
+  int timeRep;         /* time as ...: DSPT_* (0: not given, animationtrace) */
+  int fade;            /* animationtrace: past states shown (0: default) */
 } CpProgram;
 
 /* Reads and compiles files[0..n) in order as one program.  Returns NULL
@@ -100,6 +137,13 @@ int cpQuerySql(const CpProgram *p, const CpQuery *q, const CpSqlParams *par, TqB
 ** queries with default when and valid and no aggregates: the other side of
 ** snapshot reducibility.  Returns 0 or -1 with a message in err. */
 int cpQuerySnapshotSql(const CpProgram *p, const CpQuery *q, const CpSqlParams *par, TqTime t, TqBuf *out, TqBuf *err);
+
+/* Adds, for every display of a primitive or entity relation, the query
+** that collects it (range of V is R retrieve (V.all)), marked `display`,
+** and sets each display's `query`.  Called only when something will draw
+** (displaying a relation is what enables its sensors).  Returns 0, or -1
+** with the errors in d. */
+int cpDisplayQueries(CpProgram *p, TqDiag *d);
 
 /* Number of declared primitive (non-entity) relations. */
 int cpSensorCount(const CpProgram *p);

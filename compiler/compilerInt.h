@@ -31,6 +31,8 @@ typedef struct CpSema {
 CpRange *cpRangeLookup(CpSema *s, const char *var);
 void cpSemaRange(CpSema *s, AstNode *st);
 void cpSemaRetrieve(CpSema *s, AstNode *st);
+/* Checks the display and time statements of the program (dspec.c). */
+void cpSemaDisplays(CpSema *s, AstNode *all);
 /* Reports ranges over relations defined later that no retrieve reported. */
 void cpSemaLaterRanges(CpSema *s, AstNode *upTo);
 

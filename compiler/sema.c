@@ -1,9 +1,10 @@
 /*
 ** sema.c - the compiler driver and the semantic pass over declarations.
 **
-** Statements of all files are taken in three passes so that declarations
-** may come in any order: (1) clock and entity types, (2) event and interval
-** relations, (3) range, retrieve and display statements in program order.
+** Statements of all files are taken in passes so that declarations may
+** come in any order: (1) clock and entity types, (2) event and interval
+** relations, (3) range and retrieve statements in program order, (4) the
+** display and time statements (dspec.c).
 ** Every check reports file:line:col; compilation continues after an error
 ** to report as many as possible, but no program is returned then.
 */
@@ -279,13 +280,6 @@ CpRange *cpRangeLookup(CpSema *s, const char *var) {
   return NULL;
 }
 
-static void declDisplay(CpSema *s, AstNode *st) {
-  CpDisplay *d = tqArenaAlloc(s->a, sizeof *d);
-  d->rel = st->s;
-  d->ast = st;
-  tqVecPush(&s->prog->displays, d);
-}
-
 int cpSensorCount(const CpProgram *p) {
   int n = 0;
   for (int i = 0; i < p->cat.rels.n; i++) {
@@ -335,11 +329,10 @@ CpProgram *cpCompileSources(int n, TqSource **srcs, TqDiag *d) {
       switch (st->kind) {
         case AST_RANGE: cpSemaRange(&s, st); break;
         case AST_RETRIEVE: cpSemaRetrieve(&s, st); break;
-        case AST_DISPLAY: declDisplay(&s, st); break;
-        case AST_TIMEREP: p->timeRep = st->s; break;
         default: break;
       }
     }
+    cpSemaDisplays(&s, all); /* after every query: a display may name a later one */
   }
   cpSemaLaterRanges(&s, NULL);
   tqVecFree(&s.ranges);

@@ -1,12 +1,15 @@
 /*
 ** display.h - showing results: the text consumer (tables, CSV, JSON lines)
-** for now; the declarative pictures of paper section 7 come with the
-** display issue.  Sees only runtime.h.
+** and the display engine that draws the declarative pictures of paper
+** section 7 (entities as icons, relationships with their icons, time as an
+** animation or a timeline) into an HTML page, a live page, a terminal view
+** or a list of drawn objects.  Sees only runtime.h.  See display/README.md.
 */
 #ifndef DISPLAY_H
 #define DISPLAY_H
 
 #include "../runtime/runtime.h"
+#include "../sensors/pm.h"
 
 enum { DSP_TABLE = 1, DSP_CSV, DSP_JSONL };
 
@@ -19,5 +22,36 @@ void dspTextConsumerFree(RtConsumer *c);
 
 /* Formats one value of type t into buf (names for entities and enums). */
 const char *dspValue(char *buf, size_t n, AlgType t, int64_t v);
+
+/* ================================================================ the display engine */
+
+/* The incremental display model of a program's displays (and a default
+** timeline for every result without a display).  It is fed as a result
+** consumer; its outputs (dspInt.h) get the drawn objects that changed at
+** each step.  The program must outlive the model. */
+typedef struct DspModel DspModel;
+DspModel *dspModelNew(const CpProgram *p);
+void dspModelFree(DspModel *m); /* accepts NULL; call after the consumer's end */
+RtConsumer *dspModelConsumer(DspModel *m);
+
+typedef struct DspStats {
+  int64_t rows;         /* result rows absorbed */
+  int64_t steps;        /* instants drawn */
+  int64_t changes;      /* drawn-object changes handed to the outputs */
+  int64_t objects;      /* drawn objects made */
+  int64_t bars;         /* timeline bars */
+} DspStats;
+void dspModelStats(const DspModel *m, DspStats *s);
+
+/* The display processor module (CONSUMER), args: comma-separated outputs
+**   html=FILE        the page with the animation and the timeline
+**   list[=FILE]      the drawn objects that change at each step (tests)
+**   tty              the current state, in place when standard output is a
+**                    terminal, else as plain lines of what changed
+**   serve=[ADDR:]PORT  the live page over HTTP (loopback unless ADDR)
+**   linger           (with serve) keep serving after the run until SIGINT
+**   pace=S           each step drawn takes at least S seconds (a replay
+**                    watched live in the terminal or the browser) */
+extern const tq_pm dspDisplayPm;
 
 #endif

@@ -56,6 +56,7 @@ static int txBegin(void *self, RtNet *net) {
 
 static int txRow(void *self, RtResult *res, const RtRow *r) {
   Text *t = self;
+  if (res->q->display) return 0; /* collected for a display only */
   ResRows *rr = &t->res[res->q->index];
   if (r->op == RT_ROW_INSERT) {
     Row *row = tqMalloc(sizeof(Row) + sizeof(int64_t) * (size_t)res->nattr);
@@ -220,7 +221,7 @@ static int txEnd(void *self, RtNet *net, int ok) {
     }
     sortRes = res;
     if (n > 1) qsort(rr->v, (size_t)n, sizeof(Row *), rowCmp);
-    if (ok) {
+    if (ok && !res->q->display) {
       if (t->format == DSP_CSV) writeCsv(t, res, rr->v, n);
       else if (t->format == DSP_JSONL) writeJsonl(t, res, rr->v, n);
       else writeTable(t, res, rr->v, n);

@@ -225,6 +225,83 @@ aggopt(A) ::= WHEN(T) expr(E).       { A = mkOpt(ps, T, OPT_WHEN, 0, 0, E); }
 exprs(A) ::= expr(E).                { A = E; }
 exprs(A) ::= exprs(L) COMMA expr(E). { A = astAppend(L, E); }
 
+/* ---------------------------------------------------------- display specification (paper section 7)
+** display REL as ICONS [aspects]            icons: point line circle rectangle oval
+**                                             polygon [N] text, combined with '+'
+** display REL as inside (CHILD, CONTAINER)  the CHILD entity's icon inside the CONTAINER's
+** display REL as pointer|line from A to B   an arrow (a line) between the entities' icons
+** display REL as flash [(ATTRS)]            the icons of the tuple's entities flash
+** aspects: label V, intensity|colour|rotation|scale V [(VALUES) | from N to N],
+**          horizontal|vertical ATTR [ascending|descending], at POSITION, hold DURATION
+**          (V: an attribute, or a constant: "text", "#colour", a number)
+** time as animation|animationtrace|timeline [fade N]
+** Every keyword here is also a name where no keyword is expected. */
+%fallback ID DISPLAY AS TIME ANIMATION ANIMATIONTRACE TIMELINE FADE POINT LINE CIRCLE RECTANGLE OVAL
+             POLYGON TEXT INSIDE POINTER FLASH LABEL INTENSITY COLOUR ROTATION SCALE HORIZONTAL
+             VERTICAL ASCENDING DESCENDING HOLD.
+
+stmt(A) ::= DISPLAY(T) ID(N) AS dspform(F) dspaspects(L).
+                                     { A = F; A->loc = T.loc; A->s = STR(N); A->loc2 = N.loc; A->k[1] = L; }
+stmt(A) ::= TIME(T) AS dsptime(K) dspfade(F). { A = MK(AST_TIMEREP, T); A->op = K; A->i = F; }
+
+dspform(A) ::= dspicons(L).          { A = astNew(ps->arena, AST_DISPLAY, L->loc); A->op = DSPK_ICON; A->k[0] = L; }
+dspform(A) ::= INSIDE(T) LP dspid(C) COMMA dspid(P) RP.
+                                     { A = MK(AST_DISPLAY, T); A->op = DSPK_INSIDE; A->k[0] = astAppend(C, P); }
+dspform(A) ::= POINTER(T) FROM dspid(X) TO dspid(Y).
+                                     { A = MK(AST_DISPLAY, T); A->op = DSPK_POINTER; A->k[0] = astAppend(X, Y); }
+dspform(A) ::= LINE(T) FROM dspid(X) TO dspid(Y).
+                                     { A = MK(AST_DISPLAY, T); A->op = DSPK_LINE; A->k[0] = astAppend(X, Y); }
+dspform(A) ::= FLASH(T).             { A = MK(AST_DISPLAY, T); A->op = DSPK_FLASH; }
+dspform(A) ::= FLASH(T) LP ids(L) RP. { A = MK(AST_DISPLAY, T); A->op = DSPK_FLASH; A->k[0] = L; }
+dspid(A) ::= ID(N).                  { A = MK(AST_ID, N); A->s = STR(N); }
+
+dspicons(A) ::= dspicon(X).          { A = X; }
+dspicons(A) ::= dspicons(L) PLUS dspicon(X). { A = astAppend(L, X); }
+dspicon(A) ::= POINT(T).             { A = MK(AST_ASPECT, T); A->op = DSPI_POINT; }
+dspicon(A) ::= LINE(T).              { A = MK(AST_ASPECT, T); A->op = DSPI_LINE; }
+dspicon(A) ::= CIRCLE(T).            { A = MK(AST_ASPECT, T); A->op = DSPI_CIRCLE; }
+dspicon(A) ::= RECTANGLE(T).         { A = MK(AST_ASPECT, T); A->op = DSPI_RECTANGLE; }
+dspicon(A) ::= OVAL(T).              { A = MK(AST_ASPECT, T); A->op = DSPI_OVAL; }
+dspicon(A) ::= TEXT(T).              { A = MK(AST_ASPECT, T); A->op = DSPI_TEXT; }
+dspicon(A) ::= POLYGON(T).           { A = MK(AST_ASPECT, T); A->op = DSPI_POLYGON; A->i = 6; }
+dspicon(A) ::= POLYGON(T) INTEGER(N). { A = MK(AST_ASPECT, T); A->op = DSPI_POLYGON; A->i = parseInt(ps, N); A->loc2 = N.loc; }
+
+dspaspects(A) ::= .                  { A = NULL; }
+dspaspects(A) ::= dspaspects(L) dspaspect(X). { A = astAppend(L, X); }
+dspaspect(A) ::= LABEL(T) dspval(V). { A = MK(AST_ASPECT, T); A->op = DSPA_LABEL; A->k[0] = V; }
+dspaspect(A) ::= INTENSITY(T) dspval(V) dspmap(M). { A = M; A->loc = T.loc; A->op = DSPA_INTENSITY; A->k[0] = V; }
+dspaspect(A) ::= COLOUR(T) dspval(V) dspmap(M).    { A = M; A->loc = T.loc; A->op = DSPA_COLOUR; A->k[0] = V; }
+dspaspect(A) ::= ROTATION(T) dspval(V) dspmap(M).  { A = M; A->loc = T.loc; A->op = DSPA_ROTATION; A->k[0] = V; }
+dspaspect(A) ::= SCALE(T) dspval(V) dspmap(M).     { A = M; A->loc = T.loc; A->op = DSPA_SCALE; A->k[0] = V; }
+dspaspect(A) ::= HORIZONTAL(T) ID(N) dsporder(O). { A = MK(AST_ASPECT, T); A->op = DSPA_HORIZONTAL; A->s = STR(N); A->loc2 = N.loc; A->op2 = O; }
+dspaspect(A) ::= VERTICAL(T) ID(N) dsporder(O). { A = MK(AST_ASPECT, T); A->op = DSPA_VERTICAL; A->s = STR(N); A->loc2 = N.loc; A->op2 = O; }
+dspaspect(A) ::= AT(T) ID(N).        { A = MK(AST_ASPECT, T); A->op = DSPA_AT; A->s = STR(N); A->loc2 = N.loc; }
+dspaspect(A) ::= HOLD(T) DURATION(D). { A = MK(AST_ASPECT, T); A->op = DSPA_HOLD; A->i = parseTime(ps, D); A->loc2 = D.loc; }
+
+dspval(A) ::= ID(N).                 { A = MK(AST_NAME, N); A->s = STR(N); }
+dspval(A) ::= STRINGLIT(N).          { A = MK(AST_STR, N); A->s = unquote(ps, N); }
+dspval(A) ::= dspnum(X).             { A = X; }
+dspnum(A) ::= INTEGER(N).            { A = MK(AST_FLOAT, N); A->f = (double)parseInt(ps, N); }
+dspnum(A) ::= FLOATNUM(N).           { A = MK(AST_FLOAT, N); A->f = strtod(STR(N), NULL); }
+
+dspmap(A) ::= .                      { GrToken t = {0}; A = astNew(ps->arena, AST_ASPECT, t.loc); }
+dspmap(A) ::= LP ids(L) RP.          { GrToken t = {0}; A = astNew(ps->arena, AST_ASPECT, t.loc); A->k[1] = L; }
+dspmap(A) ::= FROM dspnum(X) TO dspnum(Y).
+                                     { GrToken t = {0}; A = astNew(ps->arena, AST_ASPECT, t.loc); A->k[2] = X; A->k[3] = Y; }
+
+%type dsporder {int}
+dsporder(A) ::= .                    { A = DSPO_ASCENDING; }
+dsporder(A) ::= ASCENDING.           { A = DSPO_ASCENDING; }
+dsporder(A) ::= DESCENDING.          { A = DSPO_DESCENDING; }
+
+%type dsptime {int}
+dsptime(A) ::= ANIMATION.            { A = DSPT_ANIMATION; }
+dsptime(A) ::= ANIMATIONTRACE.       { A = DSPT_ANIMATIONTRACE; }
+dsptime(A) ::= TIMELINE.             { A = DSPT_TIMELINE; }
+%type dspfade {int64_t}
+dspfade(A) ::= .                     { A = 0; }
+dspfade(A) ::= FADE INTEGER(N).      { A = parseInt(ps, N); if (A == 0) A = -1; }
+
 %code {
 
 const char *grTokenDesc(int code) {
@@ -319,7 +396,11 @@ void grSyntaxError(GrParse *ps, void *parser, int major, GrToken tok) {
     int isOp = t == TK_OR || t == TK_AND || t == TK_EQ || t == TK_NE || t == TK_LT || t == TK_LE || t == TK_GT ||
                t == TK_GE || t == TK_PLUS || t == TK_MINUS || t == TK_STAR || t == TK_SLASH || t == TK_PRECEDE ||
                t == TK_EQUAL || t == TK_OVERLAP || t == TK_EXTEND;
-    if (t == TK_FLOATNUM || t == TK_STRINGLIT || t == TK_NOW || t == TK_BEGINNING || t == TK_FOREVER) continue;
+    /* in an expression these are implied by "an expression"; elsewhere (a
+    ** display aspect's value) they are listed */
+    if ((t == TK_FLOATNUM || t == TK_STRINGLIT || t == TK_NOW || t == TK_BEGINNING || t == TK_FOREVER) &&
+        grAccepts(st, n, TK_TIMECONST))
+      continue;
     if (!grAccepts(st, n, t)) continue;
     if (t != TK_ID && yyFallback[t] == TK_ID && grAccepts(st, n, TK_ID)) continue;
     if (t == TK_INTEGER && grAccepts(st, n, TK_TIMECONST) && grAccepts(st, n, TK_ID)) exprStart = 1;

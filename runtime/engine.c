@@ -156,6 +156,7 @@ struct tq_engine {
   Gathered *gat;
   int ngat, cgat;
   TqArena *gatArena;
+  int wantDisplay;        /* a PM draws: displayed relations get their queries */
 };
 
 tq_engine *enOf(tq_pm_global *g) { return (tq_engine *)g; }
@@ -169,6 +170,7 @@ void enSetStart(tq_pm_global *g, TqTime t) {
   e->haveStart = 1;
   e->g.now = t;
 }
+void enWantDisplay(tq_pm_global *g) { enOf(g)->wantDisplay = 1; }
 void enSetRange(tq_pm_global *g, TqTime first, TqTime last) {
   tq_engine *e = enOf(g);
   e->first = first;
@@ -1211,6 +1213,10 @@ int tq_prepare(tq_engine *e, int nfiles, const char *const *files) {
   }
   e->prog = cpCompileFiles(nfiles, files, &e->diag);
   if (!e->prog) {
+    collectErrors(e);
+    return -1;
+  }
+  if (e->wantDisplay && cpDisplayQueries(e->prog, &e->diag)) {
     collectErrors(e);
     return -1;
   }

@@ -16,6 +16,9 @@ RtNet *enNet(tq_pm_global *g);
 TqDiag *enDiag(tq_pm_global *g);
 /* A built-in CONSUMER hands the engine its result consumer at START. */
 void enAttachConsumer(tq_pm_global *g, tq_pm_private *p, RtConsumer *c);
+/* A built-in CONSUMER that draws calls this at init: the displayed
+** relations then get the queries that collect them (cpDisplayQueries). */
+void enWantDisplay(tq_pm_global *g);
 /* The time range of the recording being extracted (for Clock ticks and
 ** `now`); extractors call it at START. */
 void enSetRange(tq_pm_global *g, TqTime first, TqTime last);

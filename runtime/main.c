@@ -7,6 +7,8 @@
 **             [--format table|csv|jsonl] [--record FILE] [--stats FILE] ...
 **   tqmon record SENSORS.tq... (--replay FILE | --pm SENSOR...) -o FILE
 **   tqmon convert SENSORS.tq... IN OUT
+**   tqmon serve FILE.tq... (--replay FILE | --pm SENSOR...) [--serve PORT]
+**   tqmon display FILE.tq... (--replay FILE | --pm SENSOR...) -o PAGE.html
 **   tqmon show [--db FILE] [RELATION]      print a stored relation as CSV
 **
 ** run, record and convert are clients of the engine API (include/tqmon.h).
@@ -50,6 +52,20 @@ static const char *usageText =
     "      --no-opt                run the unoptimized algebra\n"
     "      --time-limit SECONDS    stop after that long (benchmarks)\n"
     "      --snapshots N           live: stop after N snapshots (Clock ticks)\n"
+    "      --html FILE             draw the program's displays into one page\n"
+    "                              (animation and timeline; no network needed)\n"
+    "      --display tty|list[=FILE]|html=FILE|pace=S\n"
+    "                              tty: the displayed relations now, in place on\n"
+    "                              a terminal (plain lines otherwise); list: the\n"
+    "                              drawn objects of each step; pace: each step\n"
+    "                              takes S seconds (watch a replay); repeatable\n"
+    "      --serve [ADDR:]PORT     the live page over HTTP while the run goes on\n"
+    "                              (127.0.0.1 unless ADDR; port 0: any free one)\n"
+    "  serve FILE.tq... (--replay FILE | --pm SENSOR...) [--serve [ADDR:]PORT]\n"
+    "                              run with --serve (default port 8080), and go on\n"
+    "                              serving the page after the run until interrupted\n"
+    "  display FILE.tq... (--replay FILE | --pm SENSOR...) -o PAGE.html\n"
+    "                              only draw the displays into PAGE.html\n"
     "  record SENSORS.tq... (--replay FILE | --pm SENSOR...) -o FILE\n"
     "                              record every packet of every sensor, all\n"
     "                              enabled, for later analysis by any query\n"
@@ -90,6 +106,7 @@ typedef struct Args {
   int npm;
   char *exec;       /* --exec: the command words joined by \x1f */
   const char *attach;
+  char *display;      /* arguments of the display PM (--html, --display, --serve) */
   int noOpt, trace, quiet, print, host;
   const char *rel;
 } Args;
@@ -137,6 +154,16 @@ static int parseArgs(int argc, char **argv, Args *a) {
       for (int k = i + 1; k < argc; k++) tqBufPrintf(&b, "%s%s", k > i + 1 ? "\x1f" : "", argv[k]);
       a->exec = b.s;
       break; /* the rest is the subject's command line */
+    }
+    else if (!strcmp(s, "--html") || !strcmp(s, "--display") || !strcmp(s, "--serve")) {
+      if (i + 1 >= argc) {
+        fprintf(stderr, "tqmon: %s needs an argument\n", s);
+        return 2;
+      }
+      const char *v = argv[++i], *pre = !strcmp(s, "--html") ? "html=" : !strcmp(s, "--serve") ? "serve=" : "";
+      char *nd = tqMprintf("%s%s%s%s", a->display ? a->display : "", a->display ? "," : "", pre, v);
+      free(a->display);
+      a->display = nd;
     }
     else if (!strcmp(s, "--pm")) {
       if (i + 1 >= argc || a->npm == 64) {
@@ -342,6 +369,7 @@ static int cmdRun(Args *a) {
     textArgs = tqStrdup(fmt);
     if (tq_register(e, "text", textArgs)) goto out;
   }
+  if (a->display && tq_register(e, "display", a->display)) goto out;
   if (!a->host && tq_register(e, "progress", NULL)) goto out; /* a live host run shows its results as they come */
   if (tq_prepare(e, a->nfiles, a->files)) goto out;
   rc = runToEnd(e);
@@ -568,18 +596,46 @@ static int cmdShow(Args *a) {
   return rc;
 }
 
+static int dispatch(int argc, char **argv, Args *ap);
+
 int main(int argc, char **argv) {
   Args a;
+  int rc = dispatch(argc, argv, &a);
+  free(a.display);
+  return rc;
+}
+
+static int dispatch(int argc, char **argv, Args *ap) {
+  Args a;
   int rc = parseArgs(argc, argv, &a);
+  *ap = a;
   if (rc == -1) return 0;
   if (rc) return rc;
   if (!strcmp(a.cmd, "--help") || !strcmp(a.cmd, "-h") || !strcmp(a.cmd, "help")) return usage(stdout, 0);
   if (!strcmp(a.cmd, "check")) return cmdCheck(&a);
   if (!strcmp(a.cmd, "explain")) return cmdExplain(&a);
-  if (!strcmp(a.cmd, "run")) {
+  if (!strcmp(a.cmd, "run") || !strcmp(a.cmd, "serve")) {
+    if (!strcmp(a.cmd, "serve")) { /* run, serving the live page until interrupted */
+      char *nd = tqMprintf("%s%s%s,linger", a.display ? a.display : "", a.display ? "," : "",
+                           a.display && strstr(a.display, "serve=") ? "" : "serve=8080");
+      free(a.display);
+      a.display = nd;
+    }
+    ap->display = a.display;
     rc = cmdRun(&a);
     free(a.exec);
     return rc;
+  }
+  if (!strcmp(a.cmd, "display")) { /* the page only: run --quiet --html FILE */
+    if (!a.out) {
+      fprintf(stderr, "tqmon display: give the page to write with -o FILE.html\n");
+      return 2;
+    }
+    char *nd = tqMprintf("%s%shtml=%s", a.display ? a.display : "", a.display ? "," : "", a.out);
+    free(a.display);
+    a.display = ap->display = nd;
+    a.quiet = 1;
+    return cmdRun(&a);
   }
   if (!strcmp(a.cmd, "show")) return cmdShow(&a);
   if (!strcmp(a.cmd, "load")) return cmdLoad(&a);

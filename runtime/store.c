@@ -296,7 +296,7 @@ static int ssBegin(void *self, RtNet *net) {
   for (int i = 0; i < net->nresult; i++) {
     RtResult *r = &net->result[i];
     s->tbl[i] = -1;
-    if (!r->q->name) continue;
+    if (!r->q->name || r->q->display) continue; /* unnamed, or collected for a display only */
     s->tbl[i] = rtStoreTable(s->st, r->name, r->nattr, r->attr, r->isEvent);
     if (s->tbl[i] < 0) return -1;
   }

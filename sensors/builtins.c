@@ -7,8 +7,8 @@
 **   progress  MONITOR: a progress line on long extractions
 **   default   GROUPER: clock, text
 **   all       GROUPER: clock, text, progress
-** (colfil is in colfil.c, the host PMs in host.c, text in display/, sqlite
-** in runtime/store.c.)
+** (colfil is in colfil.c, the host PMs in host.c, text and display in
+** display/, sqlite in runtime/store.c.)
 */
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +18,7 @@
 #include "sensorsInt.h"
 
 extern const tq_pm dspTextPm;
+extern const tq_pm dspDisplayPm;
 extern const tq_pm rtSqlitePm;
 extern const tq_pm snsColfilPm;
 extern const tq_pm snsShmPm;
@@ -299,9 +300,9 @@ static const tq_pm allPm = {TQ_PM_VERSION, "all", "GROUPER: clock, text, progres
 const tq_pm *const *enBuiltinPms(int *n) {
   static const tq_pm *const list[] = {&tracePm,          &snsColfilPm,        &clockPm,          &dspTextPm,
                                       &rtSqlitePm,       &progressPm,         &defaultPm,        &allPm,
-                                      &snsShmPm,         &snsHostPm,          &snsHostProcessPm, &snsHostProcessorPm,
-                                      &snsHostStatePm,   &snsHostRunningOnPm, &snsHostCpuTimePm, &snsHostMemoryPm,
-                                      &snsHostIoPm};
+                                      &snsShmPm,         &dspDisplayPm,       &snsHostPm,        &snsHostProcessPm,
+                                      &snsHostProcessorPm, &snsHostStatePm,   &snsHostRunningOnPm, &snsHostCpuTimePm,
+                                      &snsHostMemoryPm,  &snsHostIoPm};
   *n = (int)TQ_ARRAY_SIZE(list);
   return list;
 }

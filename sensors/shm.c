@@ -82,7 +82,8 @@ typedef struct Shm {
   int *sensOf;              /* program relation id -> catalog index (-1) */
   int nrel;
   signed char entOf[64][TQ_SHM_MAX_ATTRS]; /* entity-typed attribute: catalog index of its entity relation */
-  TqMap symOf;              /* handle + 2 -> symbol + 1 */
+  int64_t *symOf;           /* by handle: symbol + 1 (0: not seen yet) */
+  uint64_t csymOf;
   TqMap handleOf;           /* symbol + 2 -> handle */
   TqMap open;               /* (sensor, id) -> OpenRec* */
   TqMap want;               /* (sensor, entity symbol) -> enable count + 1: the
@@ -98,6 +99,7 @@ typedef struct Shm {
   int64_t packets, late, bad, samplesLost;
   uint64_t droppedSeen;
   char badWhy[160];         /* the first invalid packet */
+  TqTime cap;               /* merge no further: a ring still holds packets from here on */
   int waiting;              /* a sample request is out: its answers */
   uint32_t waitSeq;
   void *cookie;
@@ -169,7 +171,10 @@ static int createSegment(Shm *s, tq_pm_private *p) {
   const char *ents = getenv("TQMON_ENTITIES");
   uint32_t maxEnt = ents ? (uint32_t)atol(ents) : 65536;
   if (maxEnt < 16) maxEnt = 16;
-  tq_shm_layout(&h, 64, maxEnt, 64, 1u << 14);
+  const char *bits = getenv("TQMON_RING_BITS");
+  int rb = bits ? atoi(bits) : 14;
+  if (rb < 4 || rb > 24) rb = 14;
+  tq_shm_layout(&h, 64, maxEnt, 64, 1u << rb);
   if (ftruncate(fd, (off_t)h.size)) {
     close(fd);
     shm_unlink(s->name);
@@ -336,9 +341,8 @@ static void noteBad(Shm *s, const char *fmt, ...) {
 ** ent (ent < 0: a string). */
 static int handleValue(Shm *s, int64_t h, int ent, int64_t *out) {
   if (h <= 0 || (uint64_t)h > s->h->entities_taken || (uint64_t)h >= s->h->max_entities) return -1;
-  int64_t sym = (int64_t)(intptr_t)tqMapGet(&s->symOf, (uint64_t)h + 2);
-  if (sym) {
-    *out = sym - 1;
+  if ((uint64_t)h < s->csymOf && s->symOf[h]) {
+    *out = s->symOf[h] - 1;
     return 0;
   }
   const tq_shm_entity *x = (const tq_shm_entity *)((const char *)s->h + s->h->off_entities) + h;
@@ -349,7 +353,14 @@ static int handleValue(Shm *s, int64_t h, int ent, int64_t *out) {
   name[TQ_SHM_NAME_LEN - 1] = 0;
   if (!name[0]) return -1;
   int64_t v = s->g->symbol(s->g, name, -1);
-  tqMapPut(&s->symOf, (uint64_t)h + 2, (void *)(intptr_t)(v + 1));
+  if ((uint64_t)h >= s->csymOf) {
+    uint64_t nc = s->csymOf ? 2 * s->csymOf : 1024;
+    while (nc <= (uint64_t)h) nc *= 2;
+    s->symOf = tqRealloc(s->symOf, sizeof(int64_t) * nc);
+    memset(s->symOf + s->csymOf, 0, sizeof(int64_t) * (nc - s->csymOf));
+    s->csymOf = nc;
+  }
+  s->symOf[h] = v + 1;
   *out = v;
   return 0;
 }
@@ -427,11 +438,19 @@ static void qPush(PktQ *q, const Pkt *p) {
 static void answerSample(Shm *s, const Pkt *pk);
 static void applyWants(Shm *s, int64_t sym, intptr_t h);
 
-/* Drains every ring into its queue (sample answers go to the request). */
-static void drain(Shm *s) {
+/* Drains up to SHM_CHUNK slots of every ring into its queue (sample
+** answers go to the request); returns the slots taken.  A ring with more
+** left caps what may be merged at the time of the last packet taken from it
+** (what it still holds is not earlier: each ring is in time order). */
+#define SHM_CHUNK 4096
+static uint64_t drain(Shm *s) {
+  uint64_t took = 0;
+  s->cap = TQ_FOREVER;
   tq_shm_header *h = s->h;
   uint64_t dropped = 0;
-  for (uint32_t i = 0; i < h->nrings; i++) {
+  /* threads take the lowest free ring: rings past the number ever taken are unused */
+  uint32_t taken = __atomic_load_n(&h->rings_taken, __ATOMIC_ACQUIRE), nr = taken < h->nrings ? taken : h->nrings;
+  for (uint32_t i = 0; i < nr; i++) {
     tq_shm_ring *r = (tq_shm_ring *)((char *)h + h->off_rings + h->ring_bytes * i);
     tq_shm_packet *slots = (tq_shm_packet *)(r + 1);
     uint64_t head = __atomic_load_n(&r->head, __ATOMIC_ACQUIRE), tail = r->tail, mask = h->ring_slots - 1;
@@ -443,10 +462,14 @@ static void drain(Shm *s) {
       __atomic_store_n(&r->tail, head, __ATOMIC_RELEASE);
       continue;
     }
-    while (tail < head) {
+    uint64_t stop = head - tail > SHM_CHUNK ? tail + SHM_CHUNK : head;
+    took += stop - tail;
+    TqTime lastT = TQ_FOREVER;
+    while (tail < stop) {
       tq_shm_packet sp = slots[tail & mask];
       uint32_t ns = sp.nslots;
       if (ns < 1 || ns > 3 || tail + ns > head) {
+        stop = head;
         noteBad(s, "ring %u: packet of %u slots", i, ns);
         tail = head;
         break;
@@ -457,6 +480,7 @@ static void drain(Shm *s) {
       Pkt pk;
       if (convert(s, &sp, cont, (int)ns - 1, &pk)) continue;
       s->packets++;
+      lastT = pk.t;
       if (pk.kind == TQ_SHM_SAMPLE || pk.kind == TQ_SHM_SAMPLE_DONE) {
         if (s->waiting && sp.aux == s->waitSeq) answerSample(s, &pk);
         continue;
@@ -466,8 +490,10 @@ static void drain(Shm *s) {
       qPush(&s->rq[i], &pk);
     }
     __atomic_store_n(&r->tail, tail, __ATOMIC_RELEASE);
+    if (tail < head && lastT < s->cap) s->cap = lastT;
   }
   s->droppedSeen = dropped + h->lost_no_ring;
+  return took;
 }
 
 /* Produces one packet as a record. */
@@ -529,16 +555,31 @@ static void produce(Shm *s, const Pkt *pk) {
   g->produce(g, &r);
 }
 
+/* Produces one packet in merge order (or counts it late). */
+static void emit(Shm *s, Pkt *pk) {
+  if (pk->t < s->start) pk->t = s->start; /* before the collection began: seen at its start */
+  if (pk->t < s->outT || pk->t < s->prevNow) {
+    s->late++; /* it came after later packets were produced: lost */
+    return;
+  }
+  s->outT = pk->t;
+  if (pk->t > s->lastT) s->lastT = pk->t;
+  produce(s, pk);
+}
+
 /* Produces the drained packets up to time limit, in time order. */
 static void merge(Shm *s, TqTime limit) {
   if (!s->rq) return;
+  if (s->cap < limit) limit = s->cap;
+  uint32_t nr = s->h->rings_taken < s->h->nrings ? s->h->rings_taken : s->h->nrings;
   for (;;) {
-    int best = -1;
+    int best = -1, nonEmpty = 0;
     TqTime bt = 0;
-    for (uint32_t i = 0; i < s->h->nrings; i++) {
+    for (uint32_t i = 0; i < nr; i++) {
       PktQ *q = &s->rq[i];
       if (!q->n) continue;
       TqTime t = q->q[q->head].t;
+      nonEmpty++;
       if (best < 0 || t < bt) {
         best = (int)i;
         bt = t;
@@ -546,17 +587,20 @@ static void merge(Shm *s, TqTime limit) {
     }
     if (best < 0 || bt > limit) return;
     PktQ *q = &s->rq[best];
+    if (nonEmpty == 1) {
+      /* one ring has packets: they are in time order already */
+      while (q->n && q->q[q->head].t <= limit) {
+        Pkt *pk = &q->q[q->head];
+        q->head = (q->head + 1) % q->cap;
+        q->n--;
+        emit(s, pk);
+      }
+      continue;
+    }
     Pkt *pk = &q->q[q->head];
     q->head = (q->head + 1) % q->cap;
     q->n--;
-    if (pk->t < s->start) pk->t = s->start; /* before the collection began: seen at its start */
-    if (pk->t < s->outT || pk->t < s->prevNow) {
-      s->late++; /* it came after later packets were produced: lost */
-      continue;
-    }
-    s->outT = pk->t;
-    if (pk->t > s->lastT) s->lastT = pk->t;
-    produce(s, pk);
+    emit(s, pk);
   }
 }
 
@@ -690,7 +734,7 @@ static tq_pm_status shmEnd(tq_pm_global *g, tq_pm_private *p) {
   for (uint32_t k = 0; k < s->open.cap; k++)
     if (s->open.key[k] > 1) free(s->open.val[k]);
   tqMapFree(&s->open);
-  tqMapFree(&s->symOf);
+  free(s->symOf);
   tqMapFree(&s->handleOf);
   tqMapFree(&s->want);
   for (uint32_t i = 0; s->rq && s->h && i < s->h->nrings; i++) free(s->rq[i].q);
@@ -714,8 +758,10 @@ static tq_pm_status shmSnapshot(tq_pm_global *g, tq_pm_private *p) {
     snprintf(p->message, sizeof p->message, "%s: the subject overwrote the segment header (magic or version)", s->name);
     return TQ_PM_FATAL;
   }
-  drain(s);
-  merge(s, g->now); /* a dead subject's last packets still come in time order */
+  do { /* a dead subject's last packets still come in time order */
+    drain(s);
+    merge(s, g->now);
+  } while (s->cap < TQ_FOREVER);
   if (s->exited && !pending(s)) {
     closeAll(s, s->lastT > s->prevNow ? s->lastT : s->prevNow);
     s->done = 1;

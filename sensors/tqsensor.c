@@ -58,6 +58,7 @@ static __thread uint32_t myReq;     /* the sample request being answered (servic
 static __thread int myNoRing;       /* no ring was free for this thread */
 
 const char *tqs_error(void) { return errText; }
+tq_shm_header *tqs_segment(void) { return seg; }
 
 static inline uint64_t now(void) {
 #if TQS_TSC

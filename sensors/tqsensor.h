@@ -71,6 +71,9 @@ int64_t tqs_string(const char *text);
 ** runtime's service thread. */
 void tqs_sampler(uint32_t s, tq_entity who, void (*cb)(tq_entity who, void *arg), void *arg);
 
+/* The mapped segment (NULL until tqs_init succeeds): for tools and tests. */
+tq_shm_header *tqs_segment(void);
+
 /* Packets dropped by this process so far (full rings, no ring). */
 uint64_t tqs_dropped(void);
 

@@ -1,8 +1,16 @@
 #!/bin/sh
 # deps.sh - install the Debian packages tqmon needs, only when missing.
 #   sh tests/deps.sh build    lemon, flex, libsqlite3-dev (and a C compiler)
-#   sh tests/deps.sh test     the above plus what the tests use (sqlite3 CLI;
-#                             ps, the reference of the host sensor tests)
+#   sh tests/deps.sh test     the above plus what the tests use: the sqlite3
+#                             CLI, ps (procps: the host sensor tests), clang
+#                             for the libFuzzer target, and for the
+#                             browser test of the display page Debian's
+#                             chromium and playwright-core from the npm
+#                             registry (into tests/browser/node_modules); those
+#                             two are best effort: without them that test is
+#                             skipped with the reason
+#   sh tests/deps.sh bench    the build set plus LTTng-UST (the sensor
+#                             benchmark's peer) and lttng-tools
 # Uses apt-get directly as root, through sudo otherwise.
 set -e
 need=""
@@ -13,13 +21,42 @@ command -v cc >/dev/null 2>&1 || need="$need gcc libc6-dev"
 command -v make >/dev/null 2>&1 || need="$need make"
 if [ "$1" = test ]; then
   command -v sqlite3 >/dev/null 2>&1 || need="$need sqlite3"
-  command -v ps >/dev/null 2>&1 || need="$need procps"
+  command -v clang >/dev/null 2>&1 || need="$need clang"
+  { command -v pkill && command -v ps; } >/dev/null 2>&1 || need="$need procps"
 fi
-[ -z "$need" ] && exit 0
-echo "deps: installing missing Debian packages:$need"
+if [ "$1" = bench ]; then
+  command -v sqlite3 >/dev/null 2>&1 || need="$need sqlite3"
+  pkg-config --exists lttng-ust 2>/dev/null || need="$need liblttng-ust-dev pkg-config"
+  command -v lttng >/dev/null 2>&1 || need="$need lttng-tools"
+fi
 if [ "$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo"; fi
 export DEBIAN_FRONTEND=noninteractive
-$SUDO apt-get install -y --no-install-recommends $need >/dev/null 2>&1 || {
-  $SUDO apt-get update >/dev/null 2>&1 || true
-  $SUDO apt-get install -y --no-install-recommends $need
+aptInstall() {
+  $SUDO apt-get install -y --no-install-recommends "$@" >/dev/null 2>&1 || {
+    $SUDO apt-get update >/dev/null 2>&1 || true
+    $SUDO apt-get install -y --no-install-recommends "$@"
+  }
 }
+if [ -n "$need" ]; then
+  echo "deps: installing missing Debian packages:$need"
+  aptInstall $need
+fi
+[ "$1" = test ] || exit 0
+
+# the browser test (tests/scripts/browser.sh): best effort
+set +e
+browser=""
+command -v chromium >/dev/null 2>&1 || browser="$browser chromium"
+command -v node >/dev/null 2>&1 || browser="$browser nodejs"
+command -v npm >/dev/null 2>&1 || browser="$browser npm"
+if [ -n "$browser" ]; then
+  echo "deps: installing Debian packages for the browser test:$browser"
+  aptInstall $browser || echo "deps: could not install$browser: the browser test will be skipped"
+fi
+dir=$(dirname "$0")/browser
+if command -v npm >/dev/null 2>&1 && [ ! -d "$dir/node_modules/playwright-core" ]; then
+  echo "deps: installing playwright-core (npm registry) into $dir/node_modules"
+  (cd "$dir" && npm ci --no-audit --no-fund >/dev/null 2>&1) ||
+    echo "deps: could not install playwright-core: the browser test will be skipped"
+fi
+exit 0

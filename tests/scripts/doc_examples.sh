@@ -1,7 +1,8 @@
 #!/bin/sh
 # doc_examples.sh - every example of docs/language.md is a test: each ```tq
 # block is run with the paper's sensors over the paper's recording, and its
-# output must be the plain ``` block that follows it.
+# output must be the plain ``` block that follows it.  A block whose first
+# line is "-- run with: OPTIONS" is run with those options too.
 set -eu
 T=${T:-build/asan/tqmon}
 OUT=${OUT:-build/test-out}
@@ -20,7 +21,10 @@ for q in "$dir"/ex*.tq; do
   e=${q%.tq}.expected
   count=$((count + 1))
   if [ ! -f "$e" ]; then echo "no expected output after $(basename "$q")"; fails=$((fails + 1)); continue; fi
-  $T run examples/paper/paper.tq "$q" --replay examples/paper/paper.trace >"${q%.tq}.out" 2>&1 || true
+  # a first line "-- run with: OPTIONS" adds options (the display examples)
+  opts=$(sed -n '1s/^-- run with: //p' "$q")
+  # shellcheck disable=SC2086
+  $T run examples/paper/paper.tq "$q" --replay examples/paper/paper.trace $opts >"${q%.tq}.out" 2>&1 || true
   # the table output ends with a blank line
   sed -e '${/^$/d}' "${q%.tq}.out" >"${q%.tq}.got"
   if ! diff -u "$e" "${q%.tq}.got" >"${q%.tq}.diff"; then

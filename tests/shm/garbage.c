@@ -83,6 +83,7 @@ int main(int argc, char **argv) {
     p = (tq_shm_packet){now + 7, 1, TQ_SHM_EVENT, 9, 0, 0, {1, 1}};      /* absurd size */
     slots[n++] = p;
     __atomic_store_n(&r->tid, 1, __ATOMIC_RELEASE);
+    __atomic_store_n(&h->rings_taken, 2, __ATOMIC_RELEASE);
     __atomic_store_n(&r->head, n, __ATOMIC_RELEASE);
     /* a second ring claims more than it holds */
     tq_shm_ring *r2 = (tq_shm_ring *)((char *)r + h->ring_bytes);
@@ -96,6 +97,7 @@ int main(int argc, char **argv) {
       b[i] = (unsigned char)(s >> 16);
     }
     __atomic_store_n(&r->tid, 1, __ATOMIC_RELEASE);
+    __atomic_store_n(&h->rings_taken, 1, __ATOMIC_RELEASE);
     __atomic_store_n(&r->head, 256, __ATOMIC_RELEASE);
   }
   struct timespec d = {0, 400 * 1000 * 1000};

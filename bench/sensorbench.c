@@ -1,0 +1,147 @@
+/*
+** sensorbench.c - the cost of a sensor call, tqmon's generated sensor next
+** to an LTTng-UST tracepoint with the same two 64-bit values, and the rate
+** at which one monitor drains and merges packets from a busy thread.
+**
+**   sensorbench tqmon N        ns per call: disabled sensor, enabled sensor
+**                              whose entity is not enabled, enabled sensor
+**                              writing a packet (a drainer thread empties
+**                              the ring as the monitor would)
+**   sensorbench lttng MODE N   ns per call of the tracepoint; MODE names the
+**                              state bench/run.sh set up with lttng(1):
+**                              disabled, filtered (enabled, a filter that
+**                              rejects every event), enabled
+**   sensorbench drain N        the monitor's side (sensors/shm.c, compiled in
+**                              here) of a child that writes N packets as fast
+**                              as it can: packets/s drained and merged
+** Output: "key value" lines for bench/run.sh.  The best of 5 repetitions is
+** kept for the per-call figures.
+*/
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "sensors.h" /* generated from bench/sensorbench.tq */
+#ifdef TQBENCH_LTTNG
+#include "tqbench_tp.h"
+#endif
+
+static double nowS(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* ================================================================ tqmon */
+
+static volatile int draining = 1;
+
+typedef struct Drain {
+  tq_shm_ring *r;
+} Drain;
+
+static void *drainRing(void *arg) {
+  Drain *d = arg;
+  while (draining) {
+    uint64_t head = __atomic_load_n(&d->r->head, __ATOMIC_ACQUIRE);
+    if (head != d->r->tail) __atomic_store_n(&d->r->tail, head, __ATOMIC_RELEASE);
+  }
+  return NULL;
+}
+
+static double loopTq(tq_entity w, long n) {
+  double best = 1e9;
+  for (int rep = 0; rep < 5; rep++) {
+    double t0 = nowS();
+    for (long i = 0; i < n; i++) tq_Tick(w, i);
+    double ns = (nowS() - t0) * 1e9 / (double)n;
+    if (ns < best) best = ns;
+  }
+  return best;
+}
+
+static int benchTqmon(long n) {
+  if (tqs_max_entities == 0) {
+    fprintf(stderr, "sensorbench: no sensor segment: %s\n", tqs_error());
+    return 1;
+  }
+  tq_entity w = tq_Worker_begin("W1");
+  tq_entity other = tq_Worker_begin("W2");
+  printf("tqmon.disabled_ns %.3f\n", loopTq(w, n));
+  /* as the monitor does: the sensor is in use (another entity enabled) */
+  tqs_on[TQ_SENSOR_Tick] = 1;
+  tqs_cnt[(uint64_t)other * tqs_max_sensors + TQ_SENSOR_Tick] = 1;
+  printf("tqmon.entity_off_ns %.3f\n", loopTq(w, n));
+  /* enabled on w: every call writes a packet; a thread drains the ring */
+  tqs_cnt[(uint64_t)w * tqs_max_sensors + TQ_SENSOR_Tick] = 1;
+  tq_Tick(w, 0); /* takes the ring */
+  uint64_t dropped0 = tqs_dropped();
+  printf("tqmon.packet_bytes %d\n", (int)sizeof(tq_shm_packet));
+  Drain d = {NULL};
+  tq_shm_header *h = tqs_segment();
+  for (uint32_t i = 0; i < h->nrings; i++) {
+    tq_shm_ring *r = (tq_shm_ring *)((char *)h + h->off_rings + h->ring_bytes * i);
+    if (r->tid) {
+      d.r = r;
+      break;
+    }
+  }
+  pthread_t th;
+  pthread_create(&th, NULL, drainRing, &d);
+  double best = loopTq(w, n);
+  draining = 0;
+  pthread_join(th, NULL);
+  printf("tqmon.packet_ns %.3f\n", best);
+  printf("tqmon.dropped %llu\n", (unsigned long long)(tqs_dropped() - dropped0));
+  printf("tqmon.calls %ld\n", n * 5);
+  return 0;
+}
+
+/* ================================================================ LTTng-UST */
+
+static int benchLttng(const char *mode, long n) {
+#ifdef TQBENCH_LTTNG
+  double best = 1e9;
+  for (int rep = 0; rep < 5; rep++) {
+    double t0 = nowS();
+    for (long i = 0; i < n; i++) lttng_ust_tracepoint(tqbench, tick, 1, i);
+    double ns = (nowS() - t0) * 1e9 / (double)n;
+    if (ns < best) best = ns;
+  }
+  printf("lttng.%s_ns %.3f\n", mode, best);
+  printf("lttng.calls %ld\n", n * 5);
+  return 0;
+#else
+  (void)mode;
+  (void)n;
+  printf("lttng.unavailable built without liblttng-ust-dev\n");
+  return 0;
+#endif
+}
+
+/* ================================================================ drain */
+
+static int produceChild(long n) {
+  tq_entity w = tq_Worker_begin("W1");
+  /* wait until the monitor enables us */
+  for (int i = 0; i < 10000 && !tq_Tick_enabled(w); i++) usleep(1000);
+  for (long i = 0; i < n; i++) tq_Tick(w, i);
+  tq_Worker_end(w);
+  /* stay until the monitor has read everything */
+  usleep(300 * 1000);
+  return 0;
+}
+
+int snsBenchDrain(const char *self, long n); /* in shmbench.c */
+
+int main(int argc, char **argv) {
+  if (argc >= 3 && !strcmp(argv[1], "tqmon")) return benchTqmon(atol(argv[2]));
+  if (argc >= 4 && !strcmp(argv[1], "lttng")) return benchLttng(argv[2], atol(argv[3]));
+  if (argc >= 3 && !strcmp(argv[1], "produce")) return produceChild(atol(argv[2]));
+  if (argc >= 3 && !strcmp(argv[1], "drain")) return snsBenchDrain(argv[0], atol(argv[2]));
+  fprintf(stderr, "usage: sensorbench tqmon N | lttng disabled|filtered|enabled N | drain N\n");
+  return 2;
+}

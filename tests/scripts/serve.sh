@@ -1,0 +1,59 @@
+#!/bin/sh
+# serve.sh - tqmon serve: the live page over HTTP while a run goes on.  The
+# paper's example is replayed slowly (--display pace=S) so that the run
+# lasts: node (tests/browser/serve.mjs) reads the page, the event stream
+# and /model.json; then chromium, when installed, opens the page of a
+# second run and sees it follow the run live.  The servers listen on
+# 127.0.0.1 at a free port and stop on SIGINT with exit status 0.
+# Exits 77 (skipped, with the reason) without node.
+set -eu
+T=${T:-build/asan/tqmon}
+OUT=${OUT:-build/test-out}
+dir=$OUT/serve
+rm -rf "$dir" && mkdir -p "$dir"
+if ! command -v node > /dev/null 2>&1; then
+  echo "skipped: no node (Debian package nodejs; sh tests/deps.sh test installs it)"
+  exit 77
+fi
+E=examples/paper
+pid=""
+cleanup() { [ -n "$pid" ] && kill "$pid" 2> /dev/null || true; }
+trap cleanup EXIT
+# serve NAME PACE: starts a server in the background, sets pid and url
+serve() {
+  $T serve $E/paper.tq $E/queries.tq $E/display.tq --replay $E/paper.trace --quiet \
+    --serve 127.0.0.1:0 --display pace=$2 2> "$dir/$1.stderr" &
+  pid=$!
+  url=""
+  for i in $(seq 1 100); do
+    url=$(sed -n 's/^tqmon: serving the display on \(http:[^ ]*\)$/\1/p' "$dir/$1.stderr")
+    [ -n "$url" ] && break
+    sleep 0.1
+  done
+  [ -n "$url" ] || { cat "$dir/$1.stderr"; exit 1; }
+  case $url in http://127.0.0.1:*/) ;; *) echo "not on loopback: $url"; exit 1 ;; esac
+}
+# stop NAME: SIGINT, then the exit status must be 0 and stderr clean
+stop() {
+  kill -INT "$pid"
+  st=0
+  wait "$pid" || st=$?
+  pid=""
+  [ $st = 0 ] || { echo "tqmon serve exited $st"; cat "$dir/$1.stderr"; exit 1; }
+  if grep -q "Sanitizer\|runtime error" "$dir/$1.stderr"; then cat "$dir/$1.stderr"; exit 1; fi
+  grep -q "the run is over; still serving" "$dir/$1.stderr"
+}
+
+serve http 0.004
+node tests/browser/serve.mjs http "$url" "$dir"
+stop http
+
+CHROMIUM=${CHROMIUM:-$(command -v chromium || command -v chromium-browser || true)}
+if [ -n "$CHROMIUM" ] && [ -d tests/browser/node_modules/playwright-core ]; then
+  serve browser 0.02
+  node tests/browser/serve.mjs browser "$url" "$dir" "$CHROMIUM"
+  stop browser
+else
+  echo "(the browser part needs chromium and playwright-core: not run)"
+fi
+echo ok
