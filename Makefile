@@ -104,7 +104,7 @@ $(B)/asan/unit: tests/unit.c $(B)/asan/libtqmon.a $(HDRS)
 # may use gcc, and libFuzzer needs clang's coverage instrumentation).
 FUZZCC    ?= clang
 FUZZF     := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined
-FUZZOBJ   := $(patsubst %.c,$(B)/fuzz/%.o,$(LIBSRC)) $(B)/fuzz/gen/tq.o $(B)/fuzz/gen/lex.o
+FUZZOBJ   := $(patsubst %.c,$(B)/fuzz/%.o,$(LIBSRC)) $(B)/fuzz/gen/tq.o $(B)/fuzz/gen/lex.o $(B)/fuzz/gen/page.o
 FUZZ_TIME ?= 60
 FUZZ_ARGS ?=
 

@@ -126,7 +126,10 @@ struct tq_engine {
   TqArena *instArena;
   /* clock ticks and snapshots */
   TqTime nextTick;        /* next Clock tick the network needs (TQ_FOREVER: none) */
-  TqTime deltaNext;       /* next base tick computing delta relations (TQ_FOREVER: none) */
+  TqTime deltaNext;       /* next base tick of the engine's own work: delta relations,
+                          ** samples of a recording of everything (TQ_FOREVER: none) */
+  int sampleAll;          /* a live recording of everything: every sampled relation is
+                          ** sampled on every entity at each base tick */
   TqTime first, last;     /* range of the recording */
   int rangeSet;
   TqTime startTime;       /* a live collection's first time (enSetStart) */
@@ -591,6 +594,7 @@ static void deliver(tq_engine *e, TqMap *m, const tq_record *r, OpenIv *ended) {
 static TqMap *ivm(tq_engine *e);
 
 static void computeDeltas(tq_engine *e, TqTime t);
+static void sampleEverything(tq_engine *e, TqTime t);
 
 /* The ticks at t, part of instant t: the network's Clock ticks (sampled
 ** alphas ask for samples) and the delta relations'. */
@@ -601,6 +605,7 @@ static void ticksAt(tq_engine *e, TqTime t) {
   }
   if (e->deltaNext == t) {
     computeDeltas(e, t);
+    if (e->sampleAll) sampleEverything(e, t);
     e->deltaNext = t + e->prog->cat.tick;
   }
 }
@@ -807,6 +812,28 @@ static void computeDeltas(tq_engine *e, TqTime t) {
     tqMapFree(&rs->dmap);
     rs->dprev = cur;
     rs->dmap = cmap;
+  }
+}
+
+/* ================================================================ recording everything */
+
+static void discardSample(void *ctx, const int64_t *vals) {}
+
+/* A live recording of every sensor (tqmon record): at base tick t, every
+** sampled relation is sampled on every entity that exists; the answers are
+** recorded (answer() sends them to the consumers of every record). */
+static void sampleEverything(tq_engine *e, TqTime t) {
+  for (int i = 0; i < e->nrel; i++) {
+    const AlgRel *r = e->prog->cat.rels.v[i];
+    if (r->mode != ALG_MODE_SAMPLED || !e->producerOf[i] || r->flagAttr < 0) continue;
+    const AlgEntity *ent = r->attr[r->flagAttr].type.ent;
+    if (!ent) continue;
+    const RelState *es = &e->rs[ent->rel->id - 1];
+    for (int64_t v = 0; v < es->aliveCap; v++) {
+      if (es->aliveN[v] <= 0) continue;
+      AnswerCtx ac = {e, NULL, r, t, 0, discardSample, NULL};
+      sampleRel(e, r, r->flagAttr, v, t, &ac);
+    }
   }
 }
 
@@ -1404,8 +1431,10 @@ static int start(tq_engine *e) {
     e->nextTick = TQ_FOREVER;
   }
   e->deltaNext = TQ_FOREVER;
+  e->sampleAll = !e->extractor && e->allRecords;
   for (int i = 0; i < e->nrel; i++)
-    if (e->net->sensor[i].rel->deltaOf && e->net->sensor[i].used) {
+    if ((e->net->sensor[i].rel->deltaOf && e->net->sensor[i].used) ||
+        (e->sampleAll && e->net->sensor[i].rel->mode == ALG_MODE_SAMPLED && e->producerOf[i])) {
       TqTime tick = e->prog->cat.tick, q = t0 / tick;
       if (q * tick < t0) q++;
       e->deltaNext = q * tick;

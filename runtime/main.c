@@ -302,9 +302,10 @@ static int registerExtractor(tq_engine *e, const char *path) {
 
 static int live(const Args *a) { return a->exec || a->attach || a->host; }
 
-/* The live sources of --exec / --attach (the shm PM) and --host (the host
-** PMs) and their realtime clock; nothing when none is given. */
-static int registerLive(tq_engine *e, Args *a) {
+/* The live sources of --exec / --attach (the shm PM; all: every sensor
+** enabled, for record) and --host (the host PMs) and their realtime clock;
+** nothing when none is given. */
+static int registerLive(tq_engine *e, Args *a, int all) {
   if (!live(a)) return 0;
   /* the clock first: it fixes the collection's start before the subject runs */
   char clock[96];
@@ -312,7 +313,8 @@ static int registerLive(tq_engine *e, Args *a) {
   if (tq_register(e, "clock", clock)) return -1;
   if (a->host && tq_register(e, "host", NULL)) return -1;
   if (!a->exec && !a->attach) return 0;
-  char *args = a->exec ? tqMprintf("exec:%s", a->exec) : tqMprintf("attach:%s", a->attach);
+  const char *pre = all ? "all+" : "";
+  char *args = a->exec ? tqMprintf("%sexec:%s", pre, a->exec) : tqMprintf("%sattach:%s", pre, a->attach);
   int rc = tq_register(e, "shm", args);
   free(args);
   return rc;
@@ -356,7 +358,7 @@ static int cmdRun(Args *a) {
   char *textArgs = NULL, *recArgs = NULL;
   /* the extractor first: a bad recording stops the run before a store is opened */
   if (a->replay && registerExtractor(e, a->replay)) goto out;
-  if (registerLive(e, a) || registerPms(e, a)) goto out;
+  if (registerLive(e, a, 0) || registerPms(e, a)) goto out;
   if (!a->replay && !live(a) && tq_register(e, "clock", a->snapshots ? a->snapshots : NULL)) goto out;
   if (a->db && tq_register(e, "sqlite", a->db)) goto out;
   if (a->record) {
@@ -411,7 +413,7 @@ static int cmdRecord(Args *a) {
   char *args = tqMprintf("all:%s", a->out);
   size_t n = strlen(a->out);
   int rc = 1;
-  if ((a->replay && registerExtractor(e, a->replay)) || registerLive(e, a) || registerPms(e, a) ||
+  if ((a->replay && registerExtractor(e, a->replay)) || registerLive(e, a, 1) || registerPms(e, a) ||
       (!a->replay && !live(a) && tq_register(e, "clock", a->snapshots ? a->snapshots : NULL)) ||
       tq_register(e, n > 6 && !strcmp(a->out + n - 6, ".trace") ? "trace" : "colfil", args) ||
       tq_register(e, "progress", NULL) || tq_prepare(e, a->nfiles, a->files))

@@ -152,11 +152,12 @@ int snsGenHeader(const CpProgram *p, const char *src, TqBuf *out, TqBuf *err) {
     }
     if (r->isEvent) {
       tqBufPrintf(b, "static inline int tq_%s_enabled(tq_entity %s) {\n"
-                     "  return __builtin_expect(tqs_on[TQ_SENSOR_%s] != 0, 0) && tqs_enabled(TQ_SENSOR_%s, %s);\n}\n",
-                  n, flag, n, n, flag);
+                     "  return __builtin_expect(tqs_on[TQ_SENSOR_%s] != 0, 0) &&\n"
+                     "         ((tqs_on[TQ_SENSOR_%s] & TQ_SHM_ALL) || tqs_enabled(TQ_SENSOR_%s, %s));\n}\n",
+                  n, flag, n, n, n, flag);
       tqBufPrintf(b, "static inline void tq_%s(", n);
       params(b, r, 0);
-      tqBufPrintf(b, ") {\n  if (__builtin_expect(tqs_on[TQ_SENSOR_%s] != 0, 0) && tqs_enabled(TQ_SENSOR_%s, %s)) {\n", n, n, flag);
+      tqBufPrintf(b, ") {\n  if (__builtin_expect(tqs_on[TQ_SENSOR_%s] != 0, 0) &&\n      ((tqs_on[TQ_SENSOR_%s] & TQ_SHM_ALL) || tqs_enabled(TQ_SENSOR_%s, %s))) {\n", n, n, n, flag);
       values(b, r, 0, "    ");
       tqBufPrintf(b, "    tqs_put(TQ_SENSOR_%s, TQ_SHM_EVENT, 0, %d, v_);\n", n, r->nattr);
       if (r->mode == ALG_MODE_DISABLE) tqBufPrintf(b, "    tqs_consume(TQ_SENSOR_%s, %s);\n", n, flag);

@@ -6,8 +6,11 @@
 **   args "exec:CMD\x1fARG..."  creates a segment, starts CMD with TQMON_SHM
 **                              naming it, waits for the subject to map it
 **   args "attach:PID"          maps the segment /tqmon.PID the subject made
+**   "all+" before either       every sensor enabled on every entity (tqmon
+**                              record: the traditional way, record it all)
 **
-** At each snapshot it drains every ring, validates each packet (sensor,
+** A thread drains the rings as they fill (at most SHM_MAXQ packets held);
+** at each snapshot the rest is drained.  Every packet is validated (sensor,
 ** kind, size, entity handles, enum values, time) before use, converts TSC
 ** stamps to CLOCK_REALTIME nanoseconds, and merges the rings in time order
 ** up to the snapshot's time (the realtime clock takes a snapshot a lag
@@ -21,6 +24,7 @@
 */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -104,7 +108,15 @@ typedef struct Shm {
   uint32_t waitSeq;
   void *cookie;
   tq_pm_global *g;
+  pthread_mutex_t mu;       /* the queues and counters: the drain thread and the engine's */
+  pthread_t th;             /* drains the rings between snapshots */
+  int thRunning;
+  volatile int thStop;
 } Shm;
+
+/* Packets held between snapshots at most; past it, rings are left to fill
+** (and their producers to drop, counted). */
+#define SHM_MAXQ (1 << 22)
 
 static TqTime realNow(void) {
   struct timespec ts;
@@ -436,6 +448,9 @@ static void qPush(PktQ *q, const Pkt *p) {
 }
 
 static void answerSample(Shm *s, const Pkt *pk);
+static tq_pm_status snapshotLocked(Shm *s, tq_pm_global *g, tq_pm_private *p);
+static int64_t pending(Shm *s);
+static void *drainMain(void *arg);
 static void applyWants(Shm *s, int64_t sym, intptr_t h);
 
 /* Drains up to SHM_CHUNK slots of every ring into its queue (sample
@@ -652,6 +667,7 @@ static void answerSample(Shm *s, const Pkt *pk) {
 
 static tq_pm_status shmInit(tq_pm_global *g, tq_pm_private *p) {
   const char *a = p->args ? p->args : "";
+  if (!strncmp(a, "all+", 4)) a += 4;
   if (strncmp(a, "exec:", 5) && strncmp(a, "attach:", 7)) {
     snprintf(p->message, sizeof p->message, "give exec:COMMAND or attach:PID");
     return TQ_PM_ERROR;
@@ -667,6 +683,8 @@ static tq_pm_status shmStart(tq_pm_global *g, tq_pm_private *p) {
   p->data = s;
   s->g = g;
   const char *a = p->args;
+  int all = !strncmp(a, "all+", 4);
+  if (all) a += 4;
   if (!strncmp(a, "exec:", 5)) {
     if (createSegment(s, p) || startChild(s, p, a + 5)) return TQ_PM_FATAL;
   } else {
@@ -704,11 +722,15 @@ static tq_pm_status shmStart(tq_pm_global *g, tq_pm_private *p) {
   for (int i = 0; i < s->nsens; i++) {
     if (!s->relOf[i]) continue;
     const RtSensor *rs = &net->sensor[s->relOf[i] - 1];
-    if (rs->used && !rs->rel->isEvent && !rs->rel->entity && rs->rel->mode != ALG_MODE_SAMPLED)
+    if (all && !rs->rel->entity && rs->rel->mode != ALG_MODE_SAMPLED)
+      __atomic_fetch_or(&on_[i], TQ_SHM_ALL, __ATOMIC_RELEASE);
+    else if (rs->used && !rs->rel->isEvent && !rs->rel->entity && rs->rel->mode != ALG_MODE_SAMPLED)
       __atomic_fetch_add(&on_[i], 1, __ATOMIC_RELEASE);
   }
   calibrate(s);
   s->start = s->prevNow = s->outT = g->now;
+  pthread_mutex_init(&s->mu, NULL);
+  if (pthread_create(&s->th, NULL, drainMain, s) == 0) s->thRunning = 1;
   return TQ_PM_OK;
 }
 
@@ -716,6 +738,11 @@ static tq_pm_status shmEnd(tq_pm_global *g, tq_pm_private *p) {
   Shm *s = p->data;
   if (!s) return TQ_PM_OK;
   tq_pm_status st = TQ_PM_OK;
+  if (s->thRunning) {
+    s->thStop = 1;
+    pthread_join(s->th, NULL);
+    s->thRunning = 0;
+  }
   if (s->h) {
     drain(s);
     int64_t lost = (int64_t)s->droppedSeen + s->late + s->bad + s->samplesLost + (int64_t)s->h->lost_entities;
@@ -747,21 +774,42 @@ static tq_pm_status shmEnd(tq_pm_global *g, tq_pm_private *p) {
   return st;
 }
 
+/* The resident drain: rings are emptied as they fill, not only at
+** snapshots, so a busy subject's rings do not overflow between ticks. */
+static void *drainMain(void *arg) {
+  Shm *s = arg;
+  struct timespec d = {0, 200 * 1000};
+  while (!s->thStop) {
+    pthread_mutex_lock(&s->mu);
+    uint64_t took = pending(s) < SHM_MAXQ ? drain(s) : 0;
+    pthread_mutex_unlock(&s->mu);
+    if (!took) nanosleep(&d, NULL);
+  }
+  return NULL;
+}
+
 static tq_pm_status shmSnapshot(tq_pm_global *g, tq_pm_private *p) {
   Shm *s = p->data;
   if (s->done) {
     g->halt(g);
     return TQ_PM_OK;
   }
+  pthread_mutex_lock(&s->mu);
+  tq_pm_status st = snapshotLocked(s, g, p);
+  pthread_mutex_unlock(&s->mu);
+  return st;
+}
+
+static tq_pm_status snapshotLocked(Shm *s, tq_pm_global *g, tq_pm_private *p) {
   if (!s->exited && !alive(s)) s->exited = 1;
   if (memcmp(s->h->magic, TQ_SHM_MAGIC, 8) || s->h->version != TQ_SHM_VERSION) {
     snprintf(p->message, sizeof p->message, "%s: the subject overwrote the segment header (magic or version)", s->name);
     return TQ_PM_FATAL;
   }
-  do { /* a dead subject's last packets still come in time order */
+  do { /* until every ring is drained up to now (each is in time order) */
     drain(s);
     merge(s, g->now);
-  } while (s->cap < TQ_FOREVER);
+  } while (s->cap <= g->now);
   if (s->exited && !pending(s)) {
     closeAll(s, s->lastT > s->prevNow ? s->lastT : s->prevNow);
     s->done = 1;
@@ -835,7 +883,9 @@ static tq_pm_status shmSample(tq_pm_global *g, tq_pm_private *p, int attr, int64
   __atomic_store_n(&hd->req_head, hd->req_head + 1, __ATOMIC_RELEASE);
   struct timespec d = {0, 20000};
   for (int i = 0; s->waiting && i < 10000; i++) { /* 200 ms at most */
+    pthread_mutex_lock(&s->mu);
     drain(s);
+    pthread_mutex_unlock(&s->mu);
     if (!s->waiting) break;
     if (i % 64 == 63 && !alive(s)) break;
     nanosleep(&d, NULL);

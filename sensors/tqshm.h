@@ -34,6 +34,9 @@
 #define TQ_SHM_VALSN 7          /* values in each continuation slot */
 #define TQ_SHM_REQUESTS 256     /* sample request queue (power of 2) */
 
+/* A sensor word with this bit is enabled on every entity (tqmon record). */
+#define TQ_SHM_ALL 0x80000000u
+
 /* Attribute kinds in the catalog. */
 enum { TQ_SHM_INT = 1, TQ_SHM_FLOAT, TQ_SHM_STRING, TQ_SHM_ENUM, TQ_SHM_ENTITY };
 

@@ -22,6 +22,8 @@ command -v make >/dev/null 2>&1 || need="$need make"
 if [ "$1" = test ]; then
   command -v sqlite3 >/dev/null 2>&1 || need="$need sqlite3"
   command -v clang >/dev/null 2>&1 || need="$need clang"
+  # libFuzzer's runtime is only recommended by clang (installs run without recommends)
+  ls /usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a >/dev/null 2>&1 || need="$need libclang-rt-dev"
   { command -v pkill && command -v ps; } >/dev/null 2>&1 || need="$need procps"
 fi
 if [ "$1" = bench ]; then

@@ -43,6 +43,20 @@ w=$(jsensor "$dir/run.json" Waiting max_enabled)
 [ "$w" -ge 1 ] && [ "$w" -le "$boxes" ] || bad "Waiting enabled on $w mailboxes, P1 sent to $boxes"
 grep -q "lost" "$dir/run.err" && bad "packets lost: $(cat "$dir/run.err")"
 
+# ---------------------------------------------------------------- recorded live, answered later
+# tqmon record: every sensor enabled on every entity, samples at every
+# tick; the queries answered over the recording agree with the program's log
+$T record examples/mailbox/monitor.tq -o "$dir/all.col" --exec $MB -n 40 -u 2000 -l "$dir/all.log" 2>"$dir/all.err" ||
+  bad "record --exec: $(cat "$dir/all.err")"
+$T convert examples/mailbox/monitor.tq "$dir/all.col" "$dir/all.trace" 2>>"$dir/all.err" || bad "convert the live recording"
+[ "$(grep -c ' SendMessage ' "$dir/all.trace")" = "$(grep -c ' SEND ' "$dir/all.log")" ] ||
+  bad "record --exec: $(grep -c ' SendMessage ' "$dir/all.trace") sends recorded, the program made $(grep -c ' SEND ' "$dir/all.log")"
+grep -q "RunningOn@" "$dir/all.trace" || bad "record --exec: no samples recorded"
+$T run examples/mailbox/monitor.tq --replay "$dir/all.col" --db "$dir/all.db" --quiet 2>>"$dir/all.err" || bad "replay of the live recording"
+awk -f tests/mailbox/resumed.awk "$dir/all.log" | sort >"$dir/all.expected"
+sqlite3 "$dir/all.db" "SELECT Process FROM ResumedbyP1" | sort >"$dir/all.got"
+diff "$dir/all.expected" "$dir/all.got" >/dev/null || bad "ResumedbyP1 over the live recording differs from the log"
+
 # ---------------------------------------------------------------- killed mid-way
 $T run examples/mailbox/monitor.tq tests/mailbox/waits.tq --db "$dir/kill.db" --quiet \
   --exec $MB -n 1000000 -u 500 -w -l "$dir/kill.log" 2>"$dir/kill.err" &
