@@ -97,7 +97,8 @@ int tq_get_info(tq_engine *e, tq_info *info);
 const char *tq_explain(tq_engine *e);
 
 /* Statistics as JSON (per sensor: recorded, delivered, max enabled; per
-** result: rows; wall time and peak memory). */
+** result: rows; wall time and peak memory; per PM: calls, disabled, its
+** last message). */
 const char *tq_stats_json(tq_engine *e);
 
 /* Messages of the last failing call ("" when none). */

@@ -45,6 +45,8 @@ typedef struct EnPm {
   int visit;           /* topological sort */
   int started;         /* it was called at START (and so is called at END) */
   int multi;           /* PRODUCER of "*": every primitive relation no other PM produces */
+  int member;          /* loaded by a grouper, not named by the user */
+  int unbound;         /* a member producing a relation the program does not declare: left out */
   RtConsumer *rc;      /* built-in CONSUMER: its result consumer */
   char *argsCopy;
 } EnPm;
@@ -1065,8 +1067,11 @@ static int addPm(tq_engine *e, const tq_pm *pm, const char *args, void *dl, int 
   }
   e->pm[e->npm++] = m;
   if (m->priv.caps & TQ_PM_GROUPER) {
-    for (int i = 0; i < m->priv.nmembers; i++)
+    for (int i = 0; i < m->priv.nmembers; i++) {
+      int before = e->npm;
       if (registerName(e, m->priv.members[i], NULL, 1)) return -1;
+      for (int k = before; k < e->npm; k++) e->pm[k]->member = 1;
+    }
   }
   return 0;
 }
@@ -1282,6 +1287,12 @@ static int bindNet(tq_engine *e) {
       m->multi = 1; /* bound below to what no other PM produces */
     } else if (m->priv.caps & TQ_PM_PRODUCER) {
       AlgRel *r = m->priv.produces ? algCatRel(&e->prog->cat, m->priv.produces) : NULL;
+      if (!r && m->member && m->priv.produces) {
+        /* a grouper offers it, the program does not want it: never called */
+        m->unbound = m->priv.disabled = 1;
+        snprintf(m->priv.message, sizeof m->priv.message, "left out: the program does not declare %s", m->priv.produces);
+        continue;
+      }
       if (!r) {
         fail(e, "processor module %s produces '%s', which the program does not declare", m->pm->name,
              m->priv.produces ? m->priv.produces : "(nothing)");
@@ -1390,7 +1401,7 @@ static int start(tq_engine *e) {
   if (e->state != 1) return fail(e, "the operation is not prepared (tq_prepare)");
   for (int i = 0; i < e->npm; i++) {
     EnPm *m = e->pm[i];
-    for (int k = 0; k < m->priv.nprivileges; k++)
+    for (int k = 0; k < m->priv.nprivileges && !m->unbound; k++)
       if (!hasPrivilege(m->priv.privileges[k]))
         return fail(e, "processor module %s needs the privilege %s, which this process does not have: not started",
                     m->pm->name, m->priv.privileges[k]);
@@ -1400,6 +1411,7 @@ static int start(tq_engine *e) {
   int started = 0;
   for (; started < e->npm && !e->fatal; started++) {
     EnPm *m = e->order[started];
+    if (m->unbound) continue; /* left out: never called */
     m->started = 1;
     callPm(e, m, TQ_PM_START, NULL);
   }
@@ -1644,10 +1656,37 @@ int tq_get_info(tq_engine *e, tq_info *info) {
 
 const char *tq_explain(tq_engine *e) { return e->explain.s ? e->explain.s : ""; }
 
+static void jsonString(TqBuf *b, const char *s) {
+  tqBufPuts(b, "\"");
+  for (; *s; s++) {
+    if (*s == '"' || *s == '\\') tqBufPrintf(b, "\\%c", *s);
+    else if ((unsigned char)*s < 32) tqBufPrintf(b, "\\u%04x", *s);
+    else tqBufAdd(b, s, 1);
+  }
+  tqBufPuts(b, "\"");
+}
+
+/* The network's statistics, then per PM its calls, whether it is disabled
+** and its last message (the host PMs count their reads there). */
 const char *tq_stats_json(tq_engine *e) {
   tqBufFree(&e->stats);
-  if (e->net) rtNetStatsJson(e->net, &e->stats);
-  return e->stats.s ? e->stats.s : "{}";
+  if (!e->net) return "{}";
+  rtNetStatsJson(e->net, &e->stats);
+  if (e->stats.n < 3 || strcmp(e->stats.s + e->stats.n - 3, "\n}\n")) return e->stats.s;
+  e->stats.n -= 3; /* reopen the object */
+  e->stats.s[e->stats.n] = 0;
+  tqBufPuts(&e->stats, ",\n  \"pms\": [");
+  for (int i = 0; i < e->npm; i++) {
+    EnPm *m = e->pm[i];
+    tqBufPrintf(&e->stats, "%s\n    {\"name\": ", i ? "," : "");
+    jsonString(&e->stats, m->pm->name);
+    tqBufPrintf(&e->stats, ", \"calls\": %lld, \"disabled\": %s, \"message\": ", (long long)m->calls,
+                m->priv.disabled ? "true" : "false");
+    jsonString(&e->stats, m->priv.message);
+    tqBufPuts(&e->stats, "}");
+  }
+  tqBufPuts(&e->stats, "\n  ]\n}\n");
+  return e->stats.s;
 }
 
 void tq_finish(tq_engine *e) {

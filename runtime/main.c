@@ -3,7 +3,7 @@
 **
 **   tqmon check FILE.tq...                 compile, report errors
 **   tqmon explain [--no-opt] [--trace] FILE.tq...
-**   tqmon run FILE.tq... (--replay FILE | --pm SENSOR...) [--db FILE]
+**   tqmon run FILE.tq... (--replay FILE | --host | --exec CMD | --pm SENSOR...) [--db FILE]
 **             [--format table|csv|jsonl] [--record FILE] [--stats FILE] ...
 **   tqmon record SENSORS.tq... (--replay FILE | --pm SENSOR...) -o FILE
 **   tqmon convert SENSORS.tq... IN OUT
@@ -33,11 +33,15 @@ static const char *usageText =
     "  explain FILE.tq...          print each query's algebra (optimized)\n"
     "      --no-opt                the initial algebra (paper section 8.4)\n"
     "      --trace                 every optimizer rule as it fires\n"
-    "  run FILE.tq... (--replay FILE | --exec CMD... | --attach PID | --pm SENSOR...)\n"
+    "  run FILE.tq... (--replay FILE | --exec CMD... | --attach PID | --host |\n"
+    "                 --pm SENSOR...)\n"
     "                              run the queries over a recording (text .trace\n"
     "                              or binary collection file), a program built\n"
     "                              with generated sensors (--exec starts it; it\n"
     "                              comes last on the line), or live sensors\n"
+    "      --host                  this Linux host from /proc: give sensors/host.tq\n"
+    "                              before your queries (sensors/host.md lists its\n"
+    "                              relations)\n"
     "      --db FILE               store named results in an SQLite file\n"
     "      --format table|csv|jsonl  results on standard output (default table)\n"
     "      --quiet                 no results on standard output\n"
@@ -103,7 +107,7 @@ typedef struct Args {
   char *exec;       /* --exec: the command words joined by \x1f */
   const char *attach;
   char *display;      /* arguments of the display PM (--html, --display, --serve) */
-  int noOpt, trace, quiet, print;
+  int noOpt, trace, quiet, print, host;
   const char *rel;
 } Args;
 
@@ -169,6 +173,7 @@ static int parseArgs(int argc, char **argv, Args *a) {
       a->pm[a->npm++] = argv[++i];
     }
     else if (!strcmp(s, "--no-opt")) a->noOpt = 1;
+    else if (!strcmp(s, "--host")) a->host = 1;
     else if (!strcmp(s, "--trace")) a->trace = 1;
     else if (!strcmp(s, "--quiet")) a->quiet = 1;
     else if (!strcmp(s, "--print")) a->print = 1;
@@ -295,22 +300,25 @@ static int registerExtractor(tq_engine *e, const char *path) {
   return tq_register(e, isCollectionFile(path) ? "colfil" : "trace", path);
 }
 
-/* The live source of --exec / --attach (the shm PM) and its realtime
-** clock; nothing when neither is given. */
+static int live(const Args *a) { return a->exec || a->attach || a->host; }
+
+/* The live sources of --exec / --attach (the shm PM; all: every sensor
+** enabled, for record) and --host (the host PMs) and their realtime clock;
+** nothing when none is given. */
 static int registerLive(tq_engine *e, Args *a, int all) {
-  if (!a->exec && !a->attach) return 0;
+  if (!live(a)) return 0;
   /* the clock first: it fixes the collection's start before the subject runs */
   char clock[96];
   snprintf(clock, sizeof clock, "realtime%s%s", a->snapshots ? "," : "", a->snapshots ? a->snapshots : "");
   if (tq_register(e, "clock", clock)) return -1;
+  if (a->host && tq_register(e, "host", NULL)) return -1;
+  if (!a->exec && !a->attach) return 0;
   const char *pre = all ? "all+" : "";
   char *args = a->exec ? tqMprintf("%sexec:%s", pre, a->exec) : tqMprintf("%sattach:%s", pre, a->attach);
   int rc = tq_register(e, "shm", args);
   free(args);
   return rc;
 }
-
-static int live(const Args *a) { return a->exec || a->attach; }
 
 /* Runs the prepared operation to its end; 0, or 1 when it failed. */
 static int runToEnd(tq_engine *e) {
@@ -333,7 +341,11 @@ static int cmdRun(Args *a) {
     fmt = a->format;
   }
   if (!a->replay && !a->npm && !live(a)) {
-    fprintf(stderr, "tqmon run: give a recording with --replay FILE, a program with --exec CMD or --attach PID, or sensors with --pm NAME\n");
+    fprintf(stderr, "tqmon run: give a recording with --replay FILE, a program with --exec CMD or --attach PID, or sensors with --host or --pm NAME\n");
+    return 2;
+  }
+  if (a->host && a->replay) {
+    fprintf(stderr, "tqmon run: --host collects live; it cannot be used with --replay\n");
     return 2;
   }
   if (a->nfiles == 0) {
@@ -360,7 +372,7 @@ static int cmdRun(Args *a) {
     if (tq_register(e, "text", textArgs)) goto out;
   }
   if (a->display && tq_register(e, "display", a->display)) goto out;
-  if (tq_register(e, "progress", NULL)) goto out;
+  if (!a->host && tq_register(e, "progress", NULL)) goto out; /* a live host run shows its results as they come */
   if (tq_prepare(e, a->nfiles, a->files)) goto out;
   rc = runToEnd(e);
   if (a->stats) {
@@ -390,6 +402,10 @@ static int cmdRecord(Args *a) {
   }
   if (a->nfiles == 0) {
     fprintf(stderr, "tqmon record: no sensor configuration given (SENSORS.tq)\n");
+    return 2;
+  }
+  if (a->host) {
+    fprintf(stderr, "tqmon record: --host samples only what queries ask for: record a run with tqmon run --host ... --record FILE\n");
     return 2;
   }
   tq_engine *e = newEngine(a);

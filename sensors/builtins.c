@@ -7,7 +7,8 @@
 **   progress  MONITOR: a progress line on long extractions
 **   default   GROUPER: clock, text
 **   all       GROUPER: clock, text, progress
-** (colfil is in colfil.c, text and display in display/, sqlite in runtime/store.c.)
+** (colfil is in colfil.c, the host PMs in host.c, text and display in
+** display/, sqlite in runtime/store.c.)
 */
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +23,8 @@ extern const tq_pm rtSqlitePm;
 extern const tq_pm rtStorePm;
 extern const tq_pm snsColfilPm;
 extern const tq_pm snsShmPm;
+extern const tq_pm snsHostPm, snsHostProcessPm, snsHostProcessorPm, snsHostStatePm, snsHostRunningOnPm,
+    snsHostCpuTimePm, snsHostMemoryPm, snsHostIoPm;
 
 /* ================================================================ trace: text recordings */
 
@@ -296,7 +299,11 @@ static const tq_pm allPm = {TQ_PM_VERSION, "all", "GROUPER: clock, text, progres
 /* ================================================================ the list */
 
 const tq_pm *const *enBuiltinPms(int *n) {
-  static const tq_pm *const list[] = {&tracePm, &snsColfilPm, &clockPm, &dspTextPm, &rtSqlitePm, &rtStorePm, &progressPm, &defaultPm, &allPm, &snsShmPm, &dspDisplayPm};
+  static const tq_pm *const list[] = {&tracePm,          &snsColfilPm,        &clockPm,          &dspTextPm,
+                                      &rtSqlitePm,       &rtStorePm,          &progressPm,       &defaultPm,
+                                      &allPm,            &snsShmPm,           &dspDisplayPm,     &snsHostPm,
+                                      &snsHostProcessPm, &snsHostProcessorPm, &snsHostStatePm,   &snsHostRunningOnPm,
+                                      &snsHostCpuTimePm, &snsHostMemoryPm,    &snsHostIoPm};
   *n = (int)TQ_ARRAY_SIZE(list);
   return list;
 }

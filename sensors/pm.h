@@ -191,7 +191,8 @@ struct tq_pm_private {
   int ndepends;
   const char *privileges[8];    /* needed privileges: "root", "cap:NAME", "read:PATH", "write:PATH" */
   int nprivileges;
-  const char *members[32];      /* GROUPER: the PMs it loads */
+  const char *members[32];      /* GROUPER: the PMs it loads (a member PRODUCER of a relation
+                                ** the program does not declare is left out: never called) */
   int nmembers;
   /* set by the engine */
   int rel;                      /* PRODUCER: the relation id (-1 until bound) */

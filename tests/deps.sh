@@ -2,7 +2,8 @@
 # deps.sh - install the Debian packages tqmon needs, only when missing.
 #   sh tests/deps.sh build    lemon, flex, libsqlite3-dev (and a C compiler)
 #   sh tests/deps.sh test     the above plus what the tests use: the sqlite3
-#                             CLI, clang for the libFuzzer target, and for the
+#                             CLI, ps (procps: the host sensor tests), clang
+#                             for the libFuzzer target, and for the
 #                             browser test of the display page Debian's
 #                             chromium and playwright-core from the npm
 #                             registry (into tests/browser/node_modules); those
@@ -23,7 +24,7 @@ if [ "$1" = test ]; then
   command -v clang >/dev/null 2>&1 || need="$need clang"
   # libFuzzer's runtime is only recommended by clang (installs run without recommends)
   ls /usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a >/dev/null 2>&1 || need="$need libclang-rt-dev"
-  command -v pkill >/dev/null 2>&1 || need="$need procps"
+  { command -v pkill && command -v ps; } >/dev/null 2>&1 || need="$need procps"
 fi
 if [ "$1" = bench ]; then
   command -v sqlite3 >/dev/null 2>&1 || need="$need sqlite3"
