@@ -8,6 +8,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <stdlib.h>
+#include <time.h>
 #include <string.h>
 
 /* ================================================================ time */
@@ -34,6 +35,26 @@ char *tqTimeFormat(char *buf, size_t n, TqTime t) {
   }
   if (t <= TQ_BEGINNING) {
     snprintf(buf, n, "beginning");
+    return buf;
+  }
+  if (t >= TQ_WALLCLOCK) {
+    /* a live run's time: CLOCK_REALTIME nanoseconds, shown as UTC */
+    time_t sec = (time_t)(t / TQ_SEC);
+    long frac = (long)(t % TQ_SEC);
+    struct tm tmv;
+    gmtime_r(&sec, &tmv);
+    char day[40];
+    strftime(day, sizeof day, "%Y-%m-%d %H:%M:%S", &tmv);
+    if (frac) {
+      char f[16];
+      snprintf(f, sizeof f, "%09ld", frac);
+      int k = 9;
+      while (k > 1 && f[k - 1] == '0') k--;
+      f[k] = 0;
+      snprintf(buf, n, "%s.%s", day, f);
+    } else {
+      snprintf(buf, n, "%s", day);
+    }
     return buf;
   }
   const char *sign = "";

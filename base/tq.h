@@ -26,6 +26,9 @@ typedef int64_t TqTime;
 #define TQ_MS 1000000LL
 #define TQ_SEC 1000000000LL
 #define TQ_MSEC 1000000LL
+/* Times from here on (1973) are wall-clock times of live runs (CLOCK_REALTIME
+** ns) and print as UTC dates; smaller ones print as h:mm:ss from the origin. */
+#define TQ_WALLCLOCK 100000000000000000LL
 
 /* Saturating a+b on times: infinities stay infinite, no overflow. */
 TqTime tqTimeAdd(TqTime a, TqTime b);

@@ -302,6 +302,13 @@ static int registerExtractor(tq_engine *e, const char *path) {
 
 static int live(const Args *a) { return a->exec || a->attach || a->host; }
 
+/* The user named a clock (or another timer) with --pm: no second one. */
+static int userClock(const Args *a) {
+  for (int i = 0; i < a->npm; i++)
+    if (!strncmp(a->pm[i], "clock", 5) && (a->pm[i][5] == 0 || a->pm[i][5] == '=')) return 1;
+  return 0;
+}
+
 /* The live sources of --exec / --attach (the shm PM; all: every sensor
 ** enabled, for record) and --host (the host PMs) and their realtime clock;
 ** nothing when none is given. */
@@ -310,7 +317,7 @@ static int registerLive(tq_engine *e, Args *a, int all) {
   /* the clock first: it fixes the collection's start before the subject runs */
   char clock[96];
   snprintf(clock, sizeof clock, "realtime%s%s", a->snapshots ? "," : "", a->snapshots ? a->snapshots : "");
-  if (tq_register(e, "clock", clock)) return -1;
+  if (!userClock(a) && tq_register(e, "clock", clock)) return -1;
   if (a->host && tq_register(e, "host", NULL)) return -1;
   if (!a->exec && !a->attach) return 0;
   const char *pre = all ? "all+" : "";
@@ -359,7 +366,7 @@ static int cmdRun(Args *a) {
   /* the extractor first: a bad recording stops the run before a store is opened */
   if (a->replay && registerExtractor(e, a->replay)) goto out;
   if (registerLive(e, a, 0) || registerPms(e, a)) goto out;
-  if (!a->replay && !live(a) && tq_register(e, "clock", a->snapshots ? a->snapshots : NULL)) goto out;
+  if (!a->replay && !live(a) && !userClock(a) && tq_register(e, "clock", a->snapshots ? a->snapshots : NULL)) goto out;
   if (a->db && tq_register(e, "sqlite", a->db)) goto out;
   if (a->record) {
     recArgs = tqMprintf("write:%s", a->record);
@@ -414,7 +421,7 @@ static int cmdRecord(Args *a) {
   size_t n = strlen(a->out);
   int rc = 1;
   if ((a->replay && registerExtractor(e, a->replay)) || registerLive(e, a, 1) || registerPms(e, a) ||
-      (!a->replay && !live(a) && tq_register(e, "clock", a->snapshots ? a->snapshots : NULL)) ||
+      (!a->replay && !live(a) && !userClock(a) && tq_register(e, "clock", a->snapshots ? a->snapshots : NULL)) ||
       tq_register(e, n > 6 && !strcmp(a->out + n - 6, ".trace") ? "trace" : "colfil", args) ||
       tq_register(e, "progress", NULL) || tq_prepare(e, a->nfiles, a->files))
     engineFail(e, 1);

@@ -172,5 +172,7 @@ else
   fi
 fi
 
-if [ $skip -gt 0 ]; then echo "$pass passed, $fail failed, $skip skipped"; else echo "$pass passed, $fail failed"; fi
+# the last line is always the plain count; skipped tests are said before it
+[ $skip -gt 0 ] && echo "$skip skipped (the reasons are above)"
+echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]
