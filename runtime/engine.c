@@ -1543,7 +1543,8 @@ static int step(tq_engine *e) {
   for (int i = 0; i < e->npm && !e->halted; i++) {
     EnPm *m = e->order[i];
     if (!(m->priv.sync & TQ_PM_SYNC_SNAPSHOT) || m->priv.disabled || m == tm) continue;
-    if ((m->priv.caps & TQ_PM_PRODUCER) && !m->multi && !needed(e, m->priv.rel)) continue;
+    /* (recording everything, every producer is needed) */
+    if ((m->priv.caps & TQ_PM_PRODUCER) && !m->multi && !e->allRecords && !needed(e, m->priv.rel)) continue;
     callPm(e, m, TQ_PM_SNAPSHOT, NULL);
   }
   mergeGathered(e);

@@ -411,10 +411,7 @@ static int cmdRecord(Args *a) {
     fprintf(stderr, "tqmon record: no sensor configuration given (SENSORS.tq)\n");
     return 2;
   }
-  if (a->host) {
-    fprintf(stderr, "tqmon record: --host samples only what queries ask for: record a run with tqmon run --host ... --record FILE\n");
-    return 2;
-  }
+
   tq_engine *e = newEngine(a);
   if (!e) return 2;
   char *args = tqMprintf("all:%s", a->out);
