@@ -29,7 +29,8 @@ typedef struct Opt {
   TqBuf *trace;
   AlgNode *root;
   AlgNode *path[256]; /* ancestors of the node a rule looks at, root first */
-  int depth;
+  int depth;          /* entries of path in use */
+  TqBuf pushed;       /* PI-PUSH: one indented line per narrowed input, traced after its rule line */
 } Opt;
 
 typedef AlgNode *(*RuleFn)(Opt *o, AlgNode *n);
@@ -673,7 +674,7 @@ static int piPush(Opt *o, AlgNode *n, ColSet *used, int underPi) {
       algSchemaCompute(o->a, np);
       n->kid[side] = np;
       changed = 1;
-      if (o->trace) tqBufPrintf(o->trace, "PI-PUSH: kept %d of %d columns of a product input\n", keep, k->sch.ncol);
+      if (o->trace) tqBufPrintf(&o->pushed, "  kept %d of %d columns of a product input\n", keep, k->sch.ncol);
     }
     for (int i = 0; i < n->nkid; i++) changed |= piPush(o, n->kid[i], &here, underPi);
     return changed;
@@ -733,8 +734,10 @@ AlgNode *algOptimize(TqArena *a, const AlgNode *t, TqBuf *trace) {
       tqBufPuts(trace, "PI-PUSH: ");
       algPrint(o.root, trace);
       tqBufPuts(trace, "\n");
+      if (o.pushed.s) tqBufPuts(trace, o.pushed.s);
     }
   }
+  tqBufFree(&o.pushed);
   if (mergeSigma(&o, &o.root)) {
     recompute(a, o.root);
     if (trace) {
