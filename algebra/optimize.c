@@ -327,7 +327,8 @@ static int o3AncestorsOk(Opt *o, const char *t, const AlgNode *e2) {
 ** exact form): every t on that entity that ends after the first such event
 ** is delivered, which is TQuel's "some E2 precedes the end of t".  The
 ** consuming form of a disable-traced sensor (one firing per event) answers
-** "the next t after each E2" and is not used. */
+** "the next t after each E2" and is not used.  The new alpha carries a note
+** saying which form was chosen; `tqmon explain` prints it under the query. */
 static AlgNode *ruleO3(Opt *o, AlgNode *n) {
   if (n->kind != ALG_SIGMAT) return NULL;
   AlgNode *s = n->kid[0];
@@ -360,7 +361,10 @@ static AlgNode *ruleO3(Opt *o, AlgNode *n) {
     AlgNode *na = copyNode(o, al);
     na->kid[0] = algIntersect(o->a, al->kid[0], proj);
     na->arm = ARM_PERSIST;
-    na->note = "O3 exact form: armed from the first qualifying event on (the consuming form is not provably equivalent)";
+    na->note = al->rel->mode == ALG_MODE_DISABLE
+                   ? "O3 exact form: armed persistently from the first qualifying event on; the consuming form "
+                     "(one firing per event) is chosen only where provably the same answer, which no rule establishes yet"
+                   : "O3 exact form: enabled from the first qualifying event on (a traced sensor has no consuming form)";
     algSchemaCompute(o->a, na);
     return na;
   }
