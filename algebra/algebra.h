@@ -290,9 +290,15 @@ AlgVariant algVariantOf(const AlgRel *r); /* from mode and flag role */
 void algPrint(const AlgNode *n, TqBuf *b);
 /* Multi-line indented form, one operator per line. */
 void algPrintTree(const AlgNode *n, TqBuf *b, int indent);
+/* Appends one line "  note: HEAD: NOTE" for each node of n that carries an
+** optimizer note (pre-order; HEAD is the operator, e.g. alpha^{D:T}_W);
+** appends nothing when no node does.  Used by explain after a query's tree. */
+void algPrintNotes(const AlgNode *n, TqBuf *b);
 /* Rewrites t with the optimizer's rules to a fixpoint (optimize.c).
 ** Returns a new tree in arena a; t is not changed.  trace, when non-NULL,
-** receives "rule: tree" for every rule that fires. */
+** receives one line "RULE: tree" each time a rule fires (RULE as named in
+** optimize.c), and after PI-PUSH's line an indented line per narrowed
+** product input; nothing else in trace starts in column 0. */
 AlgNode *algOptimize(TqArena *a, const AlgNode *t, TqBuf *trace);
 
 /* Checks internal consistency (schemas, arity); returns 0 or -1 with msg. */

@@ -29,7 +29,8 @@ typedef struct Opt {
   TqBuf *trace;
   AlgNode *root;
   AlgNode *path[256]; /* ancestors of the node a rule looks at, root first */
-  int depth;
+  int depth;          /* entries of path in use */
+  TqBuf pushed;       /* PI-PUSH: one indented line per narrowed input, traced after its rule line */
 } Opt;
 
 typedef AlgNode *(*RuleFn)(Opt *o, AlgNode *n);
@@ -326,7 +327,8 @@ static int o3AncestorsOk(Opt *o, const char *t, const AlgNode *e2) {
 ** exact form): every t on that entity that ends after the first such event
 ** is delivered, which is TQuel's "some E2 precedes the end of t".  The
 ** consuming form of a disable-traced sensor (one firing per event) answers
-** "the next t after each E2" and is not used. */
+** "the next t after each E2" and is not used.  The new alpha carries a note
+** saying which form was chosen; `tqmon explain` prints it under the query. */
 static AlgNode *ruleO3(Opt *o, AlgNode *n) {
   if (n->kind != ALG_SIGMAT) return NULL;
   AlgNode *s = n->kid[0];
@@ -359,7 +361,10 @@ static AlgNode *ruleO3(Opt *o, AlgNode *n) {
     AlgNode *na = copyNode(o, al);
     na->kid[0] = algIntersect(o->a, al->kid[0], proj);
     na->arm = ARM_PERSIST;
-    na->note = "O3 exact form: armed from the first qualifying event on (the consuming form is not provably equivalent)";
+    na->note = al->rel->mode == ALG_MODE_DISABLE
+                   ? "O3 exact form: armed persistently from the first qualifying event on; the consuming form "
+                     "(one firing per event) is chosen only where provably the same answer, which no rule establishes yet"
+                   : "O3 exact form: enabled from the first qualifying event on (a traced sensor has no consuming form)";
     algSchemaCompute(o->a, na);
     return na;
   }
@@ -673,7 +678,7 @@ static int piPush(Opt *o, AlgNode *n, ColSet *used, int underPi) {
       algSchemaCompute(o->a, np);
       n->kid[side] = np;
       changed = 1;
-      if (o->trace) tqBufPrintf(o->trace, "PI-PUSH: kept %d of %d columns of a product input\n", keep, k->sch.ncol);
+      if (o->trace) tqBufPrintf(&o->pushed, "  kept %d of %d columns of a product input\n", keep, k->sch.ncol);
     }
     for (int i = 0; i < n->nkid; i++) changed |= piPush(o, n->kid[i], &here, underPi);
     return changed;
@@ -733,8 +738,10 @@ AlgNode *algOptimize(TqArena *a, const AlgNode *t, TqBuf *trace) {
       tqBufPuts(trace, "PI-PUSH: ");
       algPrint(o.root, trace);
       tqBufPuts(trace, "\n");
+      if (o.pushed.s) tqBufPuts(trace, o.pushed.s);
     }
   }
+  tqBufFree(&o.pushed);
   if (mergeSigma(&o, &o.root)) {
     recompute(a, o.root);
     if (trace) {

@@ -5,6 +5,8 @@
 **   pi[W.Process](piT[at end of W](sigmaT[S precede end of W](...)))
 ** alpha^{D:T}_W(Mailbox), Clock[10]_C, x for products, x1 for the overlap
 ** product.  Selections print comparisons without spaces (S.Process=P1).
+** algPrintTree prints one operator per line with the optimizer's notes;
+** algPrintNotes prints only the notes (explain, after a query's line).
 */
 #include <string.h>
 
@@ -252,8 +254,8 @@ static void indent(TqBuf *b, int n) {
   for (int i = 0; i < n; i++) tqBufPuts(b, "  ");
 }
 
-void algPrintTree(const AlgNode *n, TqBuf *b, int ind) {
-  indent(b, ind);
+/* The operator of n without its arguments: sigma[...], alpha^{D:T}_W, x. */
+static void printHead(const AlgNode *n, TqBuf *b) {
   TqBuf one = {0};
   switch (n->kind) {
     case ALG_SIGMA:
@@ -284,9 +286,23 @@ void algPrintTree(const AlgNode *n, TqBuf *b, int ind) {
     default: algPrint(n, b); break;
   }
   tqBufFree(&one);
+}
+
+void algPrintTree(const AlgNode *n, TqBuf *b, int ind) {
+  indent(b, ind);
+  printHead(n, b);
   if (n->note) tqBufPrintf(b, "    -- %s", n->note);
   tqBufPuts(b, "\n");
   for (int i = 0; i < n->nkid; i++) algPrintTree(n->kid[i], b, ind + 1);
+}
+
+void algPrintNotes(const AlgNode *n, TqBuf *b) {
+  if (n->note) {
+    tqBufPuts(b, "  note: ");
+    printHead(n, b);
+    tqBufPrintf(b, ": %s\n", n->note);
+  }
+  for (int i = 0; i < n->nkid; i++) algPrintNotes(n->kid[i], b);
 }
 
 /* ================================================================ check */

@@ -237,6 +237,9 @@ static int cmdExplain(Args *a) {
     algPrint(t, &b);
     printf("%s: %s\n", q->name ? q->name : tqArenaPrintf(p->arena, "query%d", i + 1), b.s);
     tqBufFree(&b);
+    algPrintNotes(t, &b); /* the optimizer's choices (O3's arming form) */
+    if (b.s) fputs(b.s, stdout);
+    tqBufFree(&b);
   }
   if (a->trace && trace.s) fputs(trace.s, stdout);
   tqBufFree(&trace);

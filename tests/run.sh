@@ -8,6 +8,9 @@
 #                                                   (run --display list)
 #   tests/explain/NAME.tq -> NAME.out                `tqmon explain` output
 #                         [-> NAME.noopt]            `tqmon explain --no-opt`
+#                         [-> NAME.rules]            rules that must fire, and
+#                         [-> NAME.norules]          rules that must not, in
+#                                                    `tqmon explain --trace`
 #   tests/unit                                       C unit tests (build/asan/unit)
 #   tests/scripts/*.sh                               scenario scripts (exit 0 = pass,
 #                                                   77 = skipped: the reason is printed)
@@ -93,10 +96,45 @@ for tq in tests/display/*.tq; do
 done
 
 # ---------------------------------------------------------------- explain
+# NAME.rules and NAME.norules hold rule names as algebra/optimize.c spells
+# them, one a line ('#' starts a comment).  In NAME.rules, "RULE" must fire
+# at least once and "RULE N" exactly N times; a rule in NAME.norules must
+# not fire.  A rule fires once per trace line "RULE: tree" (the trace
+# follows the queries' lines and starts at the first "-- QUERY" line).  An
+# unknown name is an error, so a misspelt rule cannot pass unnoticed.
+firedRules() { # explain --trace output -> one fired rule name a line
+  sed -n '/^-- /,$ s/^\([A-Z][A-Z0-9-]*\): .*/\1/p' "$1"
+}
+checkRules() { # NAME-path fired-file -> the reasons it fails, on stdout
+  for kind in rules norules; do
+    [ -f "$1.$kind" ] || continue
+    sed 's/#.*//' "$1.$kind" | while read -r rule count extra; do
+      [ -n "$rule" ] || continue
+      where="$(basename "$1").$kind: '$rule${count:+ $count}${extra:+ $extra}'"
+      case $rule in *[!A-Z0-9-]*) echo "$where: not a rule name"; continue ;; esac
+      case $kind/$count/$extra in
+        rules//|rules/[0-9]/|rules/[0-9][0-9]/|norules//) ;;
+        *) echo "$where: expected RULE [N] in .rules, RULE in .norules"; continue ;;
+      esac
+      grep -qE "\"$rule(\"|: )" algebra/optimize.c || { echo "$where: no such rule in algebra/optimize.c"; continue; }
+      got=$(grep -cx -- "$rule" "$2")
+      if [ $kind = norules ]; then
+        [ "$got" -eq 0 ] || echo "$rule fired $got times, must not fire"
+      elif [ -n "$count" ]; then
+        [ "$got" -eq "$count" ] || echo "$rule fired $got times, expected $count"
+      else
+        [ "$got" -ge 1 ] || echo "$rule did not fire"
+      fi
+    done
+  done
+}
 for tq in tests/explain/*.tq; do
   [ -e "$tq" ] || continue
   n=${tq%.tq}
   name=$(basename "$n")
+  if [ ! -f "$n.out" ] && [ ! -f "$n.noopt" ] && [ ! -f "$n.rules" ] && [ ! -f "$n.norules" ]; then
+    bad "explain $name: no $name.out, .noopt, .rules or .norules"
+  fi
   if [ -f "$n.out" ]; then
     $T explain "$tq" >"$OUT/$name.explain" 2>&1
     if diff -u "$n.out" "$OUT/$name.explain" >"$OUT/$name.explain.diff"; then ok; else bad "explain $name" "$OUT/$name.explain.diff"; fi
@@ -104,6 +142,20 @@ for tq in tests/explain/*.tq; do
   if [ -f "$n.noopt" ]; then
     $T explain --no-opt "$tq" >"$OUT/$name.noopt" 2>&1
     if diff -u "$n.noopt" "$OUT/$name.noopt" >"$OUT/$name.noopt.diff"; then ok; else bad "explain --no-opt $name" "$OUT/$name.noopt.diff"; fi
+  fi
+  if [ -f "$n.rules" ] || [ -f "$n.norules" ]; then
+    if $T explain --trace "$tq" >"$OUT/$name.trace" 2>&1; then
+      firedRules "$OUT/$name.trace" >"$OUT/$name.fired"
+      checkRules "$n" "$OUT/$name.fired" >"$OUT/$name.rules.log"
+      if [ -s "$OUT/$name.rules.log" ]; then
+        echo "fired: $(tr '\n' ' ' <"$OUT/$name.fired")" >>"$OUT/$name.rules.log"
+        bad "explain --trace $name: rules" "$OUT/$name.rules.log"
+      else
+        ok
+      fi
+    else
+      bad "explain --trace $name: exit $?" "$OUT/$name.trace"
+    fi
   fi
 done
 

@@ -2,7 +2,8 @@
 ** unit.c - white-box unit tests: time constants, the scanner, the parser,
 ** temporal evaluation with bounds, and each runtime operator on small
 ** networks (some built by hand, to test operators the translator does not
-** produce by itself).  Prints "ok N - name" or "not ok N - name" per test.
+** produce by itself); the optimizer rule preconditions no query can make
+** fail, on hand-built trees.  Prints "ok N - name" or "not ok N - name" per test.
 */
 #include <stdlib.h>
 #include <string.h>
@@ -283,6 +284,77 @@ static void testIntersect(void) {
   tqDiagFree(&d);
 }
 
+/* ---------------------------------------------------------------- optimizer preconditions
+** Rule preconditions no TQuel query can make fail (tests/explain covers the
+** others): a where clause never names time, and Clock[n] has n <= 10^9
+** while the alpha's default sampling clock is Clock[1].  Hand-built trees. */
+
+/* Did rule fire in trace (a line "rule: ...")? */
+static int fired(const char *trace, const char *rule) {
+  size_t n = strlen(rule);
+  for (const char *l = trace; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL)
+    if (!strncmp(l, rule, n) && l[n] == ':') return 1;
+  return 0;
+}
+
+/* Optimizes t; returns whether rule fired, the result in *out. */
+static int optFires(TqArena *a, const AlgNode *t, const char *rule, AlgNode **out) {
+  TqBuf tr = {0};
+  *out = algOptimize(a, t, &tr);
+  int f = fired(tr.s, rule);
+  tqBufFree(&tr);
+  return f;
+}
+
+/* sigma[begin of var precede now] (a selection on time) and sigma[var.N > 3]. */
+static AlgExpr *timePred(TqArena *a, const char *var) {
+  AlgType tb = {TY_BOOL, NULL, NULL}, tt = {TY_TIME, NULL, NULL};
+  AlgExpr *v = algExprNew(a, AX_TVAR, tt), *b = algExprNew(a, AX_BEGINOF, tt);
+  v->var = var;
+  b->a = v;
+  return algExprBin(a, AX_PRECEDE, 0, tb, b, algExprNew(a, AX_NOW, tt));
+}
+static AlgExpr *colPred(TqArena *a, const char *var) {
+  AlgType tb = {TY_BOOL, NULL, NULL}, ti = {TY_INT, NULL, NULL};
+  AlgExpr *k = algExprNew(a, AX_CONST, ti);
+  k->ival = 3;
+  return algExprBin(a, AX_CMP, OPB_GT, tb, algExprCol(a, var, "N", ti), k);
+}
+
+static void testRulePreconditions(void) {
+  TqDiag d = {0};
+  char *text = tqMprintf("%s%s", SENSORS,
+                         "range of A is Load\nrange of B is Load\nretrieve (A.N, N2 = B.N) when A precede B\n");
+  CpProgram *p = compileStr(text, &d);
+  free(text);
+  CHECK(p != NULL, "compile for the optimizer's hand-built trees");
+  if (!p) return;
+  TqArena *a = p->arena;
+  AlgNode *out;
+  /* O7: Clock[n] intersect Clock[m] -> Clock[lcm], unless the lcm passes 10^9 */
+  CHECK(optFires(a, algIntersect(a, algClock(a, 4, NULL), algClock(a, 6, NULL)), "O7", &out) &&
+            out->kind == ALG_CLOCK && out->clockN == 12,
+        "O7 fires: Clock[4] intersect Clock[6] is Clock[12]");
+  CHECK(!optFires(a, algIntersect(a, algClock(a, 999999937, NULL), algClock(a, 999999929, NULL)), "O7", &out) &&
+            out->kind == ALG_INTERSECT,
+        "O7 does not fire: the lcm of Clock[999999937] and Clock[999999929] passes 10^9");
+  /* O1: a selection naming one product input moves onto it, unless it names time */
+  CpQuery *q = p->queries.v[0];
+  AlgNode *prod = q->tree;
+  while (prod->kind != ALG_PRODUCT) prod = prod->kid[0];
+  CHECK(optFires(a, algSigma(a, colPred(a, "A"), prod), "O1", &out), "O1 fires: sigma[A.N>3](A x B)");
+  CHECK(!optFires(a, algSigma(a, timePred(a, "A"), prod), "O1", &out),
+        "O1 does not fire: sigma[begin of A precede now](A x B) names time");
+  /* SIGMA-PIT: a selection moves below piT, unless it names time */
+  AlgNode *pit = q->tree->kid[0];
+  CHECK(pit->kind == ALG_PIT && optFires(a, algSigma(a, colPred(a, "A"), pit), "SIGMA-PIT", &out),
+        "SIGMA-PIT fires: sigma[A.N>3](piT[...](...))");
+  CHECK(!optFires(a, algSigma(a, timePred(a, "A"), pit), "SIGMA-PIT", &out),
+        "SIGMA-PIT does not fire: sigma[begin of A precede now](piT[...](...)) names time");
+  cpProgramFree(p);
+  tqDiagFree(&d);
+}
+
 /* x1 forgets what can no longer overlap: peak stored stays near the number
 ** of live intervals, while x keeps the history. */
 static int64_t productPeak(int noOpt) {
@@ -390,6 +462,7 @@ int main(void) {
   testTemporal();
   testOperators();
   testIntersect();
+  testRulePreconditions();
   testOverlapProduct();
   testAggTimely();
   testMemory();
