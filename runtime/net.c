@@ -229,6 +229,12 @@ int rtNetFinish(RtNet *net, TqTime tEnd, int ok) {
     for (int i = 0; i < net->ops.n; i++) {
       RtOp *op = net->ops.v[i];
       op->vt->finish(op, net->now);
+      /* a finished operator emits nothing more, and what it left open
+      ** ends after tEnd: its parents (finished after it) decide with that,
+      ** not with marks held back by what it kept (x keeps everything) */
+      if (op->low < net->now) op->low = net->now;
+      if (op->maxLow < net->now) op->maxLow = net->now;
+      if (op->endLow < net->now) op->endLow = net->now;
     }
     rtNetEndInstant(net);
   }
