@@ -891,7 +891,9 @@ static void tickTo(tq_engine *e, TqTime t) {
   for (;;) {
     if (e->halted) return;
     TqTime nt = e->nextTick < e->deltaNext ? e->nextTick : e->deltaNext;
-    TqTime nb = e->snapDirty ? e->snapBoundary : TQ_FOREVER;
+    /* an extraction's snapshot closes at the base tick after its first
+    ** record; a collection's only at its timer's ticks (step) */
+    TqTime nb = e->snapDirty && e->extractor ? e->snapBoundary : TQ_FOREVER;
     if (nb <= t && nb <= nt) {
       closeSnapshot(e, nb);
       continue;
@@ -1534,6 +1536,13 @@ static int step(tq_engine *e) {
     tm->priv.disabled = 1;
     return 0;
   }
+  if (next < e->g.now || (next == e->g.now && e->snapSeq > 0)) {
+    /* time never goes back: the producers' records would be dropped */
+    fail(e, "processor module %s (the timer) gave the snapshot time %lld, not after %lld: the collection ends",
+         tm->pm->name, (long long)next, (long long)e->g.now);
+    tm->priv.disabled = 1;
+    return 0;
+  }
   e->g.now = next;
   gAdvance(&e->g, next);
   /* producers produce at the snapshot (those no query needs are not
@@ -1602,8 +1611,15 @@ int tq_end(tq_engine *e) {
   int ok = !e->fatal;
   if (e->state == 2) {
     if (e->haveInstant) processInstant(e);
-    TqTime endT = e->extractor && e->rangeSet && !e->net->stopped ? e->last : e->net->now;
-    if (e->extractor && e->rangeSet && !e->net->stopped) tickTo(e, e->last + 1);
+    /* the end of the run (the value of now): the recording's last time, or
+    ** a collection's last snapshot, even when nothing came then */
+    TqTime endT = e->net->now;
+    if (e->extractor && e->rangeSet && !e->net->stopped) {
+      tickTo(e, e->last + 1);
+      endT = e->last;
+    } else if (!e->extractor && e->g.now > endT) {
+      endT = e->g.now;
+    }
     if (e->snapDirty) closeSnapshot(e, e->snapBoundary < TQ_FOREVER ? e->snapBoundary : endT);
     e->net->packetsSeen = e->packets;
     e->net->packetsTotal = e->packetsTotal ? e->packetsTotal : e->packets;

@@ -220,12 +220,13 @@ void rtNetEndInstant(RtNet *net) {
 
 int rtNetFinish(RtNet *net, TqTime tEnd, int ok) {
   if (ok) {
-    /* everything still open ends after tEnd */
+    /* now is tEnd (known from here on, also while time passes it), and
+    ** everything still open ends after tEnd */
+    int nowKnown = net->opt.nowValue != TQ_OPEN;
+    if (!nowKnown) net->opt.nowValue = tEnd;
     rtNetAdvance(net, tEnd + 1);
-    if (net->opt.nowValue == TQ_OPEN) {
-      net->opt.nowValue = tEnd;
+    if (!nowKnown)
       for (int i = 0; i < net->ops.n; i++) flushOp(net->ops.v[i], net->now);
-    }
     for (int i = 0; i < net->ops.n; i++) {
       RtOp *op = net->ops.v[i];
       op->vt->finish(op, net->now);
