@@ -131,6 +131,8 @@ struct tq_engine {
   int sampleAll;          /* a live recording of everything: every sampled relation is
                           ** sampled on every entity at each base tick */
   TqTime first, last;     /* range of the recording */
+  TqTime lastSeen;        /* time of the latest record produced (an extraction
+                          ** whose extractor gave no range ends there) */
   int rangeSet;
   TqTime startTime;       /* a live collection's first time (enSetStart) */
   int haveStart;
@@ -329,6 +331,7 @@ static int gProduce(tq_pm_global *g, const tq_record *r) {
   }
   e->inst[e->ninst++] = ir;
   e->packets++;
+  if (t > e->lastSeen) e->lastSeen = t;
   return 0;
 }
 
@@ -629,6 +632,7 @@ static void processInstant(tq_engine *e) {
   RtNet *net = e->net;
   TqMap *m = ivm(e);
   e->haveInstant = 0;
+  if (e->extractor) e->g.now = t; /* an extraction's time is its recording's */
   /* the network hears of this instant only if something may reach it: a
   ** record of a sensor a query uses, or a tick (results do not depend on
   ** how often time advances; skipping idle instants saves the flushes) */
@@ -904,6 +908,7 @@ static void tickTo(tq_engine *e, TqTime t) {
       if (e->deltaNext > e->last) e->deltaNext = TQ_FOREVER;
       continue;
     }
+    if (e->extractor) e->g.now = nt;
     rtNetAdvance(e->net, nt);
     ticksAt(e, nt);
     rtNetEndInstant(e->net);
@@ -1433,6 +1438,7 @@ static int start(tq_engine *e) {
     e->nextTick = TQ_FOREVER;
   }
   e->deltaNext = TQ_FOREVER;
+  e->lastSeen = TQ_BEGINNING;
   e->sampleAll = !e->extractor && e->allRecords;
   for (int i = 0; i < e->nrel; i++)
     if ((e->net->sensor[i].rel->deltaOf && e->net->sensor[i].used) ||
@@ -1614,9 +1620,10 @@ int tq_end(tq_engine *e) {
     /* the end of the run (the value of now): the recording's last time, or
     ** a collection's last snapshot, even when nothing came then */
     TqTime endT = e->net->now;
-    if (e->extractor && e->rangeSet && !e->net->stopped) {
-      tickTo(e, e->last + 1);
-      endT = e->last;
+    if (e->extractor && !e->net->stopped) {
+      TqTime last = e->rangeSet ? e->last : e->lastSeen > endT ? e->lastSeen : endT;
+      tickTo(e, last + 1);
+      endT = last;
     } else if (!e->extractor && e->g.now > endT) {
       endT = e->g.now;
     }
