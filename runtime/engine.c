@@ -79,6 +79,7 @@ typedef struct RelState {
   int state;           /* keeps its open intervals (a query traces or samples it) */
   SnapStore cur;       /* the forming snapshot's record set */
   TqVec dprev;         /* delta relation: the samples of the previous tick (DeltaTup*) */
+  TqTime dprevT;       /* delta relation: that tick */
   TqMap dmap;          /* their match hash -> first DeltaTup* of the chain */
 } RelState;
 
@@ -784,7 +785,7 @@ static void computeDeltas(tq_engine *e, TqTime t) {
       free(who);
     }
     EnPm *p = e->producerOf[b->id - 1];
-    int usePm = !e->extractor && p && !p->priv.disabled && p->pm->delta;
+    int usePm = p && !p->priv.disabled && p->pm->delta; /* also in a replay, when the producer is loaded */
     int64_t out[TQ_MAX_ATTRS];
     for (int k = 0; k < cur.n; k++) {
       DeltaTup *c = cur.v[k];
@@ -794,8 +795,11 @@ static void computeDeltas(tq_engine *e, TqTime t) {
       while (prev && !sameMatch(b, prev->vals, c->vals)) prev = prev->next;
       if (!prev) continue;
       if (usePm) {
+        /* the PM's function sees both samples at their ticks; out starts
+        ** as the plain difference */
         tq_record rc = {b->id, TQ_REC_SAMPLE, t, 0, 0, 0, b->nattr, c->vals};
-        tq_record rp = {b->id, TQ_REC_SAMPLE, t, 0, 0, 0, b->nattr, prev->vals};
+        tq_record rp = {b->id, TQ_REC_SAMPLE, rs->dprevT, 0, 0, 0, b->nattr, prev->vals};
+        subtract(b, c->vals, prev->vals, out);
         p->calls++;
         if (p->multi) p->priv.rel = b->id;
         int st = p->pm->delta(&e->g, &p->priv, &rc, &rp, out);
@@ -816,6 +820,7 @@ static void computeDeltas(tq_engine *e, TqTime t) {
     tqMapFree(&rs->dmap);
     rs->dprev = cur;
     rs->dmap = cmap;
+    rs->dprevT = t;
   }
 }
 
