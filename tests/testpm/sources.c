@@ -5,8 +5,9 @@
 ** Like testpm.c they see only pm.h and the callbacks of tq_pm_global.
 **
 **   ticks     TIMER: snapshots at the irregular times given in its args
-**             (at=S1+S2+..., seconds, each later than the one before), then
-**             DONE.  Replaces the built-in clock of a collection.
+**             (at=S1+S2+..., seconds), then DONE.  Replaces the built-in
+**             clock of a collection.  It gives the times as they are, so a
+**             test can make time go back.
 **   reader    EXTRACTOR: reads a recording in a format of its own (below)
 **             and delivers it a snapshot at a time.
 **   meter     PRODUCER of the sampled relation Meter (Host, Dev: string,
@@ -15,8 +16,9 @@
 **             modulo 65536.
 **   meterraw  the same producer without a delta function (the engine
 **             subtracts).
-** The relations are those of tests/testpm/meter.tq (Meter) and
-** tests/testpm/sensors.tq (the others are testpm.c's).
+** Meter is declared in tests/testpm/meter.tq; the hosts come from testpm.c's
+** hosts PM.  reader delivers whatever relations its recording names (the
+** tests give it the paper's, tests/testpm/paper.rec).
 **
 ** Arguments (p->args), comma-separated:
 **   log=FILE     append one line per call, "NAME WHAT ...", to FILE
