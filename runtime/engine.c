@@ -79,6 +79,7 @@ typedef struct RelState {
   int state;           /* keeps its open intervals (a query traces or samples it) */
   SnapStore cur;       /* the forming snapshot's record set */
   TqVec dprev;         /* delta relation: the samples of the previous tick (DeltaTup*) */
+  TqTime dprevT;       /* delta relation: that tick */
   TqMap dmap;          /* their match hash -> first DeltaTup* of the chain */
 } RelState;
 
@@ -131,6 +132,8 @@ struct tq_engine {
   int sampleAll;          /* a live recording of everything: every sampled relation is
                           ** sampled on every entity at each base tick */
   TqTime first, last;     /* range of the recording */
+  TqTime lastSeen;        /* time of the latest record produced (an extraction
+                          ** whose extractor gave no range ends there) */
   int rangeSet;
   TqTime startTime;       /* a live collection's first time (enSetStart) */
   int haveStart;
@@ -329,6 +332,7 @@ static int gProduce(tq_pm_global *g, const tq_record *r) {
   }
   e->inst[e->ninst++] = ir;
   e->packets++;
+  if (t > e->lastSeen) e->lastSeen = t;
   return 0;
 }
 
@@ -629,6 +633,7 @@ static void processInstant(tq_engine *e) {
   RtNet *net = e->net;
   TqMap *m = ivm(e);
   e->haveInstant = 0;
+  if (e->extractor) e->g.now = t; /* an extraction's time is its recording's */
   /* the network hears of this instant only if something may reach it: a
   ** record of a sensor a query uses, or a tick (results do not depend on
   ** how often time advances; skipping idle instants saves the flushes) */
@@ -780,7 +785,7 @@ static void computeDeltas(tq_engine *e, TqTime t) {
       free(who);
     }
     EnPm *p = e->producerOf[b->id - 1];
-    int usePm = !e->extractor && p && !p->priv.disabled && p->pm->delta;
+    int usePm = p && !p->priv.disabled && p->pm->delta; /* also in a replay, when the producer is loaded */
     int64_t out[TQ_MAX_ATTRS];
     for (int k = 0; k < cur.n; k++) {
       DeltaTup *c = cur.v[k];
@@ -790,8 +795,11 @@ static void computeDeltas(tq_engine *e, TqTime t) {
       while (prev && !sameMatch(b, prev->vals, c->vals)) prev = prev->next;
       if (!prev) continue;
       if (usePm) {
+        /* the PM's function sees both samples at their ticks; out starts
+        ** as the plain difference */
         tq_record rc = {b->id, TQ_REC_SAMPLE, t, 0, 0, 0, b->nattr, c->vals};
-        tq_record rp = {b->id, TQ_REC_SAMPLE, t, 0, 0, 0, b->nattr, prev->vals};
+        tq_record rp = {b->id, TQ_REC_SAMPLE, rs->dprevT, 0, 0, 0, b->nattr, prev->vals};
+        subtract(b, c->vals, prev->vals, out);
         p->calls++;
         if (p->multi) p->priv.rel = b->id;
         int st = p->pm->delta(&e->g, &p->priv, &rc, &rp, out);
@@ -812,6 +820,7 @@ static void computeDeltas(tq_engine *e, TqTime t) {
     tqMapFree(&rs->dmap);
     rs->dprev = cur;
     rs->dmap = cmap;
+    rs->dprevT = t;
   }
 }
 
@@ -891,7 +900,9 @@ static void tickTo(tq_engine *e, TqTime t) {
   for (;;) {
     if (e->halted) return;
     TqTime nt = e->nextTick < e->deltaNext ? e->nextTick : e->deltaNext;
-    TqTime nb = e->snapDirty ? e->snapBoundary : TQ_FOREVER;
+    /* an extraction's snapshot closes at the base tick after its first
+    ** record; a collection's only at its timer's ticks (step) */
+    TqTime nb = e->snapDirty && e->extractor ? e->snapBoundary : TQ_FOREVER;
     if (nb <= t && nb <= nt) {
       closeSnapshot(e, nb);
       continue;
@@ -902,6 +913,7 @@ static void tickTo(tq_engine *e, TqTime t) {
       if (e->deltaNext > e->last) e->deltaNext = TQ_FOREVER;
       continue;
     }
+    if (e->extractor) e->g.now = nt;
     rtNetAdvance(e->net, nt);
     ticksAt(e, nt);
     rtNetEndInstant(e->net);
@@ -1431,6 +1443,7 @@ static int start(tq_engine *e) {
     e->nextTick = TQ_FOREVER;
   }
   e->deltaNext = TQ_FOREVER;
+  e->lastSeen = TQ_BEGINNING;
   e->sampleAll = !e->extractor && e->allRecords;
   for (int i = 0; i < e->nrel; i++)
     if ((e->net->sensor[i].rel->deltaOf && e->net->sensor[i].used) ||
@@ -1534,6 +1547,13 @@ static int step(tq_engine *e) {
     tm->priv.disabled = 1;
     return 0;
   }
+  if (next < e->g.now || (next == e->g.now && e->snapSeq > 0)) {
+    /* time never goes back: the producers' records would be dropped */
+    fail(e, "processor module %s (the timer) gave the snapshot time %lld, not after %lld: the collection ends",
+         tm->pm->name, (long long)next, (long long)e->g.now);
+    tm->priv.disabled = 1;
+    return 0;
+  }
   e->g.now = next;
   gAdvance(&e->g, next);
   /* producers produce at the snapshot (those no query needs are not
@@ -1603,8 +1623,16 @@ int tq_end(tq_engine *e) {
   int ok = !e->fatal;
   if (e->state == 2) {
     if (e->haveInstant) processInstant(e);
-    TqTime endT = e->extractor && e->rangeSet && !e->net->stopped ? e->last : e->net->now;
-    if (e->extractor && e->rangeSet && !e->net->stopped) tickTo(e, e->last + 1);
+    /* the end of the run (the value of now): the recording's last time, or
+    ** a collection's last snapshot, even when nothing came then */
+    TqTime endT = e->net->now;
+    if (e->extractor && !e->net->stopped) {
+      TqTime last = e->rangeSet ? e->last : e->lastSeen > endT ? e->lastSeen : endT;
+      tickTo(e, last + 1);
+      endT = last;
+    } else if (!e->extractor && e->g.now > endT) {
+      endT = e->g.now;
+    }
     if (e->snapDirty) closeSnapshot(e, e->snapBoundary < TQ_FOREVER ? e->snapBoundary : endT);
     e->net->packetsSeen = e->packets;
     e->net->packetsTotal = e->packetsTotal ? e->packetsTotal : e->packets;

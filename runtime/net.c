@@ -220,15 +220,22 @@ void rtNetEndInstant(RtNet *net) {
 
 int rtNetFinish(RtNet *net, TqTime tEnd, int ok) {
   if (ok) {
-    /* everything still open ends after tEnd */
+    /* now is tEnd (known from here on, also while time passes it), and
+    ** everything still open ends after tEnd */
+    int nowKnown = net->opt.nowValue != TQ_OPEN;
+    if (!nowKnown) net->opt.nowValue = tEnd;
     rtNetAdvance(net, tEnd + 1);
-    if (net->opt.nowValue == TQ_OPEN) {
-      net->opt.nowValue = tEnd;
+    if (!nowKnown)
       for (int i = 0; i < net->ops.n; i++) flushOp(net->ops.v[i], net->now);
-    }
     for (int i = 0; i < net->ops.n; i++) {
       RtOp *op = net->ops.v[i];
       op->vt->finish(op, net->now);
+      /* a finished operator emits nothing more, and what it left open
+      ** ends after tEnd: its parents (finished after it) decide with that,
+      ** not with marks held back by what it kept (x keeps everything) */
+      if (op->low < net->now) op->low = net->now;
+      if (op->maxLow < net->now) op->maxLow = net->now;
+      if (op->endLow < net->now) op->endLow = net->now;
     }
     rtNetEndInstant(net);
   }

@@ -8,7 +8,9 @@
 ** end is unknown and closed (END) when it becomes known.  An input whose
 ** result cannot be decided yet stays pending (see rtInt.h); an output whose
 ** end is still unknown is remembered through the input's link.
-** A result that ends at forever is emitted open and never closed.
+** A result that ends at forever is emitted open and never closed.  A
+** result that ends at an unknown `now` (a live run, or a recording whose
+** last time is not known in advance) waits for the end of the run.
 */
 #include <stdlib.h>
 
@@ -23,6 +25,9 @@ typedef struct PiT {
   TqTime constLow;      /* smallest constant time in the clause */
   TqTime shift;         /* most negative shift in the clause */
   int latest;           /* the result begins at the input's latest begin */
+  int toNow;            /* the clause's end mentions now */
+  TqVec nowWait;        /* inputs whose open output may end at now, unknown
+                        ** until the end of the run (one reference each) */
   /* open outputs whose end is bounded by a known time: they may become
   ** known when the input's end mark passes that time (min-heap) */
   struct Wait {
@@ -105,6 +110,9 @@ static int compute(PiT *p, RtTup *t, TqTime *from, TqTime *to, TqTime *fromLow) 
   if (b.lo >= TQ_FOREVER) return R_DROP;
   if (e.hi <= b.lo) return R_DROP; /* certainly from >= to */
   if (x.maybeEmpty || y.maybeEmpty || b.lo != b.hi || e.lo <= b.lo) return R_WAIT;
+  /* a complete input's end can only be unknown through now: wait for it
+  ** (the end of the run) rather than emit an output nothing would close */
+  if (e.lo != e.hi && t->nopen == 0) return R_WAIT;
   *from = b.lo;
   *to = e.lo == e.hi ? e.lo : TQ_OPEN;
   return R_EMIT;
@@ -127,6 +135,10 @@ static int emitFor(PiT *p, RtTup *t, TqTime from, TqTime to) {
   if (o->nopen && to == TQ_OPEN && t->nopen) {
     t->link = o;
     rtTupRef(o);
+    if (p->toNow && p->op.net->opt.nowValue == TQ_OPEN) {
+      rtTupRef(t);
+      tqVecPush(&p->nowWait, t); /* closed at the end of the run if its end is now's */
+    }
     rc = rtEmit(&p->op, RT_BEGIN, o);
   } else {
     rc = rtEmit(&p->op, o->nopen ? RT_BEGIN : RT_ADD, o);
@@ -246,6 +258,14 @@ static void dropPending(PiT *p) {
 static void piTFinish(RtOp *op, TqTime now) {
   PiT *p = (PiT *)op;
   piTFlush(op, now);
+  /* now is known: the outputs that were waiting for it close */
+  for (int i = 0; i < p->nowWait.n; i++) {
+    RtTup *t = p->nowWait.v[i];
+    int rc = 0;
+    if (t->link) closeIfKnown(p, t, &rc);
+    rtTupUnref(t);
+  }
+  tqVecFree(&p->nowWait);
   rtStoredAdd(op, -(int64_t)p->pending.n);
   dropPending(p);
 }
@@ -255,12 +275,18 @@ static void piTFree(RtOp *op) {
   dropPending(p);
   for (int i = 0; i < p->nwait; i++) rtTupUnref(p->wait[i].t);
   free(p->wait);
+  for (int i = 0; i < p->nowWait.n; i++) rtTupUnref(p->nowWait.v[i]);
+  tqVecFree(&p->nowWait);
   rtExprFree(p->from);
   rtExprFree(p->to);
   rtExprFree(p->clip);
 }
 
 static const RtOpVt piTVt = {"piT", piTPush, piTFlush, piTFinish, piTFree};
+
+static int mentionsNow(const RtExpr *e) {
+  return e && (e->kind == AX_NOW || mentionsNow(e->a) || mentionsNow(e->b));
+}
 
 /* Adds to *mask the spans whose intersection e is; returns 0 when e is not
 ** an intersection of tuple variables' spans. */
@@ -307,5 +333,6 @@ RtOp *rtOpPiT(RtNet *net, const AlgNode *n, TqBuf *msg) {
   p->shift = 0;
   p->constLow = rtTExprMinConst(f, &p->shift);
   p->latest = beginsAtLatest(f, n->kid[0]->sch.ntv);
+  p->toNow = mentionsNow(t) || mentionsNow(clip);
   return &p->op;
 }

@@ -222,9 +222,11 @@ typedef struct tq_pm {
   /* PRODUCER of a sampled relation: the tuples whose attribute attr is the
   ** entity who, valid at t, each through g->sample_answer(g, cookie, vals). */
   tq_pm_status (*sample)(tq_pm_global *g, tq_pm_private *p, int attr, int64_t who, tq_time t, void *cookie);
-  /* PRODUCER: a delta record from a record of the current snapshot and the
-  ** matching one of the previous (same flag entity); out has nvals slots.
-  ** NULL: numeric attributes are subtracted, others copied. */
+  /* PRODUCER of a sampled relation with a delta relation: the delta record
+  ** from a sample of the current base tick and the matching one of the
+  ** previous tick (same flag entity; each record's t is its tick); out has
+  ** nvals slots and starts as the plain difference.  NULL: numeric
+  ** attributes are subtracted, others copied. */
   tq_pm_status (*delta)(tq_pm_global *g, tq_pm_private *p, const tq_record *cur, const tq_record *prev, int64_t *out);
   /* EXTRACTOR: deliver the records up to the next snapshot (g->produce,
   ** g->advance); TQ_PM_DONE at the end of the recording. */

@@ -3,13 +3,17 @@
 # build/testpm/testpm.so holds the test PMs (tests/testpm/testpm.c); the PM
 # path finds a PM by its library's name, so each PM of it also has a link
 # NAME.so -> testpm.so (loading any of them loads the library once).
+# sources.so (tests/testpm/sources.c: a timer, an extractor, producers with
+# and without a delta function) has links of its own the same way.
 # group.so, badver.so and nolist.so are libraries of their own.  PMs see only
 # sensors/pm.h: they are built without libtqmon and without sanitizers.
 
 TESTPM       := $(B)/testpm
 TESTPM_NAMES := filter rows recs mon sup busy net disk load hosts
 TESTPM_LINKS := $(patsubst %,$(TESTPM)/%.so,$(TESTPM_NAMES))
-TESTPM_LIBS  := $(TESTPM)/testpm.so $(TESTPM)/group.so $(TESTPM)/badver.so $(TESTPM)/nolist.so
+SOURCES_NAMES := ticks reader meter meterraw
+SOURCES_LINKS := $(patsubst %,$(TESTPM)/%.so,$(SOURCES_NAMES))
+TESTPM_LIBS  := $(TESTPM)/testpm.so $(TESTPM)/sources.so $(TESTPM)/group.so $(TESTPM)/badver.so $(TESTPM)/nolist.so
 
 $(TESTPM)/%.so: tests/testpm/%.c sensors/pm.h
 	@mkdir -p $(dir $@)
@@ -17,8 +21,10 @@ $(TESTPM)/%.so: tests/testpm/%.c sensors/pm.h
 
 $(TESTPM_LINKS): $(TESTPM)/testpm.so
 	ln -sf testpm.so $@
+$(SOURCES_LINKS): $(TESTPM)/sources.so
+	ln -sf sources.so $@
 
-TEST_DEPS += $(TESTPM_LIBS) $(TESTPM_LINKS)
+TEST_DEPS += $(TESTPM_LIBS) $(TESTPM_LINKS) $(SOURCES_LINKS)
 
 # An engine client driving the test PMs (tests/testpm/client.c), under the
 # sanitizers like the other test programs.
