@@ -39,6 +39,8 @@ typedef struct Sink {
   Group **heap;      /* closed groups by from (min-heap) */
   int nheap, cheap;
   uint64_t nextRow;
+  Group *spare;      /* deleted groups kept for reuse (all have nval values) */
+  int nspare;
 } Sink;
 
 static uint64_t keyHash(const int64_t *v, int n, TqTime from) {
@@ -56,7 +58,19 @@ static Group *groupGet(Sink *s, const int64_t *v, TqTime from, int *created) {
   Group *g = groupFind(s, v, from, h);
   *created = 0;
   if (g) return g;
-  g = tqCalloc(1, sizeof(Group) + sizeof(int64_t) * (size_t)s->nval);
+  if (s->spare) {
+    /* reuse a deleted group: no allocation per result row */
+    g = s->spare;
+    s->spare = g->next;
+    s->nspare--;
+    int cto = g->cto;
+    TqTime *tos = g->tos;
+    memset(g, 0, sizeof(Group));
+    g->cto = cto;
+    g->tos = tos;
+  } else {
+    g = tqCalloc(1, sizeof(Group) + sizeof(int64_t) * (size_t)s->nval);
+  }
   g->h = h;
   g->from = from;
   memcpy(g->vals, v, sizeof(int64_t) * (size_t)s->nval);
@@ -80,9 +94,15 @@ static void groupDelete(Sink *s, Group *g) {
       }
     }
   }
+  rtStoredAdd(&s->op, -1);
+  if (s->nspare < 4096) {
+    g->next = s->spare;
+    s->spare = g;
+    s->nspare++;
+    return;
+  }
   free(g->tos);
   free(g);
-  rtStoredAdd(&s->op, -1);
 }
 
 static void heapPush(Sink *s, Group *g) {
@@ -233,6 +253,12 @@ static void sinkFree(RtOp *op) {
   tqMapFree(&s->groups);
   tqMapFree(&s->live);
   free(s->heap);
+  while (s->spare) {
+    Group *n = s->spare->next;
+    free(s->spare->tos);
+    free(s->spare);
+    s->spare = n;
+  }
 }
 
 static const RtOpVt sinkVt = {"sink", sinkPush, sinkFlush, sinkFinish, sinkFree};
