@@ -220,7 +220,10 @@ void rtNetEndInstant(RtNet *net) {
 
 int rtNetFinish(RtNet *net, TqTime tEnd, int ok) {
   if (ok) {
-    /* everything still open ends after tEnd */
+    /* everything still open ends after tEnd, and nothing is delivered any
+    ** more (an interval that began while disabled and is still open never
+    ** comes): the last flush knows every input */
+    net->ending = 1;
     rtNetAdvance(net, tEnd + 1);
     if (net->opt.nowValue == TQ_OPEN) {
       net->opt.nowValue = tEnd;

@@ -240,7 +240,9 @@ static void alphaFlush(RtOp *op, TqTime now) {
     a->narm = k;
   }
   TqTime low = now;
-  if (!a->rel->isEvent && !a->sampled && a->sens->prod && a->sens->prod->minPendingFrom) {
+  /* an interval that began while disabled may still come whole, with its
+  ** true begin; at the end of the run nothing comes any more */
+  if (!a->rel->isEvent && !a->sampled && !op->net->ending && a->sens->prod && a->sens->prod->minPendingFrom) {
     TqTime m = a->sens->prod->minPendingFrom(a->sens->prod->self, a->sens);
     if (m < low) low = m;
   }

@@ -213,6 +213,7 @@ struct RtNet {
   int64_t packetsSeen; /* packets the producer went through */
   int64_t packetsTotal;/* packets in the recording, when known */
   int stopped;         /* the run stopped early (time limit) */
+  int ending;          /* rtNetFinish: no delivery comes any more */
 };
 /* Wall clock in seconds (monotonic). */
 double rtWallSeconds(void);
