@@ -206,12 +206,6 @@ static int piTPush(RtOp *op, int port, int kind, RtTup *t) {
 
 static void piTFlush(RtOp *op, TqTime now) {
   PiT *p = (PiT *)op;
-  while (p->nwait && p->wait[0].key <= op->kid[0]->endLow) {
-    struct Wait w = waitPop(p);
-    int rc = 0;
-    if (w.t->link) closeIfKnown(p, w.t, &rc);
-    rtTupUnref(w.t);
-  }
   TqTime low = p->latest ? op->kid[0]->maxLow : tqTimeAdd(op->kid[0]->low, p->shift);
   if (p->constLow < low) low = p->constLow;
   if (p->pending.n) {
@@ -222,14 +216,23 @@ static void piTFlush(RtOp *op, TqTime now) {
       RtTup *t = all.v[i];
       TqTime from, to, lo;
       rtTupRef(t);
-      handle(p, t, 1);
+      int rc = handle(p, t, 1);
       if (tqMapGet(&p->pending, (uint64_t)(uintptr_t)t)) {
         compute(p, t, &from, &to, &lo);
         if (lo < low) low = lo;
+      } else if (t->link) {
+        closeIfKnown(p, t, &rc); /* begun open: bounded by a known end? */
       }
       rtTupUnref(t);
     }
     tqVecFree(&all);
+  }
+  /* after the pending ones, whose open outputs may wait too */
+  while (p->nwait && p->wait[0].key <= op->kid[0]->endLow) {
+    struct Wait w = waitPop(p);
+    int rc = 0;
+    if (w.t->link) closeIfKnown(p, w.t, &rc);
+    rtTupUnref(w.t);
   }
   op->low = low;
   /* an open output ends at its input's end shifted by the clause */
