@@ -279,7 +279,12 @@ void rtDeliverEvent(RtNet *net, RtSensor *s, TqTime t, const int64_t *vals) {
 void rtDeliverBegin(RtNet *net, RtSensor *s, uint64_t ivid, TqTime from, const int64_t *vals) {
   s->delivered++;
   int64_t f = vals[s->rel->flagAttr];
-  for (int i = 0; i < s->alphas.n; i++) rtAlphaBegin(s->alphas.v[i], ivid, from, f, vals);
+  int took = 0;
+  for (int i = 0; i < s->alphas.n; i++) took += rtAlphaBegin(s->alphas.v[i], ivid, from, f, vals);
+  /* the producer counts it as delivered: the alphas that did not take it
+  ** remember it, it may come to them whole */
+  if (took && took < s->alphas.n)
+    for (int i = 0; i < s->alphas.n; i++) rtAlphaMissed(s->alphas.v[i], ivid, from);
 }
 
 void rtDeliverEnd(RtNet *net, RtSensor *s, uint64_t ivid, TqTime from, TqTime to, const int64_t *vals) {

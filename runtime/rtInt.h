@@ -82,7 +82,11 @@ RtOp *rtOpSink(RtNet *net, RtResult *res);
 
 /* alpha entry points used by the sensor hub (op_alpha.c) */
 void rtAlphaEvent(RtOp *op, TqTime t, int64_t flagEnt, const int64_t *vals);
-void rtAlphaBegin(RtOp *op, uint64_t ivid, TqTime from, int64_t flagEnt, const int64_t *vals);
+/* Returns 1 when the alpha took the begin (it was enabled), else 0. */
+int rtAlphaBegin(RtOp *op, uint64_t ivid, TqTime from, int64_t flagEnt, const int64_t *vals);
+/* The begin of interval ivid went to other alphas of the sensor: unless
+** this one took it, it may still come whole (its END comes to every alpha). */
+void rtAlphaMissed(RtOp *op, uint64_t ivid, TqTime from);
 void rtAlphaEnd(RtOp *op, uint64_t ivid, TqTime from, TqTime to, int64_t flagEnt, const int64_t *vals);
 int rtAlphaEnabled(RtOp *op, int64_t e);
 void rtSourceBegin(RtOp *op, uint64_t ivid, TqTime from, const int64_t *vals);

@@ -113,8 +113,10 @@ typedef struct RtProducer {
   /* Asks for the tuples of sensor s whose attribute `attr` is entity `who`
   ** valid at t; the producer answers with rtSampleAnswer(..., cookie). */
   void (*sample)(void *self, struct RtSensor *s, int attr, int64_t who, TqTime t, void *cookie);
-  /* Lowest `from` of an interval of s that may still be delivered later
-  ** (it began while disabled); TQ_FOREVER when none. */
+  /* Lowest `from` of an interval of s that may still be delivered whole
+  ** later: still open, and its begin reached no alpha (rtDeliverBegin was
+  ** not called for it); TQ_FOREVER when none.  Each alpha adds itself the
+  ** intervals whose begin went to other alphas only. */
   TqTime (*minPendingFrom)(void *self, struct RtSensor *s);
 } RtProducer;
 
