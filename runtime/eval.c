@@ -326,6 +326,21 @@ int rtTPred(const RtExpr *e, const RtTCtx *c) {
   }
 }
 
+TqTime rtTExprLow(const RtExpr *e, TqTime spanLow, TqTime nowLow) {
+  switch (e->kind) {
+    case AX_TVAR: return spanLow;
+    case AX_TCONST: return e->ival;
+    case AX_NOW: return nowLow;
+    case AX_BEGINOF:
+    case AX_ENDOF: return rtTExprLow(e->a, spanLow, nowLow);
+    case AX_TSHIFT: return tqTimeAdd(rtTExprLow(e->a, spanLow, nowLow), e->ival);
+    case AX_OVERLAP:
+    case AX_TOVERLAP:
+    case AX_EXTEND: return tmin(rtTExprLow(e->a, spanLow, nowLow), rtTExprLow(e->b, spanLow, nowLow));
+    default: return TQ_BEGINNING;
+  }
+}
+
 TqTime rtTExprMinConst(const RtExpr *e, TqTime *shift) {
   if (!e) return TQ_FOREVER;
   TqTime m = TQ_FOREVER;

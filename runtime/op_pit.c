@@ -206,8 +206,11 @@ static int piTPush(RtOp *op, int port, int kind, RtTup *t) {
 
 static void piTFlush(RtOp *op, TqTime now) {
   PiT *p = (PiT *)op;
-  TqTime low = p->latest ? op->kid[0]->maxLow : tqTimeAdd(op->kid[0]->low, p->shift);
-  if (p->constLow < low) low = p->constLow;
+  /* a later input's spans begin at the input's low mark or later: the
+  ** result begins no earlier than the clause's value from there (its
+  ** constants and shifts included) */
+  TqTime nowLow = op->net->opt.nowValue != TQ_OPEN ? op->net->opt.nowValue : now;
+  TqTime low = p->latest ? op->kid[0]->maxLow : rtTExprLow(p->from, op->kid[0]->low, nowLow);
   if (p->pending.n) {
     TqVec all = {0};
     for (uint32_t i = 0; i < p->pending.cap; i++)

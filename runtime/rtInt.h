@@ -63,8 +63,13 @@ typedef struct RtTCtx {
 
 RtTVal rtTEval(const RtExpr *e, const RtTCtx *c);
 int rtTPred(const RtExpr *e, const RtTCtx *c);
-/* Smallest constant time or negative shift in e (for low marks). */
+/* Smallest constant time or negative shift in e (for end marks). */
 TqTime rtTExprMinConst(const RtExpr *e, TqTime *shift);
+/* A lower bound of every time point of e's value (begin and end) when
+** each span of the tuple starts (for ends: ends) at or after spanLow and
+** `now` is at least nowLow: the smallest of those and of e's constants,
+** moved by the shifts on the way (for low and end marks). */
+TqTime rtTExprLow(const RtExpr *e, TqTime spanLow, TqTime nowLow);
 
 /* ---------------------------------------------------------------- operators */
 RtOp *rtOpSource(RtNet *net, const AlgNode *n);

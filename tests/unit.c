@@ -212,6 +212,16 @@ static void testTemporal(void) {
   CHECK(x.kind == TV_INTERVAL && x.b.lo == 10 && x.e.lo >= 25 && x.e.hi == TQ_FOREVER, "extend with an open end");
   RtExpr nt = {.kind = AX_NOT, .a = &pr2};
   CHECK(rtTPred(&nt, &c20) == TRI_U && rtTPred(&nt, &c) == TRI_F, "not is three-valued");
+  /* lower bounds for marks: constants and shifts on the way count */
+  RtExpr k3 = {.kind = AX_TCONST, .ival = 3}, k3m = {.kind = AX_TSHIFT, .a = &k3, .ival = -6};
+  CHECK(rtTExprLow(&k3m, 40, 40) == -3, "low of 3 - 6ns is -3 (the shift applies to the constant)");
+  RtExpr s1 = {.kind = AX_TSHIFT, .a = &v0, .ival = -3}, s2 = {.kind = AX_TSHIFT, .a = &s1, .ival = -4};
+  RtExpr bs2 = {.kind = AX_BEGINOF, .a = &s2};
+  CHECK(rtTExprLow(&bs2, 40, 40) == 33, "low of begin of ((V - 3ns) - 4ns) is 7 below the spans' low");
+  RtExpr up = {.kind = AX_TSHIFT, .a = &v0, .ival = 5}, ext = {.kind = AX_EXTEND, .a = &up, .b = &k3m};
+  CHECK(rtTExprLow(&ext, 40, 40) == -3, "low of an extend is the lower side's");
+  RtExpr nw = {.kind = AX_NOW}, ov4 = {.kind = AX_OVERLAP, .a = &v0, .b = &nw};
+  CHECK(rtTExprLow(&ov4, 40, 30) == 30, "now counts from its own lower bound");
 }
 
 static void testOperators(void) {
