@@ -340,14 +340,3 @@ TqTime rtTExprLow(const RtExpr *e, TqTime spanLow, TqTime nowLow) {
     default: return TQ_BEGINNING;
   }
 }
-
-TqTime rtTExprMinConst(const RtExpr *e, TqTime *shift) {
-  if (!e) return TQ_FOREVER;
-  TqTime m = TQ_FOREVER;
-  if (e->kind == AX_TCONST) m = e->ival;
-  if (e->kind == AX_TSHIFT && e->ival < 0 && shift && e->ival < *shift) *shift = e->ival;
-  TqTime a = rtTExprMinConst(e->a, shift), b = rtTExprMinConst(e->b, shift);
-  if (a < m) m = a;
-  if (b < m) m = b;
-  return m;
-}

@@ -20,8 +20,6 @@ typedef struct PiT {
   RtExpr *from, *to;    /* the clause's expressions */
   RtExpr *clip;         /* the result is intersected with this span, or NULL */
   TqMap pending;        /* input -> input (one reference) */
-  TqTime constLow;      /* smallest constant time in the clause */
-  TqTime shift;         /* most negative shift in the clause */
   int latest;           /* the result begins at the input's latest begin */
   /* open outputs whose end is bounded by a known time: they may become
   ** known when the input's end mark passes that time (min-heap) */
@@ -204,6 +202,17 @@ static int piTPush(RtOp *op, int port, int kind, RtTup *t) {
   return rc;
 }
 
+/* Lower bound of the end of an output still open. */
+static TqTime outEndLow(PiT *p, TqTime nowLow) {
+  TqTime e = p->op.kid[0]->endLow;
+  TqTime r = rtTExprLow(p->at ? p->from : p->to, e, nowLow);
+  if (p->clip) {
+    TqTime k = rtTExprLow(p->clip, e, nowLow);
+    if (k < r) r = k;
+  }
+  return r;
+}
+
 static void piTFlush(RtOp *op, TqTime now) {
   PiT *p = (PiT *)op;
   /* a later input's spans begin at the input's low mark or later: the
@@ -238,9 +247,9 @@ static void piTFlush(RtOp *op, TqTime now) {
     rtTupUnref(w.t);
   }
   op->low = low;
-  /* an open output ends at its input's end shifted by the clause */
-  op->endLow = tqTimeAdd(op->kid[0]->endLow, p->shift);
-  if (p->constLow < op->endLow) op->endLow = p->constLow;
+  /* an open output ends where the clause's end does, from open spans that
+  ** end at the input's end mark or later */
+  op->endLow = outEndLow(p, nowLow);
 }
 
 static void dropPending(PiT *p) {
@@ -310,8 +319,6 @@ RtOp *rtOpPiT(RtNet *net, const AlgNode *n, TqBuf *msg) {
   p->at = n->validAt;
   p->from = f;
   p->to = t;
-  p->shift = 0;
-  p->constLow = rtTExprMinConst(f, &p->shift);
   p->latest = beginsAtLatest(f, n->kid[0]->sch.ntv);
   return &p->op;
 }

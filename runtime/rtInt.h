@@ -63,8 +63,6 @@ typedef struct RtTCtx {
 
 RtTVal rtTEval(const RtExpr *e, const RtTCtx *c);
 int rtTPred(const RtExpr *e, const RtTCtx *c);
-/* Smallest constant time or negative shift in e (for end marks). */
-TqTime rtTExprMinConst(const RtExpr *e, TqTime *shift);
 /* A lower bound of every time point of e's value (begin and end) when
 ** each span of the tuple starts (for ends: ends) at or after spanLow and
 ** `now` is at least nowLow: the smallest of those and of e's constants,
