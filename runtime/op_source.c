@@ -56,7 +56,8 @@ void rtSourceEnd(RtOp *op, uint64_t ivid, TqTime from, TqTime to) {
 
 /* ================================================================ constant */
 static void constFlush(RtOp *op, TqTime now) {
-  op->low = TQ_FOREVER;
+  /* its one tuple comes when the run starts, after the first flush */
+  op->low = op->nout ? TQ_FOREVER : TQ_BEGINNING;
   op->endLow = now;
 }
 static const RtOpVt constVt = {"const", sourcePush, constFlush, sourceFinish, NULL};

@@ -98,6 +98,9 @@ struct RtOp {
   TqTime endLow;        /* no open span it has emitted ends before this (after flush) */
   int64_t nin, nout;    /* tuples in / out (statistics) */
   int64_t stored, peakStored; /* tuples held (statistics) */
+#ifdef TQ_TESTING
+  TqMap openSpans;      /* test build: emitted tuple -> 1 + mask of its open spans (rtEmit's checks) */
+#endif
 };
 
 /* Sends a delta to op's parent (counts it). */

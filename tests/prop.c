@@ -19,6 +19,7 @@
 ** (NAME.tq, NAME.trace, NAME.csv with the oracle's answer) and printed.
 ** Prints "ok N" / "not ok N" lines and a summary; exit status 1 on failure.
 */
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -491,6 +492,19 @@ static void report(int seed, const char *prog, const char *trace, const char *or
   free(csv);
 }
 
+/* The pair being checked, for a crash (an internal check of the test
+** build aborts): it is written as a golden case before dying. */
+static int curSeed;
+static const char *curProg, *curTrace;
+
+static void onCrash(int sig) {
+  signal(sig, SIG_DFL);
+  char *what = tqMprintf("crash (signal %d) in the engine", sig);
+  report(curSeed, curProg, curTrace, "", what, NULL);
+  fflush(stdout);
+  raise(sig);
+}
+
 static void onePair(int seed) {
   rs = (uint64_t)seed * 0x9e3779b97f4a7c15ULL + 7;
   for (int i = 0; i < 4; i++) rnd();
@@ -500,6 +514,9 @@ static void onePair(int seed) {
   genQueries(&prog, &nderived);
   genTrace(&trace);
   checked++;
+  curSeed = seed;
+  curProg = prog.s;
+  curTrace = trace.s;
   if (getenv("PROP_DUMP")) printf("%s\n-- trace\n%s", prog.s, trace.s);
   TqDiag d = {0};
   TqSource *src = tqSourceFromString("prop.tq", prog.s);
@@ -640,6 +657,8 @@ done:
 int main(int argc, char **argv) {
   int n = 200, seed = 1;
   setvbuf(stdout, NULL, _IOLBF, 0);
+  signal(SIGABRT, onCrash);
+  signal(SIGSEGV, onCrash);
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!strcmp(argv[i], "-n")) n = atoi(argv[i + 1]);
     else if (!strcmp(argv[i], "-s")) seed = atoi(argv[i + 1]);
