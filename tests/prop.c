@@ -39,6 +39,19 @@ static uint64_t rnd(void) {
   return rs * 2685821657736338717ULL;
 }
 static int ri(int lo, int hi) { return lo + (int)(rnd() % (uint64_t)(hi - lo + 1)); }
+
+/* The additions to the generator draw from a stream of their own, so the
+** pairs of the seeds known before stay as they were (extended only). */
+static uint64_t rsX;
+static uint64_t xSave;
+static void xBegin(void) {
+  xSave = rs;
+  rs = rsX;
+}
+static void xEnd(void) {
+  rsX = rs;
+  rs = xSave;
+}
 static int chance(int pct) { return ri(0, 99) < pct; }
 #define PICK(arr) (arr)[ri(0, (int)TQ_ARRAY_SIZE(arr) - 1)]
 
@@ -277,13 +290,46 @@ static void genQueries(TqBuf *b, int *nderived) {
         tqBufPrintf(b, "retrieve into Q%d (%s.%s) where count(%s.%s by %s.%s) %s %d", q, Bv, idAttr(s), Bv, idAttr(s),
                     Bv, idAttr(s), PICK(((const char *[]){">", "<=", "="})), ri(0, 2));
         break;
-      case 7: /* a derived relation, ranged over */
-        tqBufPrintf(b, "retrieve into D%d (P = %s.%s, R = %s.%s) where %s.%s = %s.%s\n", q, A, idAttr(r), Bv, idAttr(s),
-                    A, idAttr(r), Bv, idAttr(s));
+      case 7: { /* a derived relation, ranged over */
+        tqBufPrintf(b, "retrieve into D%d (P = %s.%s, R = %s.%s)", q, A, idAttr(r), Bv, idAttr(s));
+        /* extension: the derived relation's own valid clause, and a join
+        ** of it with a when clause (its marks matter to the product) */
+        xBegin();
+        int xValid = chance(50), xJoin = chance(50);
+        if (xValid) {
+          if (chance(25)) {
+            tqBufPuts(b, " valid at ");
+            texpr(b, A, Bv, 0);
+          } else {
+            tqBufPuts(b, " valid from ");
+            texpr(b, A, Bv, 0);
+            tqBufPuts(b, " to ");
+            texpr(b, A, Bv, 0);
+          }
+        }
+        xEnd();
+        tqBufPrintf(b, " where %s.%s = %s.%s\n", A, idAttr(r), Bv, idAttr(s));
         tqBufPrintf(b, "range of d%d is D%d\nretrieve into Q%d (d%d.P) where d%d.R %s E%d", q, q, q, q, q,
                     PICK(((const char *[]){"=", "!=", ">"})), ri(1, 4));
+        if (xJoin) {
+          xBegin();
+          const RelDesc *e = pickRel();
+          char Dv[16], Ev[16];
+          snprintf(Dv, sizeof Dv, "d%d", q);
+          snprintf(Ev, sizeof Ev, "j%d", q); /* not e1: that is entity E1 */
+          tqBufPrintf(b, "\nrange of j%d is %s\nretrieve into X%d (d%d.P, T = j%d.%s)", q, e->name, q, q, q, idAttr(e));
+          if (chance(40)) {
+            int v = ri(0, 2);
+            tqBufPrintf(b, " valid at %s%s", v == 0 ? "begin of " : v == 1 ? "" : "end of ", v == 2 ? Dv : Ev);
+          }
+          tqBufPuts(b, " when ");
+          tpred(b, Dv, Ev);
+          tqBufPrintf(b, " where d%d.P = j%d.%s", q, q, idAttr(e));
+          xEnd();
+        }
         (*nderived)++;
         break;
+      }
       case 8: /* Clock[n] */
         tqBufPrintf(b, "range of c%d is Clock[%d]\nretrieve into Q%d (%s.%s) when c%d overlap %s", q, ri(2, 5), q, A,
                     idAttr(r), q, A);
@@ -298,6 +344,19 @@ static void genQueries(TqBuf *b, int *nderived) {
     (void)isEventRel;
     tqBufPuts(b, "\n");
   }
+  /* extension: the optimizer's O3 form (an alpha armed by events): the
+  ** end of an interval after a qualifying event on its flag entity */
+  xBegin();
+  if (chance(20)) {
+    static const char *ivs[] = {"Iv", "Jv", "Pv"}, *flag[] = {"Y", "X", "X"};
+    int k = ri(0, 2);
+    const char *ev = chance(50) ? "Ev" : "Dv";
+    tqBufPrintf(b, "\nrange of o is %s\nrange of s is %s\nretrieve into O (o.X, o.N) valid at end of o where s.%s = o.%s", ivs[k],
+                ev, flag[k], flag[k]);
+    if (chance(50)) tqBufPrintf(b, " and s.N %s %d", PICK(((const char *[]){"<", ">=", "="})), ri(0, 4));
+    tqBufPuts(b, " when s precede end of o\n");
+  }
+  xEnd();
 }
 
 /* ================================================================ the recording */
@@ -508,6 +567,7 @@ static void onCrash(int sig) {
 static void onePair(int seed) {
   rs = (uint64_t)seed * 0x9e3779b97f4a7c15ULL + 7;
   for (int i = 0; i < 4; i++) rnd();
+  rsX = (uint64_t)seed * 0xbf58476d1ce4e5b9ULL + 0x94d049bb133111ebULL;
   TqBuf prog = {0}, trace = {0};
   int nderived = 0;
   tqBufPrintf(&prog, "clock %dns;\n%s", ri(1, 3), SENSORS);
