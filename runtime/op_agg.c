@@ -342,7 +342,10 @@ static int aggPush(RtOp *op, int port, int kind, RtTup *t) {
 /* Applies the change points before `limit`, instant by instant, and shows
 ** each touched group's new value from that instant on. */
 static void applyBefore(Agg *a, TqTime limit) {
-  if (a->scalar && !a->primed) {
+  /* the scalar group shows its value from beginning on: the empty one,
+  ** unless contributions begin at beginning (then their batch shows it;
+  ** until no more can come, it waits) */
+  if (a->scalar && !a->primed && limit > TQ_BEGINNING && !(a->nheap && a->heap[0].t == TQ_BEGINNING)) {
     int64_t v = 0;
     Group *g = groupGet(a, NULL);
     int has = groupValue(a, g, &v);
@@ -362,6 +365,7 @@ static void applyBefore(Agg *a, TqTime limit) {
       int exists = a->scalar || g->nlive > 0;
       int has = groupValue(a, g, &v);
       show(a, g, t, exists, has, v);
+      if (a->scalar) a->primed = 1;
       if (!a->scalar && g->nlive == 0 && !g->out && g->refs == 0) groupFree(a, g);
     }
     a->ntouched = 0;
