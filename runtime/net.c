@@ -274,8 +274,13 @@ int rtNetFinish(RtNet *net, TqTime tEnd, int ok) {
       net->opt.nowValue = tEnd;
       for (int i = 0; i < net->ops.n; i++) flushOp(net->ops.v[i], net->now);
     }
+    /* children first: each operator's inputs have finished, so one more
+    ** flush gives it their final marks (an aggregate whose last change
+    ** points were applied at its finish knows its open periods end after
+    ** the end) before it decides what is left */
     for (int i = 0; i < net->ops.n; i++) {
       RtOp *op = net->ops.v[i];
+      flushOp(op, net->now);
       op->vt->finish(op, net->now);
     }
     rtNetEndInstant(net);

@@ -389,6 +389,8 @@ static void aggFlush(RtOp *op, TqTime now) {
 ** unknown end (an open input, `for ever`) stays open. */
 static void aggFinish(RtOp *op, TqTime now) {
   applyBefore((Agg *)op, TQ_FOREVER);
+  /* nothing comes any more; what is still open ends after the end */
+  op->low = op->maxLow = op->endLow = now;
 }
 
 static void aggFree(RtOp *op) {
