@@ -6,7 +6,9 @@
 ** For each seeded pair: a random program (a fixed sensor configuration with
 ** every collection mode, plus random queries covering the temporal
 ** operators, the default clauses, explicit when and valid clauses, derived
-** relations, Clock[n], sampling and every aggregate and window) and a random
+** relations (with valid clauses of their own, joined under when clauses,
+** aggregated), the optimizer's O3 form, Clock[n], sampling and every
+** aggregate and window) and a random
 ** recording (entities appearing and vanishing, keyed state changes, events
 ** and intervals with equal and adjacent boundaries on purpose).  Checks:
 **   1. the engine's answer equals the SQL oracle's (cpQuerySql over the
@@ -16,7 +18,8 @@
 **      result sliced at sampled instants equals the non-temporal query over
 **      each instant's snapshot.
 ** A failing pair is written to dir as a ready-made golden case
-** (NAME.tq, NAME.trace, NAME.csv with the oracle's answer) and printed.
+** (NAME.tq, NAME.trace, NAME.csv with the oracle's answer) and printed;
+** so is a pair that crashes (an internal check of the test build aborts).
 ** Prints "ok N" / "not ok N" lines and a summary; exit status 1 on failure.
 */
 #include <signal.h>
@@ -327,6 +330,22 @@ static void genQueries(TqBuf *b, int *nderived) {
           tqBufPrintf(b, " where d%d.P = j%d.%s", q, q, idAttr(e));
           xEnd();
         }
+        /* extension: an aggregate over the derived relation, alone or
+        ** linked to it */
+        xBegin();
+        if (chance(30)) {
+          static const char *fns[] = {"count", "countU", "min", "max", "any", "first", "last"};
+          int linked = chance(50);
+          tqBufPrintf(b, "\nretrieve into G%d (", q);
+          if (linked) tqBufPrintf(b, "d%d.P, ", q);
+          tqBufPrintf(b, "V = %s(d%d.%s", PICK(fns), q, chance(50) ? "P" : "R");
+          if (linked || chance(50)) tqBufPrintf(b, " by d%d.P", q);
+          int w = ri(0, 3);
+          if (w == 1) tqBufPuts(b, " for ever");
+          else if (w == 2) tqBufPrintf(b, " for each %dns", ri(2, 9));
+          tqBufPuts(b, "))");
+        }
+        xEnd();
         (*nderived)++;
         break;
       }
@@ -544,8 +563,11 @@ static void report(int seed, const char *prog, const char *trace, const char *or
   if ((f = fopen(csv, "w"))) fputs(oracle ? oracle : "", f), fclose(f);
   printf("    golden case written: %s %s %s (expected = the oracle's answer)\n", tq, trf, csv);
   printf("    program:\n%s", prog);
-  printf("    oracle (sorted):\n%s", oracle ? canon(oracle) : "(none)\n");
-  printf("    engine (sorted):\n%s", got ? canon(got) : "(none)\n");
+  char *co = oracle ? canon(oracle) : NULL, *cg = got ? canon(got) : NULL;
+  printf("    oracle (sorted):\n%s", co ? co : "(none)\n");
+  printf("    engine (sorted):\n%s", cg ? cg : "(none)\n");
+  free(co);
+  free(cg);
   free(tq);
   free(trf);
   free(csv);
