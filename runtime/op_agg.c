@@ -101,6 +101,7 @@ typedef struct Agg {
   Group **touched;
   int ntouched, ctouched;
   int set;            /* set mode (spec.set, one time component) */
+  int inEvent;        /* the input is an event relation */
   TqMap keys;         /* set mode: hash -> SetKey* (chained) */
   TqMap member;       /* set mode: open input tuple -> its SetKey* */
   SetKey **kheap;     /* keys by begin (min-heap): forgotten once the input's low passes */
@@ -551,6 +552,9 @@ static void keysForget(Agg *a, TqTime low) {
 
 static int aggPush(RtOp *op, int port, int kind, RtTup *t) {
   Agg *a = (Agg *)op;
+  /* an event at beginning spans [beginning, beginning + 1) = nothing
+  ** (time arithmetic saturates there, as in predicates) */
+  if (kind == RT_ADD && a->inEvent && tqTimeAdd(RT_FROM(t, 0), 1) <= RT_FROM(t, 0)) return 0;
   if (a->set) {
     setPush(a, kind, t);
     return 0;
@@ -726,5 +730,6 @@ RtOp *rtOpAgg(RtNet *net, const AlgNode *n, TqBuf *msg) {
   a->aty = g->arg->type.kind;
   a->stretch = g->window == WIN_EACH ? g->width - 1 : 0;
   a->set = g->set && n->kid[0]->sch.ntv == 1;
+  a->inEvent = n->kid[0]->sch.ntv == 1 && n->kid[0]->sch.tv[0].isEvent;
   return &a->op;
 }
