@@ -629,8 +629,9 @@ static void aggFinish(RtOp *op, TqTime now) {
   /* members still open end together, after the end */
   for (int i = 0; i < a->nhold; i++) keyResolve(a, a->hold[i], 1);
   applyBefore(a, TQ_FOREVER);
-  /* nothing comes any more; what is still open ends after the end */
-  op->low = op->maxLow = op->endLow = now;
+  /* nothing comes any more; what is still open never ends */
+  op->low = op->maxLow = now;
+  op->endLow = TQ_FOREVER;
 }
 
 static void aggFree(RtOp *op) {

@@ -325,7 +325,9 @@ static void alphaFlush(RtOp *op, TqTime now) {
     }
   }
   op->low = low;
-  op->endLow = now; /* held intervals end when their END comes, at now or later */
+  /* held intervals end when their END comes, at now or later; at the end
+  ** of the run, never (at forever: they stay open) */
+  op->endLow = op->net->ending ? TQ_FOREVER : now;
 }
 
 static void alphaFinish(RtOp *op, TqTime now) {}
