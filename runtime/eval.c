@@ -326,17 +326,52 @@ int rtTPred(const RtExpr *e, const RtTCtx *c) {
   }
 }
 
-TqTime rtTExprLow(const RtExpr *e, TqTime spanLow, TqTime nowLow) {
+/* Is e's value an instant (statically, as rtTEval decides)? */
+static int tInstant(const RtExpr *e) {
   switch (e->kind) {
-    case AX_TVAR: return spanLow;
-    case AX_TCONST: return e->ival;
-    case AX_NOW: return nowLow;
+    case AX_TVAR: return e->isEvent;
+    case AX_TSHIFT: return tInstant(e->a);
+    case AX_OVERLAP:
+    case AX_TOVERLAP: return tInstant(e->a) || tInstant(e->b);
+    case AX_EXTEND: return 0;
+    default: return 1;
+  }
+}
+
+RtLow rtTExprLow(const RtExpr *e, TqTime spanB, TqTime spanE, TqTime nowLow) {
+  RtLow r = {TQ_BEGINNING, TQ_BEGINNING}, x, y;
+  switch (e->kind) {
+    case AX_TVAR:
+      r.b = spanB;
+      r.e = e->isEvent ? spanB : spanE;
+      return r;
+    case AX_TCONST: r.b = r.e = e->ival; return r;
+    case AX_NOW: r.b = r.e = nowLow; return r;
     case AX_BEGINOF:
-    case AX_ENDOF: return rtTExprLow(e->a, spanLow, nowLow);
-    case AX_TSHIFT: return tqTimeAdd(rtTExprLow(e->a, spanLow, nowLow), e->ival);
+    case AX_ENDOF:
+      x = rtTExprLow(e->a, spanB, spanE, nowLow);
+      r.b = r.e = e->kind == AX_BEGINOF ? x.b : x.e;
+      return r;
+    case AX_TSHIFT:
+      x = rtTExprLow(e->a, spanB, spanE, nowLow);
+      r.b = tqTimeAdd(x.b, e->ival);
+      r.e = tqTimeAdd(x.e, e->ival);
+      return r;
     case AX_OVERLAP:
     case AX_TOVERLAP:
-    case AX_EXTEND: return tmin(rtTExprLow(e->a, spanLow, nowLow), rtTExprLow(e->b, spanLow, nowLow));
-    default: return TQ_BEGINNING;
+      /* from the later begin; to the earlier end, or an instant */
+      x = rtTExprLow(e->a, spanB, spanE, nowLow);
+      y = rtTExprLow(e->b, spanB, spanE, nowLow);
+      r.b = tmax(x.b, y.b);
+      r.e = tInstant(e) ? r.b : tmin(x.e, y.e);
+      return r;
+    case AX_EXTEND:
+      /* from the earlier begin to the later end */
+      x = rtTExprLow(e->a, spanB, spanE, nowLow);
+      y = rtTExprLow(e->b, spanB, spanE, nowLow);
+      r.b = tmin(x.b, y.b);
+      r.e = tmax(x.e, y.e);
+      return r;
+    default: return r;
   }
 }

@@ -202,12 +202,13 @@ static int piTPush(RtOp *op, int port, int kind, RtTup *t) {
   return rc;
 }
 
-/* Lower bound of the end of an output still open. */
+/* Lower bound of the end of an output still open (or to come): the
+** clause's end (and the clip's), from the input's marks. */
 static TqTime outEndLow(PiT *p, TqTime nowLow) {
-  TqTime e = p->op.kid[0]->endLow;
-  TqTime r = rtTExprLow(p->at ? p->from : p->to, e, nowLow);
+  TqTime b = p->op.kid[0]->low, e = p->op.kid[0]->endLow;
+  TqTime r = rtTExprLow(p->at ? p->from : p->to, b, e, nowLow).e;
   if (p->clip) {
-    TqTime k = rtTExprLow(p->clip, e, nowLow);
+    TqTime k = rtTExprLow(p->clip, b, e, nowLow).e;
     if (k < r) r = k;
   }
   return r;
@@ -219,7 +220,8 @@ static void piTFlush(RtOp *op, TqTime now) {
   ** result begins no earlier than the clause's value from there (its
   ** constants and shifts included) */
   TqTime nowLow = op->net->opt.nowValue != TQ_OPEN ? op->net->opt.nowValue : now;
-  TqTime low = p->latest ? op->kid[0]->maxLow : rtTExprLow(p->from, op->kid[0]->low, nowLow);
+  TqTime kl = op->kid[0]->low;
+  TqTime low = p->latest ? op->kid[0]->maxLow : rtTExprLow(p->from, kl, kl, nowLow).b;
   if (p->pending.n) {
     TqVec all = {0};
     for (uint32_t i = 0; i < p->pending.cap; i++)

@@ -63,11 +63,17 @@ typedef struct RtTCtx {
 
 RtTVal rtTEval(const RtExpr *e, const RtTCtx *c);
 int rtTPred(const RtExpr *e, const RtTCtx *c);
-/* A lower bound of every time point of e's value (begin and end) when
-** each span of the tuple starts (for ends: ends) at or after spanLow and
-** `now` is at least nowLow: the smallest of those and of e's constants,
-** moved by the shifts on the way (for low and end marks). */
-TqTime rtTExprLow(const RtExpr *e, TqTime spanLow, TqTime nowLow);
+/* Lower bounds of the begin and the end of e's value, when each span of
+** the tuple begins at or after spanB, an open span ends at or after spanE,
+** and `now` is at least nowLow: e's constants and shifts count, an
+** intersection begins at the later begin and ends at the earlier end, an
+** extend the other way round (for low and end marks).  For an end, a
+** closed span is taken to end at spanE or later too: a result whose end is
+** still unknown does not hinge on an earlier known end. */
+typedef struct RtLow {
+  TqTime b, e; /* begin, end */
+} RtLow;
+RtLow rtTExprLow(const RtExpr *e, TqTime spanB, TqTime spanE, TqTime nowLow);
 
 /* ---------------------------------------------------------------- operators */
 RtOp *rtOpSource(RtNet *net, const AlgNode *n);

@@ -214,14 +214,18 @@ static void testTemporal(void) {
   CHECK(rtTPred(&nt, &c20) == TRI_U && rtTPred(&nt, &c) == TRI_F, "not is three-valued");
   /* lower bounds for marks: constants and shifts on the way count */
   RtExpr k3 = {.kind = AX_TCONST, .ival = 3}, k3m = {.kind = AX_TSHIFT, .a = &k3, .ival = -6};
-  CHECK(rtTExprLow(&k3m, 40, 40) == -3, "low of 3 - 6ns is -3 (the shift applies to the constant)");
+  CHECK(rtTExprLow(&k3m, 40, 40, 40).b == -3, "low of 3 - 6ns is -3 (the shift applies to the constant)");
   RtExpr s1 = {.kind = AX_TSHIFT, .a = &v0, .ival = -3}, s2 = {.kind = AX_TSHIFT, .a = &s1, .ival = -4};
   RtExpr bs2 = {.kind = AX_BEGINOF, .a = &s2};
-  CHECK(rtTExprLow(&bs2, 40, 40) == 33, "low of begin of ((V - 3ns) - 4ns) is 7 below the spans' low");
+  CHECK(rtTExprLow(&bs2, 40, 40, 40).b == 33, "low of begin of ((V - 3ns) - 4ns) is 7 below the spans' low");
   RtExpr up = {.kind = AX_TSHIFT, .a = &v0, .ival = 5}, ext = {.kind = AX_EXTEND, .a = &up, .b = &k3m};
-  CHECK(rtTExprLow(&ext, 40, 40) == -3, "low of an extend is the lower side's");
+  RtLow lx = rtTExprLow(&ext, 40, 50, 40);
+  CHECK(lx.b == -3 && lx.e == 55, "an extend begins at the earlier begin and ends at the later end");
+  RtExpr k14 = {.kind = AX_TCONST, .ival = 14}, e14 = {.kind = AX_ENDOF, .a = &k14}, ext2 = {.kind = AX_EXTEND, .a = &e14, .b = &v0};
+  CHECK(rtTExprLow(&ext2, 40, TQ_FOREVER, 40).e == TQ_FOREVER, "end of (end of 14 extend V) is V's end, not 14");
   RtExpr nw = {.kind = AX_NOW}, ov4 = {.kind = AX_OVERLAP, .a = &v0, .b = &nw};
-  CHECK(rtTExprLow(&ov4, 40, 30) == 30, "now counts from its own lower bound");
+  RtLow lo4 = rtTExprLow(&ov4, 20, 40, 30);
+  CHECK(lo4.b == 30 && lo4.e == 30, "V overlap now is an instant at now, from now's own lower bound");
 }
 
 static void testOperators(void) {
