@@ -338,6 +338,38 @@ static int tInstant(const RtExpr *e) {
   }
 }
 
+int rtTExprEndOpen(const RtExpr *e, int nowKnown) {
+  switch (e->kind) {
+    case AX_TVAR: return !e->isEvent;
+    case AX_TCONST: return 0;
+    case AX_NOW: return !nowKnown;
+    case AX_BEGINOF: return rtTExprBeginOpen(e->a, nowKnown);
+    case AX_ENDOF:
+    case AX_TSHIFT: return rtTExprEndOpen(e->a, nowKnown);
+    case AX_OVERLAP:
+    case AX_TOVERLAP:
+      if (tInstant(e)) return rtTExprBeginOpen(e, nowKnown);
+      return rtTExprEndOpen(e->a, nowKnown) || rtTExprEndOpen(e->b, nowKnown);
+    case AX_EXTEND: return rtTExprEndOpen(e->a, nowKnown) || rtTExprEndOpen(e->b, nowKnown);
+    default: return 1;
+  }
+}
+
+int rtTExprBeginOpen(const RtExpr *e, int nowKnown) {
+  switch (e->kind) {
+    case AX_TVAR:
+    case AX_TCONST: return 0;
+    case AX_NOW: return !nowKnown;
+    case AX_BEGINOF: return rtTExprBeginOpen(e->a, nowKnown);
+    case AX_ENDOF: return rtTExprEndOpen(e->a, nowKnown);
+    case AX_TSHIFT: return rtTExprBeginOpen(e->a, nowKnown);
+    case AX_OVERLAP:
+    case AX_TOVERLAP:
+    case AX_EXTEND: return rtTExprBeginOpen(e->a, nowKnown) || rtTExprBeginOpen(e->b, nowKnown);
+    default: return 1;
+  }
+}
+
 RtLow rtTExprLow(const RtExpr *e, TqTime spanB, TqTime spanE, TqTime nowLow) {
   RtLow r = {TQ_BEGINNING, TQ_BEGINNING}, x, y;
   switch (e->kind) {

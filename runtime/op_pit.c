@@ -205,8 +205,11 @@ static int piTPush(RtOp *op, int port, int kind, RtTup *t) {
 /* Lower bound of the end of an output still open (or to come): the
 ** clause's end (and the clip's), from the input's marks. */
 static TqTime outEndLow(PiT *p, TqTime nowLow) {
+  /* no output is ever open when the clause's end is always known */
+  int nowKnown = p->op.net->opt.nowValue != TQ_OPEN;
+  if (p->at || (!rtTExprEndOpen(p->to, nowKnown) && !(p->clip && rtTExprEndOpen(p->clip, nowKnown)))) return TQ_FOREVER;
   TqTime b = p->op.kid[0]->low, e = p->op.kid[0]->endLow;
-  TqTime r = rtTExprLow(p->at ? p->from : p->to, b, e, nowLow).e;
+  TqTime r = rtTExprLow(p->to, b, e, nowLow).e;
   if (p->clip) {
     TqTime k = rtTExprLow(p->clip, b, e, nowLow).e;
     if (k < r) r = k;

@@ -74,6 +74,11 @@ typedef struct RtLow {
   TqTime b, e; /* begin, end */
 } RtLow;
 RtLow rtTExprLow(const RtExpr *e, TqTime spanB, TqTime spanE, TqTime nowLow);
+/* May the end (the begin) of e's value be unknown for a while: does it
+** hinge on the end of an interval, or on `now` when its value is not known
+** (nowKnown = 0)?  A result whose end cannot be unknown is never open. */
+int rtTExprEndOpen(const RtExpr *e, int nowKnown);
+int rtTExprBeginOpen(const RtExpr *e, int nowKnown);
 
 /* ---------------------------------------------------------------- operators */
 RtOp *rtOpSource(RtNet *net, const AlgNode *n);

@@ -226,6 +226,9 @@ static void testTemporal(void) {
   RtExpr nw = {.kind = AX_NOW}, ov4 = {.kind = AX_OVERLAP, .a = &v0, .b = &nw};
   RtLow lo4 = rtTExprLow(&ov4, 20, 40, 30);
   CHECK(lo4.b == 30 && lo4.e == 30, "V overlap now is an instant at now, from now's own lower bound");
+  RtExpr beg = {.kind = AX_TCONST, .ival = TQ_BEGINNING}, ext3 = {.kind = AX_EXTEND, .a = &beg, .b = &v2};
+  CHECK(!rtTExprEndOpen(&ext3, 1) && rtTExprEndOpen(&ext, 1), "the end of (beginning extend event) is always known, of an interval's not");
+  CHECK(rtTExprEndOpen(&nw, 0) && !rtTExprEndOpen(&nw, 1), "now is unknown only while its value is");
 }
 
 static void testOperators(void) {
