@@ -553,8 +553,9 @@ static void keysForget(Agg *a, TqTime low) {
 static int aggPush(RtOp *op, int port, int kind, RtTup *t) {
   Agg *a = (Agg *)op;
   /* an event at beginning spans [beginning, beginning + 1) = nothing
-  ** (time arithmetic saturates there, as in predicates) */
-  if (kind == RT_ADD && a->inEvent && tqTimeAdd(RT_FROM(t, 0), 1) <= RT_FROM(t, 0)) return 0;
+  ** (time arithmetic saturates there, as in predicates); only `for ever`
+  ** counts it, from its begin on */
+  if (kind == RT_ADD && a->inEvent && a->spec.window != WIN_EVER && tqTimeAdd(RT_FROM(t, 0), 1) <= RT_FROM(t, 0)) return 0;
   if (a->set) {
     setPush(a, kind, t);
     return 0;
