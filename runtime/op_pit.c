@@ -168,7 +168,14 @@ static int closeIfKnown(PiT *p, RtTup *t, int *rc) {
   }
   if (y.kind == TV_EMPTY || y.e.lo != y.e.hi) {
     if (y.kind != TV_EMPTY && y.e.hi < TQ_FOREVER) {
-      waitPush(p, y.e.hi, t); /* known once nothing can end before y.e.hi */
+      /* known once nothing can end before y.e.hi; later when the clause
+      ** shifts an end back: then it waits for the end mark to move on */
+      TqTime key = y.e.hi, el = c.endLow;
+      if (key <= el) {
+        if (el >= TQ_FOREVER) return 0; /* cannot happen: every end is known then */
+        key = el + 1;
+      }
+      waitPush(p, key, t);
       return 0;
     }
     if (t->nopen == 0 && y.kind == TV_EMPTY) t->link = NULL, rtTupUnref(o);
