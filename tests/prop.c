@@ -574,13 +574,16 @@ static void report(int seed, const char *prog, const char *trace, const char *or
 }
 
 /* The pair being checked, for a crash (an internal check of the test
-** build aborts): it is written as a golden case before dying. */
+** build aborts) or a hang (no answer within PAIR_SECONDS): it is written
+** as a golden case before dying. */
+#define PAIR_SECONDS 120
 static int curSeed;
 static const char *curProg, *curTrace;
 
 static void onCrash(int sig) {
   signal(sig, SIG_DFL);
-  char *what = tqMprintf("crash (signal %d) in the engine", sig);
+  char *what = sig == SIGALRM ? tqMprintf("no answer within %d s (a hang)", PAIR_SECONDS)
+                              : tqMprintf("crash (signal %d) in the engine", sig);
   report(curSeed, curProg, curTrace, "", what, NULL);
   fflush(stdout);
   raise(sig);
@@ -599,6 +602,7 @@ static void onePair(int seed) {
   curSeed = seed;
   curProg = prog.s;
   curTrace = trace.s;
+  alarm(PAIR_SECONDS);
   if (getenv("PROP_DUMP")) printf("%s\n-- trace\n%s", prog.s, trace.s);
   TqDiag d = {0};
   TqSource *src = tqSourceFromString("prop.tq", prog.s);
@@ -731,6 +735,7 @@ static void onePair(int seed) {
   free(dbp);
   cpProgramFree(p);
 done:
+  alarm(0);
   tqDiagFree(&d);
   tqBufFree(&prog);
   tqBufFree(&trace);
@@ -741,6 +746,7 @@ int main(int argc, char **argv) {
   setvbuf(stdout, NULL, _IOLBF, 0);
   signal(SIGABRT, onCrash);
   signal(SIGSEGV, onCrash);
+  signal(SIGALRM, onCrash);
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!strcmp(argv[i], "-n")) n = atoi(argv[i + 1]);
     else if (!strcmp(argv[i], "-s")) seed = atoi(argv[i + 1]);
