@@ -338,72 +338,61 @@ static int tInstant(const RtExpr *e) {
   }
 }
 
-int rtTExprEndOpen(const RtExpr *e, int nowKnown) {
-  switch (e->kind) {
-    case AX_TVAR: return !e->isEvent;
-    case AX_TCONST: return 0;
-    case AX_NOW: return !nowKnown;
-    case AX_BEGINOF: return rtTExprBeginOpen(e->a, nowKnown);
-    case AX_ENDOF:
-    case AX_TSHIFT: return rtTExprEndOpen(e->a, nowKnown);
-    case AX_OVERLAP:
-    case AX_TOVERLAP:
-      if (tInstant(e)) return rtTExprBeginOpen(e, nowKnown);
-      return rtTExprEndOpen(e->a, nowKnown) || rtTExprEndOpen(e->b, nowKnown);
-    case AX_EXTEND: return rtTExprEndOpen(e->a, nowKnown) || rtTExprEndOpen(e->b, nowKnown);
-    default: return 1;
-  }
-}
-
-int rtTExprBeginOpen(const RtExpr *e, int nowKnown) {
+RtLow rtTExprLow(const RtExpr *e, TqTime spanB, TqTime spanE, TqTime nowLow, int nowKnown) {
+  RtLow r = {TQ_BEGINNING, TQ_BEGINNING, TQ_FOREVER, TQ_FOREVER}, x, y;
   switch (e->kind) {
     case AX_TVAR:
-    case AX_TCONST: return 0;
-    case AX_NOW: return !nowKnown;
-    case AX_BEGINOF: return rtTExprBeginOpen(e->a, nowKnown);
-    case AX_ENDOF: return rtTExprEndOpen(e->a, nowKnown);
-    case AX_TSHIFT: return rtTExprBeginOpen(e->a, nowKnown);
-    case AX_OVERLAP:
-    case AX_TOVERLAP:
-    case AX_EXTEND: return rtTExprBeginOpen(e->a, nowKnown) || rtTExprBeginOpen(e->b, nowKnown);
-    default: return 1;
-  }
-}
-
-RtLow rtTExprLow(const RtExpr *e, TqTime spanB, TqTime spanE, TqTime nowLow) {
-  RtLow r = {TQ_BEGINNING, TQ_BEGINNING}, x, y;
-  switch (e->kind) {
-    case AX_TVAR:
-      r.b = spanB;
-      r.e = e->isEvent ? spanB : spanE;
+      /* a span begins at spanB or later, and so ends; an open one ends at
+      ** spanE or later; begins are known, an event's end too */
+      r.b = r.e = spanB;
+      if (!e->isEvent) r.oe = spanE;
       return r;
     case AX_TCONST: r.b = r.e = e->ival; return r;
-    case AX_NOW: r.b = r.e = nowLow; return r;
+    case AX_NOW:
+      r.b = r.e = nowLow;
+      if (!nowKnown) r.ob = r.oe = nowLow;
+      return r;
     case AX_BEGINOF:
     case AX_ENDOF:
-      x = rtTExprLow(e->a, spanB, spanE, nowLow);
-      r.b = r.e = e->kind == AX_BEGINOF ? x.b : x.e;
+      x = rtTExprLow(e->a, spanB, spanE, nowLow, nowKnown);
+      if (e->kind == AX_BEGINOF) r.b = r.e = x.b, r.ob = r.oe = x.ob;
+      else r.b = r.e = x.e, r.ob = r.oe = x.oe;
       return r;
     case AX_TSHIFT:
-      x = rtTExprLow(e->a, spanB, spanE, nowLow);
+      x = rtTExprLow(e->a, spanB, spanE, nowLow, nowKnown);
       r.b = tqTimeAdd(x.b, e->ival);
       r.e = tqTimeAdd(x.e, e->ival);
+      r.ob = tqTimeAdd(x.ob, e->ival);
+      r.oe = tqTimeAdd(x.oe, e->ival);
       return r;
     case AX_OVERLAP:
     case AX_TOVERLAP:
-      /* from the later begin; to the earlier end, or an instant */
-      x = rtTExprLow(e->a, spanB, spanE, nowLow);
-      y = rtTExprLow(e->b, spanB, spanE, nowLow);
+      /* from the later begin (unknown: one side is, the other is at its
+      ** bound or later); to the earlier end (unknown: a known earlier end
+      ** would decide it, so it is the unknown side's), or an instant */
+      x = rtTExprLow(e->a, spanB, spanE, nowLow, nowKnown);
+      y = rtTExprLow(e->b, spanB, spanE, nowLow, nowKnown);
       r.b = tmax(x.b, y.b);
-      r.e = tInstant(e) ? r.b : tmin(x.e, y.e);
+      r.ob = tmin(tmax(x.ob, y.b), tmax(x.b, y.ob));
+      if (tInstant(e)) {
+        r.e = r.b;
+        r.oe = r.ob;
+      } else {
+        r.e = tmin(x.e, y.e);
+        r.oe = tmin(x.oe, y.oe);
+      }
       return r;
     case AX_EXTEND:
-      /* from the earlier begin to the later end */
-      x = rtTExprLow(e->a, spanB, spanE, nowLow);
-      y = rtTExprLow(e->b, spanB, spanE, nowLow);
+      /* from the earlier begin to the later end (the other way round) */
+      x = rtTExprLow(e->a, spanB, spanE, nowLow, nowKnown);
+      y = rtTExprLow(e->b, spanB, spanE, nowLow, nowKnown);
       r.b = tmin(x.b, y.b);
+      r.ob = tmin(x.ob, y.ob);
       r.e = tmax(x.e, y.e);
+      r.oe = tmin(tmax(x.oe, y.e), tmax(x.e, y.oe));
       return r;
-    default: return r;
+    default:
+      r.ob = r.oe = TQ_BEGINNING;
+      return r;
   }
 }

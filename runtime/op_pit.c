@@ -209,16 +209,16 @@ static int piTPush(RtOp *op, int port, int kind, RtTup *t) {
   return rc;
 }
 
-/* Lower bound of the end of an output still open (or to come): the
-** clause's end (and the clip's), from the input's marks. */
+/* Lower bound of the end of an output still open (or to come): the end
+** of the `to` clause (and of the clip) while unknown, from the input's
+** marks; forever when it is always known (no output is ever open). */
 static TqTime outEndLow(PiT *p, TqTime nowLow) {
-  /* no output is ever open when the clause's end is always known */
+  if (p->at) return TQ_FOREVER;
   int nowKnown = p->op.net->opt.nowValue != TQ_OPEN;
-  if (p->at || (!rtTExprEndOpen(p->to, nowKnown) && !(p->clip && rtTExprEndOpen(p->clip, nowKnown)))) return TQ_FOREVER;
   TqTime b = p->op.kid[0]->low, e = p->op.kid[0]->endLow;
-  TqTime r = rtTExprLow(p->to, b, e, nowLow).e;
+  TqTime r = rtTExprLow(p->to, b, e, nowLow, nowKnown).oe;
   if (p->clip) {
-    TqTime k = rtTExprLow(p->clip, b, e, nowLow).e;
+    TqTime k = rtTExprLow(p->clip, b, e, nowLow, nowKnown).oe;
     if (k < r) r = k;
   }
   return r;
@@ -231,7 +231,7 @@ static void piTFlush(RtOp *op, TqTime now) {
   ** constants and shifts included) */
   TqTime nowLow = op->net->opt.nowValue != TQ_OPEN ? op->net->opt.nowValue : now;
   TqTime kl = op->kid[0]->low;
-  TqTime low = p->latest ? op->kid[0]->maxLow : rtTExprLow(p->from, kl, kl, nowLow).b;
+  TqTime low = p->latest ? op->kid[0]->maxLow : rtTExprLow(p->from, kl, kl, nowLow, 1).b;
   if (p->pending.n) {
     TqVec all = {0};
     for (uint32_t i = 0; i < p->pending.cap; i++)

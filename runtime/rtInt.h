@@ -63,22 +63,19 @@ typedef struct RtTCtx {
 
 RtTVal rtTEval(const RtExpr *e, const RtTCtx *c);
 int rtTPred(const RtExpr *e, const RtTCtx *c);
-/* Lower bounds of the begin and the end of e's value, when each span of
-** the tuple begins at or after spanB, an open span ends at or after spanE,
-** and `now` is at least nowLow: e's constants and shifts count, an
-** intersection begins at the later begin and ends at the earlier end, an
-** extend the other way round (for low and end marks).  For an end, a
-** closed span is taken to end at spanE or later too: a result whose end is
-** still unknown does not hinge on an earlier known end. */
+/* Lower bounds of the begin and the end of e's value (for low and end
+** marks), when each span of the tuple begins at or after spanB (and so
+** ends after it), an open span ends at or after spanE, and `now` is at
+** least nowLow (its value when nowKnown): e's constants and shifts count,
+** an intersection begins at the later begin and ends at the earlier end,
+** an extend the other way round.  ob and oe bound the begin and the end
+** when they are not known yet (a result still open): forever when they
+** are always known. */
 typedef struct RtLow {
-  TqTime b, e; /* begin, end */
+  TqTime b, e;   /* begin, end */
+  TqTime ob, oe; /* begin, end while unknown (TQ_FOREVER: never unknown) */
 } RtLow;
-RtLow rtTExprLow(const RtExpr *e, TqTime spanB, TqTime spanE, TqTime nowLow);
-/* May the end (the begin) of e's value be unknown for a while: does it
-** hinge on the end of an interval, or on `now` when its value is not known
-** (nowKnown = 0)?  A result whose end cannot be unknown is never open. */
-int rtTExprEndOpen(const RtExpr *e, int nowKnown);
-int rtTExprBeginOpen(const RtExpr *e, int nowKnown);
+RtLow rtTExprLow(const RtExpr *e, TqTime spanB, TqTime spanE, TqTime nowLow, int nowKnown);
 
 /* ---------------------------------------------------------------- operators */
 RtOp *rtOpSource(RtNet *net, const AlgNode *n);
