@@ -54,7 +54,7 @@ typedef struct OpenIv {
   int rel;
   uint64_t id;
   TqTime from;
-  int emitted;         /* 1: its begin was delivered; 2: out of the begin-order queue; 4: its flag entity existed at its begin */
+  int emitted;         /* bits: 1 begin delivered, 2 out of the queue, 4 flag entity existed at the begin */
   int pos;             /* index in its relation's open list, -1 when closed */
   int64_t vals[];
 } OpenIv;

@@ -555,7 +555,8 @@ static int aggPush(RtOp *op, int port, int kind, RtTup *t) {
   /* an event at beginning spans [beginning, beginning + 1) = nothing
   ** (time arithmetic saturates there, as in predicates); only `for ever`
   ** counts it, from its begin on */
-  if (kind == RT_ADD && a->inEvent && a->spec.window != WIN_EVER && tqTimeAdd(RT_FROM(t, 0), 1) <= RT_FROM(t, 0)) return 0;
+  TqTime f = RT_FROM(t, 0);
+  if (kind == RT_ADD && a->inEvent && a->spec.window != WIN_EVER && tqTimeAdd(f, 1) <= f) return 0;
   if (a->set) {
     setPush(a, kind, t);
     return 0;

@@ -164,7 +164,9 @@ int rtAlphaBegin(RtOp *op, uint64_t ivid, TqTime from, int64_t flagEnt, const in
 /* A begin as a map value (never NULL: no time is INT64_MIN). */
 static void *missKey(TqTime from) { return (void *)(uintptr_t)((uint64_t)from ^ ((uint64_t)1 << 63)); }
 /* Is heap entry m still a missed interval (not ended since)? */
-static int missLive(const Alpha *a, const struct Miss *m) { return tqMapGet(&a->missed, m->ivid + 2) == missKey(m->from); }
+static int missLive(const Alpha *a, const struct Miss *m) {
+  return tqMapGet(&a->missed, m->ivid + 2) == missKey(m->from);
+}
 
 static void missUp(Alpha *a, int i) {
   while (i > 0 && a->miss[i].from < a->miss[(i - 1) / 2].from) {
