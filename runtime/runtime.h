@@ -31,6 +31,10 @@
 ** the oldest stored begin, but its latest-start mark follows its inputs;
 ** the valid clause `from begin of (V1 overlap ... Vk)` (the default over
 ** all the variables) begins at the latest begin, so its low mark is that.
+** At the end of the run (rtNetFinish) nothing is delivered any more and
+** what is still open never ends: the last flush reports so.  The test
+** build (TQ_TESTING) checks the three promises on every delta (rtEmit)
+** and aborts, naming the operator, when one is broken.
 **
 ** Ownership: tuples are reference counted and come from per-size pools
 ** (no malloc per tuple on the hot path).  An operator that keeps a tuple
