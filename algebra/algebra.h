@@ -227,6 +227,9 @@ typedef struct AlgAggSpec {
   int window;          /* WIN_INSTANT / WIN_EVER / WIN_EACH */
   TqTime width;        /* WIN_EACH: window width */
   AlgType type;        /* value type */
+  int set;             /* the argument is a derived relation, a set: value-equivalent
+                       ** tuples count once (set for count, sum and avg, which
+                       ** duplicates would change) */
 } AlgAggSpec;
 
 typedef struct AlgNode AlgNode;

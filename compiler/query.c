@@ -734,6 +734,7 @@ static AlgExpr *tyAggregate(QCtx *q, AstNode *x) {
   g->byName = byN;
   g->where = wh;
   g->type = vt;
+  g->set = r->derived && (fn == AGG_COUNT || fn == AGG_SUM || fn == AGG_AVG);
   if (win) {
     g->window = win->op2;
     g->width = win->i;

@@ -16,7 +16,8 @@
 **   5. the other records are delivered if their sensor is enabled on the
 **      flag entity and that entity exists: an interval whose begin was
 **      delivered has its end delivered; one that began while disabled is
-**      delivered whole at its end if the sensor is enabled then.
+**      delivered whole at its end if the sensor is enabled then (and the
+**      entity existed at its begin or exists then).
 ** A snapshot closes at each base Clock tick after which records came: the
 ** record sets of the delivered records go to the PMs synchronised on
 ** snapshot-end (consumers, delta producers); it becomes the previous one.
@@ -55,7 +56,7 @@ typedef struct OpenIv {
   int rel;
   uint64_t id;
   TqTime from;
-  int emitted;         /* its begin was delivered */
+  int emitted;         /* bits: 1 begin delivered, 2 out of the queue, 4 flag entity existed at the begin */
   int pos;             /* index in its relation's open list, -1 when closed */
   int64_t vals[];
 } OpenIv;
@@ -577,7 +578,9 @@ static void deliver(tq_engine *e, TqMap *m, const tq_record *r, OpenIv *ended) {
   }
   if (r->kind == TQ_REC_BEGIN) {
     OpenIv *iv = tqMapGet(m, ivKey(r->rel, r->id));
-    if (iv && rtSensorEnabled(s, r->vals[f]) && alive(e, rel, f, r->vals[f]) && !filtered(e, r)) {
+    int live = alive(e, rel, f, r->vals[f]);
+    if (iv && live) iv->emitted |= 4;
+    if (iv && rtSensorEnabled(s, r->vals[f]) && live && !filtered(e, r)) {
       iv->emitted |= 1;
       rtDeliverBegin(net, s, r->id, r->from, r->vals);
       snapAdd(e, r);
@@ -586,7 +589,11 @@ static void deliver(tq_engine *e, TqMap *m, const tq_record *r, OpenIv *ended) {
   }
   if (r->kind == TQ_REC_END || r->kind == TQ_REC_WHOLE) {
     int emitted = ended ? ended->emitted & 1 : 0;
-    if (emitted || (rtSensorEnabled(s, r->vals[f]) && alive(e, rel, f, r->vals[f]) && !filtered(e, r))) {
+    /* whole, if enabled now and its flag entity existed at its begin (the
+    ** engine knows it since) or exists now: what a sensor enabled all along
+    ** would have delivered, whatever the enabling the optimizer chose */
+    int seen = (ended && (ended->emitted & 4)) || alive(e, rel, f, r->vals[f]);
+    if (emitted || (rtSensorEnabled(s, r->vals[f]) && seen && !filtered(e, r))) {
       rtDeliverEnd(net, s, r->id, r->from, r->to, r->vals);
       tq_record c = *r;
       if (!emitted) c.kind = TQ_REC_WHOLE; /* delivered whole: its begin was not */

@@ -326,13 +326,73 @@ int rtTPred(const RtExpr *e, const RtTCtx *c) {
   }
 }
 
-TqTime rtTExprMinConst(const RtExpr *e, TqTime *shift) {
-  if (!e) return TQ_FOREVER;
-  TqTime m = TQ_FOREVER;
-  if (e->kind == AX_TCONST) m = e->ival;
-  if (e->kind == AX_TSHIFT && e->ival < 0 && shift && e->ival < *shift) *shift = e->ival;
-  TqTime a = rtTExprMinConst(e->a, shift), b = rtTExprMinConst(e->b, shift);
-  if (a < m) m = a;
-  if (b < m) m = b;
-  return m;
+/* Is e's value an instant (statically, as rtTEval decides)? */
+static int tInstant(const RtExpr *e) {
+  switch (e->kind) {
+    case AX_TVAR: return e->isEvent;
+    case AX_TSHIFT: return tInstant(e->a);
+    case AX_OVERLAP:
+    case AX_TOVERLAP: return tInstant(e->a) || tInstant(e->b);
+    case AX_EXTEND: return 0;
+    default: return 1;
+  }
+}
+
+RtLow rtTExprLow(const RtExpr *e, TqTime spanB, TqTime spanE, TqTime nowLow, int nowKnown) {
+  RtLow r = {TQ_BEGINNING, TQ_BEGINNING, TQ_FOREVER, TQ_FOREVER}, x, y;
+  switch (e->kind) {
+    case AX_TVAR:
+      /* a span begins at spanB or later, and so ends; an open one ends at
+      ** spanE or later; begins are known, an event's end too */
+      r.b = r.e = spanB;
+      if (!e->isEvent) r.oe = spanE;
+      return r;
+    case AX_TCONST: r.b = r.e = e->ival; return r;
+    case AX_NOW:
+      r.b = r.e = nowLow;
+      if (!nowKnown) r.ob = r.oe = nowLow;
+      return r;
+    case AX_BEGINOF:
+    case AX_ENDOF:
+      x = rtTExprLow(e->a, spanB, spanE, nowLow, nowKnown);
+      if (e->kind == AX_BEGINOF) r.b = r.e = x.b, r.ob = r.oe = x.ob;
+      else r.b = r.e = x.e, r.ob = r.oe = x.oe;
+      return r;
+    case AX_TSHIFT:
+      x = rtTExprLow(e->a, spanB, spanE, nowLow, nowKnown);
+      r.b = tqTimeAdd(x.b, e->ival);
+      r.e = tqTimeAdd(x.e, e->ival);
+      r.ob = tqTimeAdd(x.ob, e->ival);
+      r.oe = tqTimeAdd(x.oe, e->ival);
+      return r;
+    case AX_OVERLAP:
+    case AX_TOVERLAP:
+      /* from the later begin (unknown: one side is, the other is at its
+      ** bound or later); to the earlier end (unknown: a known earlier end
+      ** would decide it, so it is the unknown side's), or an instant */
+      x = rtTExprLow(e->a, spanB, spanE, nowLow, nowKnown);
+      y = rtTExprLow(e->b, spanB, spanE, nowLow, nowKnown);
+      r.b = tmax(x.b, y.b);
+      r.ob = tmin(tmax(x.ob, y.b), tmax(x.b, y.ob));
+      if (tInstant(e)) {
+        r.e = r.b;
+        r.oe = r.ob;
+      } else {
+        r.e = tmin(x.e, y.e);
+        r.oe = tmin(x.oe, y.oe);
+      }
+      return r;
+    case AX_EXTEND:
+      /* from the earlier begin to the later end (the other way round) */
+      x = rtTExprLow(e->a, spanB, spanE, nowLow, nowKnown);
+      y = rtTExprLow(e->b, spanB, spanE, nowLow, nowKnown);
+      r.b = tmin(x.b, y.b);
+      r.ob = tmin(x.ob, y.ob);
+      r.e = tmax(x.e, y.e);
+      r.oe = tmin(tmax(x.oe, y.e), tmax(x.e, y.oe));
+      return r;
+    default:
+      r.ob = r.oe = TQ_BEGINNING;
+      return r;
+  }
 }

@@ -12,6 +12,7 @@
 ** relation) and demultiplexes delivered packets to every alpha that has the
 ** flag entity enabled.
 */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -39,7 +40,48 @@ void rtStoredAdd(RtOp *op, int64_t delta) {
   if (op->stored > op->peakStored) op->peakStored = op->stored;
 }
 
+#ifdef TQ_TESTING
+static void markBroken(RtOp *op, const char *what, TqTime t, const char *mark, TqTime m) {
+  fprintf(stderr, "tqmon: internal error: %s emits a tuple %s %lld, before its %s %lld, at now = %lld\n", op->vt->name,
+          what, (long long)t, mark, (long long)m, (long long)op->net->now);
+  abort();
+}
+
+/* The promises of the marks, checked on every delta in the test build: no
+** span of a new tuple starts before the low mark the operator reported at
+** its last flush, some span starts at or after its latest-start mark, and
+** a span that was open ends at or after its end mark.  A broken promise
+** lets a parent prune or decide too early, silently; here it stops the run
+** with the operator's name. */
+static void checkMarks(RtOp *op, int kind, const RtTup *t) {
+  if (!op->net->started || t->nspan == 0 || t->nspan > 63) return;
+  uint64_t key = (uint64_t)(uintptr_t)t, mask = 0;
+  if (kind == RT_END) {
+    uint64_t was = (uint64_t)(uintptr_t)tqMapGet(&op->openSpans, key);
+    for (int i = 0; was && i < t->nspan; i++) {
+      if (((was - 1) >> i & 1) && RT_TO(t, i) != TQ_OPEN && RT_TO(t, i) < op->endLow)
+        markBroken(op, "whose open span ends at", RT_TO(t, i), "end mark", op->endLow);
+    }
+  } else {
+    TqTime lo = TQ_FOREVER, hi = TQ_BEGINNING;
+    for (int i = 0; i < t->nspan; i++) {
+      if (RT_FROM(t, i) < lo) lo = RT_FROM(t, i);
+      if (RT_FROM(t, i) > hi) hi = RT_FROM(t, i);
+    }
+    if (lo < op->low) markBroken(op, "beginning at", lo, "low mark", op->low);
+    if (hi < op->maxLow) markBroken(op, "whose latest span begins at", hi, "latest-start mark", op->maxLow);
+  }
+  for (int i = 0; i < t->nspan; i++)
+    if (RT_TO(t, i) == TQ_OPEN) mask |= (uint64_t)1 << i;
+  if (mask) tqMapPut(&op->openSpans, key, (void *)(uintptr_t)(mask + 1));
+  else if (kind != RT_ADD) tqMapDel(&op->openSpans, key);
+}
+#endif
+
 int rtEmit(RtOp *op, int kind, RtTup *t) {
+#ifdef TQ_TESTING
+  checkMarks(op, kind, t);
+#endif
   op->nout++;
   RtOp *p = op->parent;
   if (!p) return 0;
@@ -143,6 +185,9 @@ void rtNetFree(RtNet *net) {
   for (int i = net->ops.n - 1; i >= 0; i--) {
     RtOp *op = net->ops.v[i];
     if (op->vt && op->vt->free) op->vt->free(op);
+#ifdef TQ_TESTING
+    tqMapFree(&op->openSpans);
+#endif
     free(op);
   }
   tqVecFree(&net->ops);
@@ -221,14 +266,22 @@ void rtNetEndInstant(RtNet *net) {
 int rtNetFinish(RtNet *net, TqTime tEnd, int ok) {
   if (ok) {
     /* now is tEnd (known from here on, also while time passes it), and
-    ** everything still open ends after tEnd */
+    ** everything still open ends after tEnd; nothing is delivered any
+    ** more (an interval that began while disabled and is still open never
+    ** comes): the last flush knows every input */
     int nowKnown = net->opt.nowValue != TQ_OPEN;
     if (!nowKnown) net->opt.nowValue = tEnd;
+    net->ending = 1;
     rtNetAdvance(net, tEnd + 1);
     if (!nowKnown)
       for (int i = 0; i < net->ops.n; i++) flushOp(net->ops.v[i], net->now);
+    /* children first: each operator's inputs have finished, so one more
+    ** flush gives it their final marks (an aggregate whose last change
+    ** points were applied at its finish knows its open periods end after
+    ** the end) before it decides what is left */
     for (int i = 0; i < net->ops.n; i++) {
       RtOp *op = net->ops.v[i];
+      flushOp(op, net->now);
       op->vt->finish(op, net->now);
       /* a finished operator emits nothing more, and what it left open
       ** ends after tEnd: its parents (finished after it) decide with that,
@@ -283,7 +336,12 @@ void rtDeliverEvent(RtNet *net, RtSensor *s, TqTime t, const int64_t *vals) {
 void rtDeliverBegin(RtNet *net, RtSensor *s, uint64_t ivid, TqTime from, const int64_t *vals) {
   s->delivered++;
   int64_t f = vals[s->rel->flagAttr];
-  for (int i = 0; i < s->alphas.n; i++) rtAlphaBegin(s->alphas.v[i], ivid, from, f, vals);
+  int took = 0;
+  for (int i = 0; i < s->alphas.n; i++) took += rtAlphaBegin(s->alphas.v[i], ivid, from, f, vals);
+  /* the producer counts it as delivered: the alphas that did not take it
+  ** remember it, it may come to them whole */
+  if (took && took < s->alphas.n)
+    for (int i = 0; i < s->alphas.n; i++) rtAlphaMissed(s->alphas.v[i], ivid, from);
 }
 
 void rtDeliverEnd(RtNet *net, RtSensor *s, uint64_t ivid, TqTime from, TqTime to, const int64_t *vals) {

@@ -21,12 +21,24 @@
 ** first and last of nothing have no value and give no tuple.
 ** Memory: the contributions in effect, the groups that exist, and the
 ** pending change points.
+**
+** Sets.  A derived relation is a set: over one, count, sum and avg count
+** value-equivalent tuples (same values, same span) once (spec.set).  Input
+** tuples with the same values and begin form a key.  Its first member counts
+** at once; a later one is held until every member's end is known (they are
+** one tuple if they end together), and counts then if its end is new.
+** While a key holds members, no change point at or after its begin is
+** applied (its low mark stays there), so nothing shown is taken back.  At
+** the end of the run, members still open end together (after the end).
+** A key is forgotten once the input's low mark passed its begin and its
+** members are closed.
 */
 #include <math.h>
 
 #include "rtInt.h"
 
 typedef struct Group Group;
+typedef struct SetKey SetKey;
 typedef struct Contrib {
   Group *g;         /* its group */
   int64_t val;      /* the aggregated value (slot) */
@@ -36,6 +48,23 @@ typedef struct Contrib {
   int pos;          /* index in the group's live array, -1 when not in effect */
   int refs;         /* change points that still name it */
 } Contrib;
+
+/* Set mode: the input tuples with the same values and begin. */
+struct SetKey {
+  SetKey *next;     /* hash chain */
+  uint64_t h;
+  TqTime from;      /* the members' begin */
+  int nmem;         /* members so far */
+  int ropen;        /* counted members still open */
+  int nopen;        /* members still open (counted or held) */
+  int expired;      /* out of the key heap (no member can come): freed when done */
+  int holding;      /* in the hold heap */
+  TqTime *tos;      /* ends of the counted members that closed */
+  int nto, cto;
+  RtTup **held;     /* members that wait for every end (one reference each) */
+  int nheld, cheld;
+  int64_t vals[];   /* the members' values */
+};
 
 struct Group {
   Group *next;      /* hash chain */
@@ -71,6 +100,14 @@ typedef struct Agg {
   int nheap, cheap;
   Group **touched;
   int ntouched, ctouched;
+  int set;            /* set mode (spec.set, one time component) */
+  int inEvent;        /* the input is an event relation */
+  TqMap keys;         /* set mode: hash -> SetKey* (chained) */
+  TqMap member;       /* set mode: open input tuple -> its SetKey* */
+  SetKey **kheap;     /* keys by begin (min-heap): forgotten once the input's low passes */
+  int nk, ck;
+  SetKey **hold;      /* keys holding members, by begin (min-heap, lazily cleaned) */
+  int nhold, chold;
 } Agg;
 
 /* ---------------------------------------------------------------- heap */
@@ -301,23 +338,15 @@ static void apply(Agg *a, const Change *ch) {
   contribRelease(a, c);
 }
 
-/* ---------------------------------------------------------------- methods */
+/* ---------------------------------------------------------------- contributions */
 
 static TqTime effEnd(Agg *a, TqTime to) {
   if (a->spec.window == WIN_EVER) return TQ_FOREVER;
   return tqTimeAdd(to, a->stretch);
 }
 
-static int aggPush(RtOp *op, int port, int kind, RtTup *t) {
-  Agg *a = (Agg *)op;
-  if (kind == RT_END) {
-    Contrib *c = tqMapDel(&a->open, (uint64_t)(uintptr_t)t);
-    if (!c) return 0;
-    TqTime e = effEnd(a, RT_TO(t, 0));
-    if (e < TQ_FOREVER) hpush(a, e, c, -1);
-    contribRelease(a, c); /* the reference of the open map */
-    return 0;
-  }
+/* Counts input tuple t: a new contribution, in effect from its begin. */
+static Contrib *contribute(Agg *a, RtTup *t) {
   int64_t by[64];
   for (int i = 0; i < a->nby && i < 64; i++) by[i] = rtEvalSlot(a->by[i], RT_VAL(t));
   Group *g = groupGet(a, by);
@@ -336,13 +365,221 @@ static int aggPush(RtOp *op, int port, int kind, RtTup *t) {
     TqTime e = effEnd(a, RT_TO(t, 0));
     if (e < TQ_FOREVER) hpush(a, e, c, -1);
   }
+  return c;
+}
+
+/* ---------------------------------------------------------------- set mode */
+
+/* Min-heaps of keys by begin. */
+static void heapPushKey(SetKey ***hp, int *n, int *cap, SetKey *k) {
+  if (*n == *cap) {
+    *cap = *cap ? 2 * *cap : 16;
+    *hp = tqRealloc(*hp, sizeof(SetKey *) * (size_t)*cap);
+  }
+  SetKey **h = *hp;
+  int i = (*n)++;
+  h[i] = k;
+  while (i > 0 && h[i]->from < h[(i - 1) / 2]->from) {
+    SetKey *x = h[i];
+    h[i] = h[(i - 1) / 2];
+    h[(i - 1) / 2] = x;
+    i = (i - 1) / 2;
+  }
+}
+static SetKey *heapPopKey(SetKey **h, int *n) {
+  SetKey *top = h[0];
+  h[0] = h[--*n];
+  for (int i = 0;;) {
+    int l = 2 * i + 1, r = l + 1, m = i;
+    if (l < *n && h[l]->from < h[m]->from) m = l;
+    if (r < *n && h[r]->from < h[m]->from) m = r;
+    if (m == i) break;
+    SetKey *x = h[i];
+    h[i] = h[m];
+    h[m] = x;
+    i = m;
+  }
+  return top;
+}
+
+static uint64_t keyHash(const int64_t *v, int n, TqTime from) {
+  return tqHashBytes(v, sizeof(int64_t) * (size_t)n, (uint64_t)from ^ 0x5e7) | 2;
+}
+
+static SetKey *keyGet(Agg *a, RtTup *t) {
+  int n = a->op.kid[0]->nval;
+  TqTime from = RT_FROM(t, 0);
+  uint64_t h = keyHash(RT_VAL(t), n, from);
+  for (SetKey *k = tqMapGet(&a->keys, h); k; k = k->next)
+    if (k->from == from && !memcmp(k->vals, RT_VAL(t), sizeof(int64_t) * (size_t)n)) return k;
+  SetKey *k = tqCalloc(1, sizeof(SetKey) + sizeof(int64_t) * (size_t)(n ? n : 1));
+  k->h = h;
+  k->from = from;
+  TQ_MEMCPY(k->vals, RT_VAL(t), sizeof(int64_t) * (size_t)n);
+  k->next = tqMapGet(&a->keys, h);
+  tqMapPut(&a->keys, h, k);
+  heapPushKey(&a->kheap, &a->nk, &a->ck, k);
+  rtStoredAdd(&a->op, 1);
+  return k;
+}
+
+static void keyFree(Agg *a, SetKey *k) {
+  SetKey *head = tqMapGet(&a->keys, k->h);
+  if (head == k) {
+    if (k->next) tqMapPut(&a->keys, k->h, k->next);
+    else tqMapDel(&a->keys, k->h);
+  } else {
+    for (SetKey *p = head; p; p = p->next)
+      if (p->next == k) {
+        p->next = k->next;
+        break;
+      }
+  }
+  for (int i = 0; i < k->nheld; i++) rtTupUnref(k->held[i]);
+  free(k->held);
+  free(k->tos);
+  free(k);
+  rtStoredAdd(&a->op, -1);
+}
+
+/* A key out of the key heap is freed once nothing names it any more. */
+static void keyDone(Agg *a, SetKey *k) {
+  if (k->expired && !k->nopen && !k->nheld && !k->holding) keyFree(a, k);
+}
+
+static int keyHasTo(const SetKey *k, TqTime to) {
+  for (int i = 0; i < k->nto; i++)
+    if (k->tos[i] == to) return 1;
+  return 0;
+}
+static void keyAddTo(SetKey *k, TqTime to) {
+  if (k->nto == k->cto) {
+    k->cto = k->cto ? 2 * k->cto : 2;
+    k->tos = tqRealloc(k->tos, sizeof(TqTime) * (size_t)k->cto);
+  }
+  k->tos[k->nto++] = to;
+}
+
+/* Once every member's end is known (or at the end of the run, `final`:
+** those still open end together), each held member counts if no member
+** counted so far has its end. */
+static void keyResolve(Agg *a, SetKey *k, int final) {
+  if (!k->nheld || (k->nopen && !final)) return;
+  for (int i = 0; i < k->nheld; i++) {
+    RtTup *h = k->held[i];
+    TqTime to = RT_TO(h, 0);
+    int dup = to == TQ_OPEN ? k->ropen > 0 : keyHasTo(k, to);
+    if (!dup) {
+      contribute(a, h);
+      if (to == TQ_OPEN) k->ropen++;
+      else keyAddTo(k, to);
+    }
+    if (to == TQ_OPEN) {
+      tqMapDel(&a->member, (uint64_t)(uintptr_t)h);
+      k->nopen--;
+    }
+    rtTupUnref(h);
+  }
+  k->nheld = 0;
+}
+
+static void setPush(Agg *a, int kind, RtTup *t) {
+  uint64_t tk = (uint64_t)(uintptr_t)t;
+  if (kind == RT_END) {
+    SetKey *k = tqMapDel(&a->member, tk);
+    Contrib *c = tqMapDel(&a->open, tk);
+    if (c) {
+      TqTime e = effEnd(a, RT_TO(t, 0));
+      if (e < TQ_FOREVER) hpush(a, e, c, -1);
+      contribRelease(a, c);
+    }
+    if (!k) return;
+    k->nopen--;
+    if (c) {
+      k->ropen--;
+      keyAddTo(k, RT_TO(t, 0));
+    }
+    keyResolve(a, k, 0);
+    keyDone(a, k);
+    return;
+  }
+  SetKey *k = keyGet(a, t);
+  int open = RT_TO(t, 0) == TQ_OPEN;
+  if (k->nmem++ == 0) {
+    /* the first member counts at once */
+    contribute(a, t);
+    if (open) k->ropen++;
+    else keyAddTo(k, RT_TO(t, 0));
+  } else {
+    if (k->nheld == k->cheld) {
+      k->cheld = k->cheld ? 2 * k->cheld : 2;
+      k->held = tqRealloc(k->held, sizeof(RtTup *) * (size_t)k->cheld);
+    }
+    rtTupRef(t);
+    k->held[k->nheld++] = t;
+    if (!k->holding) {
+      k->holding = 1;
+      heapPushKey(&a->hold, &a->nhold, &a->chold, k);
+    }
+  }
+  if (open) {
+    tqMapPut(&a->member, tk, k);
+    k->nopen++;
+  }
+  keyResolve(a, k, 0);
+}
+
+/* Earliest begin of a key that holds members (drops those that hold none). */
+static TqTime holdLow(Agg *a) {
+  while (a->nhold && !a->hold[0]->nheld) {
+    SetKey *k = heapPopKey(a->hold, &a->nhold);
+    k->holding = 0;
+    keyDone(a, k);
+  }
+  return a->nhold ? a->hold[0]->from : TQ_FOREVER;
+}
+
+/* Keys that no member can join any more (begin before the input's low). */
+static void keysForget(Agg *a, TqTime low) {
+  while (a->nk && a->kheap[0]->from < low) {
+    SetKey *k = heapPopKey(a->kheap, &a->nk);
+    k->expired = 1;
+    keyDone(a, k);
+  }
+}
+
+/* ---------------------------------------------------------------- methods */
+
+static int aggPush(RtOp *op, int port, int kind, RtTup *t) {
+  Agg *a = (Agg *)op;
+  /* an event at beginning spans [beginning, beginning + 1) = nothing
+  ** (time arithmetic saturates there, as in predicates); only `for ever`
+  ** counts it, from its begin on */
+  TqTime f = RT_FROM(t, 0);
+  if (kind == RT_ADD && a->inEvent && a->spec.window != WIN_EVER && tqTimeAdd(f, 1) <= f) return 0;
+  if (a->set) {
+    setPush(a, kind, t);
+    return 0;
+  }
+  if (kind == RT_END) {
+    Contrib *c = tqMapDel(&a->open, (uint64_t)(uintptr_t)t);
+    if (!c) return 0;
+    TqTime e = effEnd(a, RT_TO(t, 0));
+    if (e < TQ_FOREVER) hpush(a, e, c, -1);
+    contribRelease(a, c); /* the reference of the open map */
+    return 0;
+  }
+  contribute(a, t);
   return 0;
 }
 
 /* Applies the change points before `limit`, instant by instant, and shows
 ** each touched group's new value from that instant on. */
 static void applyBefore(Agg *a, TqTime limit) {
-  if (a->scalar && !a->primed) {
+  /* the scalar group shows its value from beginning on: the empty one,
+  ** unless contributions begin at beginning (then their batch shows it;
+  ** until no more can come, it waits) */
+  if (a->scalar && !a->primed && limit > TQ_BEGINNING && !(a->nheap && a->heap[0].t == TQ_BEGINNING)) {
     int64_t v = 0;
     Group *g = groupGet(a, NULL);
     int has = groupValue(a, g, &v);
@@ -362,6 +599,7 @@ static void applyBefore(Agg *a, TqTime limit) {
       int exists = a->scalar || g->nlive > 0;
       int has = groupValue(a, g, &v);
       show(a, g, t, exists, has, v);
+      if (a->scalar) a->primed = 1;
       if (!a->scalar && g->nlive == 0 && !g->out && g->refs == 0) groupFree(a, g);
     }
     a->ntouched = 0;
@@ -371,6 +609,11 @@ static void applyBefore(Agg *a, TqTime limit) {
 static void aggFlush(RtOp *op, TqTime now) {
   Agg *a = (Agg *)op;
   TqTime low = op->kid[0]->low;
+  if (a->set) {
+    keysForget(a, low);
+    TqTime h = holdLow(a);
+    if (h < low) low = h; /* its held members may still count from their begin */
+  }
   applyBefore(a, low);
   op->low = a->nheap && a->heap[0].t < low ? a->heap[0].t : low;
   /* an open period ends at a change point not applied yet: at the input's
@@ -384,7 +627,13 @@ static void aggFlush(RtOp *op, TqTime now) {
 ** them closes the periods at those times; what is still in effect with an
 ** unknown end (an open input, `for ever`) stays open. */
 static void aggFinish(RtOp *op, TqTime now) {
-  applyBefore((Agg *)op, TQ_FOREVER);
+  Agg *a = (Agg *)op;
+  /* members still open end together, after the end */
+  for (int i = 0; i < a->nhold; i++) keyResolve(a, a->hold[i], 1);
+  applyBefore(a, TQ_FOREVER);
+  /* nothing comes any more; what is still open never ends */
+  op->low = op->maxLow = now;
+  op->endLow = TQ_FOREVER;
 }
 
 static void aggFree(RtOp *op) {
@@ -422,6 +671,22 @@ static void aggFree(RtOp *op) {
   }
   tqMapFree(&a->groups);
   tqMapFree(&a->open);
+  for (uint32_t i = 0; i < a->keys.cap; i++) {
+    if (a->keys.key[i] <= 1) continue;
+    SetKey *k = a->keys.val[i];
+    while (k) {
+      SetKey *n = k->next;
+      for (int j = 0; j < k->nheld; j++) rtTupUnref(k->held[j]);
+      free(k->held);
+      free(k->tos);
+      free(k);
+      k = n;
+    }
+  }
+  tqMapFree(&a->keys);
+  tqMapFree(&a->member);
+  free(a->kheap);
+  free(a->hold);
   free(a->heap);
   free(a->touched);
   rtExprFree(a->arg);
@@ -467,5 +732,7 @@ RtOp *rtOpAgg(RtNet *net, const AlgNode *n, TqBuf *msg) {
   a->vty = g->type.kind;
   a->aty = g->arg->type.kind;
   a->stretch = g->window == WIN_EACH ? g->width - 1 : 0;
+  a->set = g->set && n->kid[0]->sch.ntv == 1;
+  a->inEvent = n->kid[0]->sch.ntv == 1 && n->kid[0]->sch.tv[0].isEvent;
   return &a->op;
 }

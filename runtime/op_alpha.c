@@ -18,6 +18,14 @@
 **
 ** Per entity the alpha counts its enable units; every unit is also counted
 ** at the sensor (rtSensorCount), whose total is the flag counter.
+**
+** Low mark.  A traced interval that began while this alpha was disabled may
+** still come whole, with its true begin, when it ends.  The producer knows
+** the open intervals whose begin reached no alpha (minPendingFrom); the
+** alpha itself keeps those whose begin went to other alphas of its sensor
+** but not to it (`missed`: their END comes to every alpha).  Its low mark
+** is the earliest begin of both, or now; at the end of the run nothing can
+** come any more and it is now.
 */
 #include <stdlib.h>
 #include <string.h>
@@ -50,6 +58,12 @@ typedef struct Alpha {
   TqMap ents;         /* flag entity -> EntState* */
   TqMap perf;         /* S:T: performer -> EntState* (port 2) */
   TqMap held;         /* ivid -> RtTup* intervals delivered by BEGIN */
+  TqMap missed;       /* ivid -> missKey(begin): open intervals whose BEGIN went to other alphas only */
+  struct Miss {
+    TqTime from;      /* begin */
+    uint64_t ivid;    /* still missed when in `missed` with this begin */
+  } *miss;            /* min-heap by begin, entries removed lazily */
+  int nmiss, cmiss;
   Arm *arms;          /* pending armings and timers */
   int narm, carm;
   TqTime sampleT;     /* time of the sample being answered */
@@ -134,18 +148,80 @@ void rtAlphaEvent(RtOp *op, TqTime t, int64_t flagEnt, const int64_t *vals) {
   rtTupUnref(tp);
 }
 
-void rtAlphaBegin(RtOp *op, uint64_t ivid, TqTime from, int64_t flagEnt, const int64_t *vals) {
+int rtAlphaBegin(RtOp *op, uint64_t ivid, TqTime from, int64_t flagEnt, const int64_t *vals) {
   Alpha *a = (Alpha *)op;
-  if (!rtAlphaEnabled(op, flagEnt)) return;
+  if (!rtAlphaEnabled(op, flagEnt)) return 0;
   consume(a, flagEnt);
   RtTup *tp = mkTup(a, from, TQ_OPEN, vals);
   tqMapPut(&a->held, ivid + 2, tp);
   rtStoredAdd(op, 1);
   rtEmit(op, RT_BEGIN, tp);
+  return 1;
+}
+
+/* ---------------------------------------------------------------- missed intervals */
+
+/* A begin as a map value (never NULL: no time is INT64_MIN). */
+static void *missKey(TqTime from) { return (void *)(uintptr_t)((uint64_t)from ^ ((uint64_t)1 << 63)); }
+/* Is heap entry m still a missed interval (not ended since)? */
+static int missLive(const Alpha *a, const struct Miss *m) {
+  return tqMapGet(&a->missed, m->ivid + 2) == missKey(m->from);
+}
+
+static void missUp(Alpha *a, int i) {
+  while (i > 0 && a->miss[i].from < a->miss[(i - 1) / 2].from) {
+    struct Miss x = a->miss[i];
+    a->miss[i] = a->miss[(i - 1) / 2];
+    a->miss[(i - 1) / 2] = x;
+    i = (i - 1) / 2;
+  }
+}
+
+static void missPop(Alpha *a) {
+  a->miss[0] = a->miss[--a->nmiss];
+  for (int i = 0;;) {
+    int l = 2 * i + 1, r = l + 1, m = i;
+    if (l < a->nmiss && a->miss[l].from < a->miss[m].from) m = l;
+    if (r < a->nmiss && a->miss[r].from < a->miss[m].from) m = r;
+    if (m == i) break;
+    struct Miss x = a->miss[i];
+    a->miss[i] = a->miss[m];
+    a->miss[m] = x;
+    i = m;
+  }
+}
+
+void rtAlphaMissed(RtOp *op, uint64_t ivid, TqTime from) {
+  Alpha *a = (Alpha *)op;
+  if (tqMapGet(&a->held, ivid + 2)) return; /* it took this one */
+  if (a->nmiss > 2 * (int)a->missed.n + 64) {
+    /* the heap drops ended entries only from its top: keep it bounded by
+    ** the live ones (an old interval open for long holds the top) */
+    int k = 0;
+    for (int i = 0; i < a->nmiss; i++)
+      if (missLive(a, &a->miss[i])) a->miss[k++] = a->miss[i];
+    a->nmiss = 0;
+    for (int i = 0; i < k; i++) missUp(a, a->nmiss++);
+  }
+  tqMapPut(&a->missed, ivid + 2, missKey(from));
+  if (a->nmiss == a->cmiss) {
+    a->cmiss = a->cmiss ? 2 * a->cmiss : 16;
+    a->miss = tqRealloc(a->miss, sizeof(struct Miss) * (size_t)a->cmiss);
+  }
+  a->miss[a->nmiss] = (struct Miss){from, ivid};
+  missUp(a, a->nmiss++);
+  rtStoredAdd(op, 1);
+}
+
+/* Earliest begin of a missed interval still open (drops ended ones on top). */
+static TqTime missedLow(Alpha *a) {
+  while (a->nmiss && !missLive(a, &a->miss[0])) missPop(a);
+  return a->nmiss ? a->miss[0].from : TQ_FOREVER;
 }
 
 void rtAlphaEnd(RtOp *op, uint64_t ivid, TqTime from, TqTime to, int64_t flagEnt, const int64_t *vals) {
   Alpha *a = (Alpha *)op;
+  if (tqMapDel(&a->missed, ivid + 2)) rtStoredAdd(op, -1);
   RtTup *tp = tqMapDel(&a->held, ivid + 2);
   if (tp) {
     RT_TO(tp, 0) = to;
@@ -240,12 +316,20 @@ static void alphaFlush(RtOp *op, TqTime now) {
     a->narm = k;
   }
   TqTime low = now;
-  if (!a->rel->isEvent && !a->sampled && a->sens->prod && a->sens->prod->minPendingFrom) {
-    TqTime m = a->sens->prod->minPendingFrom(a->sens->prod->self, a->sens);
+  /* an interval that began while disabled may still come whole, with its
+  ** true begin; at the end of the run nothing comes any more */
+  if (!a->rel->isEvent && !a->sampled && !op->net->ending) {
+    TqTime m = missedLow(a);
     if (m < low) low = m;
+    if (a->sens->prod && a->sens->prod->minPendingFrom) {
+      m = a->sens->prod->minPendingFrom(a->sens->prod->self, a->sens);
+      if (m < low) low = m;
+    }
   }
   op->low = low;
-  op->endLow = now; /* held intervals end when their END comes, at now or later */
+  /* held intervals end when their END comes, at now or later; at the end
+  ** of the run, never (at forever: they stay open) */
+  op->endLow = op->net->ending ? TQ_FOREVER : now;
 }
 
 static void alphaFinish(RtOp *op, TqTime now) {}
@@ -263,6 +347,8 @@ static void alphaFree(RtOp *op) {
   for (uint32_t i = 0; i < a->held.cap; i++)
     if (a->held.key[i] > 1) rtTupUnref(a->held.val[i]);
   tqMapFree(&a->held);
+  tqMapFree(&a->missed);
+  free(a->miss);
   free(a->arms);
 }
 

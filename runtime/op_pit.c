@@ -22,8 +22,6 @@ typedef struct PiT {
   RtExpr *from, *to;    /* the clause's expressions */
   RtExpr *clip;         /* the result is intersected with this span, or NULL */
   TqMap pending;        /* input -> input (one reference) */
-  TqTime constLow;      /* smallest constant time in the clause */
-  TqTime shift;         /* most negative shift in the clause */
   int latest;           /* the result begins at the input's latest begin */
   int toNow;            /* the clause's end mentions now */
   TqVec nowWait;        /* inputs whose open output may end at now, unknown
@@ -182,7 +180,14 @@ static int closeIfKnown(PiT *p, RtTup *t, int *rc) {
   }
   if (y.kind == TV_EMPTY || y.e.lo != y.e.hi) {
     if (y.kind != TV_EMPTY && y.e.hi < TQ_FOREVER) {
-      waitPush(p, y.e.hi, t); /* known once nothing can end before y.e.hi */
+      /* known once nothing can end before y.e.hi; later when the clause
+      ** shifts an end back: then it waits for the end mark to move on */
+      TqTime key = y.e.hi, el = c.endLow;
+      if (key <= el) {
+        if (el >= TQ_FOREVER) return 0; /* cannot happen: every end is known then */
+        key = el + 1;
+      }
+      waitPush(p, key, t);
       return 0;
     }
     if (t->nopen == 0 && y.kind == TV_EMPTY) t->link = NULL, rtTupUnref(o);
@@ -216,16 +221,31 @@ static int piTPush(RtOp *op, int port, int kind, RtTup *t) {
   return rc;
 }
 
+/* Lower bound of the end of an output still open (or to come): the end
+** of the `to` clause (and of the clip) while unknown, from the input's
+** marks; forever when it is always known (no output is ever open). */
+static TqTime outEndLow(PiT *p, TqTime nowLow) {
+  if (p->at) return TQ_FOREVER;
+  int nowKnown = p->op.net->opt.nowValue != TQ_OPEN;
+  TqTime b = p->op.kid[0]->low, e = p->op.kid[0]->endLow;
+  TqTime r = rtTExprLow(p->to, b, e, nowLow, nowKnown).oe;
+  if (p->clip) {
+    TqTime k = rtTExprLow(p->clip, b, e, nowLow, nowKnown).oe;
+    if (k < r) r = k;
+  }
+  /* outputs begun open while now was unknown close at now at the finish */
+  if (p->nowWait.n && nowLow < r) r = nowLow;
+  return r;
+}
+
 static void piTFlush(RtOp *op, TqTime now) {
   PiT *p = (PiT *)op;
-  while (p->nwait && p->wait[0].key <= op->kid[0]->endLow) {
-    struct Wait w = waitPop(p);
-    int rc = 0;
-    if (w.t->link) closeIfKnown(p, w.t, &rc);
-    rtTupUnref(w.t);
-  }
-  TqTime low = p->latest ? op->kid[0]->maxLow : tqTimeAdd(op->kid[0]->low, p->shift);
-  if (p->constLow < low) low = p->constLow;
+  /* a later input's spans begin at the input's low mark or later: the
+  ** result begins no earlier than the clause's value from there (its
+  ** constants and shifts included) */
+  TqTime nowLow = op->net->opt.nowValue != TQ_OPEN ? op->net->opt.nowValue : now;
+  TqTime kl = op->kid[0]->low;
+  TqTime low = p->latest ? op->kid[0]->maxLow : rtTExprLow(p->from, kl, kl, nowLow, 1).b;
   if (p->pending.n) {
     TqVec all = {0};
     for (uint32_t i = 0; i < p->pending.cap; i++)
@@ -234,19 +254,28 @@ static void piTFlush(RtOp *op, TqTime now) {
       RtTup *t = all.v[i];
       TqTime from, to, lo;
       rtTupRef(t);
-      handle(p, t, 1);
+      int rc = handle(p, t, 1);
       if (tqMapGet(&p->pending, (uint64_t)(uintptr_t)t)) {
         compute(p, t, &from, &to, &lo);
         if (lo < low) low = lo;
+      } else if (t->link) {
+        closeIfKnown(p, t, &rc); /* begun open: bounded by a known end? */
       }
       rtTupUnref(t);
     }
     tqVecFree(&all);
   }
+  /* after the pending ones, whose open outputs may wait too */
+  while (p->nwait && p->wait[0].key <= op->kid[0]->endLow) {
+    struct Wait w = waitPop(p);
+    int rc = 0;
+    if (w.t->link) closeIfKnown(p, w.t, &rc);
+    rtTupUnref(w.t);
+  }
   op->low = low;
-  /* an open output ends at its input's end shifted by the clause */
-  op->endLow = tqTimeAdd(op->kid[0]->endLow, p->shift);
-  if (p->constLow < op->endLow) op->endLow = p->constLow;
+  /* an open output ends where the clause's end does, from open spans that
+  ** end at the input's end mark or later */
+  op->endLow = outEndLow(p, nowLow);
 }
 
 static void dropPending(PiT *p) {
@@ -330,8 +359,6 @@ RtOp *rtOpPiT(RtNet *net, const AlgNode *n, TqBuf *msg) {
   p->at = n->validAt;
   p->from = f;
   p->to = t;
-  p->shift = 0;
-  p->constLow = rtTExprMinConst(f, &p->shift);
   p->latest = beginsAtLatest(f, n->kid[0]->sch.ntv);
   p->toNow = mentionsNow(t) || mentionsNow(clip);
   return &p->op;

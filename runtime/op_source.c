@@ -16,7 +16,11 @@ typedef struct Source {
 } Source;
 
 static int sourcePush(RtOp *op, int port, int kind, RtTup *t) { return 0; }
-static void sourceFlush(RtOp *op, TqTime now) { op->low = op->endLow = now; }
+/* At the end of the run what is still open never ends (ends at forever). */
+static void sourceFlush(RtOp *op, TqTime now) {
+  op->low = now;
+  op->endLow = op->net->ending ? TQ_FOREVER : now;
+}
 static void sourceFinish(RtOp *op, TqTime now) {}
 static void sourceFree(RtOp *op) {
   Source *s = (Source *)op;
@@ -56,7 +60,8 @@ void rtSourceEnd(RtOp *op, uint64_t ivid, TqTime from, TqTime to) {
 
 /* ================================================================ constant */
 static void constFlush(RtOp *op, TqTime now) {
-  op->low = TQ_FOREVER;
+  /* its one tuple comes when the run starts, after the first flush */
+  op->low = op->nout ? TQ_FOREVER : TQ_BEGINNING;
   op->endLow = now;
 }
 static const RtOpVt constVt = {"const", sourcePush, constFlush, sourceFinish, NULL};

@@ -63,8 +63,19 @@ typedef struct RtTCtx {
 
 RtTVal rtTEval(const RtExpr *e, const RtTCtx *c);
 int rtTPred(const RtExpr *e, const RtTCtx *c);
-/* Smallest constant time or negative shift in e (for low marks). */
-TqTime rtTExprMinConst(const RtExpr *e, TqTime *shift);
+/* Lower bounds of the begin and the end of e's value (for low and end
+** marks), when each span of the tuple begins at or after spanB (and so
+** ends after it), an open span ends at or after spanE, and `now` is at
+** least nowLow (its value when nowKnown): e's constants and shifts count,
+** an intersection begins at the later begin and ends at the earlier end,
+** an extend the other way round.  ob and oe bound the begin and the end
+** when they are not known yet (a result still open): forever when they
+** are always known. */
+typedef struct RtLow {
+  TqTime b, e;   /* begin, end */
+  TqTime ob, oe; /* begin, end while unknown (TQ_FOREVER: never unknown) */
+} RtLow;
+RtLow rtTExprLow(const RtExpr *e, TqTime spanB, TqTime spanE, TqTime nowLow, int nowKnown);
 
 /* ---------------------------------------------------------------- operators */
 RtOp *rtOpSource(RtNet *net, const AlgNode *n);
@@ -82,7 +93,11 @@ RtOp *rtOpSink(RtNet *net, RtResult *res);
 
 /* alpha entry points used by the sensor hub (op_alpha.c) */
 void rtAlphaEvent(RtOp *op, TqTime t, int64_t flagEnt, const int64_t *vals);
-void rtAlphaBegin(RtOp *op, uint64_t ivid, TqTime from, int64_t flagEnt, const int64_t *vals);
+/* Returns 1 when the alpha took the begin (it was enabled), else 0. */
+int rtAlphaBegin(RtOp *op, uint64_t ivid, TqTime from, int64_t flagEnt, const int64_t *vals);
+/* The begin of interval ivid went to other alphas of the sensor: unless
+** this one took it, it may still come whole (its END comes to every alpha). */
+void rtAlphaMissed(RtOp *op, uint64_t ivid, TqTime from);
 void rtAlphaEnd(RtOp *op, uint64_t ivid, TqTime from, TqTime to, int64_t flagEnt, const int64_t *vals);
 int rtAlphaEnabled(RtOp *op, int64_t e);
 void rtSourceBegin(RtOp *op, uint64_t ivid, TqTime from, const int64_t *vals);

@@ -31,6 +31,10 @@
 ** the oldest stored begin, but its latest-start mark follows its inputs;
 ** the valid clause `from begin of (V1 overlap ... Vk)` (the default over
 ** all the variables) begins at the latest begin, so its low mark is that.
+** At the end of the run (rtNetFinish) nothing is delivered any more and
+** what is still open never ends: the last flush reports so.  The test
+** build (TQ_TESTING) checks the three promises on every delta (rtEmit)
+** and aborts, naming the operator, when one is broken.
 **
 ** Ownership: tuples are reference counted and come from per-size pools
 ** (no malloc per tuple on the hot path).  An operator that keeps a tuple
@@ -98,6 +102,9 @@ struct RtOp {
   TqTime endLow;        /* no open span it has emitted ends before this (after flush) */
   int64_t nin, nout;    /* tuples in / out (statistics) */
   int64_t stored, peakStored; /* tuples held (statistics) */
+#ifdef TQ_TESTING
+  TqMap openSpans;      /* test build: emitted tuple -> 1 + mask of its open spans (rtEmit's checks) */
+#endif
 };
 
 /* Sends a delta to op's parent (counts it). */
@@ -113,8 +120,10 @@ typedef struct RtProducer {
   /* Asks for the tuples of sensor s whose attribute `attr` is entity `who`
   ** valid at t; the producer answers with rtSampleAnswer(..., cookie). */
   void (*sample)(void *self, struct RtSensor *s, int attr, int64_t who, TqTime t, void *cookie);
-  /* Lowest `from` of an interval of s that may still be delivered later
-  ** (it began while disabled); TQ_FOREVER when none. */
+  /* Lowest `from` of an interval of s that may still be delivered whole
+  ** later: still open, and its begin reached no alpha (rtDeliverBegin was
+  ** not called for it); TQ_FOREVER when none.  Each alpha adds itself the
+  ** intervals whose begin went to other alphas only. */
   TqTime (*minPendingFrom)(void *self, struct RtSensor *s);
 } RtProducer;
 
@@ -213,6 +222,7 @@ struct RtNet {
   int64_t packetsSeen; /* packets the producer went through */
   int64_t packetsTotal;/* packets in the recording, when known */
   int stopped;         /* the run stopped early (time limit) */
+  int ending;          /* rtNetFinish: no delivery comes any more */
 };
 /* Wall clock in seconds (monotonic). */
 double rtWallSeconds(void);

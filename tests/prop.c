@@ -6,7 +6,9 @@
 ** For each seeded pair: a random program (a fixed sensor configuration with
 ** every collection mode, plus random queries covering the temporal
 ** operators, the default clauses, explicit when and valid clauses, derived
-** relations, Clock[n], sampling and every aggregate and window) and a random
+** relations (with valid clauses of their own, joined under when clauses,
+** aggregated), the optimizer's O3 form, Clock[n], sampling and every
+** aggregate and window) and a random
 ** recording (entities appearing and vanishing, keyed state changes, events
 ** and intervals with equal and adjacent boundaries on purpose).  Checks:
 **   1. the engine's answer equals the SQL oracle's (cpQuerySql over the
@@ -16,9 +18,11 @@
 **      result sliced at sampled instants equals the non-temporal query over
 **      each instant's snapshot.
 ** A failing pair is written to dir as a ready-made golden case
-** (NAME.tq, NAME.trace, NAME.csv with the oracle's answer) and printed.
+** (NAME.tq, NAME.trace, NAME.csv with the oracle's answer) and printed;
+** so is a pair that crashes (an internal check of the test build aborts).
 ** Prints "ok N" / "not ok N" lines and a summary; exit status 1 on failure.
 */
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -38,6 +42,19 @@ static uint64_t rnd(void) {
   return rs * 2685821657736338717ULL;
 }
 static int ri(int lo, int hi) { return lo + (int)(rnd() % (uint64_t)(hi - lo + 1)); }
+
+/* The additions to the generator draw from a stream of their own, so the
+** pairs of the seeds known before stay as they were (extended only). */
+static uint64_t rsX;
+static uint64_t xSave;
+static void xBegin(void) {
+  xSave = rs;
+  rs = rsX;
+}
+static void xEnd(void) {
+  rsX = rs;
+  rs = xSave;
+}
 static int chance(int pct) { return ri(0, 99) < pct; }
 #define PICK(arr) (arr)[ri(0, (int)TQ_ARRAY_SIZE(arr) - 1)]
 
@@ -276,13 +293,62 @@ static void genQueries(TqBuf *b, int *nderived) {
         tqBufPrintf(b, "retrieve into Q%d (%s.%s) where count(%s.%s by %s.%s) %s %d", q, Bv, idAttr(s), Bv, idAttr(s),
                     Bv, idAttr(s), PICK(((const char *[]){">", "<=", "="})), ri(0, 2));
         break;
-      case 7: /* a derived relation, ranged over */
-        tqBufPrintf(b, "retrieve into D%d (P = %s.%s, R = %s.%s) where %s.%s = %s.%s\n", q, A, idAttr(r), Bv, idAttr(s),
-                    A, idAttr(r), Bv, idAttr(s));
+      case 7: { /* a derived relation, ranged over */
+        tqBufPrintf(b, "retrieve into D%d (P = %s.%s, R = %s.%s)", q, A, idAttr(r), Bv, idAttr(s));
+        /* extension: the derived relation's own valid clause, and a join
+        ** of it with a when clause (its marks matter to the product) */
+        xBegin();
+        int xValid = chance(50), xJoin = chance(50);
+        if (xValid) {
+          if (chance(25)) {
+            tqBufPuts(b, " valid at ");
+            texpr(b, A, Bv, 0);
+          } else {
+            tqBufPuts(b, " valid from ");
+            texpr(b, A, Bv, 0);
+            tqBufPuts(b, " to ");
+            texpr(b, A, Bv, 0);
+          }
+        }
+        xEnd();
+        tqBufPrintf(b, " where %s.%s = %s.%s\n", A, idAttr(r), Bv, idAttr(s));
         tqBufPrintf(b, "range of d%d is D%d\nretrieve into Q%d (d%d.P) where d%d.R %s E%d", q, q, q, q, q,
                     PICK(((const char *[]){"=", "!=", ">"})), ri(1, 4));
+        if (xJoin) {
+          xBegin();
+          const RelDesc *e = pickRel();
+          char Dv[16], Ev[16];
+          snprintf(Dv, sizeof Dv, "d%d", q);
+          snprintf(Ev, sizeof Ev, "j%d", q); /* not e1: that is entity E1 */
+          tqBufPrintf(b, "\nrange of j%d is %s\nretrieve into X%d (d%d.P, T = j%d.%s)", q, e->name, q, q, q, idAttr(e));
+          if (chance(40)) {
+            int v = ri(0, 2);
+            tqBufPrintf(b, " valid at %s%s", v == 0 ? "begin of " : v == 1 ? "" : "end of ", v == 2 ? Dv : Ev);
+          }
+          tqBufPuts(b, " when ");
+          tpred(b, Dv, Ev);
+          tqBufPrintf(b, " where d%d.P = j%d.%s", q, q, idAttr(e));
+          xEnd();
+        }
+        /* extension: an aggregate over the derived relation, alone or
+        ** linked to it */
+        xBegin();
+        if (chance(30)) {
+          static const char *fns[] = {"count", "countU", "min", "max", "any", "first", "last"};
+          int linked = chance(50);
+          tqBufPrintf(b, "\nretrieve into G%d (", q);
+          if (linked) tqBufPrintf(b, "d%d.P, ", q);
+          tqBufPrintf(b, "V = %s(d%d.%s", PICK(fns), q, chance(50) ? "P" : "R");
+          if (linked || chance(50)) tqBufPrintf(b, " by d%d.P", q);
+          int w = ri(0, 3);
+          if (w == 1) tqBufPuts(b, " for ever");
+          else if (w == 2) tqBufPrintf(b, " for each %dns", ri(2, 9));
+          tqBufPuts(b, "))");
+        }
+        xEnd();
         (*nderived)++;
         break;
+      }
       case 8: /* Clock[n] */
         tqBufPrintf(b, "range of c%d is Clock[%d]\nretrieve into Q%d (%s.%s) when c%d overlap %s", q, ri(2, 5), q, A,
                     idAttr(r), q, A);
@@ -297,6 +363,19 @@ static void genQueries(TqBuf *b, int *nderived) {
     (void)isEventRel;
     tqBufPuts(b, "\n");
   }
+  /* extension: the optimizer's O3 form (an alpha armed by events): the
+  ** end of an interval after a qualifying event on its flag entity */
+  xBegin();
+  if (chance(20)) {
+    static const char *ivs[] = {"Iv", "Jv", "Pv"}, *flag[] = {"Y", "X", "X"};
+    int k = ri(0, 2);
+    const char *ev = chance(50) ? "Ev" : "Dv";
+    tqBufPrintf(b, "\nrange of o is %s\nrange of s is %s\nretrieve into O (o.X, o.N) valid at end of o where s.%s = o.%s", ivs[k],
+                ev, flag[k], flag[k]);
+    if (chance(50)) tqBufPrintf(b, " and s.N %s %d", PICK(((const char *[]){"<", ">=", "="})), ri(0, 4));
+    tqBufPuts(b, " when s precede end of o\n");
+  }
+  xEnd();
 }
 
 /* ================================================================ the recording */
@@ -484,22 +563,46 @@ static void report(int seed, const char *prog, const char *trace, const char *or
   if ((f = fopen(csv, "w"))) fputs(oracle ? oracle : "", f), fclose(f);
   printf("    golden case written: %s %s %s (expected = the oracle's answer)\n", tq, trf, csv);
   printf("    program:\n%s", prog);
-  printf("    oracle (sorted):\n%s", oracle ? canon(oracle) : "(none)\n");
-  printf("    engine (sorted):\n%s", got ? canon(got) : "(none)\n");
+  char *co = oracle ? canon(oracle) : NULL, *cg = got ? canon(got) : NULL;
+  printf("    oracle (sorted):\n%s", co ? co : "(none)\n");
+  printf("    engine (sorted):\n%s", cg ? cg : "(none)\n");
+  free(co);
+  free(cg);
   free(tq);
   free(trf);
   free(csv);
 }
 
+/* The pair being checked, for a crash (an internal check of the test
+** build aborts) or a hang (no answer within PAIR_SECONDS): it is written
+** as a golden case before dying. */
+#define PAIR_SECONDS 120
+static int curSeed;
+static const char *curProg, *curTrace;
+
+static void onCrash(int sig) {
+  signal(sig, SIG_DFL);
+  char *what = sig == SIGALRM ? tqMprintf("no answer within %d s (a hang)", PAIR_SECONDS)
+                              : tqMprintf("crash (signal %d) in the engine", sig);
+  report(curSeed, curProg, curTrace, "", what, NULL);
+  fflush(stdout);
+  raise(sig);
+}
+
 static void onePair(int seed) {
   rs = (uint64_t)seed * 0x9e3779b97f4a7c15ULL + 7;
   for (int i = 0; i < 4; i++) rnd();
+  rsX = (uint64_t)seed * 0xbf58476d1ce4e5b9ULL + 0x94d049bb133111ebULL;
   TqBuf prog = {0}, trace = {0};
   int nderived = 0;
   tqBufPrintf(&prog, "clock %dns;\n%s", ri(1, 3), SENSORS);
   genQueries(&prog, &nderived);
   genTrace(&trace);
   checked++;
+  curSeed = seed;
+  curProg = prog.s;
+  curTrace = trace.s;
+  alarm(PAIR_SECONDS);
   if (getenv("PROP_DUMP")) printf("%s\n-- trace\n%s", prog.s, trace.s);
   TqDiag d = {0};
   TqSource *src = tqSourceFromString("prop.tq", prog.s);
@@ -632,6 +735,7 @@ static void onePair(int seed) {
   free(dbp);
   cpProgramFree(p);
 done:
+  alarm(0);
   tqDiagFree(&d);
   tqBufFree(&prog);
   tqBufFree(&trace);
@@ -640,6 +744,9 @@ done:
 int main(int argc, char **argv) {
   int n = 200, seed = 1;
   setvbuf(stdout, NULL, _IOLBF, 0);
+  signal(SIGABRT, onCrash);
+  signal(SIGSEGV, onCrash);
+  signal(SIGALRM, onCrash);
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!strcmp(argv[i], "-n")) n = atoi(argv[i + 1]);
     else if (!strcmp(argv[i], "-s")) seed = atoi(argv[i + 1]);

@@ -213,6 +213,27 @@ static void testTemporal(void) {
   CHECK(x.kind == TV_INTERVAL && x.b.lo == 10 && x.e.lo >= 25 && x.e.hi == TQ_FOREVER, "extend with an open end");
   RtExpr nt = {.kind = AX_NOT, .a = &pr2};
   CHECK(rtTPred(&nt, &c20) == TRI_U && rtTPred(&nt, &c) == TRI_F, "not is three-valued");
+  /* lower bounds for marks: constants and shifts on the way count */
+  RtExpr k3 = {.kind = AX_TCONST, .ival = 3}, k3m = {.kind = AX_TSHIFT, .a = &k3, .ival = -6};
+  CHECK(rtTExprLow(&k3m, 40, 40, 40, 1).b == -3, "low of 3 - 6ns is -3 (the shift applies to the constant)");
+  RtExpr s1 = {.kind = AX_TSHIFT, .a = &v0, .ival = -3}, s2 = {.kind = AX_TSHIFT, .a = &s1, .ival = -4};
+  RtExpr bs2 = {.kind = AX_BEGINOF, .a = &s2};
+  CHECK(rtTExprLow(&bs2, 40, 40, 40, 1).b == 33, "low of begin of ((V - 3ns) - 4ns) is 7 below the spans' low");
+  RtExpr up = {.kind = AX_TSHIFT, .a = &v0, .ival = 5}, ext = {.kind = AX_EXTEND, .a = &up, .b = &k3m};
+  RtLow lx = rtTExprLow(&ext, 40, 50, 40, 1);
+  CHECK(lx.b == -3 && lx.e == 45 && lx.oe == 55, "an extend begins at the earlier begin, ends at the later end");
+  RtExpr k14 = {.kind = AX_TCONST, .ival = 14}, e14 = {.kind = AX_ENDOF, .a = &k14}, ext2 = {.kind = AX_EXTEND, .a = &e14, .b = &v0};
+  CHECK(rtTExprLow(&ext2, 40, TQ_FOREVER, 40, 1).oe == TQ_FOREVER, "end of (end of 14 extend V), unknown, is V's end, not 14");
+  RtExpr v9 = {.kind = AX_TSHIFT, .a = &v1, .ival = 9}, ext4 = {.kind = AX_EXTEND, .a = &v9, .b = &v0};
+  CHECK(rtTExprLow(&ext4, 10, 50, 40, 1).oe == 50, "(W + 9ns) extend V, unknown: W may be closed early, V open from 50");
+  RtExpr ov5 = {.kind = AX_OVERLAP, .a = &v0, .b = &v1};
+  CHECK(rtTExprLow(&ov5, 10, 50, 40, 1).oe == 50, "an unknown end of an intersection is an open span's");
+  RtExpr nw = {.kind = AX_NOW}, ov4 = {.kind = AX_OVERLAP, .a = &v0, .b = &nw};
+  RtLow lo4 = rtTExprLow(&ov4, 20, 40, 30, 0);
+  CHECK(lo4.b == 30 && lo4.e == 30 && lo4.oe == 30, "V overlap now is an instant at now, from now's own lower bound");
+  CHECK(rtTExprLow(&ov4, 20, 40, 30, 1).oe == TQ_FOREVER, "... known when now's value is");
+  RtExpr beg = {.kind = AX_TCONST, .ival = TQ_BEGINNING}, ext3 = {.kind = AX_EXTEND, .a = &beg, .b = &v2};
+  CHECK(rtTExprLow(&ext3, 20, 40, 30, 1).oe == TQ_FOREVER, "the end of (beginning extend event) is always known");
 }
 
 static void testOperators(void) {
