@@ -408,9 +408,20 @@ void *tqMapDel(TqMap *m, uint64_t key) {
     uint64_t k = m->key[i];
     if (k == key) {
       void *v = m->val[i];
-      m->key[i] = 1;
       m->val[i] = NULL;
       m->n--;
+      if (m->key[(i + 1) & mask] != 0) {
+        m->key[i] = 1; /* a probe chain goes on through here */
+        return v;
+      }
+      /* the chain ends here: this slot and the deleted ones before it are
+      ** free again, so churn does not fill the table with tombstones (only
+      ** deleted or empty slots change: iterating callers are unaffected) */
+      do {
+        m->key[i] = 0;
+        m->used--;
+        i = (i - 1) & mask;
+      } while (m->key[i] == 1);
       return v;
     }
     if (k == 0) return NULL;
