@@ -62,7 +62,8 @@ static void sigmaTFlush(RtOp *op, TqTime now) {
       RtTup *t = s->pending.val[i];
       int r = decide(s, t);
       if (r != TRI_U) {
-        tqVecPush(&done, t);
+        /* decided: the answer rides in the low bit (tuples are aligned) */
+        tqVecPush(&done, (void *)((uintptr_t)t | (r == TRI_T)));
         continue;
       }
       TqTime latest = TQ_BEGINNING;
@@ -73,10 +74,11 @@ static void sigmaTFlush(RtOp *op, TqTime now) {
       if (latest < maxLow) maxLow = latest;
     }
     for (int i = 0; i < done.n; i++) {
-      RtTup *t = done.v[i];
+      int pass = (int)((uintptr_t)done.v[i] & 1);
+      RtTup *t = (RtTup *)((uintptr_t)done.v[i] & ~(uintptr_t)1);
       tqMapDel(&s->pending, (uint64_t)(uintptr_t)t);
       rtStoredAdd(op, -1);
-      if (decide(s, t) == TRI_T) rtEmit(op, t->nopen ? RT_BEGIN : RT_ADD, t);
+      if (pass) rtEmit(op, t->nopen ? RT_BEGIN : RT_ADD, t);
       rtTupUnref(t);
     }
     tqVecFree(&done);
