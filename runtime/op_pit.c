@@ -162,6 +162,7 @@ static int handle(PiT *p, RtTup *t, int inPending) {
     rtStoredAdd(&p->op, -1);
   }
   int rc = r == R_EMIT ? emitFor(p, t, from, to) : 0;
+  if (!t->link) t->flags |= RT_SETTLED; /* its ENDs change nothing here */
   if (inPending) rtTupUnref(t);
   return rc;
 }
@@ -194,6 +195,7 @@ static int closeIfKnown(PiT *p, RtTup *t, int *rc) {
     return 0;
   }
   t->link = NULL;
+  t->flags |= RT_SETTLED;
   TqTime to = y.e.lo;
   if (to <= RT_FROM(o, 0)) to = RT_FROM(o, 0) + 1; /* cannot happen: decided non-empty */
   RT_TO(o, 0) = to >= TQ_FOREVER ? TQ_OPEN : to;

@@ -6,7 +6,8 @@
 ** stored tuples of the other side (only those with equal keys when the
 ** node has join keys).  An output tuple concatenates the spans and values
 ** of its two inputs (left first); while either input is open, the output is
-** kept in that input's list and an END of the input updates and re-emits it.
+** kept in that input's list and an END of the input updates and re-emits it,
+** unless the parents settled it (RT_SETTLED: nobody needs its ENDs).
 **
 ** x keeps everything (its memory grows with the history: that is what the
 ** optimizer avoids).  x1 is only used under an overlap condition on one
@@ -25,17 +26,14 @@ typedef struct Entry {
   RtTup **outs;      /* open outputs that involve t, while t is open */
   int nout, cout;
   int side;          /* 0 left, 1 right */
+  int byTup;         /* in the side's byTup map (arrived open) */
   int idx;           /* position in its side's vector */
-  int bidx;          /* position in its key bucket */
+  struct Entry *knext, *kprev; /* entries with the same key hash, in order
+                     ** of arrival (the first one's kprev is the last) */
   int hpos[2];       /* positions in the side's heaps (-1 = absent) */
   uint64_t khash;    /* hash of the key values */
-  int64_t *kval;     /* key values */
+  int64_t kval[];    /* key values (nkey) */
 } Entry;
-
-typedef struct Bucket {
-  Entry **v;
-  int n, cap;
-} Bucket;
 
 /* Indexed min-heap of entries by a time key. */
 typedef struct Heap {
@@ -48,8 +46,8 @@ typedef struct Heap {
 typedef struct Side {
   Entry **v;       /* all stored entries */
   int n, cap;
-  TqMap byTup;     /* tuple pointer -> Entry* */
-  TqMap byKey;     /* key hash -> Bucket* */
+  TqMap byTup;     /* tuple pointer -> Entry*, for tuples that came open */
+  TqMap byKey;     /* key hash -> first Entry* with it */
   RtExpr **key;    /* key expressions over this side's tuples */
   int ov;          /* x1: span index that must overlap, -1 for x */
   Heap closed;     /* x1: closed entries by end of the ov span */
@@ -119,13 +117,33 @@ static void hdel(Heap *h, Entry *e) {
 /* ---------------------------------------------------------------- keys */
 static uint64_t keyHash(const int64_t *k, int n) { return tqHashBytes(k, sizeof(int64_t) * (size_t)n, 7) | 2; }
 
-static Bucket *bucketOf(Side *s, uint64_t h, int create) {
-  Bucket *b = tqMapGet(&s->byKey, h);
-  if (!b && create) {
-    b = tqCalloc(1, sizeof *b);
-    tqMapPut(&s->byKey, h, b);
+static void keyLink(Side *s, Entry *e) {
+  Entry *first = tqMapGet(&s->byKey, e->khash);
+  if (!first) {
+    e->kprev = e;
+    tqMapPut(&s->byKey, e->khash, e);
+    return;
   }
-  return b;
+  Entry *last = first->kprev;
+  last->knext = e;
+  e->kprev = last;
+  first->kprev = e;
+}
+
+static void keyUnlink(Side *s, Entry *e) {
+  Entry *first = tqMapGet(&s->byKey, e->khash);
+  if (e == first) {
+    if (e->knext) {
+      e->knext->kprev = e->kprev;
+      tqMapPut(&s->byKey, e->khash, e->knext);
+    } else {
+      tqMapDel(&s->byKey, e->khash);
+    }
+    return;
+  }
+  e->kprev->knext = e->knext;
+  if (e->knext) e->knext->kprev = e->kprev;
+  else first->kprev = e->kprev;
 }
 
 /* ---------------------------------------------------------------- entries */
@@ -136,31 +154,26 @@ static TqTime minFrom(const RtTup *t) {
   return m;
 }
 
-static Entry *store(Product *p, int side, RtTup *t, int64_t *kv, uint64_t kh) {
+static Entry *store(Product *p, int side, RtTup *t, const int64_t *kv, uint64_t kh) {
   Side *s = &p->s[side];
-  Entry *e = tqCalloc(1, sizeof *e);
+  Entry *e = tqCalloc(1, sizeof *e + sizeof(int64_t) * (size_t)p->nkey);
   e->t = t;
   rtTupRef(t);
   e->side = side;
   e->hpos[0] = e->hpos[1] = -1;
   e->khash = kh;
-  e->kval = kv;
+  if (p->nkey) memcpy(e->kval, kv, sizeof(int64_t) * (size_t)p->nkey);
   if (s->n == s->cap) {
     s->cap = s->cap ? 2 * s->cap : 64;
     s->v = tqRealloc(s->v, sizeof(Entry *) * (size_t)s->cap);
   }
   e->idx = s->n;
   s->v[s->n++] = e;
-  tqMapPut(&s->byTup, (uint64_t)(uintptr_t)t, e);
-  if (p->nkey) {
-    Bucket *b = bucketOf(s, kh, 1);
-    if (b->n == b->cap) {
-      b->cap = b->cap ? 2 * b->cap : 4;
-      b->v = tqRealloc(b->v, sizeof(Entry *) * (size_t)b->cap);
-    }
-    e->bidx = b->n;
-    b->v[b->n++] = e;
+  if (t->nopen) { /* only an open tuple gets ENDs */
+    tqMapPut(&s->byTup, (uint64_t)(uintptr_t)t, e);
+    e->byTup = 1;
   }
+  if (p->nkey) keyLink(s, e);
   s->froms.which = 1;
   hpush(&s->froms, e, minFrom(t));
   rtStoredAdd(&p->op, 1);
@@ -171,28 +184,29 @@ static void unstore(Product *p, Entry *e) {
   Side *s = &p->s[e->side];
   s->v[e->idx] = s->v[--s->n];
   s->v[e->idx]->idx = e->idx;
-  tqMapDel(&s->byTup, (uint64_t)(uintptr_t)e->t);
-  if (p->nkey) {
-    Bucket *b = bucketOf(s, e->khash, 0);
-    b->v[e->bidx] = b->v[--b->n];
-    b->v[e->bidx]->bidx = e->bidx;
-    if (b->n == 0) {
-      tqMapDel(&s->byKey, e->khash);
-      free(b->v);
-      free(b);
-    }
-  }
+  if (e->byTup) tqMapDel(&s->byTup, (uint64_t)(uintptr_t)e->t);
+  if (p->nkey) keyUnlink(s, e);
   hdel(&s->closed, e);
   hdel(&s->froms, e);
   for (int i = 0; i < e->nout; i++) rtTupUnref(e->outs[i]);
   free(e->outs);
-  free(e->kval);
   rtTupUnref(e->t);
   free(e);
   rtStoredAdd(&p->op, -1);
 }
 
+/* Keeps c among e's open outputs.  Outputs that the parents settled (an
+** event result already emitted from them) need no END: they are forgotten
+** when the list is full, so it holds what the parents still wait for. */
 static void addOut(Entry *e, RtTup *c) {
+  if (e->nout == e->cout) {
+    int k = 0;
+    for (int i = 0; i < e->nout; i++) {
+      if (e->outs[i]->flags & RT_SETTLED) rtTupUnref(e->outs[i]);
+      else e->outs[k++] = e->outs[i];
+    }
+    e->nout = k;
+  }
   if (e->nout == e->cout) {
     e->cout = e->cout ? 2 * e->cout : 4;
     e->outs = tqRealloc(e->outs, sizeof(RtTup *) * (size_t)e->cout);
@@ -254,6 +268,10 @@ static int productPush(RtOp *op, int port, int kind, RtTup *t) {
     int rc = 0, k = 0;
     for (int i = 0; i < e->nout; i++) {
       RtTup *c = e->outs[i];
+      if (c->flags & RT_SETTLED) {
+        rtTupUnref(c);
+        continue;
+      }
       fillSpans(p, c, t, port);
       rtTupCountOpen(c);
       if (rtEmit(op, RT_END, c)) rc = -1;
@@ -265,10 +283,10 @@ static int productPush(RtOp *op, int port, int kind, RtTup *t) {
     return rc;
   }
   /* a new tuple */
-  int64_t *kv = NULL;
+  int64_t kbuf[8], *kv = kbuf;
   uint64_t kh = 0;
   if (p->nkey) {
-    kv = tqMalloc(sizeof(int64_t) * (size_t)p->nkey);
+    if (p->nkey > 8) kv = tqMalloc(sizeof(int64_t) * (size_t)p->nkey);
     for (int i = 0; i < p->nkey; i++) kv[i] = rtEvalSlot(s->key[i], RT_VAL(t));
     kh = keyHash(kv, p->nkey);
   }
@@ -284,23 +302,17 @@ static int productPush(RtOp *op, int port, int kind, RtTup *t) {
     e = &tmp;
   }
   int rc = 0;
-  Entry **cand = o->v;
-  int ncand = o->n;
   if (p->nkey) {
-    Bucket *b = bucketOf(o, kh, 0);
-    cand = b ? b->v : NULL;
-    ncand = b ? b->n : 0;
-  }
-  for (int i = 0; i < ncand; i++) {
-    Entry *x = cand[i];
-    if (p->nkey && memcmp(x->kval, kv, sizeof(int64_t) * (size_t)p->nkey)) continue;
-    if (combine(p, port == 0 ? e : x, port == 0 ? x : e)) rc = -1;
-  }
-  if (keep) {
-    if (t->nopen == 0) closedPush(p, e);
+    for (Entry *x = tqMapGet(&o->byKey, kh); x; x = x->knext) {
+      if (memcmp(x->kval, kv, sizeof(int64_t) * (size_t)p->nkey)) continue;
+      if (combine(p, port == 0 ? e : x, port == 0 ? x : e)) rc = -1;
+    }
   } else {
-    free(kv);
+    for (int i = 0; i < o->n; i++)
+      if (combine(p, port == 0 ? e : o->v[i], port == 0 ? o->v[i] : e)) rc = -1;
   }
+  if (keep && t->nopen == 0) closedPush(p, e);
+  if (kv != kbuf) free(kv);
   return rc;
 }
 
@@ -335,13 +347,6 @@ static void productFree(RtOp *op) {
     while (s->n) unstore(p, s->v[s->n - 1]);
     free(s->v);
     tqMapFree(&s->byTup);
-    for (uint32_t k = 0; k < s->byKey.cap; k++) {
-      if (s->byKey.key[k] > 1) {
-        Bucket *b = s->byKey.val[k];
-        free(b->v);
-        free(b);
-      }
-    }
     tqMapFree(&s->byKey);
     free(s->closed.v);
     free(s->closed.k);

@@ -56,11 +56,18 @@ struct RtTup {
   uint32_t ref;     /* reference count */
   uint16_t nspan;   /* time components */
   uint16_t nval;    /* explicit values */
-  uint32_t nopen;   /* spans still open */
+  uint16_t nopen;   /* spans still open */
+  uint16_t flags;   /* RT_SETTLED */
   uint32_t cls;     /* size class (pool) */
   RtTup *link;      /* scratch: derived output of the first op that maps this tuple */
   int64_t d[];      /* spans: from0,to0,from1,to1,..., then values */
 };
+/* Set by the operator that decided a tuple for good (piT: its result is
+** emitted complete, or dropped) when no operator between it and the
+** tuple's producer keeps state for it (sigma and sigmaT pass the tuple
+** itself): nobody needs its ENDs any more, and the producer may drop them
+** and forget it (the overlap product keeps its open outputs until then). */
+#define RT_SETTLED 1
 #define RT_FROM(t, i) ((t)->d[2 * (i)])
 #define RT_TO(t, i) ((t)->d[2 * (i) + 1])
 #define RT_VAL(t) ((t)->d + 2 * (t)->nspan)

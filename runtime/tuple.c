@@ -28,6 +28,7 @@ RtTup *rtTupNew(int nspan, int nval) {
   t->nspan = (uint16_t)nspan;
   t->nval = (uint16_t)nval;
   t->nopen = 0;
+  t->flags = 0;
   t->cls = (uint32_t)slots;
   t->link = NULL;
   memset(t->d, 0, sizeof(int64_t) * (size_t)slots);
