@@ -187,84 +187,101 @@ static RtBound badd(RtBound a, TqTime d) { return (RtBound){tqTimeAdd(a.lo, d), 
 /* End of the span used by predicates: an instant t covers [t, t+1). */
 static RtBound spanEnd(const RtTVal *x) { return x->kind == TV_INSTANT ? badd(x->b, 1) : x->e; }
 
-static RtTVal tvEmpty(void) {
-  RtTVal r;
-  memset(&r, 0, sizeof r);
-  r.kind = TV_EMPTY;
-  return r;
+/* The value is written through r (not returned): a returned struct is
+** copied with wide loads right after the narrow stores that built it, a
+** store-forwarding stall that perf showed as most of this function's time
+** in an overlap join. */
+static void tvEmpty(RtTVal *r) {
+  memset(r, 0, sizeof *r);
+  r->kind = TV_EMPTY;
 }
 
-RtTVal rtTEval(const RtExpr *e, const RtTCtx *c) {
-  RtTVal r, x, y;
-  memset(&r, 0, sizeof r);
+void rtTEval(const RtExpr *e, const RtTCtx *c, RtTVal *r) {
+  RtTVal x, y;
+  memset(r, 0, sizeof *r);
   switch (e->kind) {
     case AX_TVAR: {
       TqTime from = c->span[2 * e->idx], to = c->span[2 * e->idx + 1];
       if (e->isEvent) {
-        r.kind = TV_INSTANT;
-        r.b = r.e = exact(from);
+        r->kind = TV_INSTANT;
+        r->b = r->e = exact(from);
       } else {
-        r.kind = TV_INTERVAL;
-        r.b = exact(from);
-        if (to == TQ_OPEN) r.e = (RtBound){tmax(c->endLow, from + 1), TQ_FOREVER};
-        else r.e = exact(to);
+        r->kind = TV_INTERVAL;
+        r->b = exact(from);
+        if (to == TQ_OPEN) r->e = (RtBound){tmax(c->endLow, from + 1), TQ_FOREVER};
+        else r->e = exact(to);
       }
-      return r;
+      return;
     }
     case AX_TCONST:
-      r.kind = TV_INSTANT;
-      r.b = r.e = exact(e->ival);
-      return r;
+      r->kind = TV_INSTANT;
+      r->b = r->e = exact(e->ival);
+      return;
     case AX_NOW:
-      r.kind = TV_INSTANT;
-      if (c->nowValue != TQ_OPEN) r.b = exact(c->nowValue);
-      else r.b = (RtBound){c->now, TQ_FOREVER};
-      r.e = r.b;
-      return r;
+      r->kind = TV_INSTANT;
+      if (c->nowValue != TQ_OPEN) r->b = exact(c->nowValue);
+      else r->b = (RtBound){c->now, TQ_FOREVER};
+      r->e = r->b;
+      return;
     case AX_BEGINOF:
     case AX_ENDOF:
-      x = rtTEval(e->a, c);
-      if (x.kind == TV_EMPTY) return x;
-      r.kind = TV_INSTANT;
-      r.maybeEmpty = x.maybeEmpty;
-      r.b = r.e = e->kind == AX_BEGINOF ? x.b : x.e;
-      return r;
+      rtTEval(e->a, c, &x);
+      if (x.kind == TV_EMPTY) {
+        *r = x;
+        return;
+      }
+      r->kind = TV_INSTANT;
+      r->maybeEmpty = x.maybeEmpty;
+      r->b = r->e = e->kind == AX_BEGINOF ? x.b : x.e;
+      return;
     case AX_TSHIFT:
-      x = rtTEval(e->a, c);
-      if (x.kind == TV_EMPTY) return x;
-      x.b = badd(x.b, e->ival);
-      x.e = badd(x.e, e->ival);
-      return x;
+      rtTEval(e->a, c, r);
+      if (r->kind == TV_EMPTY) return;
+      r->b = badd(r->b, e->ival);
+      r->e = badd(r->e, e->ival);
+      return;
     case AX_OVERLAP:
     case AX_TOVERLAP: {
-      x = rtTEval(e->a, c);
-      y = rtTEval(e->b, c);
-      if (x.kind == TV_EMPTY || y.kind == TV_EMPTY) return tvEmpty();
-      RtBound l = bmax(x.b, y.b), h = bmin(spanEnd(&x), spanEnd(&y));
-      if (l.lo >= h.hi) return tvEmpty();
-      r.maybeEmpty = x.maybeEmpty || y.maybeEmpty || !(l.hi < h.lo);
-      if (x.kind == TV_INSTANT || y.kind == TV_INSTANT) {
-        r.kind = TV_INSTANT;
-        r.b = r.e = l;
-      } else {
-        r.kind = TV_INTERVAL;
-        r.b = l;
-        r.e = h;
+      rtTEval(e->a, c, &x);
+      rtTEval(e->b, c, &y);
+      if (x.kind == TV_EMPTY || y.kind == TV_EMPTY) {
+        tvEmpty(r);
+        return;
       }
-      return r;
+      RtBound l = bmax(x.b, y.b), h = bmin(spanEnd(&x), spanEnd(&y));
+      if (l.lo >= h.hi) {
+        tvEmpty(r);
+        return;
+      }
+      r->maybeEmpty = x.maybeEmpty || y.maybeEmpty || !(l.hi < h.lo);
+      if (x.kind == TV_INSTANT || y.kind == TV_INSTANT) {
+        r->kind = TV_INSTANT;
+        r->b = r->e = l;
+      } else {
+        r->kind = TV_INTERVAL;
+        r->b = l;
+        r->e = h;
+      }
+      return;
     }
     case AX_EXTEND: {
-      x = rtTEval(e->a, c);
-      y = rtTEval(e->b, c);
-      if (x.kind == TV_EMPTY || y.kind == TV_EMPTY) return tvEmpty(); /* nothing spans from an empty value */
-      r.kind = TV_INTERVAL;
-      r.b = bmin(x.b, y.b);
-      r.e = bmax(x.e, y.e);
-      if (r.b.lo >= r.e.hi) return tvEmpty();
-      r.maybeEmpty = x.maybeEmpty || y.maybeEmpty || !(r.b.hi < r.e.lo);
-      return r;
+      rtTEval(e->a, c, &x);
+      rtTEval(e->b, c, &y);
+      if (x.kind == TV_EMPTY || y.kind == TV_EMPTY) { /* nothing spans from an empty value */
+        tvEmpty(r);
+        return;
+      }
+      r->kind = TV_INTERVAL;
+      r->b = bmin(x.b, y.b);
+      r->e = bmax(x.e, y.e);
+      if (r->b.lo >= r->e.hi) {
+        tvEmpty(r);
+        return;
+      }
+      r->maybeEmpty = x.maybeEmpty || y.maybeEmpty || !(r->b.hi < r->e.lo);
+      return;
     }
-    default: return tvEmpty();
+    default: tvEmpty(r); return;
   }
 }
 
@@ -297,12 +314,15 @@ int rtTPred(const RtExpr *e, const RtTCtx *c) {
     }
     case AX_CONST: return e->ival ? TRI_T : TRI_F;
     case AX_TOVERLAP: {
-      RtTVal v = rtTEval(e, c);
+      RtTVal v;
+      rtTEval(e, c, &v);
       if (v.kind == TV_EMPTY) return TRI_F;
       return v.maybeEmpty ? TRI_U : TRI_T;
     }
     case AX_PRECEDE: {
-      RtTVal x = rtTEval(e->a, c), y = rtTEval(e->b, c);
+      RtTVal x, y;
+      rtTEval(e->a, c, &x);
+      rtTEval(e->b, c, &y);
       if (x.kind == TV_EMPTY || y.kind == TV_EMPTY) return TRI_F;
       RtBound xe = spanEnd(&x);
       int r;
@@ -313,7 +333,9 @@ int rtTPred(const RtExpr *e, const RtTCtx *c) {
       return r;
     }
     case AX_TEQUAL: {
-      RtTVal x = rtTEval(e->a, c), y = rtTEval(e->b, c);
+      RtTVal x, y;
+      rtTEval(e->a, c, &x);
+      rtTEval(e->b, c, &y);
       if (x.kind == TV_EMPTY || y.kind == TV_EMPTY) return TRI_F;
       if (x.kind != y.kind) return TRI_F;
       if (x.b.hi < y.b.lo || y.b.hi < x.b.lo || x.e.hi < y.e.lo || y.e.hi < x.e.lo) return TRI_F;

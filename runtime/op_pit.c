@@ -75,12 +75,13 @@ enum { R_WAIT = 0, R_DROP, R_EMIT };
 ** TQ_OPEN), R_DROP, or R_WAIT. */
 static int compute(PiT *p, RtTup *t, TqTime *from, TqTime *to, TqTime *fromLow) {
   RtTCtx c = {t->d, p->op.net->now, p->op.net->opt.nowValue, p->op.kid[0]->endLow};
-  RtTVal x = rtTEval(p->from, &c);
+  RtTVal x, y;
+  rtTEval(p->from, &c, &x);
   *fromLow = x.b.lo;
   if (x.kind == TV_EMPTY) return R_DROP;
   RtTVal k = {0};
   if (p->clip) {
-    k = rtTEval(p->clip, &c);
+    rtTEval(p->clip, &c, &k);
     if (k.kind == TV_EMPTY) return R_DROP;
     if (k.kind == TV_INSTANT) k.e = (RtBound){tqTimeAdd(k.b.lo, 1), tqTimeAdd(k.b.hi, 1)};
   }
@@ -96,7 +97,7 @@ static int compute(PiT *p, RtTup *t, TqTime *from, TqTime *to, TqTime *fromLow) 
     *to = x.b.lo + 1;
     return R_EMIT;
   }
-  RtTVal y = rtTEval(p->to, &c);
+  rtTEval(p->to, &c, &y);
   if (y.kind == TV_EMPTY) return R_DROP;
   RtBound b = x.b, e = y.e;
   if (p->clip) {
@@ -173,9 +174,11 @@ static int closeIfKnown(PiT *p, RtTup *t, int *rc) {
   RtTup *o = t->link;
   if (!o) return 1;
   RtTCtx c = {t->d, p->op.net->now, p->op.net->opt.nowValue, p->op.kid[0]->endLow};
-  RtTVal y = rtTEval(p->to, &c);
+  RtTVal y;
+  rtTEval(p->to, &c, &y);
   if (p->clip && y.kind != TV_EMPTY) {
-    RtTVal k = rtTEval(p->clip, &c);
+    RtTVal k;
+    rtTEval(p->clip, &c, &k);
     if (k.kind == TV_EMPTY) y.kind = TV_EMPTY;
     else if (k.kind == TV_INTERVAL) y.e = (RtBound){y.e.lo < k.e.lo ? y.e.lo : k.e.lo, y.e.hi < k.e.hi ? y.e.hi : k.e.hi};
   }

@@ -304,7 +304,9 @@ static int productPush(RtOp *op, int port, int kind, RtTup *t) {
   int rc = 0;
   if (p->nkey) {
     for (Entry *x = tqMapGet(&o->byKey, kh); x; x = x->knext) {
-      if (memcmp(x->kval, kv, sizeof(int64_t) * (size_t)p->nkey)) continue;
+      int k = 0;
+      while (k < p->nkey && x->kval[k] == kv[k]) k++;
+      if (k < p->nkey) continue; /* another key with the same hash */
       if (combine(p, port == 0 ? e : x, port == 0 ? x : e)) rc = -1;
     }
   } else {

@@ -50,10 +50,6 @@ enum { TV_EMPTY = 0, TV_INSTANT, TV_INTERVAL };
 typedef struct RtTVal {
   int kind;       /* TV_* (TV_EMPTY: certainly empty) */
   int maybeEmpty; /* may turn out empty */
-  int64_t align_; /* b and e on 16-byte boundaries: a returned value is
-                  ** copied in 16-byte moves, which then match the stores
-                  ** of the bounds (no store-forwarding stall, ~10% of an
-                  ** overlap join's time) */
   RtBound b, e;   /* begin and end (for an instant b == e) */
 } RtTVal;
 enum { TRI_F = 0, TRI_T = 1, TRI_U = 2 };
@@ -65,7 +61,7 @@ typedef struct RtTCtx {
   TqTime endLow;       /* open ends are at least this (the input's end mark) */
 } RtTCtx;
 
-RtTVal rtTEval(const RtExpr *e, const RtTCtx *c);
+void rtTEval(const RtExpr *e, const RtTCtx *c, RtTVal *out);
 int rtTPred(const RtExpr *e, const RtTCtx *c);
 /* Lower bounds of the begin and the end of e's value (for low and end
 ** marks), when each span of the tuple begins at or after spanB (and so

@@ -236,10 +236,11 @@ static void testTemporal(void) {
   RtExpr pr3 = {.kind = AX_PRECEDE, .a = &e0, .b = &b1};
   CHECK(rtTPred(&pr3, &c) == TRI_F, "instant 20 does not precede instant 20");
   RtExpr ix = {.kind = AX_OVERLAP, .a = &v0, .b = &v2};
-  RtTVal x = rtTEval(&ix, &c);
+  RtTVal x;
+  rtTEval(&ix, &c, &x);
   CHECK(x.kind == TV_EMPTY, "intersection of [10,20) and event 20 is empty");
   RtExpr ex = {.kind = AX_EXTEND, .a = &v0, .b = &v1};
-  x = rtTEval(&ex, &c);
+  rtTEval(&ex, &c, &x);
   CHECK(x.kind == TV_INTERVAL && x.b.lo == 10 && x.e.lo >= 25 && x.e.hi == TQ_FOREVER, "extend with an open end");
   RtExpr nt = {.kind = AX_NOT, .a = &pr2};
   CHECK(rtTPred(&nt, &c20) == TRI_U && rtTPred(&nt, &c) == TRI_F, "not is three-valued");
