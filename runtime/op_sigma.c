@@ -17,6 +17,7 @@ typedef struct Sigma {
 static int sigmaPush(RtOp *op, int port, int kind, RtTup *t) {
   Sigma *s = (Sigma *)op;
   if (rtEvalBool(s->pred, RT_VAL(t))) return rtEmit(op, kind, t);
+  t->flags |= RT_SETTLED; /* dropped for good: its ENDs change nothing */
   return 0;
 }
 static void sigmaFlush(RtOp *op, TqTime now) {

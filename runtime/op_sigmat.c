@@ -37,6 +37,7 @@ static int sigmaTPush(RtOp *op, int port, int kind, RtTup *t) {
       tqMapDel(&s->pending, key);
       rtStoredAdd(op, -1);
       int rc = r == TRI_T ? rtEmit(op, t->nopen ? RT_BEGIN : RT_ADD, t) : 0;
+      if (r == TRI_F) t->flags |= RT_SETTLED;
       rtTupUnref(t);
       return rc;
     }
@@ -44,7 +45,10 @@ static int sigmaTPush(RtOp *op, int port, int kind, RtTup *t) {
   }
   int r = decide(s, t);
   if (r == TRI_T) return rtEmit(op, kind, t);
-  if (r == TRI_F) return 0;
+  if (r == TRI_F) {
+    t->flags |= RT_SETTLED; /* dropped for good: its ENDs change nothing */
+    return 0;
+  }
   /* unknown: wait (an ADD is complete; only `now` can still be unknown) */
   rtTupRef(t);
   tqMapPut(&s->pending, key, t);
@@ -79,6 +83,7 @@ static void sigmaTFlush(RtOp *op, TqTime now) {
       tqMapDel(&s->pending, (uint64_t)(uintptr_t)t);
       rtStoredAdd(op, -1);
       if (pass) rtEmit(op, t->nopen ? RT_BEGIN : RT_ADD, t);
+      else t->flags |= RT_SETTLED;
       rtTupUnref(t);
     }
     tqVecFree(&done);

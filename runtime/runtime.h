@@ -63,7 +63,8 @@ struct RtTup {
   int64_t d[];      /* spans: from0,to0,from1,to1,..., then values */
 };
 /* Set by the operator that decided a tuple for good (piT: its result is
-** emitted complete, or dropped) when no operator between it and the
+** emitted complete, or dropped; sigma and sigmaT: dropped) when no
+** operator between it and the
 ** tuple's producer keeps state for it (sigma and sigmaT pass the tuple
 ** itself): nobody needs its ENDs any more, and the producer may drop them
 ** and forget it (the overlap product keeps its open outputs until then). */

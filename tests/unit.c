@@ -441,29 +441,29 @@ static int64_t productPeak(int noOpt) {
   return rows == 2000 ? peak : -2;
 }
 
-/* Tuples alive at the end of a run where one Load interval stays open
-** while its process sends 2000 messages: every pair is an event result
-** that piT settles, so the product need not keep the pairs for the
-** interval's END (-1 when the answer is not the 2000 rows). */
-static int64_t liveWithOpenInterval(void) {
+/* Tuples alive at the end of a run where one Load interval (N = 7) stays
+** open while its process sends 2000 messages and 2000 pings (V = 0 and
+** 100 in turn): every pair is an event result that piT settles, or a pair
+** that sigma drops (query 2: P.V > L.N), so the product need not keep the
+** pairs for the interval's END (-1 when the answer is not the rows). */
+static int64_t liveWithOpenInterval(const char *query, int64_t rows) {
   TqDiag d = {0};
-  char *text = tqMprintf("%s%s", SENSORS,
-                         "range of L is Load\nrange of S is SendMessage\n"
-                         "retrieve (L.N, S.Mailbox) where L.Process = S.Process\n");
+  char *text = tqMprintf("%s%s%s", SENSORS, "event Ping (Process: Process performer, V: int) traced on performer;\n",
+                         query);
   CpProgram *p = compileStr(text, &d);
   free(text);
   if (!p) return -1;
   cpOptimize(p, NULL);
   TqBuf tr = {0};
   tqBufPuts(&tr, "0 Process+ P1 Ready\n0 Mailbox+ M1\n1 Load+ P1 7\n");
-  for (int i = 1; i <= 2000; i++) tqBufPrintf(&tr, "%d SendMessage P1 M1\n", 10 * i);
+  for (int i = 1; i <= 2000; i++) tqBufPrintf(&tr, "%d SendMessage P1 M1\n%d Ping P1 %d\n", 10 * i, 10 * i + 5, i % 2 * 100);
   SnsTrace *t = snsTraceParse(tqSourceFromString("x.trace", tr.s), p, &d);
   tqBufFree(&tr);
   int64_t before = rtTupLive();
   RtOptions o = {0, snsTraceLast(t), 0};
   RtNet *net = rtNetNew(p, &o, &d);
   enReplay(p, net, t);
-  int64_t live = net->result[0].rows == 2000 ? rtTupLive() - before : -1;
+  int64_t live = net->result[0].rows == rows ? rtTupLive() - before : -1;
   rtNetFree(net);
   snsTraceFree(t);
   cpProgramFree(p);
@@ -475,8 +475,14 @@ static void testOverlapProduct(void) {
   int64_t x1 = productPeak(0), x = productPeak(1);
   CHECK(x1 >= 0 && x1 <= 8, "x1 keeps only what can still overlap (peak stored small)");
   CHECK(x >= 4000, "x keeps the whole history");
-  int64_t live = liveWithOpenInterval();
+  int64_t live = liveWithOpenInterval("range of L is Load\nrange of S is SendMessage\n"
+                                      "retrieve (L.N, S.Mailbox) where L.Process = S.Process\n",
+                                      2000);
   CHECK(live >= 0 && live < 100, "x1 forgets the settled pairs of an interval still open");
+  live = liveWithOpenInterval("range of L is Load\nrange of P is Ping\n"
+                              "retrieve (L.N, P.V) where L.Process = P.Process and P.V > L.N\n",
+                              1000);
+  CHECK(live >= 0 && live < 100, "x1 forgets the pairs sigma dropped of an interval still open");
 }
 
 /* When each row of the last result was inserted (stream time). */
