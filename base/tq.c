@@ -354,26 +354,23 @@ uint64_t tqHashBytes(const void *p, size_t n, uint64_t seed) {
 
 static void mapGrow(TqMap *m) {
   uint32_t ocap = m->cap;
-  uint64_t *okey = m->key;
-  void **oval = m->val;
+  TqMapSlot *old = m->slot;
   uint32_t cap = ocap ? ocap : 16;
   while (m->n * 2 + 2 > cap) cap *= 2;
   if (cap == ocap && m->used * 4 < ocap * 3) cap = ocap; /* only cleanup */
   m->cap = cap;
-  m->key = tqCalloc(cap, sizeof(uint64_t));
-  m->val = tqCalloc(cap, sizeof(void *));
+  m->slot = tqCalloc(cap, sizeof(TqMapSlot));
   m->n = m->used = 0;
   for (uint32_t i = 0; i < ocap; i++)
-    if (okey[i] > 1) tqMapPut(m, okey[i], oval[i]);
-  free(okey);
-  free(oval);
+    if (old[i].key > 1) tqMapPut(m, old[i].key, old[i].val);
+  free(old);
 }
 void *tqMapGet(const TqMap *m, uint64_t key) {
   if (!m->cap) return NULL;
   uint32_t mask = m->cap - 1, i = (uint32_t)tqHash64(key) & mask;
   for (;;) {
-    uint64_t k = m->key[i];
-    if (k == key) return m->val[i];
+    uint64_t k = m->slot[i].key;
+    if (k == key) return m->slot[i].val;
     if (k == 0) return NULL;
     i = (i + 1) & mask;
   }
@@ -383,9 +380,9 @@ void tqMapPut(TqMap *m, uint64_t key, void *val) {
   uint32_t mask = m->cap - 1, i = (uint32_t)tqHash64(key) & mask;
   int64_t tomb = -1;
   for (;;) {
-    uint64_t k = m->key[i];
+    uint64_t k = m->slot[i].key;
     if (k == key) {
-      m->val[i] = val;
+      m->slot[i].val = val;
       return;
     }
     if (k == 1 && tomb < 0) tomb = i;
@@ -397,31 +394,31 @@ void tqMapPut(TqMap *m, uint64_t key, void *val) {
   } else {
     m->used++;
   }
-  m->key[i] = key;
-  m->val[i] = val;
+  m->slot[i].key = key;
+  m->slot[i].val = val;
   m->n++;
 }
 void *tqMapDel(TqMap *m, uint64_t key) {
   if (!m->cap) return NULL;
   uint32_t mask = m->cap - 1, i = (uint32_t)tqHash64(key) & mask;
   for (;;) {
-    uint64_t k = m->key[i];
+    uint64_t k = m->slot[i].key;
     if (k == key) {
-      void *v = m->val[i];
-      m->val[i] = NULL;
+      void *v = m->slot[i].val;
+      m->slot[i].val = NULL;
       m->n--;
-      if (m->key[(i + 1) & mask] != 0) {
-        m->key[i] = 1; /* a probe chain goes on through here */
+      if (m->slot[(i + 1) & mask].key != 0) {
+        m->slot[i].key = 1; /* a probe chain goes on through here */
         return v;
       }
       /* the chain ends here: this slot and the deleted ones before it are
       ** free again, so churn does not fill the table with tombstones (only
       ** deleted or empty slots change: iterating callers are unaffected) */
       do {
-        m->key[i] = 0;
+        m->slot[i].key = 0;
         m->used--;
         i = (i - 1) & mask;
-      } while (m->key[i] == 1);
+      } while (m->slot[i].key == 1);
       return v;
     }
     if (k == 0) return NULL;
@@ -429,8 +426,7 @@ void *tqMapDel(TqMap *m, uint64_t key) {
   }
 }
 void tqMapFree(TqMap *m) {
-  free(m->key);
-  free(m->val);
+  free(m->slot);
   memset(m, 0, sizeof *m);
 }
 

@@ -88,18 +88,21 @@ int32_t tqSymCount(void);
 
 /* ---------------------------------------------------------------- hashing */
 /* Open-addressing map from a nonzero 64-bit key to a pointer. */
+typedef struct TqMapSlot {
+  uint64_t key; /* 0 = empty slot, 1 = deleted */
+  void *val;
+} TqMapSlot;
 typedef struct TqMap {
-  uint64_t *key; /* 0 = empty slot, 1 = deleted */
-  void **val;    /* values */
-  uint32_t cap;  /* power of two */
-  uint32_t n;    /* live entries */
-  uint32_t used; /* live + deleted */
+  TqMapSlot *slot; /* key and value side by side: one cache line per probe */
+  uint32_t cap;    /* power of two */
+  uint32_t n;      /* live entries */
+  uint32_t used;   /* live + deleted */
 } TqMap;
 void *tqMapGet(const TqMap *m, uint64_t key);
 void tqMapPut(TqMap *m, uint64_t key, void *val); /* key must be > 1 */
 void *tqMapDel(TqMap *m, uint64_t key);           /* returns old value */
 void tqMapFree(TqMap *m);
-/* Iteration: for (i = 0; i < m->cap; i++) if (m->key[i] > 1) ... */
+/* Iteration: for (i = 0; i < m->cap; i++) if (m->slot[i].key > 1) ... */
 uint64_t tqHash64(uint64_t x);
 uint64_t tqHashBytes(const void *p, size_t n, uint64_t seed);
 

@@ -1402,8 +1402,8 @@ void dspModelFree(DspModel *m) {
   for (int i = 0; i < m->nlane; i++) tqVecFree(&m->lanes[i].members);
   free(m->lanes);
   for (uint32_t i = 0; i < m->slots.cap; i++) {
-    if (m->slots.key[i] <= 1) continue;
-    for (Slot *s = m->slots.val[i], *n; s; s = n) {
+    if (m->slots.slot[i].key <= 1) continue;
+    for (Slot *s = m->slots.slot[i].val, *n; s; s = n) {
       n = s->next;
       tqVecFree(&s->deps);
       free(s);

@@ -782,7 +782,7 @@ static void computeDeltas(tq_engine *e, TqTime t) {
       int64_t *who = tqMalloc(sizeof(int64_t) * (size_t)s->nEnabled);
       int n = 0;
       for (uint32_t k = 0; k < s->count.cap && n < s->nEnabled; k++)
-        if (s->count.key[k] > 1 && (intptr_t)s->count.val[k] > 0) who[n++] = (int64_t)(s->count.key[k] - 2);
+        if (s->count.slot[k].key > 1 && (intptr_t)s->count.slot[k].val > 0) who[n++] = (int64_t)(s->count.slot[k].key - 2);
       qsort(who, (size_t)n, sizeof(int64_t), cmpI64);
       DeltaGather dg = {b, &cur};
       for (int k = 0; k < n; k++) {
@@ -1759,7 +1759,7 @@ void tq_finish(tq_engine *e) {
     free(e->prevStore[i].vals);
   }
   for (uint32_t k = 0; k < seen.cap; k++)
-    if (seen.key[k] > 1) free(seen.val[k]);
+    if (seen.slot[k].key > 1) free(seen.slot[k].val);
   tqMapFree(&seen);
   tqMapFree(&e->ivs);
   tqMapFree(&e->sampled);

@@ -642,10 +642,10 @@ static void aggFree(RtOp *op) {
   TqVec all = {0};
   for (int i = 0; i < a->nheap; i++) tqVecPush(&all, a->heap[i].c);
   for (uint32_t i = 0; i < a->open.cap; i++)
-    if (a->open.key[i] > 1) tqVecPush(&all, a->open.val[i]);
+    if (a->open.slot[i].key > 1) tqVecPush(&all, a->open.slot[i].val);
   for (uint32_t i = 0; i < a->groups.cap; i++) {
-    if (a->groups.key[i] <= 1) continue;
-    for (Group *g = a->groups.val[i]; g; g = g->next)
+    if (a->groups.slot[i].key <= 1) continue;
+    for (Group *g = a->groups.slot[i].val; g; g = g->next)
       for (int k = 0; k < g->nlive; k++) tqVecPush(&all, g->live[k]);
   }
   /* free each contribution once */
@@ -659,8 +659,8 @@ static void aggFree(RtOp *op) {
   tqMapFree(&seen);
   tqVecFree(&all);
   for (uint32_t i = 0; i < a->groups.cap; i++) {
-    if (a->groups.key[i] <= 1) continue;
-    Group *g = a->groups.val[i];
+    if (a->groups.slot[i].key <= 1) continue;
+    Group *g = a->groups.slot[i].val;
     while (g) {
       Group *n = g->next;
       rtTupUnref(g->out);
@@ -672,8 +672,8 @@ static void aggFree(RtOp *op) {
   tqMapFree(&a->groups);
   tqMapFree(&a->open);
   for (uint32_t i = 0; i < a->keys.cap; i++) {
-    if (a->keys.key[i] <= 1) continue;
-    SetKey *k = a->keys.val[i];
+    if (a->keys.slot[i].key <= 1) continue;
+    SetKey *k = a->keys.slot[i].val;
     while (k) {
       SetKey *n = k->next;
       for (int j = 0; j < k->nheld; j++) rtTupUnref(k->held[j]);

@@ -267,7 +267,7 @@ static void sampleAll(Alpha *a, TqTime t) {
   int n = 0;
   int64_t *ents = tqMalloc(sizeof(int64_t) * (who->n + 1));
   for (uint32_t i = 0; i < who->cap; i++)
-    if (who->key[i] > 1 && entOn(who->val[i])) ents[n++] = (int64_t)(who->key[i] - 2);
+    if (who->slot[i].key > 1 && entOn(who->slot[i].val)) ents[n++] = (int64_t)(who->slot[i].key - 2);
   for (int i = 0; i < n; i++) {
     SampleCookie c = {a, t};
     a->sens->samples++;
@@ -336,7 +336,7 @@ static void alphaFinish(RtOp *op, TqTime now) {}
 
 static void freeStates(TqMap *m) {
   for (uint32_t i = 0; i < m->cap; i++)
-    if (m->key[i] > 1) free(m->val[i]);
+    if (m->slot[i].key > 1) free(m->slot[i].val);
   tqMapFree(m);
 }
 
@@ -345,7 +345,7 @@ static void alphaFree(RtOp *op) {
   freeStates(&a->ents);
   freeStates(&a->perf);
   for (uint32_t i = 0; i < a->held.cap; i++)
-    if (a->held.key[i] > 1) rtTupUnref(a->held.val[i]);
+    if (a->held.slot[i].key > 1) rtTupUnref(a->held.slot[i].val);
   tqMapFree(&a->held);
   tqMapFree(&a->missed);
   free(a->miss);

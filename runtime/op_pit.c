@@ -254,7 +254,7 @@ static void piTFlush(RtOp *op, TqTime now) {
   if (p->pending.n) {
     TqVec all = {0};
     for (uint32_t i = 0; i < p->pending.cap; i++)
-      if (p->pending.key[i] > 1) tqVecPush(&all, p->pending.val[i]);
+      if (p->pending.slot[i].key > 1) tqVecPush(&all, p->pending.slot[i].val);
     for (int i = 0; i < all.n; i++) {
       RtTup *t = all.v[i];
       TqTime from, to, lo;
@@ -285,7 +285,7 @@ static void piTFlush(RtOp *op, TqTime now) {
 
 static void dropPending(PiT *p) {
   for (uint32_t i = 0; i < p->pending.cap; i++)
-    if (p->pending.key[i] > 1) rtTupUnref(p->pending.val[i]);
+    if (p->pending.slot[i].key > 1) rtTupUnref(p->pending.slot[i].val);
   tqMapFree(&p->pending);
 }
 

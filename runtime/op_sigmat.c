@@ -62,8 +62,8 @@ static void sigmaTFlush(RtOp *op, TqTime now) {
   if (s->pending.n) {
     TqVec done = {0};
     for (uint32_t i = 0; i < s->pending.cap; i++) {
-      if (s->pending.key[i] <= 1) continue;
-      RtTup *t = s->pending.val[i];
+      if (s->pending.slot[i].key <= 1) continue;
+      RtTup *t = s->pending.slot[i].val;
       int r = decide(s, t);
       if (r != TRI_U) {
         /* decided: the answer rides in the low bit (tuples are aligned) */
@@ -95,7 +95,7 @@ static void sigmaTFlush(RtOp *op, TqTime now) {
 
 static void dropPending(SigmaT *s) {
   for (uint32_t i = 0; i < s->pending.cap; i++)
-    if (s->pending.key[i] > 1) rtTupUnref(s->pending.val[i]);
+    if (s->pending.slot[i].key > 1) rtTupUnref(s->pending.slot[i].val);
   tqMapFree(&s->pending);
 }
 

@@ -25,7 +25,7 @@ static void sourceFinish(RtOp *op, TqTime now) {}
 static void sourceFree(RtOp *op) {
   Source *s = (Source *)op;
   for (uint32_t i = 0; i < s->live.cap; i++)
-    if (s->live.key[i] > 1) rtTupUnref(s->live.val[i]);
+    if (s->live.slot[i].key > 1) rtTupUnref(s->live.slot[i].val);
   tqMapFree(&s->live);
 }
 static const RtOpVt sourceVt = {"source", sourcePush, sourceFlush, sourceFinish, sourceFree};

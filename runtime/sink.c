@@ -241,8 +241,8 @@ static void sinkFinish(RtOp *op, TqTime now) {}
 static void sinkFree(RtOp *op) {
   Sink *s = (Sink *)op;
   for (uint32_t i = 0; i < s->groups.cap; i++) {
-    if (s->groups.key[i] <= 1) continue;
-    Group *g = s->groups.val[i];
+    if (s->groups.slot[i].key <= 1) continue;
+    Group *g = s->groups.slot[i].val;
     while (g) {
       Group *n = g->next;
       free(g->tos);

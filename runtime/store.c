@@ -478,8 +478,8 @@ static tq_pm_status primCall(tq_pm_global *g, tq_pm_private *p, int what, const 
       /* intervals still open at the end, then the recording's range */
       int rc = 0;
       for (uint32_t k = 0; k < pr->open.cap && !rc; k++) {
-        if (pr->open.key[k] <= 1) continue;
-        OpenRow *o = pr->open.val[k];
+        if (pr->open.slot[k].key <= 1) continue;
+        OpenRow *o = pr->open.slot[k].val;
         rc = primRow(pr, o->rel, o->vals, o->from, TQ_OPEN);
       }
       RtNet *net = enNet(g);
@@ -496,7 +496,7 @@ static tq_pm_status primCall(tq_pm_global *g, tq_pm_private *p, int what, const 
     case TQ_PM_END:
       if (pr) {
         for (uint32_t k = 0; k < pr->open.cap; k++)
-          if (pr->open.key[k] > 1) free(pr->open.val[k]);
+          if (pr->open.slot[k].key > 1) free(pr->open.slot[k].val);
         tqMapFree(&pr->open);
         rtStoreFree(pr->st);
         free(pr->tbl);

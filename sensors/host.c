@@ -374,7 +374,7 @@ typedef struct SampledState {
 
 static void answersClear(SampledState *st) {
   for (uint32_t k = 0; k < st->answers.cap; k++)
-    if (st->answers.key[k] > 1) free(st->answers.val[k]);
+    if (st->answers.slot[k].key > 1) free(st->answers.slot[k].val);
   tqMapFree(&st->answers);
 }
 
@@ -501,13 +501,13 @@ static tq_pm_status processSnapshot(tq_pm_global *g, tq_pm_private *p, ProcTable
   closedir(d);
   /* the ones the listing no longer shows have ended */
   for (uint32_t k = 0; !rc && k < st->ents.cap; k++) {
-    if (st->ents.key[k] <= 1) continue;
-    ProcEnt *pe = st->ents.val[k];
+    if (st->ents.slot[k].key <= 1) continue;
+    ProcEnt *pe = st->ents.slot[k].val;
     if (pe->epoch == st->epoch) continue;
     tq_record r = {p->rel, TQ_REC_END, now, pe->from, now, pe->id, nv, pe->vals};
     if (g->produce(g, &r)) rc = -1;
     st->ended++;
-    tqMapDel(&st->ents, st->ents.key[k]); /* leaves a tombstone: the scan goes on */
+    tqMapDel(&st->ents, st->ents.slot[k].key); /* leaves a tombstone: the scan goes on */
     free(pe);
   }
   processMessage(p, st);
@@ -531,7 +531,7 @@ static tq_pm_status processCall(tq_pm_global *g, tq_pm_private *p, int what, con
     case TQ_PM_END:
       if (st) {
         for (uint32_t k = 0; k < st->ents.cap; k++)
-          if (st->ents.key[k] > 1) free(st->ents.val[k]);
+          if (st->ents.slot[k].key > 1) free(st->ents.slot[k].val);
         tqMapFree(&st->ents);
         tqMapFree(&st->rd.pids);
         free(st);

@@ -637,8 +637,8 @@ static void closeAll(Shm *s, TqTime t) {
   TqMap *m = &s->open;
   for (int pass = 0; pass < 2; pass++)
     for (uint32_t k = 0; k < m->cap; k++) {
-      if (m->key[k] <= 1) continue;
-      OpenRec *o = m->val[k];
+      if (m->slot[k].key <= 1) continue;
+      OpenRec *o = m->slot[k].val;
       const tq_shm_sensor *x = &s->cat[s->sensOf[o->rel]];
       if ((pass == 0) == (x->is_entity != 0)) continue;
       tq_record r;
@@ -653,7 +653,7 @@ static void closeAll(Shm *s, TqTime t) {
       g->produce(g, &r);
     }
   for (uint32_t k = 0; k < m->cap; k++)
-    if (m->key[k] > 1) free(m->val[k]);
+    if (m->slot[k].key > 1) free(m->slot[k].val);
   tqMapFree(m);
 }
 
@@ -818,7 +818,7 @@ static tq_pm_status shmEnd(tq_pm_global *g, tq_pm_private *p) {
     waitpid(s->pid, NULL, 0);
   }
   for (uint32_t k = 0; k < s->open.cap; k++)
-    if (s->open.key[k] > 1) free(s->open.val[k]);
+    if (s->open.slot[k].key > 1) free(s->open.slot[k].val);
   tqMapFree(&s->open);
   free(s->symOf);
   tqMapFree(&s->handleOf);
