@@ -562,12 +562,21 @@ static int filtered(tq_engine *e, const tq_record *r) {
   return 0;
 }
 
-static void deliver(tq_engine *e, TqMap *m, const tq_record *r, OpenIv *ended) {
+/* Delivers record r to the alphas that enabled its sensor.  iv is the
+** engine's open interval of a BEGIN (NULL when not tracked) or the one an
+** END closed.  When the instant is not active (nothing can reach the
+** network) only the engine's bookkeeping is done. */
+static void deliver(tq_engine *e, const tq_record *r, OpenIv *iv, int active) {
   RtNet *net = e->net;
   RtSensor *s = &net->sensor[r->rel - 1];
   const AlgRel *rel = s->rel;
   if (rel->entity || rel->mode == ALG_MODE_SAMPLED || !s->used) return;
   int f = rel->flagAttr;
+  if (!active) {
+    /* a begin while its flag entity exists: remembered for its end */
+    if (r->kind == TQ_REC_BEGIN && iv && alive(e, rel, f, r->vals[f])) iv->emitted |= 4;
+    return;
+  }
   if (r->kind == TQ_REC_EVENT || r->kind == TQ_REC_DELTA) {
     if (rtSensorEnabled(s, r->vals[f]) && alive(e, rel, f, r->vals[f]) && !filtered(e, r)) {
       rtDeliverEvent(net, s, r->t, r->vals);
@@ -577,7 +586,6 @@ static void deliver(tq_engine *e, TqMap *m, const tq_record *r, OpenIv *ended) {
     return;
   }
   if (r->kind == TQ_REC_BEGIN) {
-    OpenIv *iv = tqMapGet(m, ivKey(r->rel, r->id));
     int live = alive(e, rel, f, r->vals[f]);
     if (iv && live) iv->emitted |= 4;
     if (iv && rtSensorEnabled(s, r->vals[f]) && live && !filtered(e, r)) {
@@ -588,6 +596,7 @@ static void deliver(tq_engine *e, TqMap *m, const tq_record *r, OpenIv *ended) {
     return;
   }
   if (r->kind == TQ_REC_END || r->kind == TQ_REC_WHOLE) {
+    OpenIv *ended = r->kind == TQ_REC_END ? iv : NULL;
     int emitted = ended ? ended->emitted & 1 : 0;
     /* whole, if enabled now and its flag entity existed at its begin (the
     ** engine knows it since) or exists now: what a sensor enabled all along
@@ -635,33 +644,58 @@ static void aliveAdd(RelState *r, int64_t v, int d) {
   if (r->aliveN[v] < 0) r->aliveN[v] = 0;
 }
 
+/* Can anything of instant t reach the network: a tick, an arming that
+** takes effect, an entity tuple a query reads, or a record that passes its
+** alpha's enable check (or ends an interval whose begin was delivered)?
+** The enable check is exact only when the flush at t cannot change the
+** enabling (flushEnables, armDue); otherwise any record of a used sensor
+** counts. */
+static int instantActive(tq_engine *e, TqTime t, TqMap *m) {
+  RtNet *net = e->net;
+  if (e->nextTick == t || e->deltaNext == t || net->armDue <= t) return 1;
+  for (int i = 0; i < e->ninst; i++) {
+    const tq_record *r = &e->inst[i]->r;
+    const RtSensor *s = &net->sensor[r->rel - 1];
+    const AlgRel *rel = s->rel;
+    if (rel->entity) {
+      if (s->sources.n && (r->kind == TQ_REC_BEGIN || r->kind == TQ_REC_END)) return 1;
+      continue;
+    }
+    if (s->sources.n) return 1;
+    if (!s->used || rel->mode == ALG_MODE_SAMPLED || r->kind == TQ_REC_SAMPLE) continue;
+    if (net->flushEnables || rtSensorEnabled(s, r->vals[rel->flagAttr])) return 1;
+    if (r->kind == TQ_REC_END) {
+      const OpenIv *iv = tqMapGet(m, ivKey(r->rel, r->id));
+      if (iv && (iv->emitted & 1)) return 1;
+    }
+  }
+  return 0;
+}
+
 static void processInstant(tq_engine *e) {
   TqTime t = e->instant;
   RtNet *net = e->net;
   TqMap *m = ivm(e);
   e->haveInstant = 0;
   if (e->extractor) e->g.now = t; /* an extraction's time is its recording's */
-  /* the network hears of this instant only if something may reach it: a
-  ** record of a sensor a query uses, or a tick (results do not depend on
-  ** how often time advances; skipping idle instants saves the flushes) */
-  int active = e->nextTick == t || e->deltaNext == t;
-  for (int i = 0; i < e->ninst && !active; i++) {
-    const RtSensor *s = &net->sensor[e->inst[i]->r.rel - 1];
-    if (s->used || s->sources.n) active = 1;
-  }
+  /* 1. the network hears of this instant only if something may reach it
+  ** (results do not depend on how often time advances; skipping idle
+  ** instants saves the flushes) */
+  int active = instantActive(e, t, m);
   if (active) rtNetAdvance(net, t);
-  /* 2. recorded state at t */
-  OpenIv **ended = tqArenaAlloc(e->instArena, sizeof(OpenIv *) * (size_t)(e->ninst ? e->ninst : 1));
+  /* 2. recorded state at t; ivs[i]: the open interval record i begins
+  ** or ends */
+  OpenIv **ivs = tqArenaAlloc(e->instArena, sizeof(OpenIv *) * (size_t)(e->ninst ? e->ninst : 1));
   for (int i = 0; i < e->ninst; i++) {
     tq_record *r = &e->inst[i]->r;
     RtSensor *s = &net->sensor[r->rel - 1];
     s->recorded++;
     RelState *rs = &e->rs[r->rel - 1];
     if (r->kind == TQ_REC_BEGIN) {
-      if (rs->state) openBegin(e, m, r);
+      if (rs->state) ivs[i] = openBegin(e, m, r);
       if (s->rel->entity) aliveAdd(rs, r->vals[0], 1);
     } else if (r->kind == TQ_REC_END) {
-      if (rs->state) ended[i] = openEnd(e, m, r);
+      if (rs->state) ivs[i] = openEnd(e, m, r);
       if (s->rel->entity) aliveAdd(rs, r->vals[0], -1);
     }
   }
@@ -690,13 +724,13 @@ static void processInstant(tq_engine *e) {
   /* 4. clock ticks, deltas */
   ticksAt(e, t);
   /* 5. sensor records */
-  for (int i = 0; i < e->ninst && active; i++) {
+  for (int i = 0; i < e->ninst; i++) {
     tq_record *r = &e->inst[i]->r;
     if (r->kind == TQ_REC_SAMPLE) continue;
-    deliver(e, m, r, r->kind == TQ_REC_END ? ended[i] : NULL);
+    deliver(e, r, ivs[i], active);
   }
   for (int i = 0; i < e->ninst; i++)
-    if (e->inst[i]->r.kind == TQ_REC_END && ended[i]) releaseIv(ended[i]);
+    if (e->inst[i]->r.kind == TQ_REC_END && ivs[i]) releaseIv(ivs[i]);
   for (int i = 0; i < e->nrel; i++)
     if (e->rs[i].tracked && e->rs[i].fn) fifoTrim(&e->rs[i]);
   if (active) rtNetEndInstant(net);
@@ -819,7 +853,7 @@ static void computeDeltas(tq_engine *e, TqTime t) {
         subtract(b, c->vals, prev->vals, out);
       }
       tq_record r = {d->id, TQ_REC_DELTA, t, 0, 0, 0, d->nattr, out};
-      deliver(e, ivm(e), &r, NULL);
+      deliver(e, &r, NULL, 1); /* at a tick: the network advanced */
     }
     /* the current samples become the previous ones */
     for (int k = 0; k < rs->dprev.n; k++) free(rs->dprev.v[k]);

@@ -142,6 +142,23 @@ static TqTime gcd64(TqTime a, TqTime b) {
   return a;
 }
 
+/* Can op's tree emit at a flush (a decision that waited for time to pass),
+** not only when a tuple comes in?  An alpha's own armings are not counted:
+** armDue tells when they take effect. */
+static int emitsAtFlush(const RtOp *op) {
+  switch (op->node ? op->node->kind : ALG_CONST) {
+    case ALG_SIGMAT:
+    case ALG_PIT:
+    case ALG_AGG:
+    case ALG_INTERSECT:
+    case ALG_CLOCK: return 1;
+    default: break;
+  }
+  for (int i = 0; i < op->nkid; i++)
+    if (emitsAtFlush(op->kid[i])) return 1;
+  return 0;
+}
+
 RtNet *rtNetNew(CpProgram *prog, const RtOptions *opt, TqDiag *d) {
   RtNet *net = tqCalloc(1, sizeof *net);
   net->prog = prog;
@@ -173,6 +190,13 @@ RtNet *rtNetNew(CpProgram *prog, const RtOptions *opt, TqDiag *d) {
     tqBufFree(&msg);
     rtOpSink(net, r);
   }
+  net->armDue = TQ_FOREVER;
+  for (int i = 0; i < net->ops.n; i++) {
+    const RtOp *op = net->ops.v[i];
+    if (op->node && op->node->kind == ALG_ALPHA)
+      for (int k = 0; k < op->nkid; k++)
+        if (k != 1 && emitsAtFlush(op->kid[k])) net->flushEnables = 1;
+  }
   for (int i = 0; i < net->clocks.n; i++) {
     TqTime p = rtClockPeriod(net->clocks.v[i]);
     net->clockGcd = net->clockGcd ? gcd64(net->clockGcd, p) : p;
@@ -193,7 +217,6 @@ void rtNetFree(RtNet *net) {
   tqVecFree(&net->ops);
   tqVecFree(&net->clocks);
   tqVecFree(&net->consts);
-  tqVecFree(&net->alphasWithTimers);
   for (int i = 0; i < net->nsensor; i++) {
     tqMapFree(&net->sensor[i].count);
     tqVecFree(&net->sensor[i].alphas);
@@ -246,6 +269,7 @@ void rtNetAdvance(RtNet *net, TqTime t) {
   if (t <= net->now && net->started > 1) return;
   net->started = 2;
   net->now = t;
+  net->armDue = TQ_FOREVER; /* the alphas' flushes say what is still pending */
   for (int i = 0; i < net->ops.n; i++) flushOp(net->ops.v[i], t);
 }
 

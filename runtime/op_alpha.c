@@ -91,12 +91,20 @@ static void unit(Alpha *a, TqMap *m, int64_t e, int which, int delta) {
   if (m == &a->ents) rtSensorCount(a->op.net, a->sens, e, delta);
 }
 
+/* Tells the network when an arming takes effect: the flush after its
+** event's instant, or a timer's at its time (see alphaFlush). */
+static void armDue(Alpha *a, const Arm *r) {
+  TqTime due = r->kind == 0 ? r->t + 1 : r->t;
+  if (due < a->op.net->armDue) a->op.net->armDue = due;
+}
+
 static void armPush(Alpha *a, TqTime t, int64_t e, int delta, int kind) {
   if (a->narm == a->carm) {
     a->carm = a->carm ? a->carm * 2 : 16;
     a->arms = tqRealloc(a->arms, sizeof(Arm) * (size_t)a->carm);
   }
   a->arms[a->narm++] = (Arm){t, e, delta, kind};
+  armDue(a, &a->arms[a->narm - 1]);
 }
 
 /* An input tuple on an enabling port (0, or 2 for S:T performers). */
@@ -302,6 +310,7 @@ static void alphaFlush(RtOp *op, TqTime now) {
       Arm *r = &a->arms[i];
       int due = r->kind == 0 ? r->t < now : r->t <= now;
       if (!due) {
+        armDue(a, r);
         a->arms[k++] = *r;
         continue;
       }

@@ -220,7 +220,10 @@ struct RtNet {
   TqVec ops;           /* all RtOp*, children before parents */
   TqVec clocks;        /* RtOp* clock sources */
   TqVec consts;        /* RtOp* constants */
-  TqVec alphasWithTimers; /* RtOp* alphas that want flush calls */
+  TqTime armDue;       /* earliest time an alpha's pending arming or timer
+                       ** changes its enabling (at the flush of that time) */
+  int flushEnables;    /* an alpha is enabled by an operator that emits at
+                       ** flush: every flush may change the enabling */
   int nresult;
   RtResult *result;    /* one per query */
   TqVec consumers;     /* RtConsumer* */

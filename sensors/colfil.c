@@ -29,6 +29,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
@@ -111,7 +112,7 @@ typedef struct In {
   const unsigned char *p, *e;
   int bad;
 } In;
-static uint64_t getVar(In *in) {
+static uint64_t getVarSlow(In *in) {
   uint64_t v = 0;
   for (int s = 0; s < 64; s += 7) {
     if (in->p >= in->e) {
@@ -121,6 +122,26 @@ static uint64_t getVar(In *in) {
     unsigned c = *in->p++;
     v |= (uint64_t)(c & 0x7f) << s;
     if (!(c & 0x80)) return v;
+  }
+  in->bad = 1;
+  return 0;
+}
+/* A varint; the common case (ten bytes left, so no bounds check per byte)
+** first. */
+static inline uint64_t getVar(In *in) {
+  const unsigned char *p = in->p;
+  if (in->e - p < 10) return getVarSlow(in);
+  uint64_t v = p[0] & 0x7f;
+  if (!(p[0] & 0x80)) {
+    in->p = p + 1;
+    return v;
+  }
+  for (int i = 1; i < 10; i++) {
+    v |= (uint64_t)(p[i] & 0x7f) << (7 * i);
+    if (!(p[i] & 0x80)) {
+      in->p = p + i + 1;
+      return v;
+    }
   }
   in->bad = 1;
   return 0;
@@ -328,6 +349,8 @@ static int closeWriter(Writer *w, TqTime first, TqTime last) {
 typedef struct OpenRec {
   TqTime from;
   int rel;
+  int nvals;
+  struct OpenRec *next; /* in the free list of its size */
   int64_t vals[];
 } OpenRec;
 
@@ -345,6 +368,7 @@ typedef struct Reader {
   int64_t *symMap;     /* file symbol -> engine symbol */
   int64_t nsym, csym;
   OpenRec **ivs;       /* by file interval id */
+  OpenRec *freeRec[TQ_MAX_ATTRS + 1]; /* ended ones, by number of values, for reuse */
   int64_t nbegin, civ;
   TqTime lastT;
   In cur;              /* the block being read */
@@ -385,9 +409,17 @@ static int openReader(Reader *r, const char *path, const CpProgram *prog) {
   FILE *f = fopen(path, "rb");
   if (!f) return readerFail(r, "%s: cannot open: %s", path, strerror(errno));
   Out b = {0};
-  unsigned char tmp[65536];
-  size_t n;
-  while ((n = fread(tmp, 1, sizeof tmp, f)) > 0) putRaw(&b, tmp, n);
+  struct stat st;
+  if (!fstat(fileno(f), &st) && S_ISREG(st.st_mode)) { /* one read, no copies */
+    b.cap = (size_t)st.st_size + 1;
+    b.b = tqMalloc(b.cap);
+  }
+  for (;;) {
+    if (b.n == b.cap) outGrow(&b, 65536);
+    size_t n = fread(b.b + b.n, 1, b.cap - b.n, f);
+    if (n == 0) break;
+    b.n += n;
+  }
   fclose(f);
   r->buf = b.b;
   r->len = b.n;
@@ -449,6 +481,12 @@ static void closeReader(Reader *r) {
   free(r->symMap);
   for (int64_t i = 0; i < r->nbegin; i++) free(r->ivs[i]);
   free(r->ivs);
+  for (int k = 0; k <= TQ_MAX_ATTRS; k++)
+    while (r->freeRec[k]) {
+      OpenRec *o = r->freeRec[k];
+      r->freeRec[k] = o->next;
+      free(o);
+    }
 }
 
 /* Starts the next block: 1 ok, 0 end of file, -1 damaged (r->err). */
@@ -553,7 +591,10 @@ static int readRecord(Reader *r, tq_record *rec, int *skip) {
           r->ivs = tqRealloc(r->ivs, sizeof(OpenRec *) * (size_t)r->civ);
         }
         int na = rel ? rel->nattr : 0;
-        OpenRec *o = tqMalloc(sizeof(OpenRec) + sizeof(int64_t) * (size_t)(na ? na : 1));
+        OpenRec *o = r->freeRec[na];
+        if (o) r->freeRec[na] = o->next;
+        else o = tqMalloc(sizeof(OpenRec) + sizeof(int64_t) * (size_t)(na ? na : 1));
+        o->nvals = na;
         o->from = t;
         o->rel = rec->rel;
         TQ_MEMCPY(o->vals, v, sizeof(int64_t) * (size_t)na);
@@ -577,7 +618,8 @@ static int readRecord(Reader *r, tq_record *rec, int *skip) {
         rec->t = t;
         int na = rel ? rel->nattr : 0;
         TQ_MEMCPY(v, o->vals, sizeof(int64_t) * (size_t)na);
-        free(o);
+        o->next = r->freeRec[o->nvals];
+        r->freeRec[o->nvals] = o;
         r->ivs[id] = NULL;
         break;
       }
