@@ -16,6 +16,20 @@
 
 #include "sensorsInt.h"
 
+/* The words seen last, by their bytes (up to 16): the symbol and what was
+** looked up for it, so that a frequent word (a relation name, an entity,
+** an enum value) is interned and checked once, not on every line. */
+typedef struct WordSlot {
+  uint64_t w[2];        /* the word's bytes, zero-padded */
+  int32_t n;            /* its length; 0: empty slot */
+  int32_t sym;          /* tqSym of it */
+  const AlgRel *rel;    /* as a relation name (NULL: none or not asked) */
+  const AlgEnum *en;    /* as a value of this enum ... */
+  int32_t enIdx;        /* ... this one */
+  int32_t entOk;        /* a well-formed entity name */
+} WordSlot;
+#define WORD_BITS 10
+
 typedef struct Parser {
   SnsTrace *tr;
   TqDiag *d;
@@ -27,7 +41,39 @@ typedef struct Parser {
   TqMap relBySym;      /* symbol of a name as written -> relation + 1 (cache) */
   TqTime lastT;
   int haveT;
+  WordSlot *wc;        /* 1 << WORD_BITS slots */
+  const char *textEnd; /* end of the whole text */
 } Parser;
+
+static WordSlot *wordSlot(Parser *ps, const char *s, int n) {
+  if (n <= 0 || n > 16) return NULL;
+  uint64_t w[2] = {0, 0};
+  if (ps->textEnd - s >= 16) {
+    /* two whole loads, masked to the word (no byte stores to read back) */
+    memcpy(&w[0], s, 8);
+    memcpy(&w[1], s + 8, 8);
+    if (n < 8) {
+      w[0] &= ((uint64_t)1 << (8 * n)) - 1;
+      w[1] = 0;
+    } else if (n < 16) {
+      w[1] &= ((uint64_t)1 << (8 * (n - 8))) - 1;
+    }
+  } else {
+    memcpy(w, s, (size_t)n);
+  }
+  uint64_t h = (w[0] ^ (w[1] * 0xc2b2ae3d27d4eb4fULL) ^ (uint64_t)n) * 0x9e3779b97f4a7c15ULL;
+  WordSlot *ws = &ps->wc[h >> (64 - WORD_BITS)];
+  if (ws->n == n && ws->w[0] == w[0] && ws->w[1] == w[1]) return ws;
+  *ws = (WordSlot){{w[0], w[1]}, n, tqSym(s, (size_t)n), NULL, NULL, -1, 0};
+  return ws;
+}
+
+/* Bytes that end an unquoted word: white space, '#' and NUL. */
+static unsigned char wordEnd[256];
+static void wordEndInit(void) {
+  if (wordEnd[(unsigned char)'#']) return;
+  for (int c = 0; c < 256; c++) wordEnd[c] = c == '#' || isspace(c);
+}
 
 static TqLoc locAt(Parser *ps, const char *at) {
   TqLoc l = {ps->tr->src, ps->line, (int)(at - ps->ls) + 1};
@@ -57,7 +103,7 @@ static int word(Parser *ps, const char **s, int *n) {
     }
     ps->p++;
   } else {
-    while (ps->p < ps->e && !isspace((unsigned char)*ps->p) && *ps->p != '#') ps->p++;
+    while (ps->p < ps->e && !wordEnd[(unsigned char)*ps->p]) ps->p++;
   }
   *n = (int)(ps->p - *s);
   return 1;
@@ -137,14 +183,28 @@ static int parseValue(Parser *ps, const AlgAttr *at, const char *s, int n, int64
       memcpy(out, &v, sizeof v);
       return 0;
     }
-    case TY_STRING: *out = tqSym(s, (size_t)n); return 0;
-    case TY_ENUM:
+    case TY_STRING: {
+      WordSlot *ws = wordSlot(ps, s, n);
+      *out = ws ? ws->sym : tqSym(s, (size_t)n);
+      return 0;
+    }
+    case TY_ENUM: {
+      WordSlot *ws = wordSlot(ps, s, n);
+      if (ws && ws->en == ty->en) {
+        *out = ws->enIdx;
+        return 0;
+      }
       for (int i = 0; i < ty->en->n; i++) {
         if ((int)strlen(ty->en->names[i]) == n && !strncasecmp(ty->en->names[i], s, (size_t)n)) {
           *out = i;
+          if (ws) {
+            ws->en = ty->en;
+            ws->enIdx = i;
+          }
           return 0;
         }
       }
+    }
       {
         TqBuf b = {0};
         for (int i = 0; i < ty->en->n; i++) tqBufPrintf(&b, "%s%s", i ? ", " : "", ty->en->names[i]);
@@ -152,7 +212,12 @@ static int parseValue(Parser *ps, const AlgAttr *at, const char *s, int n, int64
         tqBufFree(&b);
       }
       return -1;
-    case TY_ENTITY:
+    case TY_ENTITY: {
+      WordSlot *ws = wordSlot(ps, s, n);
+      if (ws && ws->entOk) {
+        *out = ws->sym;
+        return 0;
+      }
       for (int i = 0; i < n; i++) {
         if (!isalnum((unsigned char)s[i]) && s[i] != '_' && s[i] != '-' && s[i] != '.' && s[i] != ':' && s[i] != '/') {
           tqError(ps->d, locAt(ps, s + i), "malformed entity name '%.*s' for %s (quote names with other characters)", n,
@@ -160,8 +225,10 @@ static int parseValue(Parser *ps, const AlgAttr *at, const char *s, int n, int64
           return -1;
         }
       }
-      *out = tqSym(s, (size_t)n);
+      if (ws) ws->entOk = 1;
+      *out = ws ? ws->sym : tqSym(s, (size_t)n);
       return 0;
+    }
     default: break;
   }
 bad:
@@ -289,11 +356,16 @@ static void parseLine(Parser *ps) {
   if (nn >= (int)sizeof name) nn = (int)sizeof name - 1;
   memcpy(name, ns, (size_t)nn);
   name[nn] = 0;
-  int32_t nsym = tqSym(name, (size_t)nn);
-  const AlgRel *r = tqMapGet(&ps->relBySym, (uint64_t)nsym + 2);
+  WordSlot *ws = wordSlot(ps, ns, nn);
+  const AlgRel *r = ws ? ws->rel : NULL;
   if (!r) {
-    r = algCatRel(&tr->prog->cat, name);
-    if (r) tqMapPut(&ps->relBySym, (uint64_t)nsym + 2, (void *)r);
+    int32_t nsym = tqSym(name, (size_t)nn);
+    r = tqMapGet(&ps->relBySym, (uint64_t)nsym + 2);
+    if (!r) {
+      r = algCatRel(&tr->prog->cat, name);
+      if (r) tqMapPut(&ps->relBySym, (uint64_t)nsym + 2, (void *)r);
+    }
+    if (ws) ws->rel = r;
   }
   if (!r) {
     if (!strcasecmp(name, "Clock"))
@@ -462,8 +534,11 @@ SnsTrace *snsTraceParse(TqSource *src, const CpProgram *prog, TqDiag *d) {
   ps.tr = tr;
   ps.d = d;
   ps.badRel = tqCalloc((size_t)(prog->cat.rels.n + 1), 1);
+  ps.wc = tqCalloc((size_t)1 << WORD_BITS, sizeof(WordSlot));
+  wordEndInit();
   int nerr0 = d->nerr;
   const char *p = src->text, *end = src->text + src->len;
+  ps.textEnd = end;
   int64_t lines = 1;
   for (const char *q = p; (q = memchr(q, '\n', (size_t)(end - q))) != NULL; q++) lines++;
   tr->cpk = lines;
@@ -484,6 +559,7 @@ SnsTrace *snsTraceParse(TqSource *src, const CpProgram *prog, TqDiag *d) {
   }
   tqMapFree(&ps.open);
   tqMapFree(&ps.relBySym);
+  free(ps.wc);
   free(ps.badRel);
   if (d->nerr > nerr0) {
     snsTraceFree(tr);
