@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <time.h>
 #include <string.h>
+#include <sys/stat.h>
 
 /* ================================================================ time */
 
@@ -554,6 +555,14 @@ TqSource *tqSourceRead(const char *path, TqDiag *d) {
     return NULL;
   }
   TqBuf b = {0};
+  struct stat st;
+  if (!fstat(fileno(f), &st) && S_ISREG(st.st_mode) && st.st_size > 0) {
+    /* a file: read it whole into a buffer of its size (no copies) */
+    b.cap = (size_t)st.st_size + 1;
+    b.s = tqMalloc(b.cap);
+    b.n = fread(b.s, 1, (size_t)st.st_size, f);
+    b.s[b.n] = 0;
+  }
   char tmp[65536];
   size_t n;
   while ((n = fread(tmp, 1, sizeof tmp, f)) > 0) tqBufAdd(&b, tmp, n);
