@@ -399,6 +399,24 @@ void tqMapPut(TqMap *m, uint64_t key, void *val) {
   m->slot[i].val = val;
   m->n++;
 }
+void **tqMapRef(TqMap *m, uint64_t key) {
+  if ((m->used + 1) * 4 >= m->cap * 3) mapGrow(m);
+  uint32_t mask = m->cap - 1, i = (uint32_t)tqHash64(key) & mask;
+  int64_t tomb = -1;
+  for (;;) {
+    uint64_t k = m->slot[i].key;
+    if (k == key) return &m->slot[i].val;
+    if (k == 1 && tomb < 0) tomb = i;
+    if (k == 0) break;
+    i = (i + 1) & mask;
+  }
+  if (tomb >= 0) i = (uint32_t)tomb;
+  else m->used++;
+  m->slot[i].key = key;
+  m->slot[i].val = NULL;
+  m->n++;
+  return &m->slot[i].val;
+}
 void *tqMapDel(TqMap *m, uint64_t key) {
   if (!m->cap) return NULL;
   uint32_t mask = m->cap - 1, i = (uint32_t)tqHash64(key) & mask;

@@ -101,6 +101,9 @@ typedef struct TqMap {
 void *tqMapGet(const TqMap *m, uint64_t key);
 void tqMapPut(TqMap *m, uint64_t key, void *val); /* key must be > 1 */
 void *tqMapDel(TqMap *m, uint64_t key);           /* returns old value */
+/* The value of key, inserted as NULL when absent: one probe for a lookup
+** followed by a store.  Valid until the next insertion. */
+void **tqMapRef(TqMap *m, uint64_t key);
 void tqMapFree(TqMap *m);
 /* Iteration: for (i = 0; i < m->cap; i++) if (m->slot[i].key > 1) ... */
 uint64_t tqHash64(uint64_t x);

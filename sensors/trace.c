@@ -276,14 +276,14 @@ static int32_t takeOpen(Parser *ps, const AlgRel *r, const int64_t *v, int keyed
 static void putOpen(Parser *ps, const AlgRel *r, int32_t ivi, int keyed) {
   SnsTrace *tr = ps->tr;
   uint64_t h = keyOf(r, tr->vals + tr->iv[ivi].vals, keyed);
-  intptr_t first = (intptr_t)tqMapGet(&ps->open, h) - 1;
+  void **first = tqMapRef(&ps->open, h);
   /* append at the end of the chain: NAME- closes the earliest such interval */
   tr->iv[ivi].nextSame = -1;
-  if (first < 0) {
-    tqMapPut(&ps->open, h, (void *)(intptr_t)(ivi + 1));
+  if (!*first) {
+    *first = (void *)(intptr_t)(ivi + 1);
     return;
   }
-  int32_t i = (int32_t)first;
+  int32_t i = (int32_t)((intptr_t)*first - 1);
   while (tr->iv[i].nextSame >= 0) i = tr->iv[i].nextSame;
   tr->iv[i].nextSame = ivi;
 }
@@ -499,8 +499,17 @@ static void parseLine(Parser *ps) {
     endIv(ps, ivi, t, ps->line);
     return;
   }
+  void **head = NULL; /* keyed: the map's entry the new interval takes over */
   if (keyed) {
-    int32_t prev = takeOpen(ps, r, tmp, 1);
+    /* the usual case first: the open interval with this key is the only
+    ** one under its hash, and the new one takes its place (one probe) */
+    void **ref = tqMapRef(&ps->open, keyOf(r, tmp, 1));
+    int32_t prev = (int32_t)((intptr_t)*ref - 1);
+    if (prev >= 0 && tr->iv[prev].nextSame < 0 && tr->iv[prev].rel == r->id - 1 &&
+        sameKey(r, tr->vals + tr->iv[prev].vals, tmp, 1))
+      head = ref;
+    else
+      prev = takeOpen(ps, r, tmp, 1);
     if (prev >= 0) {
       if (tr->iv[prev].from == t) {
         tqError(ps->d, locAt(ps, ns), "%s+ at the same time as the previous interval with this key began", r->name);
@@ -517,7 +526,12 @@ static void parseLine(Parser *ps) {
   iv->pos = -1;
   iv->vals = addVals(tr, r->nattr);
   memcpy(tr->vals + iv->vals, tmp, sizeof(int64_t) * (size_t)r->nattr);
-  putOpen(ps, r, ivi, keyed);
+  if (head) {
+    iv->nextSame = -1;
+    *head = (void *)(intptr_t)(ivi + 1);
+  } else {
+    putOpen(ps, r, ivi, keyed);
+  }
   SnsPacket *p = addPk(tr);
   p->t = t;
   p->rel = r->id - 1;
