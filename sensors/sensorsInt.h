@@ -10,24 +10,29 @@
 
 enum { PK_EVENT = 1, PK_BEGIN, PK_END, PK_SAMPLE, PK_WHOLE };
 
-/* One recorded packet. */
+/* One recorded packet, 16 bytes: a recording is held whole (limits:
+** SNS_MAX_* below). */
 typedef struct SnsPacket {
   TqTime t;        /* when */
-  int32_t rel;     /* relation index (id - 1) */
-  int32_t kind;    /* PK_* */
-  int32_t iv;      /* interval index (PK_BEGIN/PK_END), -1 for events */
-  int32_t line;    /* source line */
-  int64_t vals;    /* offset of the values in SnsTrace.vals (PK_EVENT) */
+  union {
+    uint32_t iv;   /* PK_BEGIN/PK_END/PK_WHOLE: interval index */
+    uint32_t vals; /* PK_EVENT/PK_SAMPLE: offset of the values in SnsTrace.vals */
+  };
+  uint16_t rel;    /* relation index (id - 1) */
+  uint16_t kind;   /* PK_* */
 } SnsPacket;
+#define SNS_MAX_RELS 65535
+#define SNS_MAX_VALS 4294967295u
+#define SNS_MAX_IVS 2147483647
 
 /* One recorded interval. */
 typedef struct SnsIv {
   int32_t rel;     /* relation index */
+  int32_t nextSame;/* parse: next open interval with the same key, -1 */
   int64_t vals;    /* offset of its values */
   TqTime from, to; /* to == TQ_OPEN when never ended */
   int32_t pos;     /* replay: position in the open list, -1 when closed */
   int32_t emitted; /* replay: its begin was delivered */
-  int32_t nextSame;/* parse: next open interval with the same key, -1 */
 } SnsIv;
 
 struct SnsTrace {

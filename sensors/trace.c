@@ -127,7 +127,6 @@ static SnsPacket *addPk(SnsTrace *tr) {
   }
   SnsPacket *p = &tr->pk[tr->npk++];
   memset(p, 0, sizeof *p);
-  p->iv = -1;
   return p;
 }
 
@@ -288,7 +287,7 @@ static void putOpen(Parser *ps, const AlgRel *r, int32_t ivi, int keyed) {
   tr->iv[i].nextSame = ivi;
 }
 
-static void endIv(Parser *ps, int32_t ivi, TqTime t, int line) {
+static void endIv(Parser *ps, int32_t ivi, TqTime t) {
   SnsTrace *tr = ps->tr;
   tr->iv[ivi].to = t;
   SnsPacket *p = addPk(tr);
@@ -296,7 +295,6 @@ static void endIv(Parser *ps, int32_t ivi, TqTime t, int line) {
   p->rel = tr->iv[ivi].rel;
   p->kind = PK_END;
   p->iv = ivi;
-  p->line = line;
 }
 
 /* After an error on a line: remember its relation so later lines that
@@ -453,6 +451,11 @@ static void parseLine(Parser *ps) {
     return;
   }
   (void)vs;
+  if (tr->nvals + r->nattr > (int64_t)SNS_MAX_VALS || tr->niv >= SNS_MAX_IVS) {
+    tqError(ps->d, locAt(ps, ts), "the recording is too large to be read as text (more than %lld values or %d intervals): "
+            "record it as a collection file", (long long)SNS_MAX_VALS, SNS_MAX_IVS);
+    return;
+  }
   ps->lastT = t;
   ps->haveT = 1;
   if (!tr->npk) tr->first = t;
@@ -472,7 +475,6 @@ static void parseLine(Parser *ps) {
     p->rel = r->id - 1;
     p->kind = PK_WHOLE;
     p->iv = ivi;
-    p->line = ps->line;
     return;
   }
   if (!isIv || sample) {
@@ -480,8 +482,7 @@ static void parseLine(Parser *ps) {
     p->t = t;
     p->rel = r->id - 1;
     p->kind = sample ? PK_SAMPLE : PK_EVENT;
-    p->line = ps->line;
-    p->vals = addVals(tr, r->nattr);
+    p->vals = (uint32_t)addVals(tr, r->nattr);
     memcpy(tr->vals + p->vals, tmp, sizeof(int64_t) * (size_t)r->nattr);
     return;
   }
@@ -496,7 +497,7 @@ static void parseLine(Parser *ps) {
       tqError(ps->d, locAt(ps, ts), "%s interval ends when it begins (intervals are [from, to) with from < to)", r->name);
       return;
     }
-    endIv(ps, ivi, t, ps->line);
+    endIv(ps, ivi, t);
     return;
   }
   void **head = NULL; /* keyed: the map's entry the new interval takes over */
@@ -515,7 +516,7 @@ static void parseLine(Parser *ps) {
         tqError(ps->d, locAt(ps, ns), "%s+ at the same time as the previous interval with this key began", r->name);
         return;
       }
-      endIv(ps, prev, t, ps->line);
+      endIv(ps, prev, t);
     }
   }
   int32_t ivi = addIv(tr);
@@ -537,7 +538,6 @@ static void parseLine(Parser *ps) {
   p->rel = r->id - 1;
   p->kind = PK_BEGIN;
   p->iv = ivi;
-  p->line = ps->line;
 }
 
 SnsTrace *snsTraceParse(TqSource *src, const CpProgram *prog, TqDiag *d) {
@@ -547,6 +547,11 @@ SnsTrace *snsTraceParse(TqSource *src, const CpProgram *prog, TqDiag *d) {
   Parser ps = {0};
   ps.tr = tr;
   ps.d = d;
+  if (prog->cat.rels.n > SNS_MAX_RELS) {
+    tqErrorAt(d, src->name, "more than %d relations: too many for a text recording", SNS_MAX_RELS);
+    snsTraceFree(tr);
+    return NULL;
+  }
   ps.badRel = tqCalloc((size_t)(prog->cat.rels.n + 1), 1);
   ps.wc = tqCalloc((size_t)1 << WORD_BITS, sizeof(WordSlot));
   wordEndInit();
