@@ -72,7 +72,7 @@ static WordSlot *wordSlot(Parser *ps, const char *s, int n) {
 static unsigned char wordEnd[256];
 static void wordEndInit(void) {
   if (wordEnd[(unsigned char)'#']) return;
-  for (int c = 0; c < 256; c++) wordEnd[c] = c == '#' || isspace(c);
+  for (int c = 0; c < 256; c++) wordEnd[c] = c == '#' || c == 0 || isspace(c);
 }
 
 static TqLoc locAt(Parser *ps, const char *at) {
@@ -80,9 +80,13 @@ static TqLoc locAt(Parser *ps, const char *at) {
   return l;
 }
 
+/* A line ends at its '\n' or at the text's terminating NUL, and neither is
+** skipped as white space nor part of a word: the scans need no bound. */
 static void skipWs(Parser *ps) {
-  while (ps->p < ps->e && (*ps->p == ' ' || *ps->p == '\t' || *ps->p == '\r')) ps->p++;
-  if (ps->p < ps->e && *ps->p == '#') ps->p = ps->e;
+  const char *p = ps->p;
+  while (*p == ' ' || *p == '\t' || *p == '\r') p++;
+  if (p < ps->e && *p == '#') p = ps->e;
+  ps->p = p;
 }
 
 /* Next whitespace-separated word (a quoted string counts as one). */
@@ -103,7 +107,9 @@ static int word(Parser *ps, const char **s, int *n) {
     }
     ps->p++;
   } else {
-    while (ps->p < ps->e && !wordEnd[(unsigned char)*ps->p]) ps->p++;
+    const char *p = ps->p;
+    while (!wordEnd[(unsigned char)*p]) p++;
+    ps->p = p;
   }
   *n = (int)(ps->p - *s);
   return 1;
