@@ -346,7 +346,13 @@ static int closeWriter(Writer *w, TqTime first, TqTime last) {
 
 /* ================================================================ reading */
 
+/* The reader keeps the intervals of the last IV_WINDOW begins in a ring
+** (an END names its BEGIN by the distance back); older open ones move to
+** a map, so its memory is bounded by the open intervals, not the file. */
+#define IV_WINDOW 65536
+
 typedef struct OpenRec {
+  int64_t id;           /* its file interval id */
   TqTime from;
   int rel;
   int nvals;
@@ -367,9 +373,10 @@ typedef struct Reader {
   const AlgRel **rels; /* by file relation (program's) */
   int64_t *symMap;     /* file symbol -> engine symbol */
   int64_t nsym, csym;
-  OpenRec **ivs;       /* by file interval id */
+  OpenRec **ivs;       /* the last IV_WINDOW begins, by id % IV_WINDOW */
+  TqMap oldIvs;        /* id + 2 -> OpenRec*: open ones that began before */
   OpenRec *freeRec[TQ_MAX_ATTRS + 1]; /* ended ones, by number of values, for reuse */
-  int64_t nbegin, civ;
+  int64_t nbegin;
   TqTime lastT;
   In cur;              /* the block being read */
   int inBlock;
@@ -479,8 +486,12 @@ static void closeReader(Reader *r) {
   free(r->relMap);
   free(r->rels);
   free(r->symMap);
-  for (int64_t i = 0; i < r->nbegin; i++) free(r->ivs[i]);
+  if (r->ivs)
+    for (int64_t i = 0; i < IV_WINDOW; i++) free(r->ivs[i]);
   free(r->ivs);
+  for (uint32_t i = 0; i < r->oldIvs.cap; i++)
+    if (r->oldIvs.slot[i].key > 1) free(r->oldIvs.slot[i].val);
+  tqMapFree(&r->oldIvs);
   for (int k = 0; k <= TQ_MAX_ATTRS; k++)
     while (r->freeRec[k]) {
       OpenRec *o = r->freeRec[k];
@@ -586,10 +597,7 @@ static int readRecord(Reader *r, tq_record *rec, int *skip) {
         break;
       case CK_BEGIN: {
         if (rel && getVals(r, rel, v)) return readerFail(r, "%s:%zu: corrupt values", r->path, at);
-        if (r->nbegin == r->civ) {
-          r->civ = r->civ ? 2 * r->civ : 1024;
-          r->ivs = tqRealloc(r->ivs, sizeof(OpenRec *) * (size_t)r->civ);
-        }
+        if (!r->ivs) r->ivs = tqCalloc(IV_WINDOW, sizeof(OpenRec *));
         int na = rel ? rel->nattr : 0;
         OpenRec *o = r->freeRec[na];
         if (o) r->freeRec[na] = o->next;
@@ -599,7 +607,10 @@ static int readRecord(Reader *r, tq_record *rec, int *skip) {
         o->rel = rec->rel;
         TQ_MEMCPY(o->vals, v, sizeof(int64_t) * (size_t)na);
         rec->id = (uint64_t)r->nbegin;
-        r->ivs[r->nbegin++] = o;
+        o->id = r->nbegin;
+        OpenRec **slot = &r->ivs[r->nbegin++ % IV_WINDOW];
+        if (*slot) tqMapPut(&r->oldIvs, (uint64_t)(*slot)->id + 2, *slot); /* still open: out of the window */
+        *slot = o;
         rec->kind = TQ_REC_BEGIN;
         rec->from = t;
         rec->t = t;
@@ -607,10 +618,12 @@ static int readRecord(Reader *r, tq_record *rec, int *skip) {
       }
       case CK_END: {
         uint64_t back = getVar(&r->cur);
-        if (r->cur.bad || back == 0 || back > (uint64_t)r->nbegin || !r->ivs[r->nbegin - (int64_t)back])
-          return readerFail(r, "%s:%zu: END of an interval that is not open", r->path, at);
-        int64_t id = r->nbegin - (int64_t)back;
-        OpenRec *o = r->ivs[id];
+        int ok = !r->cur.bad && back > 0 && back <= (uint64_t)r->nbegin;
+        int64_t id = ok ? r->nbegin - (int64_t)back : -1;
+        OpenRec *o = NULL;
+        if (ok && back <= IV_WINDOW) o = r->ivs[id % IV_WINDOW];
+        else if (ok) o = tqMapDel(&r->oldIvs, (uint64_t)id + 2);
+        if (!o || o->id != id) return readerFail(r, "%s:%zu: END of an interval that is not open", r->path, at);
         rec->kind = TQ_REC_END;
         rec->id = (uint64_t)id;
         rec->from = o->from;
@@ -620,7 +633,7 @@ static int readRecord(Reader *r, tq_record *rec, int *skip) {
         TQ_MEMCPY(v, o->vals, sizeof(int64_t) * (size_t)na);
         o->next = r->freeRec[o->nvals];
         r->freeRec[o->nvals] = o;
-        r->ivs[id] = NULL;
+        if (back <= IV_WINDOW) r->ivs[id % IV_WINDOW] = NULL;
         break;
       }
       case CK_WHOLE: {

@@ -52,6 +52,26 @@ for tq in tests/golden/*.tq; do
   fi
 done
 
+# ---------------------------------------------------------------- long intervals
+# an interval open while more than 65536 others begin (the reader keeps
+# recent begins in a ring and moves older open ones aside): replayed from
+# the collection file like from the text
+cat >"$dir/long.tq" <<'TQ'
+clock 1ns;
+entity E;
+interval Iv (X: E performer, N: int) traced on performer;
+range of I is Iv
+retrieve into Long (I.X, I.N) where I.N < 2 or I.N > 69998
+TQ
+awk 'BEGIN { print "1 E+ A"; print "2 Iv+ A 0"; print "3 Iv+ A 1"
+  for (k = 2; k < 70000; k++) { print 2 * k " Iv+ A " k; print 2 * k + 1 " Iv- A " k }
+  print "200000 Iv- A 1"; print "200001 Iv- A 0" }' >"$dir/long.trace"
+$T run "$dir/long.tq" --replay "$dir/long.trace" --format csv >"$dir/long.a" 2>"$dir/long.err" || bad "long: text replay"
+$T record "$dir/long.tq" --replay "$dir/long.trace" -o "$dir/long.col" 2>>"$dir/long.err" || bad "long: record"
+$T run "$dir/long.tq" --replay "$dir/long.col" --format csv >"$dir/long.b" 2>>"$dir/long.err" || bad "long: binary replay"
+cmp -s "$dir/long.a" "$dir/long.b" || bad "long: the binary replay differs from the text one"
+grep -q "^A,0,2,200001$" "$dir/long.a" || bad "long: the long interval is missing: $(head -c 300 "$dir/long.a")"
+
 # ---------------------------------------------------------------- damaged files
 P="examples/paper/paper.tq examples/paper/queries.tq"
 # shellcheck disable=SC2086
