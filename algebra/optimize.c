@@ -405,7 +405,9 @@ static int isVarTime(const AlgExpr *e, const char *v) { return e->kind == AX_TVA
 
 /* O6: piT[at C](sigmaT[C overlap t](alpha^{S}_t(E1, E2, ...) x Clock[i]_C))
 **       -> piT[at t](alpha^{S}_t(E1, E2 intersect Clock[i], ...))
-** for sampled alphas (S:P, S:T), either order of the product.  The valid
+** for sampled alphas (S:P, S:T), either order of the product; selections
+** and projections of the alpha's values between it and the product stay
+** above it (sigma[R.Process=P1](alpha^{S:P}_R(...)) x Clock[10]).  The valid
 ** clause may be `at C`, `at t`, or `at begin of (t overlap C)`: under the
 ** overlap condition all are the common instant.  Exact: a sample taken at a
 ** Clock tick overlaps Clock[i] exactly when that tick is also one of
@@ -419,6 +421,14 @@ static AlgNode *ruleO6(Opt *o, AlgNode *n) {
   if (p->nkey) return NULL;
   for (int side = 0; side < 2; side++) {
     AlgNode *al = p->kid[side], *ck = p->kid[1 - side];
+    /* selections and projections of the sample's values may sit between:
+    ** they commute with the product and do not look at times */
+    AlgNode *above[16];
+    int nabove = 0;
+    while ((al->kind == ALG_SIGMA || al->kind == ALG_PI) && nabove < 16) {
+      above[nabove++] = al;
+      al = al->kid[0];
+    }
     if (al->kind != ALG_ALPHA || al->rel->mode != ALG_MODE_SAMPLED || ck->kind != ALG_CLOCK || !ck->var) continue;
     const AlgExpr *w = st->pred;
     if (!((isVarTime(w->a, ck->var) && isVarTime(w->b, al->var)) || (isVarTime(w->b, ck->var) && isVarTime(w->a, al->var))))
@@ -436,6 +446,7 @@ static AlgNode *ruleO6(Opt *o, AlgNode *n) {
     AlgNode *na = copyNode(o, al);
     na->kid[1] = algIntersect(o->a, al->kid[1], clk);
     algSchemaCompute(o->a, na);
+    for (int k = nabove - 1; k >= 0; k--) na = withKid(o, above[k], 0, na);
     AlgExpr *at = algExprNew(o->a, AX_TVAR, n->vfrom->type);
     at->var = al->var;
     return algPiT(o->a, 1, at, NULL, n->tvOut, na);
