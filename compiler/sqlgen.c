@@ -248,7 +248,7 @@ static const char *valueSql(Sg *g, const AlgExpr *e) {
         case OPB_SUB: return pf(g, "(%s - %s)", a, b);
         case OPB_MUL: return pf(g, "(%s * %s)", a, b);
         default:
-          if (e->type.kind == TY_FLOAT) return pf(g, "(CAST(%s AS REAL) / %s)", a, b);
+          if (e->type.kind == TY_FLOAT) return pf(g, "(CASE WHEN (%s) = 0 THEN 0.0 ELSE CAST(%s AS REAL) / (%s) END)", b, a, b);
           return pf(g, "(CASE WHEN (%s) = 0 THEN 0 ELSE (%s) / (%s) END)", b, a, b);
       }
     }

@@ -90,7 +90,7 @@ double rtEvalFloat(const RtExpr *e, const int64_t *v) {
           case OPB_ADD: return a + b;
           case OPB_SUB: return a - b;
           case OPB_MUL: return a * b;
-          default: return a / b;
+          default: return b == 0 ? 0 : a / b; /* by zero: 0, like integers (documented) */
         }
       }
       default: return 0;
