@@ -170,7 +170,7 @@ tq_engine *enOf(tq_pm_global *g) { return (tq_engine *)g; }
 CpProgram *enProgram(tq_pm_global *g) { return enOf(g)->prog; }
 RtNet *enNet(tq_pm_global *g) { return enOf(g)->net; }
 TqDiag *enDiag(tq_pm_global *g) { return &enOf(g)->diag; }
-void enSetTotal(tq_pm_global *g, int64_t n) { enOf(g)->packetsTotal = n; }
+static void enSetTotal(tq_pm_global *g, int64_t n) { enOf(g)->packetsTotal = n; }
 void enSetStart(tq_pm_global *g, TqTime t) {
   tq_engine *e = enOf(g);
   e->startTime = t;
@@ -178,7 +178,9 @@ void enSetStart(tq_pm_global *g, TqTime t) {
   e->g.now = t;
 }
 void enWantDisplay(tq_pm_global *g) { enOf(g)->wantDisplay = 1; }
-void enSetRange(tq_pm_global *g, TqTime first, TqTime last) {
+/* The time range of the recording being extracted (for Clock ticks and
+** `now`): an extractor's g->set_range. */
+static void enSetRange(tq_pm_global *g, TqTime first, TqTime last) {
   tq_engine *e = enOf(g);
   e->first = first;
   e->last = last;
@@ -338,6 +340,17 @@ static int gProduce(tq_pm_global *g, const tq_record *r) {
 }
 
 static void gHalt(tq_pm_global *g) { enOf(g)->halted = 1; }
+
+static int gSetRange(tq_pm_global *g, tq_time first, tq_time last, int64_t records) {
+  tq_engine *e = enOf(g);
+  if (!e->extractor || e->packets || e->haveInstant || first > last) {
+    gLog(g, NULL, TQ_LOG_WARNING, "set_range ignored: only an extraction, before its first record, with first <= last");
+    return -1;
+  }
+  enSetRange(g, first, last);
+  if (records >= 0) enSetTotal(g, records);
+  return 0;
+}
 
 /* ================================================================ sample requests */
 
@@ -1020,6 +1033,7 @@ tq_engine *tq_init(void) {
   e->g.sample_answer = gSampleAnswer;
   e->g.advance = gAdvance;
   e->g.halt = gHalt;
+  e->g.set_range = gSetRange;
   e->opt.nowValue = TQ_OPEN;
   e->instArena = tqArenaNew();
   const char *env = getenv("TQMON_PM_PATH");

@@ -19,14 +19,9 @@ void enAttachConsumer(tq_pm_global *g, tq_pm_private *p, RtConsumer *c);
 /* A built-in CONSUMER that draws calls this at init: the displayed
 ** relations then get the queries that collect them (cpDisplayQueries). */
 void enWantDisplay(tq_pm_global *g);
-/* The time range of the recording being extracted (for Clock ticks and
-** `now`); extractors call it at START. */
-void enSetRange(tq_pm_global *g, TqTime first, TqTime last);
 /* A live collection's first time (the realtime clock calls it at START:
 ** times are then CLOCK_REALTIME nanoseconds). */
 void enSetStart(tq_pm_global *g, TqTime t);
-/* Number of records of the recording (progress), when known. */
-void enSetTotal(tq_pm_global *g, int64_t n);
 
 /* Replays an already parsed recording through net (built on p, which the
 ** caller keeps) with the engine's delivery: for tests and tools that hold

@@ -76,8 +76,7 @@ static tq_pm_status traceCall(tq_pm_global *g, tq_pm_private *p, int what, const
   switch (what) {
     case TQ_PM_START: {
       if (st) { /* preloaded */
-        enSetRange(g, st->tr->first, st->tr->last);
-        enSetTotal(g, st->tr->npk);
+        g->set_range(g, st->tr->first, st->tr->last, st->tr->npk);
         return TQ_PM_OK;
       }
       st = tqCalloc(1, sizeof *st);
@@ -96,8 +95,7 @@ static tq_pm_status traceCall(tq_pm_global *g, tq_pm_private *p, int what, const
         snprintf(p->message, sizeof p->message, "cannot read the recording %s", p->args);
         return TQ_PM_FATAL;
       }
-      enSetRange(g, st->tr->first, st->tr->last);
-      enSetTotal(g, st->tr->npk);
+      g->set_range(g, st->tr->first, st->tr->last, st->tr->npk);
       return TQ_PM_OK;
     }
     case TQ_PM_END:

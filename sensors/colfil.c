@@ -716,8 +716,7 @@ static tq_pm_status colCall(tq_pm_global *g, tq_pm_private *p, int what, const t
           closeReader(&scan);
           g->log(g, p, TQ_LOG_WARNING, "%s was not closed properly: reading what it holds", a);
         }
-        enSetRange(g, c->rd.first, c->rd.last);
-        enSetTotal(g, c->rd.records);
+        g->set_range(g, c->rd.first, c->rd.last, c->rd.records);
       } else {
         const char *path = strchr(a, ':') + 1;
         c->wr.f = fopen(path, "w+b");

@@ -176,6 +176,12 @@ struct tq_pm_global {
   int (*advance)(tq_pm_global *g, tq_time t);
   /* Ask the operation to halt early (as soon as convenient). */
   void (*halt)(tq_pm_global *g);
+  /* EXTRACTORs, at START, when the recording says: the times of its first
+  ** and last records, and how many records it holds (-1: not known).  The
+  ** Clock then ticks from the first record, and `now` is the last record's
+  ** time from the start, as with the built-in recordings.  Returns 0, or -1
+  ** (and ignores it) after the first record or with first > last. */
+  int (*set_range)(tq_pm_global *g, tq_time first, tq_time last, int64_t records);
 };
 
 /* Per-PM context: what the PM declares at init, and the engine's view of it. */

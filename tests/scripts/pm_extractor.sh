@@ -31,6 +31,17 @@ diff -u "$OUT/pm_extractor_text.csv" "$OUT/pm_extractor_reader.csv" || exit 1
 diff -u $D/reader.csv "$OUT/pm_extractor_reader.csv" || exit 1
 diff -u $D/reader.log "$log" || exit 1
 
+# with the range given at START (g->set_range) the Clock ticks from the
+# first record, as over the text recording; without it, from 0
+$T run $P/paper.tq $D/ticks.tq --format csv --replay $P/paper.trace >"$OUT/pm_extractor_ticks_text.csv" 2>&1 || exit 1
+$T run $P/paper.tq $D/ticks.tq --format csv --pm-path build/testpm --pm reader=file=$D/paper.rec,range \
+  >"$OUT/pm_extractor_ticks_range.csv" 2>&1 || exit 1
+diff -u "$OUT/pm_extractor_ticks_text.csv" "$OUT/pm_extractor_ticks_range.csv" || exit 1
+$T run $P/paper.tq $D/ticks.tq --format csv --pm-path build/testpm --pm reader=file=$D/paper.rec \
+  >"$OUT/pm_extractor_ticks_norange.csv" 2>&1 || exit 1
+grep -qx "1,0" "$OUT/pm_extractor_ticks_norange.csv" || { echo "no range: no tick at 0"; exit 1; }
+grep -qx "1,0" "$OUT/pm_extractor_ticks_range.csv" && { echo "range: a tick at 0"; exit 1; }
+
 $T run $P/paper.tq $D/reader.tq --format csv --pm-path build/testpm --pm reader=file=$D/bad.rec \
   >"$OUT/pm_extractor_bad.csv" 2>"$OUT/pm_extractor_bad.err"
 echo "exit $?" | cat - "$OUT/pm_extractor_bad.err" "$OUT/pm_extractor_bad.csv" >"$OUT/pm_extractor_bad.out"

@@ -24,6 +24,8 @@
 **   log=FILE     append one line per call, "NAME WHAT ...", to FILE
 **   at=S1+S2+... ticks: the snapshot times, in seconds (decimals allowed)
 **   file=FILE    reader: the recording
+**   range        reader: read it through once at START and give its range
+**                (g->set_range), as the built-in extractors do
 ** Without arguments (loaded with another PM of this library) a PM is inert:
 ** it declares nothing.
 **
@@ -74,6 +76,7 @@ typedef struct Conf {
   int line;               /* reader: lines read */
   char held[1024];        /* reader: a line read ahead (the next snapshot's) */
   int haveHeld;
+  int range;              /* reader: gives the recording's range at START */
   OpenIv open[MAXOPEN];   /* reader: the open intervals */
   int attr[3];            /* meter: the attributes Host, Dev, Count */
 } Conf;
@@ -166,6 +169,8 @@ static tq_pm_status initRole(tq_pm_global *g, tq_pm_private *p, int role) {
       }
     } else if (KEY("file") && role == READER) {
       snprintf(c->file, sizeof c->file, "%.*s", (int)vlen, v);
+    } else if (KEY("range") && role == READER && !eq) {
+      c->range = 1;
     } else {
       snprintf(p->message, sizeof p->message, "unknown argument '%.*s'", (int)len, a);
     }
@@ -182,6 +187,8 @@ static tq_pm_status initRole(tq_pm_global *g, tq_pm_private *p, int role) {
 
 /* ================================================================ calls */
 
+static tq_time lineTime(const char *ln);
+
 static tq_pm_status call(tq_pm_global *g, tq_pm_private *p, int what, const tq_record_set *rs) {
   static const char *const names[] = {"?", "START", "PREBASELINE", "SNAPSHOT", "SNAPSHOT_END", "COLLECTION_END", "END",
                                       "DEP_DISABLED"};
@@ -194,6 +201,24 @@ static tq_pm_status call(tq_pm_global *g, tq_pm_private *p, int what, const tq_r
     if (!c->in) {
       snprintf(p->message, sizeof p->message, "cannot read %.200s", c->file);
       return TQ_PM_FATAL;
+    }
+    if (c->range) {
+      tq_time first = -1, last = -1;
+      int64_t n = 0;
+      char ln[1024];
+      while (fgets(ln, sizeof ln, c->in)) {
+        tq_time lt = ln[0] == '#' ? -1 : lineTime(ln);
+        if (lt < 0) continue;
+        if (first < 0) first = lt;
+        last = lt;
+        n++;
+      }
+      rewind(c->in);
+      if (first >= 0) {
+        char a[48], b[48];
+        logLine(g, p, "set_range %s %s %lld: %d", timeText(a, sizeof a, first), timeText(b, sizeof b, last), (long long)n,
+                g->set_range(g, first, last, n));
+      }
     }
   } else if (what == TQ_PM_START && (c->role == METER || c->role == METERRAW)) {
     static const char *const attrs[3] = {"Host", "Dev", "Count"};
