@@ -1625,12 +1625,13 @@ static int step(tq_engine *e) {
   mergeGathered(e);
   /* the records at the snapshot time are an instant: process it */
   if (e->haveInstant) processInstant(e);
-  if (e->nextTick == next || e->deltaNext == next) {
-    rtNetAdvance(e->net, next);
-    ticksAt(e, next);
-    rtNetEndInstant(e->net);
-    if (e->sampled.n) tqMapFree(&e->sampled);
-  }
+  /* time passed in the world: the network hears of it at every snapshot,
+  ** also when no record reached it, so that what waits for time to pass
+  ** (an interval's end, a `now`) comes out live */
+  rtNetAdvance(e->net, next);
+  ticksAt(e, next);
+  rtNetEndInstant(e->net);
+  if (e->sampled.n) tqMapFree(&e->sampled);
   e->snapDirty = 1;
   closeSnapshot(e, next);
   return e->fatal ? -1 : 1;
