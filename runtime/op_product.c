@@ -48,6 +48,10 @@ typedef struct Side {
   int n, cap;
   TqMap byTup;     /* tuple pointer -> Entry*, for tuples that came open */
   TqMap byKey;     /* key hash -> first Entry* with it */
+  Entry **head;    /* one key (nkey == 1) whose value is below nhead (an
+                   ** entity's symbol id): first Entry* with it, by value;
+                   ** such keys are never in byKey */
+  uint32_t nhead;
   RtExpr **key;    /* key expressions over this side's tuples */
   int ov;          /* x1: span index that must overlap, -1 for x */
   Heap closed;     /* x1: closed entries by end of the ov span */
@@ -60,6 +64,8 @@ typedef struct Product {
   int nkey;
   int nspanL, nvalL;
   Side s[2];
+  Entry *spare;    /* unstored entries kept for reuse (chained by knext) */
+  int nspare;
 } Product;
 
 /* ---------------------------------------------------------------- heap */
@@ -117,11 +123,39 @@ static void hdel(Heap *h, Entry *e) {
 /* ---------------------------------------------------------------- keys */
 static uint64_t keyHash(const int64_t *k, int n) { return tqHashBytes(k, sizeof(int64_t) * (size_t)n, 7) | 2; }
 
-static void keyLink(Side *s, Entry *e) {
-  Entry *first = tqMapGet(&s->byKey, e->khash);
+/* Where the chain of key kv (hash kh) starts: a slot of the dense heads,
+** or NULL when it is in byKey. */
+static inline Entry **headSlot(const Product *p, Side *s, const int64_t *kv) {
+  return p->nkey == 1 && (uint64_t)kv[0] < s->nhead ? &s->head[kv[0]] : NULL;
+}
+
+static void keyLink(Product *p, Side *s, Entry *e);
+
+/* Grows the dense heads to cover value v: the chains of byKey are linked
+** again, in their order (so each key's entries keep their arrival order). */
+static void headsGrow(Product *p, Side *s, int64_t v) {
+  rtDenseGrow((void **)&s->head, &s->nhead, sizeof(Entry *), v);
+  if (!s->byKey.n) return;
+  TqVec all = {0};
+  for (uint32_t i = 0; i < s->byKey.cap; i++)
+    if (s->byKey.slot[i].key > 1)
+      for (Entry *x = s->byKey.slot[i].val; x; x = x->knext) tqVecPush(&all, x);
+  tqMapFree(&s->byKey);
+  for (int i = 0; i < all.n; i++) {
+    Entry *x = all.v[i];
+    x->knext = x->kprev = NULL;
+    keyLink(p, s, x);
+  }
+  tqVecFree(&all);
+}
+
+static void keyLink(Product *p, Side *s, Entry *e) {
+  Entry **h = headSlot(p, s, e->kval);
+  Entry *first = h ? *h : tqMapGet(&s->byKey, e->khash);
   if (!first) {
     e->kprev = e;
-    tqMapPut(&s->byKey, e->khash, e);
+    if (h) *h = e;
+    else tqMapPut(&s->byKey, e->khash, e);
     return;
   }
   Entry *last = first->kprev;
@@ -130,12 +164,16 @@ static void keyLink(Side *s, Entry *e) {
   first->kprev = e;
 }
 
-static void keyUnlink(Side *s, Entry *e) {
-  Entry *first = tqMapGet(&s->byKey, e->khash);
+static void keyUnlink(Product *p, Side *s, Entry *e) {
+  Entry **h = headSlot(p, s, e->kval);
+  Entry *first = h ? *h : tqMapGet(&s->byKey, e->khash);
   if (e == first) {
     if (e->knext) {
       e->knext->kprev = e->kprev;
-      tqMapPut(&s->byKey, e->khash, e->knext);
+      if (h) *h = e->knext;
+      else tqMapPut(&s->byKey, e->khash, e->knext);
+    } else if (h) {
+      *h = NULL;
     } else {
       tqMapDel(&s->byKey, e->khash);
     }
@@ -156,7 +194,14 @@ static TqTime minFrom(const RtTup *t) {
 
 static Entry *store(Product *p, int side, RtTup *t, const int64_t *kv, uint64_t kh) {
   Side *s = &p->s[side];
-  Entry *e = tqCalloc(1, sizeof *e + sizeof(int64_t) * (size_t)p->nkey);
+  Entry *e = p->spare;
+  if (e) {
+    p->spare = e->knext;
+    p->nspare--;
+    memset(e, 0, sizeof *e);
+  } else {
+    e = tqCalloc(1, sizeof *e + sizeof(int64_t) * (size_t)p->nkey);
+  }
   e->t = t;
   rtTupRef(t);
   e->side = side;
@@ -173,7 +218,8 @@ static Entry *store(Product *p, int side, RtTup *t, const int64_t *kv, uint64_t 
     tqMapPut(&s->byTup, (uint64_t)(uintptr_t)t, e);
     e->byTup = 1;
   }
-  if (p->nkey) keyLink(s, e);
+  if (p->nkey == 1 && (uint64_t)e->kval[0] >= s->nhead && rtDenseFits(e->kval[0])) headsGrow(p, s, e->kval[0]);
+  if (p->nkey) keyLink(p, s, e);
   s->froms.which = 1;
   hpush(&s->froms, e, minFrom(t));
   rtStoredAdd(&p->op, 1);
@@ -185,14 +231,21 @@ static void unstore(Product *p, Entry *e) {
   s->v[e->idx] = s->v[--s->n];
   s->v[e->idx]->idx = e->idx;
   if (e->byTup) tqMapDel(&s->byTup, (uint64_t)(uintptr_t)e->t);
-  if (p->nkey) keyUnlink(s, e);
+  if (p->nkey) keyUnlink(p, s, e);
   hdel(&s->closed, e);
   hdel(&s->froms, e);
   for (int i = 0; i < e->nout; i++) rtTupUnref(e->outs[i]);
   free(e->outs);
   rtTupUnref(e->t);
-  free(e);
   rtStoredAdd(&p->op, -1);
+  if (p->nspare < 4096) {
+    /* no allocation per stored tuple: a few are reused over and over */
+    e->knext = p->spare;
+    p->spare = e;
+    p->nspare++;
+    return;
+  }
+  free(e);
 }
 
 /* Keeps c among e's open outputs.  Outputs that the parents settled (an
@@ -303,10 +356,11 @@ static int productPush(RtOp *op, int port, int kind, RtTup *t) {
   }
   int rc = 0;
   if (p->nkey) {
-    for (Entry *x = tqMapGet(&o->byKey, kh); x; x = x->knext) {
+    Entry **h = headSlot(p, o, kv); /* a dense chain holds one key */
+    for (Entry *x = h ? *h : tqMapGet(&o->byKey, kh); x; x = x->knext) {
       int k = 0;
-      while (k < p->nkey && x->kval[k] == kv[k]) k++;
-      if (k < p->nkey) continue; /* another key with the same hash */
+      while (!h && k < p->nkey && x->kval[k] == kv[k]) k++;
+      if (!h && k < p->nkey) continue; /* another key with the same hash */
       if (combine(p, port == 0 ? e : x, port == 0 ? x : e)) rc = -1;
     }
   } else {
@@ -350,12 +404,18 @@ static void productFree(RtOp *op) {
     free(s->v);
     tqMapFree(&s->byTup);
     tqMapFree(&s->byKey);
+    free(s->head);
     free(s->closed.v);
     free(s->closed.k);
     free(s->froms.v);
     free(s->froms.k);
     for (int k = 0; k < p->nkey; k++) rtExprFree(s->key[k]);
     free(s->key);
+  }
+  while (p->spare) {
+    Entry *e = p->spare;
+    p->spare = e->knext;
+    free(e);
   }
 }
 
