@@ -21,15 +21,20 @@
 
 #include "rtInt.h"
 
+enum { NIN = 4 }; /* open outputs an entry holds without an allocation */
+
+/* The fields a new tuple of the other side reads fill the entry's first
+** cache line (entries are allocated on 64-byte boundaries). */
 typedef struct Entry {
+  struct Entry *knext; /* next entry with the same key hash, in order of arrival */
   RtTup *t;          /* stored tuple (one reference) */
-  RtTup **outs;      /* open outputs that involve t, while t is open */
+  RtTup **outs;      /* open outputs that involve t, while t is open (in, or allocated) */
   int nout, cout;
+  RtTup *in[NIN];    /* the first outputs */
+  struct Entry *kprev; /* previous one (the first one's kprev is the last) */
   int side;          /* 0 left, 1 right */
   int byTup;         /* in the side's byTup map (arrived open) */
   int idx;           /* position in its side's vector */
-  struct Entry *knext, *kprev; /* entries with the same key hash, in order
-                     ** of arrival (the first one's kprev is the last) */
   int hpos[2];       /* positions in the side's heaps (-1 = absent) */
   uint64_t khash;    /* hash of the key values */
   int64_t kval[];    /* key values (nkey) */
@@ -200,9 +205,14 @@ static Entry *store(Product *p, int side, RtTup *t, const int64_t *kv, uint64_t 
     p->nspare--;
     memset(e, 0, sizeof *e);
   } else {
-    e = tqCalloc(1, sizeof *e + sizeof(int64_t) * (size_t)p->nkey);
+    size_t n = (sizeof *e + sizeof(int64_t) * (size_t)p->nkey + 63) & ~(size_t)63;
+    e = aligned_alloc(64, n);
+    if (!e) e = tqMalloc(n); /* (tqMalloc aborts when memory is out) */
+    memset(e, 0, sizeof *e);
   }
   e->t = t;
+  e->outs = e->in;
+  e->cout = NIN;
   rtTupRef(t);
   e->side = side;
   e->hpos[0] = e->hpos[1] = -1;
@@ -235,7 +245,7 @@ static void unstore(Product *p, Entry *e) {
   hdel(&s->closed, e);
   hdel(&s->froms, e);
   for (int i = 0; i < e->nout; i++) rtTupUnref(e->outs[i]);
-  free(e->outs);
+  if (e->outs != e->in) free(e->outs);
   rtTupUnref(e->t);
   rtStoredAdd(&p->op, -1);
   if (p->nspare < 4096) {
@@ -261,8 +271,13 @@ static void addOut(Entry *e, RtTup *c) {
     e->nout = k;
   }
   if (e->nout == e->cout) {
-    e->cout = e->cout ? 2 * e->cout : 4;
-    e->outs = tqRealloc(e->outs, sizeof(RtTup *) * (size_t)e->cout);
+    e->cout *= 2;
+    if (e->outs == e->in) {
+      e->outs = tqMalloc(sizeof(RtTup *) * (size_t)e->cout);
+      memcpy(e->outs, e->in, sizeof e->in);
+    } else {
+      e->outs = tqRealloc(e->outs, sizeof(RtTup *) * (size_t)e->cout);
+    }
   }
   e->outs[e->nout++] = c;
   rtTupRef(c);
@@ -341,7 +356,8 @@ static int productPush(RtOp *op, int port, int kind, RtTup *t) {
   if (p->nkey) {
     if (p->nkey > 8) kv = tqMalloc(sizeof(int64_t) * (size_t)p->nkey);
     for (int i = 0; i < p->nkey; i++) kv[i] = rtEvalSlot(s->key[i], RT_VAL(t));
-    kh = keyHash(kv, p->nkey);
+    /* the hash is for byKey: not needed when both sides index the value */
+    if (p->nkey != 1 || (uint64_t)kv[0] >= s->nhead || (uint64_t)kv[0] >= o->nhead) kh = keyHash(kv, p->nkey);
   }
   int keep = 1;
   if (p->overlap && t->nopen == 0 && RT_TO(t, s->ov) <= op->kid[1 - port]->low) keep = 0;
@@ -352,6 +368,8 @@ static int productPush(RtOp *op, int port, int kind, RtTup *t) {
   } else {
     tmp.t = t;
     tmp.side = port;
+    tmp.outs = tmp.in;
+    tmp.cout = NIN;
     e = &tmp;
   }
   int rc = 0;
