@@ -53,9 +53,12 @@ typedef struct Side {
   int n, cap;
   TqMap byTup;     /* tuple pointer -> Entry*, for tuples that came open */
   TqMap byKey;     /* key hash -> first Entry* with it */
-  Entry **head;    /* one key (nkey == 1) whose value is below nhead (an
-                   ** entity's symbol id): first Entry* with it, by value;
-                   ** such keys are never in byKey */
+  struct Head {
+    Entry *e;      /* first entry with the key */
+    RtTup *t;      /* its tuple (read before e is: fetched at once) */
+  } *head;         /* one key (nkey == 1) whose value is below nhead (an
+                   ** entity's symbol id): its chain, by value; such keys
+                   ** are never in byKey */
   uint32_t nhead;
   RtExpr **key;    /* key expressions over this side's tuples */
   int ov;          /* x1: span index that must overlap, -1 for x */
@@ -128,9 +131,9 @@ static void hdel(Heap *h, Entry *e) {
 /* ---------------------------------------------------------------- keys */
 static uint64_t keyHash(const int64_t *k, int n) { return tqHashBytes(k, sizeof(int64_t) * (size_t)n, 7) | 2; }
 
-/* Where the chain of key kv (hash kh) starts: a slot of the dense heads,
-** or NULL when it is in byKey. */
-static inline Entry **headSlot(const Product *p, Side *s, const int64_t *kv) {
+/* Where the chain of key kv starts: a slot of the dense heads, or NULL
+** when it is in byKey. */
+static inline struct Head *headSlot(const Product *p, Side *s, const int64_t *kv) {
   return p->nkey == 1 && (uint64_t)kv[0] < s->nhead ? &s->head[kv[0]] : NULL;
 }
 
@@ -139,7 +142,7 @@ static void keyLink(Product *p, Side *s, Entry *e);
 /* Grows the dense heads to cover value v: the chains of byKey are linked
 ** again, in their order (so each key's entries keep their arrival order). */
 static void headsGrow(Product *p, Side *s, int64_t v) {
-  rtDenseGrow((void **)&s->head, &s->nhead, sizeof(Entry *), v);
+  rtDenseGrow((void **)&s->head, &s->nhead, sizeof(struct Head), v);
   if (!s->byKey.n) return;
   TqVec all = {0};
   for (uint32_t i = 0; i < s->byKey.cap; i++)
@@ -155,11 +158,11 @@ static void headsGrow(Product *p, Side *s, int64_t v) {
 }
 
 static void keyLink(Product *p, Side *s, Entry *e) {
-  Entry **h = headSlot(p, s, e->kval);
-  Entry *first = h ? *h : tqMapGet(&s->byKey, e->khash);
+  struct Head *h = headSlot(p, s, e->kval);
+  Entry *first = h ? h->e : tqMapGet(&s->byKey, e->khash);
   if (!first) {
     e->kprev = e;
-    if (h) *h = e;
+    if (h) *h = (struct Head){e, e->t};
     else tqMapPut(&s->byKey, e->khash, e);
     return;
   }
@@ -170,15 +173,15 @@ static void keyLink(Product *p, Side *s, Entry *e) {
 }
 
 static void keyUnlink(Product *p, Side *s, Entry *e) {
-  Entry **h = headSlot(p, s, e->kval);
-  Entry *first = h ? *h : tqMapGet(&s->byKey, e->khash);
+  struct Head *h = headSlot(p, s, e->kval);
+  Entry *first = h ? h->e : tqMapGet(&s->byKey, e->khash);
   if (e == first) {
     if (e->knext) {
       e->knext->kprev = e->kprev;
-      if (h) *h = e->knext;
+      if (h) *h = (struct Head){e->knext, e->knext->t};
       else tqMapPut(&s->byKey, e->khash, e->knext);
     } else if (h) {
-      *h = NULL;
+      *h = (struct Head){NULL, NULL};
     } else {
       tqMapDel(&s->byKey, e->khash);
     }
@@ -358,6 +361,12 @@ static int productPush(RtOp *op, int port, int kind, RtTup *t) {
     for (int i = 0; i < p->nkey; i++) kv[i] = rtEvalSlot(s->key[i], RT_VAL(t));
     /* the hash is for byKey: not needed when both sides index the value */
     if (p->nkey != 1 || (uint64_t)kv[0] >= s->nhead || (uint64_t)kv[0] >= o->nhead) kh = keyHash(kv, p->nkey);
+    struct Head *h = headSlot(p, o, kv);
+    if (h && h->e) {
+      /* the first match and its tuple arrive while this one is stored */
+      __builtin_prefetch(h->e);
+      __builtin_prefetch(h->t);
+    }
   }
   int keep = 1;
   if (p->overlap && t->nopen == 0 && RT_TO(t, s->ov) <= op->kid[1 - port]->low) keep = 0;
@@ -374,8 +383,8 @@ static int productPush(RtOp *op, int port, int kind, RtTup *t) {
   }
   int rc = 0;
   if (p->nkey) {
-    Entry **h = headSlot(p, o, kv); /* a dense chain holds one key */
-    for (Entry *x = h ? *h : tqMapGet(&o->byKey, kh); x; x = x->knext) {
+    struct Head *h = headSlot(p, o, kv); /* a dense chain holds one key */
+    for (Entry *x = h ? h->e : tqMapGet(&o->byKey, kh); x; x = x->knext) {
       int k = 0;
       while (!h && k < p->nkey && x->kval[k] == kv[k]) k++;
       if (!h && k < p->nkey) continue; /* another key with the same hash */
