@@ -36,6 +36,7 @@ typedef struct Entry {
   int byTup;         /* in the side's byTup map (arrived open) */
   int idx;           /* position in its side's vector */
   int hpos[2];       /* positions in the side's heaps (-1 = absent) */
+  uint64_t gen;      /* which storing this is (entries are reused) */
   uint64_t khash;    /* hash of the key values */
   int64_t kval[];    /* key values (nkey) */
 } Entry;
@@ -72,8 +73,20 @@ typedef struct Product {
   int nkey;
   int nspanL, nvalL;
   Side s[2];
-  Entry *spare;    /* unstored entries kept for reuse (chained by knext) */
-  int nspare;
+  Entry *spare;    /* unstored entries kept for reuse (chained by knext);
+                   ** never freed before the operator (recent may name them) */
+  uint64_t gens;   /* storings so far */
+  /* open outputs added to an entry's list since the flush before last: at
+  ** a flush, those of the instant before are settled or not by then, and
+  ** still in cache; the settled ones leave their list there and then,
+  ** rather than cold when the list is full */
+  struct Recent {
+    Entry *e;      /* the entry (stored as gen then) */
+    uint64_t gen;
+    RtTup *c;      /* the output (one reference) */
+  } *recent;
+  int nrecent, crecent;
+  int older;       /* recent[0..older) were made before the last flush */
 } Product;
 
 /* ---------------------------------------------------------------- heap */
@@ -205,7 +218,6 @@ static Entry *store(Product *p, int side, RtTup *t, const int64_t *kv, uint64_t 
   Entry *e = p->spare;
   if (e) {
     p->spare = e->knext;
-    p->nspare--;
     memset(e, 0, sizeof *e);
   } else {
     size_t n = (sizeof *e + sizeof(int64_t) * (size_t)p->nkey + 63) & ~(size_t)63;
@@ -214,6 +226,7 @@ static Entry *store(Product *p, int side, RtTup *t, const int64_t *kv, uint64_t 
     memset(e, 0, sizeof *e);
   }
   e->t = t;
+  e->gen = ++p->gens;
   e->outs = e->in;
   e->cout = NIN;
   rtTupRef(t);
@@ -251,20 +264,16 @@ static void unstore(Product *p, Entry *e) {
   if (e->outs != e->in) free(e->outs);
   rtTupUnref(e->t);
   rtStoredAdd(&p->op, -1);
-  if (p->nspare < 4096) {
-    /* no allocation per stored tuple: a few are reused over and over */
-    e->knext = p->spare;
-    p->spare = e;
-    p->nspare++;
-    return;
-  }
-  free(e);
+  /* no allocation per stored tuple: a few are reused over and over (the
+  ** free list is at most the most entries stored at once) */
+  e->knext = p->spare;
+  p->spare = e;
 }
 
 /* Keeps c among e's open outputs.  Outputs that the parents settled (an
 ** event result already emitted from them) need no END: they are forgotten
 ** when the list is full, so it holds what the parents still wait for. */
-static void addOut(Entry *e, RtTup *c) {
+static void addOut(Product *p, Entry *e, RtTup *c) {
   if (e->nout == e->cout) {
     int k = 0;
     for (int i = 0; i < e->nout; i++) {
@@ -284,6 +293,36 @@ static void addOut(Entry *e, RtTup *c) {
   }
   e->outs[e->nout++] = c;
   rtTupRef(c);
+  if (p->nrecent == p->crecent) {
+    p->crecent = p->crecent ? 2 * p->crecent : 64;
+    p->recent = tqRealloc(p->recent, sizeof(struct Recent) * (size_t)p->crecent);
+  }
+  p->recent[p->nrecent++] = (struct Recent){e, e->gen, c};
+  rtTupRef(c);
+}
+
+/* The outputs added before the last flush: settled ones leave their
+** entry's list (looked for among its last few, where they were added; the
+** others wait for the list to fill up).  The list keeps its order. */
+static void dropSettled(Product *p) {
+  for (int i = 0; i < p->older; i++) {
+    struct Recent *r = &p->recent[i];
+    Entry *e = r->e;
+    if ((r->c->flags & RT_SETTLED) && e->gen == r->gen) {
+      int lo = e->nout > 16 ? e->nout - 16 : 0;
+      for (int k = e->nout - 1; k >= lo; k--) {
+        if (e->outs[k] != r->c) continue;
+        memmove(e->outs + k, e->outs + k + 1, sizeof(RtTup *) * (size_t)(e->nout - k - 1));
+        e->nout--;
+        rtTupUnref(r->c);
+        break;
+      }
+    }
+    rtTupUnref(r->c);
+  }
+  p->nrecent -= p->older;
+  if (p->older && p->nrecent) memmove(p->recent, p->recent + p->older, sizeof(struct Recent) * (size_t)p->nrecent);
+  p->older = p->nrecent;
 }
 
 /* Could spans a of l and b of r still overlap? */
@@ -313,8 +352,8 @@ static int combine(Product *p, Entry *le, Entry *re) {
   c->nopen = l->nopen + r->nopen;
   int rc;
   if (c->nopen) {
-    if (l->nopen) addOut(le, c);
-    if (r->nopen) addOut(re, c);
+    if (l->nopen) addOut(p, le, c);
+    if (r->nopen) addOut(p, re, c);
     rc = rtEmit(&p->op, RT_BEGIN, c);
   } else {
     rc = rtEmit(&p->op, RT_ADD, c);
@@ -406,6 +445,7 @@ static void prune(Product *p, int side, TqTime otherLow) {
 
 static void productFlush(RtOp *op, TqTime now) {
   Product *p = (Product *)op;
+  dropSettled(p);
   TqTime l0 = op->kid[0]->low, l1 = op->kid[1]->low;
   if (p->overlap) {
     prune(p, 0, l1);
@@ -439,6 +479,8 @@ static void productFree(RtOp *op) {
     for (int k = 0; k < p->nkey; k++) rtExprFree(s->key[k]);
     free(s->key);
   }
+  for (int i = 0; i < p->nrecent; i++) rtTupUnref(p->recent[i].c);
+  free(p->recent);
   while (p->spare) {
     Entry *e = p->spare;
     p->spare = e->knext;
