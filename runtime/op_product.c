@@ -262,6 +262,9 @@ static void unstore(Product *p, Entry *e) {
   hdel(&s->froms, e);
   for (int i = 0; i < e->nout; i++) rtTupUnref(e->outs[i]);
   if (e->outs != e->in) free(e->outs);
+  e->outs = e->in;
+  e->nout = 0;
+  e->gen = 0; /* what recent remembers of it is gone */
   rtTupUnref(e->t);
   rtStoredAdd(&p->op, -1);
   /* no allocation per stored tuple: a few are reused over and over (the
