@@ -10,7 +10,9 @@
 ** The sensor hub keeps, per primitive relation, the enable counter of each
 ** entity (the sum of the enable units of all alpha operators of that
 ** relation) and demultiplexes delivered packets to every alpha that has the
-** flag entity enabled.
+** flag entity enabled.  The counters are in a map (every entity) and, for
+** the enable check of every packet, mirrored in an array by entity value
+** (symbol ids are small: rtDenseFits).
 */
 #include <stdio.h>
 #include <stdlib.h>

@@ -7,7 +7,15 @@
 ** node has join keys).  An output tuple concatenates the spans and values
 ** of its two inputs (left first); while either input is open, the output is
 ** kept in that input's list and an END of the input updates and re-emits it,
-** unless the parents settled it (RT_SETTLED: nobody needs its ENDs).
+** unless the parents settled it (RT_SETTLED: nobody needs its ENDs).  The
+** parents settle most outputs at the next flush or so: at the flush after
+** that, the product drops the settled ones from their lists while they are
+** still in cache (`recent`); the others stay until the list is full.
+**
+** Stored tuples are found by key: a one-value key whose value is small (an
+** entity's symbol id, see rtDenseFits) by value in an array of chain heads,
+** other keys by hash; a key's chain keeps its entries in order of arrival.
+** Entries come from a free list, never shorter than what was stored at once.
 **
 ** x keeps everything (its memory grows with the history: that is what the
 ** optimizer avoids).  x1 is only used under an overlap condition on one
