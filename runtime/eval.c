@@ -196,23 +196,35 @@ static void tvEmpty(RtTVal *r) {
   r->kind = TV_EMPTY;
 }
 
+/* The value of a tuple variable (a span of the tuple). */
+static inline void tvarEval(const RtExpr *e, const RtTCtx *c, RtTVal *r) {
+  TqTime from = c->span[2 * e->idx], to = c->span[2 * e->idx + 1];
+  r->maybeEmpty = 0;
+  if (e->isEvent) {
+    r->kind = TV_INSTANT;
+    r->b = r->e = exact(from);
+  } else {
+    r->kind = TV_INTERVAL;
+    r->b = exact(from);
+    if (to == TQ_OPEN) r->e = (RtBound){tmax(c->endLow, from + 1), TQ_FOREVER};
+    else r->e = exact(to);
+  }
+}
+
+/* rtTEval, with the leaves (tuple variables: most operands) inline. */
+static inline void operandEval(const RtExpr *e, const RtTCtx *c, RtTVal *r) {
+  if (e->kind == AX_TVAR) tvarEval(e, c, r);
+  else rtTEval(e, c, r);
+}
+
 void rtTEval(const RtExpr *e, const RtTCtx *c, RtTVal *r) {
   RtTVal x, y;
+  if (e->kind == AX_TVAR) {
+    tvarEval(e, c, r);
+    return;
+  }
   memset(r, 0, sizeof *r);
   switch (e->kind) {
-    case AX_TVAR: {
-      TqTime from = c->span[2 * e->idx], to = c->span[2 * e->idx + 1];
-      if (e->isEvent) {
-        r->kind = TV_INSTANT;
-        r->b = r->e = exact(from);
-      } else {
-        r->kind = TV_INTERVAL;
-        r->b = exact(from);
-        if (to == TQ_OPEN) r->e = (RtBound){tmax(c->endLow, from + 1), TQ_FOREVER};
-        else r->e = exact(to);
-      }
-      return;
-    }
     case AX_TCONST:
       r->kind = TV_INSTANT;
       r->b = r->e = exact(e->ival);
@@ -242,8 +254,8 @@ void rtTEval(const RtExpr *e, const RtTCtx *c, RtTVal *r) {
       return;
     case AX_OVERLAP:
     case AX_TOVERLAP: {
-      rtTEval(e->a, c, &x);
-      rtTEval(e->b, c, &y);
+      operandEval(e->a, c, &x);
+      operandEval(e->b, c, &y);
       if (x.kind == TV_EMPTY || y.kind == TV_EMPTY) {
         tvEmpty(r);
         return;

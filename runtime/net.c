@@ -10,7 +10,9 @@
 ** The sensor hub keeps, per primitive relation, the enable counter of each
 ** entity (the sum of the enable units of all alpha operators of that
 ** relation) and demultiplexes delivered packets to every alpha that has the
-** flag entity enabled.
+** flag entity enabled.  The counters are in a map (every entity) and, for
+** the enable check of every packet, mirrored in an array by entity value
+** (symbol ids are small: rtDenseFits).
 */
 #include <stdio.h>
 #include <stdlib.h>
@@ -219,6 +221,7 @@ void rtNetFree(RtNet *net) {
   tqVecFree(&net->consts);
   for (int i = 0; i < net->nsensor; i++) {
     tqMapFree(&net->sensor[i].count);
+    free(net->sensor[i].dense);
     tqVecFree(&net->sensor[i].alphas);
     tqVecFree(&net->sensor[i].sources);
   }
@@ -326,8 +329,31 @@ int rtNetFinish(RtNet *net, TqTime tEnd, int ok) {
 
 /* ================================================================ sensor hub */
 
+uint32_t rtDenseGrow(void **v, uint32_t *n, size_t sz, int64_t e) {
+  uint32_t old = *n, m = old ? old : 64;
+  while ((int64_t)m <= e) m *= 2;
+  *v = tqRealloc(*v, sz * m);
+  memset((char *)*v + sz * old, 0, sz * (m - old));
+  *n = m;
+  return old;
+}
+
 int rtSensorEnabled(const RtSensor *s, int64_t e) {
+  if ((uint64_t)e < s->ndense) return s->dense[e] > 0;
   return (intptr_t)tqMapGet(&s->count, (uint64_t)e + 2) > 0;
+}
+
+/* The count of e in the dense mirror, grown to cover it when it fits. */
+static void denseCount(RtSensor *s, int64_t e, intptr_t n) {
+  if ((uint64_t)e >= s->ndense) {
+    if (!rtDenseFits(e)) return;
+    uint32_t old = rtDenseGrow((void **)&s->dense, &s->ndense, sizeof(int32_t), e);
+    for (uint32_t i = 0; i < s->count.cap; i++) {
+      uint64_t k = s->count.slot[i].key - 2;
+      if (s->count.slot[i].key > 1 && k >= old && k < s->ndense) s->dense[k] = (int32_t)(intptr_t)s->count.slot[i].val;
+    }
+  }
+  s->dense[e] = (int32_t)n;
 }
 
 void rtSensorCount(RtNet *net, RtSensor *s, int64_t e, int delta) {
@@ -337,6 +363,7 @@ void rtSensorCount(RtNet *net, RtSensor *s, int64_t e, int delta) {
   if (n < 0) n = 0;
   if (n) tqMapPut(&s->count, k, (void *)n);
   else tqMapDel(&s->count, k);
+  if (c != n) denseCount(s, e, n);
   if (c == 0 && n > 0) {
     s->nEnabled++;
     if (s->nEnabled > s->maxEnabled) s->maxEnabled = s->nEnabled;

@@ -36,7 +36,20 @@ typedef struct EntState {
   int ival;    /* interval enablings */
   int persist; /* armed persistently by an event */
   int once;    /* one-shot armings (consuming D form) */
+  int listed;  /* in the entities' map (a state in the dense array) */
 } EntState;
+
+/* The states of the entities: by value in an array for small entity values
+** (symbol ids, rtDenseFits), else behind pointers.  The map lists every
+** entity that has a state, in the order it got one (the order samples are
+** asked in): its value is the state, or DENSE for one in the array.
+** Growing the array moves the states it covers there. */
+typedef struct Ents {
+  EntState *dense;    /* states of entities 0..ndense-1 */
+  uint32_t ndense;
+  TqMap map;          /* entity -> EntState*, or DENSE */
+} Ents;
+#define DENSE ((void *)1)
 
 typedef struct Arm {
   TqTime t;     /* takes effect after t */
@@ -55,8 +68,8 @@ typedef struct Alpha {
   int perfAttr;       /* performer attribute (S:T) */
   int arm;            /* ARM_PERSIST / ARM_ONCE */
   int inEvent;        /* port 0 carries events */
-  TqMap ents;         /* flag entity -> EntState* */
-  TqMap perf;         /* S:T: performer -> EntState* (port 2) */
+  Ents ents;          /* flag entity -> EntState */
+  Ents perf;          /* S:T: performer -> EntState (port 2) */
   TqMap held;         /* ivid -> RtTup* intervals delivered by BEGIN */
   TqMap missed;       /* ivid -> missKey(begin): open intervals whose BEGIN went to other alphas only */
   struct Miss {
@@ -69,11 +82,37 @@ typedef struct Alpha {
   TqTime sampleT;     /* time of the sample being answered */
 } Alpha;
 
-static EntState *entGet(TqMap *m, int64_t e, int create) {
-  EntState *s = tqMapGet(m, (uint64_t)e + 2);
-  if (!s && create) {
-    s = tqCalloc(1, sizeof *s);
-    tqMapPut(m, (uint64_t)e + 2, s);
+/* The state of e, or NULL when it has none and !create.  The pointer is
+** valid until the next entGet with create. */
+static EntState *entGet(Ents *m, int64_t e, int create) {
+  EntState *s;
+  if (TQ_LIKELY((uint64_t)e < m->ndense)) {
+    s = &m->dense[e];
+  } else if (create && rtDenseFits(e)) {
+    uint32_t old = rtDenseGrow((void **)&m->dense, &m->ndense, sizeof(EntState), e);
+    for (uint32_t i = 0; i < m->map.cap; i++) {
+      uint64_t k = m->map.slot[i].key - 2;
+      if (m->map.slot[i].key <= 1 || k < old || k >= m->ndense) continue;
+      EntState *x = m->map.slot[i].val;
+      m->dense[k] = *x;
+      m->dense[k].listed = 1;
+      free(x);
+      m->map.slot[i].val = DENSE; /* same key, same place in the map */
+    }
+    s = &m->dense[e];
+  } else {
+    s = tqMapGet(&m->map, (uint64_t)e + 2);
+    if (!s && create) {
+      s = tqCalloc(1, sizeof *s);
+      s->listed = 1;
+      tqMapPut(&m->map, (uint64_t)e + 2, s);
+    }
+    return s;
+  }
+  if (!s->listed) {
+    if (!create) return NULL;
+    s->listed = 1;
+    tqMapPut(&m->map, (uint64_t)e + 2, DENSE);
   }
   return s;
 }
@@ -83,7 +122,7 @@ static int entOn(const EntState *s) { return s && (s->ival > 0 || s->persist > 0
 int rtAlphaEnabled(RtOp *op, int64_t e) { return entOn(entGet(&((Alpha *)op)->ents, e, 0)); }
 
 /* Changes one enable unit of entity e (on the alpha and at the sensor). */
-static void unit(Alpha *a, TqMap *m, int64_t e, int which, int delta) {
+static void unit(Alpha *a, Ents *m, int64_t e, int which, int delta) {
   EntState *s = entGet(m, e, 1);
   if (which == 0) s->ival += delta;
   else if (which == 1) s->persist += delta;
@@ -109,7 +148,7 @@ static void armPush(Alpha *a, TqTime t, int64_t e, int delta, int kind) {
 
 /* An input tuple on an enabling port (0, or 2 for S:T performers). */
 static void enableInput(Alpha *a, int port, int kind, RtTup *t) {
-  TqMap *m = port == 2 ? &a->perf : &a->ents;
+  Ents *m = port == 2 ? &a->perf : &a->ents;
   int64_t e = RT_VAL(t)[0];
   TqTime now = a->op.net->now;
   int isEvent = a->op.kid[port]->node->sch.tv[0].isEvent;
@@ -269,13 +308,16 @@ void rtSampleAnswer(void *cookie, const int64_t *vals) {
 static void sampleAll(Alpha *a, TqTime t) {
   RtProducer *p = a->sens->prod;
   if (!p || !p->sample) return;
-  TqMap *who = a->op.node->variant == AV_ST ? &a->perf : &a->ents;
+  Ents *who = a->op.node->variant == AV_ST ? &a->perf : &a->ents;
   int attr = a->op.node->variant == AV_ST ? a->perfAttr : a->flagAttr;
-  /* collect first: answers may not change the map, but keep order stable */
+  /* collect first: answers may not change the states, but keep order stable */
   int n = 0;
-  int64_t *ents = tqMalloc(sizeof(int64_t) * (who->n + 1));
-  for (uint32_t i = 0; i < who->cap; i++)
-    if (who->slot[i].key > 1 && entOn(who->slot[i].val)) ents[n++] = (int64_t)(who->slot[i].key - 2);
+  int64_t *ents = tqMalloc(sizeof(int64_t) * (who->map.n + 1));
+  for (uint32_t i = 0; i < who->map.cap; i++) {
+    if (who->map.slot[i].key <= 1) continue;
+    int64_t e = (int64_t)(who->map.slot[i].key - 2);
+    if (entOn(who->map.slot[i].val == DENSE ? &who->dense[e] : who->map.slot[i].val)) ents[n++] = e;
+  }
   for (int i = 0; i < n; i++) {
     SampleCookie c = {a, t};
     a->sens->samples++;
@@ -343,10 +385,11 @@ static void alphaFlush(RtOp *op, TqTime now) {
 
 static void alphaFinish(RtOp *op, TqTime now) {}
 
-static void freeStates(TqMap *m) {
-  for (uint32_t i = 0; i < m->cap; i++)
-    if (m->slot[i].key > 1) free(m->slot[i].val);
-  tqMapFree(m);
+static void freeStates(Ents *m) {
+  for (uint32_t i = 0; i < m->map.cap; i++)
+    if (m->map.slot[i].key > 1 && m->map.slot[i].val != DENSE) free(m->map.slot[i].val);
+  tqMapFree(&m->map);
+  free(m->dense);
 }
 
 static void alphaFree(RtOp *op) {

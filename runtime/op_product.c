@@ -7,7 +7,15 @@
 ** node has join keys).  An output tuple concatenates the spans and values
 ** of its two inputs (left first); while either input is open, the output is
 ** kept in that input's list and an END of the input updates and re-emits it,
-** unless the parents settled it (RT_SETTLED: nobody needs its ENDs).
+** unless the parents settled it (RT_SETTLED: nobody needs its ENDs).  The
+** parents settle most outputs at the next flush or so: at the flush after
+** that, the product drops the settled ones from their lists while they are
+** still in cache (`recent`); the others stay until the list is full.
+**
+** Stored tuples are found by key: a one-value key whose value is small (an
+** entity's symbol id, see rtDenseFits) by value in an array of chain heads,
+** other keys by hash; a key's chain keeps its entries in order of arrival.
+** Entries come from a free list, never shorter than what was stored at once.
 **
 ** x keeps everything (its memory grows with the history: that is what the
 ** optimizer avoids).  x1 is only used under an overlap condition on one
@@ -21,16 +29,22 @@
 
 #include "rtInt.h"
 
+enum { NIN = 4 }; /* open outputs an entry holds without an allocation */
+
+/* The fields a new tuple of the other side reads fill the entry's first
+** cache line (entries are allocated on 64-byte boundaries). */
 typedef struct Entry {
+  struct Entry *knext; /* next entry with the same key hash, in order of arrival */
   RtTup *t;          /* stored tuple (one reference) */
-  RtTup **outs;      /* open outputs that involve t, while t is open */
+  RtTup **outs;      /* open outputs that involve t, while t is open (in, or allocated) */
   int nout, cout;
+  RtTup *in[NIN];    /* the first outputs */
+  struct Entry *kprev; /* previous one (the first one's kprev is the last) */
   int side;          /* 0 left, 1 right */
   int byTup;         /* in the side's byTup map (arrived open) */
   int idx;           /* position in its side's vector */
-  struct Entry *knext, *kprev; /* entries with the same key hash, in order
-                     ** of arrival (the first one's kprev is the last) */
   int hpos[2];       /* positions in the side's heaps (-1 = absent) */
+  uint64_t gen;      /* which storing this is (entries are reused) */
   uint64_t khash;    /* hash of the key values */
   int64_t kval[];    /* key values (nkey) */
 } Entry;
@@ -48,6 +62,13 @@ typedef struct Side {
   int n, cap;
   TqMap byTup;     /* tuple pointer -> Entry*, for tuples that came open */
   TqMap byKey;     /* key hash -> first Entry* with it */
+  struct Head {
+    Entry *e;      /* first entry with the key */
+    RtTup *t;      /* its tuple (read before e is: fetched at once) */
+  } *head;         /* one key (nkey == 1) whose value is below nhead (an
+                   ** entity's symbol id): its chain, by value; such keys
+                   ** are never in byKey */
+  uint32_t nhead;
   RtExpr **key;    /* key expressions over this side's tuples */
   int ov;          /* x1: span index that must overlap, -1 for x */
   Heap closed;     /* x1: closed entries by end of the ov span */
@@ -60,6 +81,20 @@ typedef struct Product {
   int nkey;
   int nspanL, nvalL;
   Side s[2];
+  Entry *spare;    /* unstored entries kept for reuse (chained by knext);
+                   ** never freed before the operator (recent may name them) */
+  uint64_t gens;   /* storings so far */
+  /* open outputs added to an entry's list since the flush before last: at
+  ** a flush, those of the instant before are settled or not by then, and
+  ** still in cache; the settled ones leave their list there and then,
+  ** rather than cold when the list is full */
+  struct Recent {
+    Entry *e;      /* the entry (stored as gen then) */
+    uint64_t gen;
+    RtTup *c;      /* the output (one reference) */
+  } *recent;
+  int nrecent, crecent;
+  int older;       /* recent[0..older) were made before the last flush */
 } Product;
 
 /* ---------------------------------------------------------------- heap */
@@ -117,11 +152,39 @@ static void hdel(Heap *h, Entry *e) {
 /* ---------------------------------------------------------------- keys */
 static uint64_t keyHash(const int64_t *k, int n) { return tqHashBytes(k, sizeof(int64_t) * (size_t)n, 7) | 2; }
 
-static void keyLink(Side *s, Entry *e) {
-  Entry *first = tqMapGet(&s->byKey, e->khash);
+/* Where the chain of key kv starts: a slot of the dense heads, or NULL
+** when it is in byKey. */
+static inline struct Head *headSlot(const Product *p, Side *s, const int64_t *kv) {
+  return p->nkey == 1 && (uint64_t)kv[0] < s->nhead ? &s->head[kv[0]] : NULL;
+}
+
+static void keyLink(Product *p, Side *s, Entry *e);
+
+/* Grows the dense heads to cover value v: the chains of byKey are linked
+** again, in their order (so each key's entries keep their arrival order). */
+static void headsGrow(Product *p, Side *s, int64_t v) {
+  rtDenseGrow((void **)&s->head, &s->nhead, sizeof(struct Head), v);
+  if (!s->byKey.n) return;
+  TqVec all = {0};
+  for (uint32_t i = 0; i < s->byKey.cap; i++)
+    if (s->byKey.slot[i].key > 1)
+      for (Entry *x = s->byKey.slot[i].val; x; x = x->knext) tqVecPush(&all, x);
+  tqMapFree(&s->byKey);
+  for (int i = 0; i < all.n; i++) {
+    Entry *x = all.v[i];
+    x->knext = x->kprev = NULL;
+    keyLink(p, s, x);
+  }
+  tqVecFree(&all);
+}
+
+static void keyLink(Product *p, Side *s, Entry *e) {
+  struct Head *h = headSlot(p, s, e->kval);
+  Entry *first = h ? h->e : tqMapGet(&s->byKey, e->khash);
   if (!first) {
     e->kprev = e;
-    tqMapPut(&s->byKey, e->khash, e);
+    if (h) *h = (struct Head){e, e->t};
+    else tqMapPut(&s->byKey, e->khash, e);
     return;
   }
   Entry *last = first->kprev;
@@ -130,12 +193,16 @@ static void keyLink(Side *s, Entry *e) {
   first->kprev = e;
 }
 
-static void keyUnlink(Side *s, Entry *e) {
-  Entry *first = tqMapGet(&s->byKey, e->khash);
+static void keyUnlink(Product *p, Side *s, Entry *e) {
+  struct Head *h = headSlot(p, s, e->kval);
+  Entry *first = h ? h->e : tqMapGet(&s->byKey, e->khash);
   if (e == first) {
     if (e->knext) {
       e->knext->kprev = e->kprev;
-      tqMapPut(&s->byKey, e->khash, e->knext);
+      if (h) *h = (struct Head){e->knext, e->knext->t};
+      else tqMapPut(&s->byKey, e->khash, e->knext);
+    } else if (h) {
+      *h = (struct Head){NULL, NULL};
     } else {
       tqMapDel(&s->byKey, e->khash);
     }
@@ -156,8 +223,20 @@ static TqTime minFrom(const RtTup *t) {
 
 static Entry *store(Product *p, int side, RtTup *t, const int64_t *kv, uint64_t kh) {
   Side *s = &p->s[side];
-  Entry *e = tqCalloc(1, sizeof *e + sizeof(int64_t) * (size_t)p->nkey);
+  Entry *e = p->spare;
+  if (e) {
+    p->spare = e->knext;
+    memset(e, 0, sizeof *e);
+  } else {
+    size_t n = (sizeof *e + sizeof(int64_t) * (size_t)p->nkey + 63) & ~(size_t)63;
+    e = aligned_alloc(64, n);
+    if (!e) e = tqMalloc(n); /* (tqMalloc aborts when memory is out) */
+    memset(e, 0, sizeof *e);
+  }
   e->t = t;
+  e->gen = ++p->gens;
+  e->outs = e->in;
+  e->cout = NIN;
   rtTupRef(t);
   e->side = side;
   e->hpos[0] = e->hpos[1] = -1;
@@ -173,7 +252,8 @@ static Entry *store(Product *p, int side, RtTup *t, const int64_t *kv, uint64_t 
     tqMapPut(&s->byTup, (uint64_t)(uintptr_t)t, e);
     e->byTup = 1;
   }
-  if (p->nkey) keyLink(s, e);
+  if (p->nkey == 1 && (uint64_t)e->kval[0] >= s->nhead && rtDenseFits(e->kval[0])) headsGrow(p, s, e->kval[0]);
+  if (p->nkey) keyLink(p, s, e);
   s->froms.which = 1;
   hpush(&s->froms, e, minFrom(t));
   rtStoredAdd(&p->op, 1);
@@ -185,20 +265,26 @@ static void unstore(Product *p, Entry *e) {
   s->v[e->idx] = s->v[--s->n];
   s->v[e->idx]->idx = e->idx;
   if (e->byTup) tqMapDel(&s->byTup, (uint64_t)(uintptr_t)e->t);
-  if (p->nkey) keyUnlink(s, e);
+  if (p->nkey) keyUnlink(p, s, e);
   hdel(&s->closed, e);
   hdel(&s->froms, e);
   for (int i = 0; i < e->nout; i++) rtTupUnref(e->outs[i]);
-  free(e->outs);
+  if (e->outs != e->in) free(e->outs);
+  e->outs = e->in;
+  e->nout = 0;
+  e->gen = 0; /* what recent remembers of it is gone */
   rtTupUnref(e->t);
-  free(e);
   rtStoredAdd(&p->op, -1);
+  /* no allocation per stored tuple: a few are reused over and over (the
+  ** free list is at most the most entries stored at once) */
+  e->knext = p->spare;
+  p->spare = e;
 }
 
 /* Keeps c among e's open outputs.  Outputs that the parents settled (an
 ** event result already emitted from them) need no END: they are forgotten
 ** when the list is full, so it holds what the parents still wait for. */
-static void addOut(Entry *e, RtTup *c) {
+static void addOut(Product *p, Entry *e, RtTup *c) {
   if (e->nout == e->cout) {
     int k = 0;
     for (int i = 0; i < e->nout; i++) {
@@ -208,11 +294,46 @@ static void addOut(Entry *e, RtTup *c) {
     e->nout = k;
   }
   if (e->nout == e->cout) {
-    e->cout = e->cout ? 2 * e->cout : 4;
-    e->outs = tqRealloc(e->outs, sizeof(RtTup *) * (size_t)e->cout);
+    e->cout *= 2;
+    if (e->outs == e->in) {
+      e->outs = tqMalloc(sizeof(RtTup *) * (size_t)e->cout);
+      memcpy(e->outs, e->in, sizeof e->in);
+    } else {
+      e->outs = tqRealloc(e->outs, sizeof(RtTup *) * (size_t)e->cout);
+    }
   }
   e->outs[e->nout++] = c;
   rtTupRef(c);
+  if (p->nrecent == p->crecent) {
+    p->crecent = p->crecent ? 2 * p->crecent : 64;
+    p->recent = tqRealloc(p->recent, sizeof(struct Recent) * (size_t)p->crecent);
+  }
+  p->recent[p->nrecent++] = (struct Recent){e, e->gen, c};
+  rtTupRef(c);
+}
+
+/* The outputs added before the last flush: settled ones leave their
+** entry's list (looked for among its last few, where they were added; the
+** others wait for the list to fill up).  The list keeps its order. */
+static void dropSettled(Product *p) {
+  for (int i = 0; i < p->older; i++) {
+    struct Recent *r = &p->recent[i];
+    Entry *e = r->e;
+    if ((r->c->flags & RT_SETTLED) && e->gen == r->gen) {
+      int lo = e->nout > 16 ? e->nout - 16 : 0;
+      for (int k = e->nout - 1; k >= lo; k--) {
+        if (e->outs[k] != r->c) continue;
+        memmove(e->outs + k, e->outs + k + 1, sizeof(RtTup *) * (size_t)(e->nout - k - 1));
+        e->nout--;
+        rtTupUnref(r->c);
+        break;
+      }
+    }
+    rtTupUnref(r->c);
+  }
+  p->nrecent -= p->older;
+  if (p->older && p->nrecent) memmove(p->recent, p->recent + p->older, sizeof(struct Recent) * (size_t)p->nrecent);
+  p->older = p->nrecent;
 }
 
 /* Could spans a of l and b of r still overlap? */
@@ -242,8 +363,8 @@ static int combine(Product *p, Entry *le, Entry *re) {
   c->nopen = l->nopen + r->nopen;
   int rc;
   if (c->nopen) {
-    if (l->nopen) addOut(le, c);
-    if (r->nopen) addOut(re, c);
+    if (l->nopen) addOut(p, le, c);
+    if (r->nopen) addOut(p, re, c);
     rc = rtEmit(&p->op, RT_BEGIN, c);
   } else {
     rc = rtEmit(&p->op, RT_ADD, c);
@@ -288,7 +409,14 @@ static int productPush(RtOp *op, int port, int kind, RtTup *t) {
   if (p->nkey) {
     if (p->nkey > 8) kv = tqMalloc(sizeof(int64_t) * (size_t)p->nkey);
     for (int i = 0; i < p->nkey; i++) kv[i] = rtEvalSlot(s->key[i], RT_VAL(t));
-    kh = keyHash(kv, p->nkey);
+    /* the hash is for byKey: not needed when both sides index the value */
+    if (p->nkey != 1 || (uint64_t)kv[0] >= s->nhead || (uint64_t)kv[0] >= o->nhead) kh = keyHash(kv, p->nkey);
+    struct Head *h = headSlot(p, o, kv);
+    if (h && h->e) {
+      /* the first match and its tuple arrive while this one is stored */
+      __builtin_prefetch(h->e);
+      __builtin_prefetch(h->t);
+    }
   }
   int keep = 1;
   if (p->overlap && t->nopen == 0 && RT_TO(t, s->ov) <= op->kid[1 - port]->low) keep = 0;
@@ -299,14 +427,17 @@ static int productPush(RtOp *op, int port, int kind, RtTup *t) {
   } else {
     tmp.t = t;
     tmp.side = port;
+    tmp.outs = tmp.in;
+    tmp.cout = NIN;
     e = &tmp;
   }
   int rc = 0;
   if (p->nkey) {
-    for (Entry *x = tqMapGet(&o->byKey, kh); x; x = x->knext) {
+    struct Head *h = headSlot(p, o, kv); /* a dense chain holds one key */
+    for (Entry *x = h ? h->e : tqMapGet(&o->byKey, kh); x; x = x->knext) {
       int k = 0;
-      while (k < p->nkey && x->kval[k] == kv[k]) k++;
-      if (k < p->nkey) continue; /* another key with the same hash */
+      while (!h && k < p->nkey && x->kval[k] == kv[k]) k++;
+      if (!h && k < p->nkey) continue; /* another key with the same hash */
       if (combine(p, port == 0 ? e : x, port == 0 ? x : e)) rc = -1;
     }
   } else {
@@ -325,6 +456,7 @@ static void prune(Product *p, int side, TqTime otherLow) {
 
 static void productFlush(RtOp *op, TqTime now) {
   Product *p = (Product *)op;
+  dropSettled(p);
   TqTime l0 = op->kid[0]->low, l1 = op->kid[1]->low;
   if (p->overlap) {
     prune(p, 0, l1);
@@ -350,12 +482,20 @@ static void productFree(RtOp *op) {
     free(s->v);
     tqMapFree(&s->byTup);
     tqMapFree(&s->byKey);
+    free(s->head);
     free(s->closed.v);
     free(s->closed.k);
     free(s->froms.v);
     free(s->froms.k);
     for (int k = 0; k < p->nkey; k++) rtExprFree(s->key[k]);
     free(s->key);
+  }
+  for (int i = 0; i < p->nrecent; i++) rtTupUnref(p->recent[i].c);
+  free(p->recent);
+  while (p->spare) {
+    Entry *e = p->spare;
+    p->spare = e->knext;
+    free(e);
   }
 }
 

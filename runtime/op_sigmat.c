@@ -59,6 +59,8 @@ static int sigmaTPush(RtOp *op, int port, int kind, RtTup *t) {
 static void sigmaTFlush(RtOp *op, TqTime now) {
   SigmaT *s = (SigmaT *)op;
   TqTime low = op->kid[0]->low, maxLow = op->kid[0]->maxLow;
+  /* first: the parent deciding what passes now bounds open ends by it */
+  op->endLow = op->kid[0]->endLow;
   if (s->pending.n) {
     TqVec done = {0};
     for (uint32_t i = 0; i < s->pending.cap; i++) {
@@ -90,7 +92,6 @@ static void sigmaTFlush(RtOp *op, TqTime now) {
   }
   op->low = low;
   op->maxLow = maxLow;
-  op->endLow = op->kid[0]->endLow;
 }
 
 static void dropPending(SigmaT *s) {

@@ -139,6 +139,10 @@ typedef struct RtProducer {
 typedef struct RtSensor {
   const AlgRel *rel;      /* the relation */
   TqMap count;            /* entity -> enable units (all alphas) */
+  int32_t *dense;         /* count mirrored by entity for 0..ndense-1 (entity
+                          ** values are small symbol ids: no hashing on the
+                          ** enable check) */
+  uint32_t ndense;
   int nEnabled;           /* entities with count > 0 now */
   int maxEnabled;         /* most entities enabled at once */
   TqVec alphas;           /* RtOp* alpha operators of this relation */

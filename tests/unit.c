@@ -485,6 +485,89 @@ static void testOverlapProduct(void) {
   CHECK(live >= 0 && live < 100, "x1 forgets the pairs sigma dropped of an interval still open");
 }
 
+/* Rows of a result as text, in the order they come. */
+static int rowsText(void *self, RtResult *res, const RtRow *r) {
+  tqBufPrintf(self, "%d %lld %lld %lld %lld\n", r->op, (long long)r->from, (long long)r->to, (long long)r->vals[0],
+              (long long)r->vals[1]);
+  return 0;
+}
+
+/* An x1 joining on an integer whose values are above the symbol ids at
+** first (hashed), then below them once 4000 more symbols are interned
+** during the run (the index grows over the stored ones): the rows
+** and their order are those of the same run made with every value indexed
+** from the start (the second run: the symbols are there by then). */
+static char *denseKeyRun(int64_t base) {
+  TqDiag d = {0};
+  CpProgram *p = compileStr("clock 1s;\nentity Key;\n"
+                            "interval L (K: Key performer, N: int, V: int) traced on performer;\n"
+                            "event R (K: Key performer, N: int, W: int) traced on performer;\n"
+                            "range of A is L\nrange of B is R\nretrieve (A.V, B.W) where A.N = B.N\n",
+                            &d);
+  if (!p) return NULL;
+  cpOptimize(p, NULL);
+  RtOptions o = {0, TQ_OPEN, 0};
+  RtNet *net = rtNetNew(p, &o, &d);
+  TqBuf out = {0};
+  RtConsumer c = {"rows", &out, NULL, rowsText, NULL, NULL};
+  rtNetAddConsumer(net, &c);
+  RtSensor *key = rtNetSensor(net, "Key"), *L = rtNetSensor(net, "L"), *R = rtNetSensor(net, "R");
+  int64_t k = tqSymZ("DenseKeyK1");
+  rtNetStart(net, 0);
+  rtEntityBegin(net, key, 1, 0, &k);
+  rtNetEndInstant(net);
+  int64_t open[8][3];
+  for (int i = 0; i < 8; i++) {
+    int64_t v[3] = {k, base + 1 + 3 * i, 100 + i};
+    memcpy(open[i], v, sizeof v);
+  }
+  TqTime t = 10;
+  for (int i = 0; i < 8; i++) {
+    rtNetAdvance(net, t);
+    rtDeliverBegin(net, L, (uint64_t)i + 10, t, open[i]);
+    rtNetEndInstant(net);
+    t += 10;
+  }
+  for (int step = 0; step < 60; step++) {
+    if (step == 20) {
+      char name[32];
+      for (int i = 0; i < 4000; i++) {
+        snprintf(name, sizeof name, "DenseKeyS%d", i);
+        tqSymZ(name);
+      }
+    }
+    rtNetAdvance(net, t);
+    if (step == 25) {
+      /* stored after the index grew over the values: the stored ones move
+      ** into it, ahead of this one with the same key */
+      int64_t v[3] = {k, base + 1 + 3 * 7, 200};
+      rtDeliverBegin(net, L, 99, t, v);
+    }
+    int64_t e[3] = {k, base + 1 + 3 * (step % 9), step};
+    rtDeliverEvent(net, R, t, e);
+    if (step % 10 == 9) {
+      int i = step / 10 % 8;
+      rtDeliverEnd(net, L, (uint64_t)i + 10, 10 + 10 * i, t, open[i]);
+    }
+    rtNetEndInstant(net);
+    t += 10;
+  }
+  rtNetFinish(net, t, 1);
+  rtNetFree(net);
+  cpProgramFree(p);
+  tqDiagFree(&d);
+  return out.s;
+}
+
+static void testDenseKeys(void) {
+  int64_t base = tqSymCount() + 2000;
+  char *first = denseKeyRun(base), *again = denseKeyRun(base);
+  CHECK(first && again && !strcmp(first, again) && strlen(first) > 100,
+        "x1 finds a key hashed before the index grew over it");
+  free(first);
+  free(again);
+}
+
 /* When each row of the last result was inserted (stream time). */
 typedef struct RowTimes {
   RtNet *net;
@@ -556,6 +639,7 @@ int main(void) {
   testRulePreconditions();
   testOverlapProduct();
   testAggTimely();
+  testDenseKeys();
   testMemory();
   printf("%d tests, %d failed\n", ntest, nfail);
   return nfail ? 1 : 0;
