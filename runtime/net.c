@@ -346,7 +346,7 @@ int rtSensorEnabled(const RtSensor *s, int64_t e) {
 /* The count of e in the dense mirror, grown to cover it when it fits. */
 static void denseCount(RtSensor *s, int64_t e, intptr_t n) {
   if ((uint64_t)e >= s->ndense) {
-    if (!rtDenseFits(e)) return;
+    if (!rtDenseFits(e, (int64_t)s->count.n)) return;
     uint32_t old = rtDenseGrow((void **)&s->dense, &s->ndense, sizeof(int32_t), e);
     for (uint32_t i = 0; i < s->count.cap; i++) {
       uint64_t k = s->count.slot[i].key - 2;

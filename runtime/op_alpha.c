@@ -46,8 +46,8 @@ typedef struct EntState {
 ** Growing the array moves the states it covers there. */
 typedef struct Ents {
   EntState *dense;    /* states of entities 0..ndense-1 */
-  uint32_t ndense;
-  TqMap map;          /* entity -> EntState*, or DENSE */
+  uint32_t ndense;    /* entities the array covers */
+  TqMap map;          /* entity -> EntState*, or DENSE (every listed entity) */
 } Ents;
 #define DENSE ((void *)1)
 
@@ -88,7 +88,7 @@ static EntState *entGet(Ents *m, int64_t e, int create) {
   EntState *s;
   if (TQ_LIKELY((uint64_t)e < m->ndense)) {
     s = &m->dense[e];
-  } else if (create && rtDenseFits(e)) {
+  } else if (create && rtDenseFits(e, (int64_t)m->map.n)) {
     uint32_t old = rtDenseGrow((void **)&m->dense, &m->ndense, sizeof(EntState), e);
     for (uint32_t i = 0; i < m->map.cap; i++) {
       uint64_t k = m->map.slot[i].key - 2;

@@ -15,7 +15,7 @@
 ** Stored tuples are found by key: a one-value key whose value is small (an
 ** entity's symbol id, see rtDenseFits) by value in an array of chain heads,
 ** other keys by hash; a key's chain keeps its entries in order of arrival.
-** Entries come from a free list, never shorter than what was stored at once.
+** Entries come from a free list, never longer than the most entries stored at once.
 **
 ** x keeps everything (its memory grows with the history: that is what the
 ** optimizer avoids).  x1 is only used under an overlap condition on one
@@ -68,7 +68,7 @@ typedef struct Side {
   } *head;         /* one key (nkey == 1) whose value is below nhead (an
                    ** entity's symbol id): its chain, by value; such keys
                    ** are never in byKey */
-  uint32_t nhead;
+  uint32_t nhead;  /* values the dense heads cover */
   RtExpr **key;    /* key expressions over this side's tuples */
   int ov;          /* x1: span index that must overlap, -1 for x */
   Heap closed;     /* x1: closed entries by end of the ov span */
@@ -90,10 +90,10 @@ typedef struct Product {
   ** rather than cold when the list is full */
   struct Recent {
     Entry *e;      /* the entry (stored as gen then) */
-    uint64_t gen;
+    uint64_t gen;  /* e's storing when c was added (e may be reused since) */
     RtTup *c;      /* the output (one reference) */
   } *recent;
-  int nrecent, crecent;
+  int nrecent, crecent; /* used, allocated */
   int older;       /* recent[0..older) were made before the last flush */
 } Product;
 
@@ -252,7 +252,7 @@ static Entry *store(Product *p, int side, RtTup *t, const int64_t *kv, uint64_t 
     tqMapPut(&s->byTup, (uint64_t)(uintptr_t)t, e);
     e->byTup = 1;
   }
-  if (p->nkey == 1 && (uint64_t)e->kval[0] >= s->nhead && rtDenseFits(e->kval[0])) headsGrow(p, s, e->kval[0]);
+  if (p->nkey == 1 && (uint64_t)e->kval[0] >= s->nhead && rtDenseFits(e->kval[0], s->n)) headsGrow(p, s, e->kval[0]);
   if (p->nkey) keyLink(p, s, e);
   s->froms.which = 1;
   hpush(&s->froms, e, minFrom(t));
@@ -363,9 +363,13 @@ static int combine(Product *p, Entry *le, Entry *re) {
   c->nopen = l->nopen + r->nopen;
   int rc;
   if (c->nopen) {
-    if (l->nopen) addOut(p, le, c);
-    if (r->nopen) addOut(p, re, c);
     rc = rtEmit(&p->op, RT_BEGIN, c);
+    /* a parent that decided it at once (sigmaT false) settled it: it gets
+    ** no END, and is not kept */
+    if (!(c->flags & RT_SETTLED)) {
+      if (l->nopen) addOut(p, le, c);
+      if (r->nopen) addOut(p, re, c);
+    }
   } else {
     rc = rtEmit(&p->op, RT_ADD, c);
   }

@@ -111,12 +111,16 @@ void rtSensorCount(RtNet *net, RtSensor *s, int64_t e, int delta);
 /* helpers */
 /* Dense per-entity arrays.  Entity values are symbol ids, small integers:
 ** the hot paths index arrays by them instead of hashing.  An array covers
-** 0..n-1 and grows only to cover values below the symbols interned so far
-** (plus a margin), so its size is bounded by the symbol table; other
-** values stay in the caller's map.  rtDenseGrow grows *v (n elements of sz
-** bytes, new ones zeroed) to cover e and returns the old n; the caller
-** checked rtDenseFits(e) and e >= n. */
-static inline int rtDenseFits(int64_t e) { return e >= 0 && e < (int64_t)tqSymCount() + 1024; }
+** 0..n-1 and grows only to cover a value below the symbols interned so far
+** and below four times the entries its structure holds (`live`, plus a
+** margin each), so its size follows what the operator keeps, not the
+** symbol table (a recording may intern millions of strings); other values
+** stay in the caller's map.  rtDenseGrow grows *v (n elements of sz bytes,
+** new ones zeroed) to cover e and returns the old n; the caller checked
+** rtDenseFits(e, live) and e >= n. */
+static inline int rtDenseFits(int64_t e, int64_t live) {
+  return e >= 0 && e < (int64_t)tqSymCount() + 1024 && e < 4 * live + 1024;
+}
 uint32_t rtDenseGrow(void **v, uint32_t *n, size_t sz, int64_t e);
 static inline int rtTupClosed(const RtTup *t) { return t->nopen == 0; }
 RtTup *rtTupCopyShape(const RtTup *src); /* new tuple with the same spans and values */

@@ -142,7 +142,7 @@ typedef struct RtSensor {
   int32_t *dense;         /* count mirrored by entity for 0..ndense-1 (entity
                           ** values are small symbol ids: no hashing on the
                           ** enable check) */
-  uint32_t ndense;
+  uint32_t ndense;        /* entities the mirror covers */
   int nEnabled;           /* entities with count > 0 now */
   int maxEnabled;         /* most entities enabled at once */
   TqVec alphas;           /* RtOp* alpha operators of this relation */
