@@ -323,12 +323,26 @@ static int o3AncestorsOk(Opt *o, const char *t, const AlgNode *e2) {
 **   (3) E2 is an event relation (one time component, an event);
 **   (4) E1 is an entity source or a constant (so the enabling entities of the
 **       right-hand side are those of the left);
+**   (5) E2's events come in the instant of their time (promptEvents): an
+**       event known only later (a piT over an interval that came whole at
+**       its end) would arm the alpha after records it should have taken;
 ** The new alpha is armed from each qualifying event on, persistently (the
 ** exact form): every t on that entity that ends after the first such event
 ** is delivered, which is TQuel's "some E2 precedes the end of t".  The
 ** consuming form of a disable-traced sensor (one firing per event) answers
 ** "the next t after each E2" and is not used.  The new alpha carries a note
 ** saying which form was chosen; `tqmon explain` prints it under the query. */
+/* Does every event of n reach its parent in the instant of its time?  An
+** operator that decides when time passes (piT, sigmaT, an aggregate, an
+** intersection) may emit an event for an earlier time, once an interval
+** came whole at its end, say. */
+static int promptEvents(const AlgNode *n) {
+  if (n->kind == ALG_PIT || n->kind == ALG_SIGMAT || n->kind == ALG_AGG || n->kind == ALG_INTERSECT) return 0;
+  for (int i = 0; i < n->nkid; i++)
+    if (!promptEvents(n->kid[i])) return 0;
+  return 1;
+}
+
 static AlgNode *ruleO3(Opt *o, AlgNode *n) {
   if (n->kind != ALG_SIGMAT) return NULL;
   AlgNode *s = n->kid[0];
@@ -340,6 +354,7 @@ static AlgNode *ruleO3(Opt *o, AlgNode *n) {
     if (al->kind != ALG_ALPHA || al->rel->mode == ALG_MODE_SAMPLED) continue;
     if (!entitySource(al->kid[0]) && al->kid[0]->kind != ALG_CONST) continue;   /* (4) */
     if (e2->sch.ntv != 1 || !e2->sch.tv[0].isEvent) continue;                    /* (3) */
+    if (!promptEvents(e2)) continue;                                              /* (5) */
     const AlgExpr *q = s->pred, *ea = NULL;
     if (isFlagCol(al, q->a, al->rel->flagAttr) && q->b->kind == AX_COL) ea = q->b;
     else if (isFlagCol(al, q->b, al->rel->flagAttr) && q->a->kind == AX_COL) ea = q->a;
