@@ -1093,9 +1093,9 @@ static int addPm(tq_engine *e, const tq_pm *pm, const char *args, void *dl, int 
 static int registerName(tq_engine *e, const char *name, const char *args, int depth);
 
 static int addPm(tq_engine *e, const tq_pm *pm, const char *args, void *dl, int builtin) {
-  if (!pm || pm->version != TQ_PM_VERSION)
-    return fail(e, "processor module %s: interface version %d, this engine speaks %d", pm && pm->name ? pm->name : "?",
-                pm ? pm->version : 0, TQ_PM_VERSION);
+  if (!pm || pm->version < TQ_PM_VERSION_MIN || pm->version > TQ_PM_VERSION)
+    return fail(e, "processor module %s: interface version %d, this engine speaks %d to %d",
+                pm && pm->name ? pm->name : "?", pm ? pm->version : 0, TQ_PM_VERSION_MIN, TQ_PM_VERSION);
   if (!pm->name || !pm->init) return fail(e, "processor module without a name or init function");
   EnPm *old = findPm(e, pm->name);
   if (old) {
@@ -1628,10 +1628,12 @@ static int step(tq_engine *e) {
   /* time passed in the world: the network hears of it at every snapshot,
   ** also when no record reached it, so that what waits for time to pass
   ** (an interval's end, a `now`) comes out live */
-  rtNetAdvance(e->net, next);
-  ticksAt(e, next);
-  rtNetEndInstant(e->net);
-  if (e->sampled.n) tqMapFree(&e->sampled);
+  if (e->net->now < next || e->nextTick == next || e->deltaNext == next) {
+    rtNetAdvance(e->net, next);
+    ticksAt(e, next);
+    rtNetEndInstant(e->net);
+    if (e->sampled.n) tqMapFree(&e->sampled);
+  }
   e->snapDirty = 1;
   closeSnapshot(e, next);
   return e->fatal ? -1 : 1;

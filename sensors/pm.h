@@ -7,8 +7,11 @@
 ** interface; third-party PMs are shared objects loaded at run time.
 **
 ** This header is self-contained (C11, <stdint.h> only) and versioned: a PM
-** sets version = TQ_PM_VERSION and the engine refuses a PM built for
-** another version.  See sensors/README.md for a worked example.
+** sets version = TQ_PM_VERSION; the engine loads PMs of its version and of
+** the older ones down to TQ_PM_VERSION_MIN (the interface only grows at
+** the end of its structures), and refuses any other.  A PM that uses
+** something newer than version 1 checks g->version.  Version 2 added
+** g->set_range.  See sensors/README.md for a worked example.
 **
 ** Life of a PM in an operation (collection or extraction):
 **   init        once after loading: the PM declares its capabilities,
@@ -33,7 +36,8 @@
 
 #include <stdint.h>
 
-#define TQ_PM_VERSION 1
+#define TQ_PM_VERSION 2
+#define TQ_PM_VERSION_MIN 1
 
 typedef int64_t tq_time; /* nanoseconds */
 
@@ -176,7 +180,7 @@ struct tq_pm_global {
   int (*advance)(tq_pm_global *g, tq_time t);
   /* Ask the operation to halt early (as soon as convenient). */
   void (*halt)(tq_pm_global *g);
-  /* EXTRACTORs, at START, when the recording says: the times of its first
+  /* (version 2) EXTRACTORs, at START, when the recording says: the times of its first
   ** and last records, and how many records it holds (-1: not known).  The
   ** Clock then ticks from the first record, and `now` is the last record's
   ** time from the start, as with the built-in recordings.  Returns 0, or -1

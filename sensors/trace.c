@@ -22,7 +22,7 @@
 typedef struct WordSlot {
   uint64_t w[2];        /* the word's bytes, zero-padded */
   int32_t n;            /* its length; 0: empty slot */
-  int32_t sym;          /* tqSym of it */
+  int32_t sym;          /* tqSym of it, -1 until asked (slotSym) */
   const AlgRel *rel;    /* as a relation name (NULL: none or not asked) */
   const AlgEnum *en;    /* as a value of this enum ... */
   int32_t enIdx;        /* ... this one */
@@ -48,7 +48,7 @@ typedef struct Parser {
 static WordSlot *wordSlot(Parser *ps, const char *s, int n) {
   if (n <= 0 || n > 16) return NULL;
   uint64_t w[2] = {0, 0};
-  if (ps->textEnd - s >= 16) {
+  if (__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ && ps->textEnd - s >= 16) {
     /* two whole loads, masked to the word (no byte stores to read back) */
     memcpy(&w[0], s, 8);
     memcpy(&w[1], s + 8, 8);
@@ -64,16 +64,20 @@ static WordSlot *wordSlot(Parser *ps, const char *s, int n) {
   uint64_t h = (w[0] ^ (w[1] * 0xc2b2ae3d27d4eb4fULL) ^ (uint64_t)n) * 0x9e3779b97f4a7c15ULL;
   WordSlot *ws = &ps->wc[h >> (64 - WORD_BITS)];
   if (ws->n == n && ws->w[0] == w[0] && ws->w[1] == w[1]) return ws;
-  *ws = (WordSlot){{w[0], w[1]}, n, tqSym(s, (size_t)n), NULL, NULL, -1, 0};
+  *ws = (WordSlot){{w[0], w[1]}, n, -1, NULL, NULL, -1, 0};
   return ws;
 }
 
-/* Bytes that end an unquoted word: white space, '#' and NUL. */
-static unsigned char wordEnd[256];
-static void wordEndInit(void) {
-  if (wordEnd[(unsigned char)'#']) return;
-  for (int c = 0; c < 256; c++) wordEnd[c] = c == '#' || c == 0 || isspace(c);
+/* The symbol of the slot's word s (interned on first use only: an enum
+** value or a relation name is not a symbol). */
+static int32_t slotSym(WordSlot *ws, const char *s) {
+  if (ws->sym < 0) ws->sym = tqSym(s, (size_t)ws->n);
+  return ws->sym;
 }
+
+/* Bytes that end an unquoted word: white space, '#' and NUL. */
+static const unsigned char wordEnd[256] = {[0] = 1,    [' '] = 1,  ['\t'] = 1, ['\n'] = 1,
+                                           ['\v'] = 1, ['\f'] = 1, ['\r'] = 1, ['#'] = 1};
 
 static TqLoc locAt(Parser *ps, const char *at) {
   TqLoc l = {ps->tr->src, ps->line, (int)(at - ps->ls) + 1};
@@ -190,7 +194,7 @@ static int parseValue(Parser *ps, const AlgAttr *at, const char *s, int n, int64
     }
     case TY_STRING: {
       WordSlot *ws = wordSlot(ps, s, n);
-      *out = ws ? ws->sym : tqSym(s, (size_t)n);
+      *out = ws ? slotSym(ws, s) : tqSym(s, (size_t)n);
       return 0;
     }
     case TY_ENUM: {
@@ -220,7 +224,7 @@ static int parseValue(Parser *ps, const AlgAttr *at, const char *s, int n, int64
     case TY_ENTITY: {
       WordSlot *ws = wordSlot(ps, s, n);
       if (ws && ws->entOk) {
-        *out = ws->sym;
+        *out = slotSym(ws, s);
         return 0;
       }
       for (int i = 0; i < n; i++) {
@@ -231,7 +235,7 @@ static int parseValue(Parser *ps, const AlgAttr *at, const char *s, int n, int64
         }
       }
       if (ws) ws->entOk = 1;
-      *out = ws ? ws->sym : tqSym(s, (size_t)n);
+      *out = ws ? slotSym(ws, s) : tqSym(s, (size_t)n);
       return 0;
     }
     default: break;
@@ -510,7 +514,8 @@ static void parseLine(Parser *ps) {
   if (keyed) {
     /* the usual case first: the open interval with this key is the only
     ** one under its hash, and the new one takes its place (one probe) */
-    void **ref = tqMapRef(&ps->open, keyOf(r, tmp, 1));
+    uint64_t h = keyOf(r, tmp, 1);
+    void **ref = tqMapRef(&ps->open, h);
     int32_t prev = (int32_t)((intptr_t)*ref - 1);
     if (prev >= 0 && tr->iv[prev].nextSame < 0 && tr->iv[prev].rel == r->id - 1 &&
         sameKey(r, tr->vals + tr->iv[prev].vals, tmp, 1))
@@ -519,6 +524,7 @@ static void parseLine(Parser *ps) {
       prev = takeOpen(ps, r, tmp, 1);
     if (prev >= 0) {
       if (tr->iv[prev].from == t) {
+        if (head) tqMapDel(&ps->open, h); /* unlinked, as takeOpen does */
         tqError(ps->d, locAt(ps, ns), "%s+ at the same time as the previous interval with this key began", r->name);
         return;
       }
@@ -560,7 +566,6 @@ SnsTrace *snsTraceParse(TqSource *src, const CpProgram *prog, TqDiag *d) {
   }
   ps.badRel = tqCalloc((size_t)(prog->cat.rels.n + 1), 1);
   ps.wc = tqCalloc((size_t)1 << WORD_BITS, sizeof(WordSlot));
-  wordEndInit();
   int nerr0 = d->nerr;
   const char *p = src->text, *end = src->text + src->len;
   ps.textEnd = end;
