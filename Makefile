@@ -41,7 +41,8 @@ $(B)/.deps:
 	@mkdir -p $(B) && touch $@
 
 # ---------------------------------------------------------------- generated code
-$(GEN)/tq.c $(GEN)/tq.h: grammar/tq.y | $(B)/.deps
+# one lemon run makes both files (a grouped target: make -j runs it once)
+$(GEN)/tq.c $(GEN)/tq.h &: grammar/tq.y | $(B)/.deps
 	@mkdir -p $(GEN)
 	cp grammar/tq.y $(GEN)/tq.y
 	lemon -q -s -d$(GEN) $(GEN)/tq.y > $(GEN)/lemon.log 2>&1 || { cat $(GEN)/lemon.log; echo "lemon: conflicts or errors in grammar/tq.y"; rm -f $(GEN)/tq.c; exit 1; }
