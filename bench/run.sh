@@ -343,26 +343,36 @@ SB=$B/sensorbench
 NCALL=${TQ_BENCH_CALLS:-20000000}
 NPKT=${TQ_BENCH_PACKET_CALLS:-1000000}
 sb() { sed -n "s/^$1 //p" $OUT/sensors.txt | tail -n 1; }
+# sbmin KEY: the best (lowest) of the runs of a time per call: each run is
+# itself the best of 5 in-process repetitions, and on this shared VM a
+# whole run can fall into a busy moment of the other core
+sbmin() { sed -n "s/^$1 //p" $OUT/sensors.txt | sort -g | head -n 1; }
 : > $OUT/sensors.txt
 # tqmon: the ring is 2^20 slots and a thread drains it, as the monitor would
-$SB tqmon "$NCALL" >> $OUT/sensors.txt 2>> $OUT/sensors.err
-TQMON_RING_BITS=20 $SB tqmon "$NPKT" | grep -E 'packet_ns|dropped' | sed 's/^tqmon\./tqmon.w./' >> $OUT/sensors.txt 2>> $OUT/sensors.err
+for i in 1 2 3; do
+  $SB tqmon "$NCALL" >> $OUT/sensors.txt 2>> $OUT/sensors.err
+  TQMON_RING_BITS=20 $SB tqmon "$NPKT" | grep -E 'packet_ns|dropped' | sed 's/^tqmon\./tqmon.w./' >> $OUT/sensors.txt 2>> $OUT/sensors.err
+done
 lt_note=""
 if grep -q "lttng.unavailable" $OUT/sensors.txt || ! $SB lttng disabled 1000 > /dev/null 2>&1; then
   lt_note="LTTng-UST not built in (install liblttng-ust-dev lttng-tools)"
 elif ! command -v lttng > /dev/null 2>&1; then
   lt_note="lttng(1) not installed (lttng-tools)"
 else
-  $SB lttng disabled "$NCALL" >> $OUT/sensors.txt 2>> $OUT/sensors.err
+  for i in 1 2 3; do $SB lttng disabled "$NCALL" >> $OUT/sensors.txt 2>> $OUT/sensors.err; done
   pgrep -x lttng-sessiond > /dev/null 2>&1 || lttng-sessiond --daemonize > /dev/null 2>&1
   sess=tqbench$$
   if lttng create $sess --output=$OUT/lttng-trace > /dev/null 2>&1 &&
     lttng enable-event -u tqbench:tick --filter 'n < 0' > /dev/null 2>&1 && lttng start > /dev/null 2>&1; then
-    LTTNG_UST_REGISTER_TIMEOUT=3000 $SB lttng filtered "$NCALL" >> $OUT/sensors.txt 2>> $OUT/sensors.err
+    for i in 1 2 3; do
+      LTTNG_UST_REGISTER_TIMEOUT=3000 $SB lttng filtered "$NCALL" >> $OUT/sensors.txt 2>> $OUT/sensors.err
+    done
     lttng destroy $sess > /dev/null 2>&1
     lttng create $sess --output=$OUT/lttng-trace > /dev/null 2>&1 &&
       lttng enable-event -u tqbench:tick > /dev/null 2>&1 && lttng start > /dev/null 2>&1 &&
-      LTTNG_UST_REGISTER_TIMEOUT=3000 $SB lttng enabled "$NPKT" >> $OUT/sensors.txt 2>> $OUT/sensors.err
+      for i in 1 2 3; do
+        LTTNG_UST_REGISTER_TIMEOUT=3000 $SB lttng enabled "$NPKT" >> $OUT/sensors.txt 2>> $OUT/sensors.err
+      done
     lttng destroy $sess > /dev/null 2>&1
     rm -rf $OUT/lttng-trace
   else
@@ -370,14 +380,14 @@ else
   fi
 fi
 $SB drain "${TQ_BENCH_DRAIN:-20000000}" >> $OUT/sensors.txt 2>> $OUT/sensors.err
-td=$(sb tqmon.disabled_ns)
-to=$(sb tqmon.entity_off_ns)
-tp=$(sb tqmon.w.packet_ns)
-ld=$(sb lttng.disabled_ns)
-lf=$(sb lttng.filtered_ns)
-le=$(sb lttng.enabled_ns)
+td=$(sbmin tqmon.disabled_ns)
+to=$(sbmin tqmon.entity_off_ns)
+tp=$(sbmin tqmon.w.packet_ns)
+ld=$(sbmin lttng.disabled_ns)
+lf=$(sbmin lttng.filtered_ns)
+le=$(sbmin lttng.enabled_ns)
 rep ""
-rep "4. SENSORS (ns per call, best of 5; a sensor event carries two 64-bit values)"
+rep "4. SENSORS (ns per call, best of 3 runs of 5 each, for both; a sensor event carries two 64-bit values)"
 rowr "" "tqmon generated sensor" "LTTng-UST tracepoint" "ratio LTTng/tqmon"
 rowr "disabled" "${td:-?}" "${ld:-n/a}" "$(ratio "${ld:-0}" "${td:-0}")x"
 rowr "enabled, entity not" "${to:-?}" "${lf:-n/a} (filter rejects)" "$(ratio "${lf:-0}" "${to:-0}")x"
