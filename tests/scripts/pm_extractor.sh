@@ -41,6 +41,13 @@ $T run $P/paper.tq $D/ticks.tq --format csv --pm-path build/testpm --pm reader=f
   >"$OUT/pm_extractor_ticks_norange.csv" 2>&1 || exit 1
 grep -qx "1,0" "$OUT/pm_extractor_ticks_norange.csv" || { echo "no range: no tick at 0"; exit 1; }
 grep -qx "1,0" "$OUT/pm_extractor_ticks_range.csv" && { echo "range: a tick at 0"; exit 1; }
+# a range given after the first records is refused with a warning, and the
+# run goes on as without one
+$T run $P/paper.tq $D/ticks.tq --format csv --pm-path build/testpm --pm reader=file=$D/paper.rec,range=late \
+  >"$OUT/pm_extractor_ticks_late.csv" 2>"$OUT/pm_extractor_ticks_late.err" || { echo "late range: exit $?"; exit 1; }
+grep -q "warning: set_range ignored: only an extraction, before its first record" "$OUT/pm_extractor_ticks_late.err" ||
+  { echo "late range: no warning:"; cat "$OUT/pm_extractor_ticks_late.err"; exit 1; }
+diff -u "$OUT/pm_extractor_ticks_norange.csv" "$OUT/pm_extractor_ticks_late.csv" || exit 1
 
 $T run $P/paper.tq $D/reader.tq --format csv --pm-path build/testpm --pm reader=file=$D/bad.rec \
   >"$OUT/pm_extractor_bad.csv" 2>"$OUT/pm_extractor_bad.err"

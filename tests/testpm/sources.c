@@ -25,7 +25,8 @@
 **   at=S1+S2+... ticks: the snapshot times, in seconds (decimals allowed)
 **   file=FILE    reader: the recording
 **   range        reader: read it through once at START and give its range
-**                (g->set_range), as the built-in extractors do
+**                (g->set_range), as the built-in extractors do; range=late
+**                gives one after its first records (refused, with a warning)
 ** Without arguments (loaded with another PM of this library) a PM is inert:
 ** it declares nothing.
 **
@@ -171,6 +172,8 @@ static tq_pm_status initRole(tq_pm_global *g, tq_pm_private *p, int role) {
       snprintf(c->file, sizeof c->file, "%.*s", (int)vlen, v);
     } else if (KEY("range") && role == READER && !eq) {
       c->range = 1;
+    } else if (KEY("range") && role == READER && vlen == 4 && !strncmp(v, "late", 4)) {
+      c->range = 2; /* a misuse: after the first records (refused) */
     } else {
       snprintf(p->message, sizeof p->message, "unknown argument '%.*s'", (int)len, a);
     }
@@ -202,7 +205,7 @@ static tq_pm_status call(tq_pm_global *g, tq_pm_private *p, int what, const tq_r
       snprintf(p->message, sizeof p->message, "cannot read %.200s", c->file);
       return TQ_PM_FATAL;
     }
-    if (c->range) {
+    if (c->range == 1) {
       tq_time first = -1, last = -1;
       int64_t n = 0;
       char ln[1024];
@@ -376,6 +379,10 @@ static tq_pm_status extract(tq_pm_global *g, tq_pm_private *p) {
     c->haveHeld = 0;
     if (deliverLine(g, p, c, c->held)) return TQ_PM_ERROR;
     n++;
+  }
+  if (c->range == 2) {
+    c->range = 0;
+    logLine(g, p, "set_range late: %d", g->set_range(g, 0, t0, -1));
   }
   char ts[48], bs[48];
   if (!readAhead(c)) {
