@@ -29,6 +29,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
 #include <time.h>
@@ -360,17 +361,26 @@ typedef struct OpenRec {
   int64_t vals[];
 } OpenRec;
 
+/* A file relation as the values decoder needs it (no pointer chasing). */
+typedef struct FileRel {
+  const AlgRel *rel;   /* the program's, NULL when it does not declare it */
+  int id;              /* program relation id */
+  int nattr;
+  unsigned char kind[TQ_MAX_ATTRS];
+  int32_t nenum[TQ_MAX_ATTRS]; /* TY_ENUM: how many values */
+} FileRel;
+
 typedef struct Reader {
   unsigned char *buf;  /* the whole file */
   size_t len;
+  int mapped;          /* buf is the file mapped (munmap), not read (free) */
   size_t off;          /* next block */
   const char *path;
   uint32_t flags;
   TqTime first, last;
   int64_t records;
   int nrel;
-  int *relMap;         /* file relation -> program relation id */
-  const AlgRel **rels; /* by file relation (program's) */
+  FileRel *rels;       /* by file relation */
   int64_t *symMap;     /* file symbol -> engine symbol */
   int64_t nsym, csym;
   OpenRec **ivs;       /* the last IV_WINDOW begins, by id % IV_WINDOW */
@@ -415,21 +425,29 @@ static int openReader(Reader *r, const char *path, const CpProgram *prog) {
   r->path = path;
   FILE *f = fopen(path, "rb");
   if (!f) return readerFail(r, "%s: cannot open: %s", path, strerror(errno));
-  Out b = {0};
   struct stat st;
-  if (!fstat(fileno(f), &st) && S_ISREG(st.st_mode)) { /* one read, no copies */
-    b.cap = (size_t)st.st_size + 1;
-    b.b = tqMalloc(b.cap);
+  if (!fstat(fileno(f), &st) && S_ISREG(st.st_mode) && st.st_size > 0) {
+    /* a regular file is mapped: no copy, and the pages come in ahead */
+    void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fileno(f), 0);
+    if (m != MAP_FAILED) {
+      fclose(f);
+      r->buf = m;
+      r->len = (size_t)st.st_size;
+      r->mapped = 1;
+    }
   }
-  for (;;) {
-    if (b.n == b.cap) outGrow(&b, 65536);
-    size_t n = fread(b.b + b.n, 1, b.cap - b.n, f);
-    if (n == 0) break;
-    b.n += n;
+  if (!r->mapped) {
+    Out b = {0};
+    for (;;) {
+      if (b.n == b.cap) outGrow(&b, 65536);
+      size_t n = fread(b.b + b.n, 1, b.cap - b.n, f);
+      if (n == 0) break;
+      b.n += n;
+    }
+    fclose(f);
+    r->buf = b.b;
+    r->len = b.n;
   }
-  fclose(f);
-  r->buf = b.b;
-  r->len = b.n;
   if (r->len < 48 || memcmp(r->buf, COL_MAGIC, 8)) return readerFail(r, "%s: not a tqmon collection file", path);
   uint32_t version;
   memcpy(&version, r->buf + 8, 4);
@@ -449,31 +467,38 @@ static int openReader(Reader *r, const char *path, const CpProgram *prog) {
   uint64_t nrel = getVar(&h);
   if (h.bad || nrel > 100000) return readerFail(r, "%s:44: corrupt header", path);
   r->nrel = (int)nrel;
-  r->relMap = tqCalloc(nrel + 1, sizeof(int));
-  r->rels = tqCalloc(nrel + 1, sizeof(AlgRel *));
+  r->rels = tqCalloc(nrel + 1, sizeof(FileRel));
   for (uint64_t i = 0; i < nrel && !h.bad; i++) {
     char *name = getStr(&h);
     unsigned kind = h.p < h.e ? *h.p++ : 0;
     uint64_t na = getVar(&h);
+    if (na > TQ_MAX_ATTRS) h.bad = 1;
     const AlgRel *pr = algCatRel(&prog->cat, name);
     int ok = pr && (int)na == pr->nattr && pr->isEvent == (int)(kind & 1);
+    /* the file's own description: a relation the program does not declare
+    ** is decoded by it, and skipped */
+    FileRel *fr = &r->rels[i + 1];
+    fr->nattr = h.bad ? 0 : (int)na;
     for (uint64_t k = 0; k < na && !h.bad; k++) {
       char *an = getStr(&h);
       unsigned ty = h.p < h.e ? *h.p++ : 0;
+      uint64_t ne = 0;
       if (ty == TY_ENUM) {
-        uint64_t ne = getVar(&h);
+        ne = getVar(&h);
         for (uint64_t j = 0; j < ne && !h.bad; j++) free(getStr(&h));
       }
       if (ok && (strcasecmp(an, pr->attr[k].name) || ty != pr->attr[k].type.kind)) ok = 0;
+      fr->kind[k] = (unsigned char)ty;
+      fr->nenum[k] = ty != TY_ENUM ? 0 : ok ? pr->attr[k].type.en->n : ne > INT32_MAX ? INT32_MAX : (int32_t)ne;
       free(an);
     }
-    if (pr && !ok) {
+    if (pr && !ok && !h.bad) {
       int rc = readerFail(r, "%s: relation %s of the recording does not match the program's declaration", path, name);
       free(name);
       return rc;
     }
-    r->relMap[i + 1] = pr ? pr->id : 0; /* a relation the program does not declare is skipped */
-    r->rels[i + 1] = pr;
+    fr->rel = ok ? pr : NULL;
+    fr->id = ok ? pr->id : 0;
     free(name);
   }
   if (h.bad) return readerFail(r, "%s:44: corrupt header", path);
@@ -482,8 +507,8 @@ static int openReader(Reader *r, const char *path, const CpProgram *prog) {
 }
 
 static void closeReader(Reader *r) {
-  free(r->buf);
-  free(r->relMap);
+  if (r->mapped) munmap(r->buf, r->len);
+  else free(r->buf);
   free(r->rels);
   free(r->symMap);
   if (r->ivs)
@@ -517,33 +542,34 @@ static int nextBlock(Reader *r) {
   return 1;
 }
 
-static int getVals(Reader *r, const AlgRel *rel, int64_t *v) {
-  for (int i = 0; i < rel->nattr; i++) {
-    switch (rel->attr[i].type.kind) {
-      case TY_INT: v[i] = getZig(&r->cur); break;
+static int getVals(Reader *r, const FileRel *fr, int64_t *v) {
+  In *in = &r->cur;
+  for (int i = 0; i < fr->nattr; i++) {
+    switch (fr->kind[i]) {
+      case TY_INT: v[i] = getZig(in); break;
       case TY_FLOAT:
-        if (r->cur.e - r->cur.p < 8) {
-          r->cur.bad = 1;
+        if (in->e - in->p < 8) {
+          in->bad = 1;
           return -1;
         }
-        memcpy(&v[i], r->cur.p, 8);
-        r->cur.p += 8;
+        memcpy(&v[i], in->p, 8);
+        in->p += 8;
         break;
       case TY_ENUM: {
-        uint64_t x = getVar(&r->cur);
-        if (x >= (uint64_t)rel->attr[i].type.en->n) r->cur.bad = 1;
+        uint64_t x = getVar(in);
+        if (x >= (uint64_t)fr->nenum[i]) in->bad = 1;
         v[i] = (int64_t)x;
         break;
       }
       default: {
-        uint64_t s = getVar(&r->cur);
-        if (s == 0 || (int64_t)s > r->nsym) r->cur.bad = 1;
+        uint64_t s = getVar(in);
+        if (s == 0 || (int64_t)s > r->nsym) in->bad = 1;
         else v[i] = r->symMap[s];
         break;
       }
     }
   }
-  return r->cur.bad ? -1 : 0;
+  return in->bad ? -1 : 0;
 }
 
 /* Decodes one record into *rec: 1 a record, 0 end of file, -1 damaged. */
@@ -555,7 +581,8 @@ static int readRecord(Reader *r, tq_record *rec, int *skip) {
       int b = nextBlock(r);
       if (b <= 0) return b;
     }
-    size_t at = r->blockOff + 8 + (size_t)(r->cur.p - (r->buf + r->blockOff + 8));
+    const unsigned char *start = r->cur.p; /* its offset, for a message */
+#define AT ((size_t)(start - r->buf))
     unsigned tag = *r->cur.p++;
     int kind = (int)(tag >> 5);
     uint64_t frel = tag & 31;
@@ -565,14 +592,14 @@ static int readRecord(Reader *r, tq_record *rec, int *skip) {
     r->firstRec = 0;
     if (first) t = getZig(&r->cur);
     else t = r->lastT + (TqTime)getVar(&r->cur);
-    if (r->cur.bad) return readerFail(r, "%s:%zu: truncated record", r->path, at);
-    if (t < r->lastT && !first) return readerFail(r, "%s:%zu: time goes backwards", r->path, at);
+    if (r->cur.bad) return readerFail(r, "%s:%zu: truncated record", r->path, AT);
+    if (t < r->lastT && !first) return readerFail(r, "%s:%zu: time goes backwards", r->path, AT);
     r->lastT = t;
     if (kind == CK_SYMBOL) {
       char *s = getStr(&r->cur);
       if (r->cur.bad) {
         free(s);
-        return readerFail(r, "%s:%zu: truncated symbol", r->path, at);
+        return readerFail(r, "%s:%zu: truncated symbol", r->path, AT);
       }
       if (r->nsym + 1 >= r->csym) {
         r->csym = r->csym ? 2 * r->csym : 1024;
@@ -583,28 +610,31 @@ static int readRecord(Reader *r, tq_record *rec, int *skip) {
       continue;
     }
     if (kind < CK_EVENT || kind > CK_SAMPLE || frel == 0 || (int64_t)frel > r->nrel)
-      return readerFail(r, "%s:%zu: corrupt record (kind %d, relation %llu)", r->path, at, kind, (unsigned long long)frel);
-    const AlgRel *rel = r->rels[frel];
-    memset(rec, 0, sizeof *rec);
-    rec->rel = r->relMap[frel];
+      return readerFail(r, "%s:%zu: corrupt record (kind %d, relation %llu)", r->path, AT, kind, (unsigned long long)frel);
+    const FileRel *fr = &r->rels[frel];
+    int na = fr->nattr; /* 0 when the program does not declare it */
     int64_t *v = r->vals;
+    rec->rel = fr->id;
+    rec->t = t;
+    rec->nvals = na;
+    rec->vals = v;
     switch (kind) {
       case CK_EVENT:
       case CK_SAMPLE:
-        if (rel && getVals(r, rel, v)) return readerFail(r, "%s:%zu: corrupt values", r->path, at);
+        if (getVals(r, fr, v)) return readerFail(r, "%s:%zu: corrupt values", r->path, AT);
         rec->kind = kind == CK_EVENT ? TQ_REC_EVENT : TQ_REC_SAMPLE;
-        rec->t = t;
+        rec->from = rec->to = 0;
+        rec->id = 0;
         break;
       case CK_BEGIN: {
-        if (rel && getVals(r, rel, v)) return readerFail(r, "%s:%zu: corrupt values", r->path, at);
+        if (getVals(r, fr, v)) return readerFail(r, "%s:%zu: corrupt values", r->path, AT);
         if (!r->ivs) r->ivs = tqCalloc(IV_WINDOW, sizeof(OpenRec *));
-        int na = rel ? rel->nattr : 0;
         OpenRec *o = r->freeRec[na];
         if (o) r->freeRec[na] = o->next;
         else o = tqMalloc(sizeof(OpenRec) + sizeof(int64_t) * (size_t)(na ? na : 1));
         o->nvals = na;
         o->from = t;
-        o->rel = rec->rel;
+        o->rel = fr->id;
         TQ_MEMCPY(o->vals, v, sizeof(int64_t) * (size_t)na);
         rec->id = (uint64_t)r->nbegin;
         o->id = r->nbegin;
@@ -613,7 +643,7 @@ static int readRecord(Reader *r, tq_record *rec, int *skip) {
         *slot = o;
         rec->kind = TQ_REC_BEGIN;
         rec->from = t;
-        rec->t = t;
+        rec->to = 0;
         break;
       }
       case CK_END: {
@@ -623,13 +653,11 @@ static int readRecord(Reader *r, tq_record *rec, int *skip) {
         OpenRec *o = NULL;
         if (ok && back <= IV_WINDOW) o = r->ivs[id % IV_WINDOW];
         else if (ok) o = tqMapDel(&r->oldIvs, (uint64_t)id + 2);
-        if (!o || o->id != id) return readerFail(r, "%s:%zu: END of an interval that is not open", r->path, at);
+        if (!o || o->id != id) return readerFail(r, "%s:%zu: END of an interval that is not open", r->path, AT);
         rec->kind = TQ_REC_END;
         rec->id = (uint64_t)id;
         rec->from = o->from;
         rec->to = t;
-        rec->t = t;
-        int na = rel ? rel->nattr : 0;
         TQ_MEMCPY(v, o->vals, sizeof(int64_t) * (size_t)na);
         o->next = r->freeRec[o->nvals];
         r->freeRec[o->nvals] = o;
@@ -638,19 +666,17 @@ static int readRecord(Reader *r, tq_record *rec, int *skip) {
       }
       case CK_WHOLE: {
         uint64_t d = getVar(&r->cur);
-        if (rel && getVals(r, rel, v)) return readerFail(r, "%s:%zu: corrupt values", r->path, at);
+        if (getVals(r, fr, v)) return readerFail(r, "%s:%zu: corrupt values", r->path, AT);
         rec->kind = TQ_REC_WHOLE;
         rec->from = t - (TqTime)d;
         rec->to = t;
-        rec->t = t;
         rec->id = (uint64_t)1 << 62 | (uint64_t)r->records; /* its own identity */
         break;
       }
     }
+#undef AT
     r->records++;
-    rec->nvals = rel ? rel->nattr : 0;
-    rec->vals = v;
-    if (!rel) *skip = 1;
+    if (!fr->rel) *skip = 1;
     return 1;
   }
 }
