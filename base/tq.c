@@ -243,6 +243,22 @@ void tqArenaReset(TqArena *a) {
   b->next = NULL;
   b->used = 0;
 }
+void *tqArenaAllocRaw(TqArena *a, size_t n) {
+  n = (n + 15) & ~(size_t)15;
+  ArenaBlock *b = a->head;
+  if (__builtin_expect(b && b->used + n <= b->cap, 1)) {
+    void *p = b->data + b->used;
+    b->used += n;
+    return p;
+  }
+  size_t cap = n > 16384 ? n : 16384;
+  b = tqMalloc(sizeof(ArenaBlock) + cap);
+  b->used = n;
+  b->cap = cap;
+  b->next = a->head;
+  a->head = b;
+  return b->data;
+}
 void *tqArenaAlloc(TqArena *a, size_t n) {
   n = (n + 15) & ~(size_t)15;
   ArenaBlock *b = a->head;

@@ -55,6 +55,7 @@ TqArena *tqArenaNew(void);
 void tqArenaDelete(TqArena *a); /* accepts NULL */
 void tqArenaReset(TqArena *a);  /* frees everything allocated, keeps one block for reuse */
 void *tqArenaAlloc(TqArena *a, size_t n); /* zeroed, 16-byte aligned */
+void *tqArenaAllocRaw(TqArena *a, size_t n); /* the same, not zeroed (the caller fills it) */
 char *tqArenaStrdup(TqArena *a, const char *s);
 char *tqArenaStrndup(TqArena *a, const char *s, size_t n);
 char *tqArenaPrintf(TqArena *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

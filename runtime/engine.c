@@ -58,6 +58,7 @@ typedef struct OpenIv {
   TqTime from;
   int emitted;         /* bits: 1 begin delivered, 2 out of the queue, 4 flag entity existed at the begin */
   int pos;             /* index in its relation's open list, -1 when closed */
+  struct OpenIv *nextFree; /* in its relation's free list */
   int64_t vals[];
 } OpenIv;
 
@@ -78,6 +79,7 @@ typedef struct RelState {
   int32_t *aliveN;     /* entity relations: open tuples per entity (symbols are dense) */
   int64_t aliveCap;
   int state;           /* keeps its open intervals (a query traces or samples it) */
+  OpenIv *freeIv;      /* closed ones, for reuse (all of one relation have its size) */
   SnapStore cur;       /* the forming snapshot's record set */
   TqVec dprev;         /* delta relation: the samples of the previous tick (DeltaTup*) */
   TqTime dprevT;       /* delta relation: that tick */
@@ -325,9 +327,10 @@ static int gProduce(tq_pm_global *g, const tq_record *r) {
     e->instant = t;
     e->haveInstant = 1;
   }
-  InstRec *ir = tqArenaAlloc(e->instArena, sizeof(InstRec) + sizeof(int64_t) * (size_t)(r->nvals ? r->nvals : 1));
+  int nv = r->nvals;
+  InstRec *ir = tqArenaAllocRaw(e->instArena, sizeof(InstRec) + sizeof(int64_t) * (size_t)(nv ? nv : 1));
   ir->r = *r;
-  TQ_MEMCPY(ir->vals, r->vals, sizeof(int64_t) * (size_t)r->nvals);
+  for (int k = 0; k < nv; k++) ir->vals[k] = r->vals[k]; /* a few: no call */
   ir->r.vals = ir->vals;
   if (e->ninst == e->cinst) {
     e->cinst = e->cinst ? 2 * e->cinst : 256;
@@ -447,8 +450,12 @@ static void fifoTrim(RelState *r) {
     if (iv->pos >= 0 && !(iv->emitted & 1)) return;
     r->fhead = (r->fhead + 1) % r->fcap;
     r->fn--;
-    if (iv->pos < 0) free(iv);
-    else iv->emitted |= 2; /* no longer in the queue */
+    if (iv->pos < 0) {
+      iv->nextFree = r->freeIv;
+      r->freeIv = iv;
+    } else {
+      iv->emitted |= 2; /* no longer in the queue */
+    }
   }
 }
 
@@ -482,7 +489,9 @@ static uint64_t ivKey(int rel, uint64_t id) { return tqHash64((uint64_t)rel * 0x
 
 static OpenIv *openBegin(tq_engine *e, TqMap *m, const tq_record *r) {
   RelState *rs = &e->rs[r->rel - 1];
-  OpenIv *iv = tqMalloc(sizeof(OpenIv) + sizeof(int64_t) * (size_t)(r->nvals ? r->nvals : 1));
+  OpenIv *iv = rs->freeIv;
+  if (iv) rs->freeIv = iv->nextFree;
+  else iv = tqMalloc(sizeof(OpenIv) + sizeof(int64_t) * (size_t)(r->nvals ? r->nvals : 1));
   iv->rel = r->rel;
   iv->id = r->id;
   iv->from = r->from;
@@ -513,9 +522,12 @@ static OpenIv *openEnd(tq_engine *e, TqMap *m, const tq_record *r) {
   return iv;
 }
 
-static void releaseIv(OpenIv *iv) {
+static void releaseIv(RelState *rs, OpenIv *iv) {
   /* the begin-order queue still holds it unless it was dropped from it */
-  if (iv->emitted & 2) free(iv);
+  if (iv->emitted & 2) {
+    iv->nextFree = rs->freeIv;
+    rs->freeIv = iv;
+  }
 }
 
 /* ================================================================ delivery */
@@ -698,12 +710,14 @@ static void processInstant(tq_engine *e) {
   if (active) rtNetAdvance(net, t);
   /* 2. recorded state at t; ivs[i]: the open interval record i begins
   ** or ends */
-  OpenIv **ivs = tqArenaAlloc(e->instArena, sizeof(OpenIv *) * (size_t)(e->ninst ? e->ninst : 1));
+  OpenIv **ivs = tqArenaAllocRaw(e->instArena, sizeof(OpenIv *) * (size_t)(e->ninst ? e->ninst : 1));
+  int consumers = e->allRecords || e->collectors;
   for (int i = 0; i < e->ninst; i++) {
     tq_record *r = &e->inst[i]->r;
     RtSensor *s = &net->sensor[r->rel - 1];
     s->recorded++;
     RelState *rs = &e->rs[r->rel - 1];
+    ivs[i] = NULL;
     if (r->kind == TQ_REC_BEGIN) {
       if (rs->state) ivs[i] = openBegin(e, m, r);
       if (s->rel->entity) aliveAdd(rs, r->vals[0], 1);
@@ -711,18 +725,17 @@ static void processInstant(tq_engine *e) {
       if (rs->state) ivs[i] = openEnd(e, m, r);
       if (s->rel->entity) aliveAdd(rs, r->vals[0], -1);
     }
-  }
-  /* every record, to the consumers that want them all; what the run
-  ** collected, to the others: the entities (a sensor lives in its entity),
-  ** the begins and ends of the traced relations a query uses (the engine
-  ** holds them to deliver an interval whole), delivered events and samples
-  ** (below).  Replaying what was collected gives the same results. */
-  for (int i = 0; i < e->ninst; i++) {
-    tq_record *r = &e->inst[i]->r;
-    if (e->allRecords) toConsumers(e, r, 1);
-    if (e->collectors && r->kind != TQ_REC_EVENT && r->kind != TQ_REC_SAMPLE &&
-        (net->sensor[r->rel - 1].rel->entity || e->rs[r->rel - 1].tracked))
-      toConsumers(e, r, 0);
+    /* every record, to the consumers that want them all; what the run
+    ** collected, to the others: the entities (a sensor lives in its
+    ** entity), the begins and ends of the traced relations a query uses
+    ** (the engine holds them to deliver an interval whole), delivered
+    ** events and samples (below).  Replaying what was collected gives the
+    ** same results. */
+    if (consumers) {
+      if (e->allRecords) toConsumers(e, r, 1);
+      if (e->collectors && r->kind != TQ_REC_EVENT && r->kind != TQ_REC_SAMPLE && (s->rel->entity || rs->tracked))
+        toConsumers(e, r, 0);
+    }
   }
   /* 3. entity relations */
   for (int i = 0; i < e->ninst && active; i++) {
@@ -741,9 +754,8 @@ static void processInstant(tq_engine *e) {
     tq_record *r = &e->inst[i]->r;
     if (r->kind == TQ_REC_SAMPLE) continue;
     deliver(e, r, ivs[i], active);
+    if (r->kind == TQ_REC_END && ivs[i]) releaseIv(&e->rs[r->rel - 1], ivs[i]);
   }
-  for (int i = 0; i < e->ninst; i++)
-    if (e->inst[i]->r.kind == TQ_REC_END && ivs[i]) releaseIv(ivs[i]);
   for (int i = 0; i < e->nrel; i++)
     if (e->rs[i].tracked && e->rs[i].fn) fifoTrim(&e->rs[i]);
   if (active) rtNetEndInstant(net);
@@ -1800,6 +1812,11 @@ void tq_finish(tq_engine *e) {
     }
     free(r->open);
     free(r->fifo);
+    while (r->freeIv) {
+      OpenIv *x = r->freeIv;
+      r->freeIv = x->nextFree;
+      free(x);
+    }
     for (int k = 0; k < r->dprev.n; k++) free(r->dprev.v[k]);
     tqVecFree(&r->dprev);
     tqMapFree(&r->dmap);

@@ -635,7 +635,7 @@ static int readRecord(Reader *r, tq_record *rec, int *skip) {
         o->nvals = na;
         o->from = t;
         o->rel = fr->id;
-        TQ_MEMCPY(o->vals, v, sizeof(int64_t) * (size_t)na);
+        for (int k = 0; k < na; k++) o->vals[k] = v[k]; /* a few: no call */
         rec->id = (uint64_t)r->nbegin;
         o->id = r->nbegin;
         OpenRec **slot = &r->ivs[r->nbegin++ % IV_WINDOW];
@@ -658,7 +658,7 @@ static int readRecord(Reader *r, tq_record *rec, int *skip) {
         rec->id = (uint64_t)id;
         rec->from = o->from;
         rec->to = t;
-        TQ_MEMCPY(v, o->vals, sizeof(int64_t) * (size_t)na);
+        for (int k = 0; k < na; k++) v[k] = o->vals[k];
         o->next = r->freeRec[o->nvals];
         r->freeRec[o->nvals] = o;
         if (back <= IV_WINDOW) r->ivs[id % IV_WINDOW] = NULL;
