@@ -4,17 +4,23 @@
 ** read back by the colfil EXTRACTOR with the same enabling semantics as the
 ** text recordings.  Also the text form writer (tqmon convert).
 **
-** Layout (little-endian):
+** Layout (little-endian), format version 2:
 **   "TQMONCOL"  magic
 **   u32         format version (COL_VERSION; a newer one is refused)
 **   u32         flags (1: closed properly, the fields below are final)
 **   i64 first, i64 last, i64 records   (patched when the file is closed)
+**   u32         CRC-32C of the 32 bytes from the version to here (patched
+**               with them; a mismatch makes the file read as not closed
+**               properly: its range is found by reading it)
 **   u32         header length, then the header: host characteristics
 **               (strings: host, os, release, machine; varints: cpus, page
 **               size, tick ns, wall-clock start ns) and the sensor catalog
 **               (relations: name, kind, attributes with name, type, enum
 **               values)
-**   blocks      u32 payload length, u32 CRC-32 of the payload, payload
+**   u32         CRC-32C of the header (a mismatch refuses the file)
+**   blocks      u32 payload length, u32 CRC-32C of the payload, payload
+** Version 1 (still read) had neither header checksum (the header length
+** at offset 40, the header at 44) and CRC-32 (zlib's) for the blocks.
 ** A payload holds records; the first record of a block has an absolute time,
 ** the others a delta from the previous one.  Record = tag byte (kind in the
 ** high 3 bits, relation in the low 5 bits, 31 = a varint follows), varint
@@ -39,7 +45,7 @@
 #include "sensorsInt.h"
 
 #define COL_MAGIC "TQMONCOL"
-#define COL_VERSION 1u
+#define COL_VERSION 2u
 #define COL_BLOCK 65536
 enum { CK_EVENT = 1, CK_BEGIN, CK_END, CK_WHOLE, CK_SAMPLE, CK_SYMBOL };
 
@@ -71,6 +77,62 @@ static uint32_t crc32(const unsigned char *p, size_t n) {
   }
   while (n--) c = crcTable[0][(c ^ *p++) & 0xff] ^ (c >> 8);
   return c ^ 0xffffffffu;
+}
+
+/* CRC-32C (Castagnoli), format 2: the SSE4.2 instruction where the CPU
+** has it (about ten times faster), else slicing by 8 like CRC-32 above. */
+static uint32_t crcTableC[8][256];
+static void crcInitC(void) {
+  if (crcTableC[0][1]) return;
+  for (uint32_t i = 0; i < 256; i++) {
+    uint32_t c = i;
+    for (int k = 0; k < 8; k++) c = c & 1 ? 0x82f63b78u ^ (c >> 1) : c >> 1;
+    crcTableC[0][i] = c;
+  }
+  for (uint32_t i = 0; i < 256; i++)
+    for (int t = 1; t < 8; t++) crcTableC[t][i] = (crcTableC[t - 1][i] >> 8) ^ crcTableC[0][crcTableC[t - 1][i] & 0xff];
+}
+uint32_t snsCrc32cSoft(const void *data, size_t n) {
+  const unsigned char *p = data;
+  crcInitC();
+  uint32_t c = 0xffffffffu;
+  while (n >= 8) {
+    uint32_t lo, hi;
+    memcpy(&lo, p, 4);
+    memcpy(&hi, p + 4, 4);
+    lo ^= c; /* little-endian */
+    c = crcTableC[7][lo & 0xff] ^ crcTableC[6][(lo >> 8) & 0xff] ^ crcTableC[5][(lo >> 16) & 0xff] ^
+        crcTableC[4][lo >> 24] ^ crcTableC[3][hi & 0xff] ^ crcTableC[2][(hi >> 8) & 0xff] ^
+        crcTableC[1][(hi >> 16) & 0xff] ^ crcTableC[0][hi >> 24];
+    p += 8;
+    n -= 8;
+  }
+  while (n--) c = crcTableC[0][(c ^ *p++) & 0xff] ^ (c >> 8);
+  return c ^ 0xffffffffu;
+}
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+__attribute__((target("sse4.2"))) static uint32_t crc32cHw(const unsigned char *p, size_t n) {
+  uint64_t c = 0xffffffffu;
+  while (n >= 8) {
+    uint64_t v;
+    memcpy(&v, p, 8);
+    c = __builtin_ia32_crc32di(c, v);
+    p += 8;
+    n -= 8;
+  }
+  uint32_t c32 = (uint32_t)c;
+  while (n--) c32 = __builtin_ia32_crc32qi(c32, *p++);
+  return c32 ^ 0xffffffffu;
+}
+#define CRC32C_HW 1
+#endif
+uint32_t snsCrc32c(const void *data, size_t n) {
+#ifdef CRC32C_HW
+  static int hw = -1; /* (a benign race: every thread finds the same) */
+  if (hw < 0) hw = __builtin_cpu_supports("sse4.2") ? 1 : 0;
+  if (hw) return crc32cHw(data, n);
+#endif
+  return snsCrc32cSoft(data, n);
 }
 
 /* ================================================================ encoding */
@@ -218,8 +280,10 @@ static void writeHeader(Writer *w) {
   putRaw(&f, &z, 8);
   putRaw(&f, &z, 8);
   putRaw(&f, &z, 8);
+  putU32(&f, snsCrc32c(f.b + 8, 32));
   putU32(&f, (uint32_t)h.n);
   putRaw(&f, h.b, h.n);
+  putU32(&f, snsCrc32c(h.b, h.n));
   fwrite(f.b, 1, f.n, w->f);
   free(f.b);
   free(h.b);
@@ -227,7 +291,7 @@ static void writeHeader(Writer *w) {
 
 static int flushBlock(Writer *w) {
   if (!w->block.n) return 0;
-  uint32_t len = (uint32_t)w->block.n, crc = crc32(w->block.b, w->block.n);
+  uint32_t len = (uint32_t)w->block.n, crc = snsCrc32c(w->block.b, w->block.n);
   if (fwrite(&len, 4, 1, w->f) != 1 || fwrite(&crc, 4, 1, w->f) != 1 || fwrite(w->block.b, 1, w->block.n, w->f) != w->block.n)
     return -1;
   w->block.n = 0;
@@ -331,12 +395,18 @@ static int writeRecord(Writer *w, const tq_record *rec) {
 
 static int closeWriter(Writer *w, TqTime first, TqTime last) {
   int rc = flushBlock(w);
-  /* patch the header: closed, first, last, records */
-  uint32_t flags = 1;
+  /* patch the header: closed, first, last, records, and their checksum */
+  uint32_t version = COL_VERSION, flags = 1;
   int64_t f = first, l = last, n = w->records;
-  if (!rc && (fseek(w->f, 12, SEEK_SET) || fwrite(&flags, 4, 1, w->f) != 1 || fwrite(&f, 8, 1, w->f) != 1 ||
-              fwrite(&l, 8, 1, w->f) != 1 || fwrite(&n, 8, 1, w->f) != 1))
-    rc = -1;
+  unsigned char fix[36];
+  memcpy(fix, &version, 4);
+  memcpy(fix + 4, &flags, 4);
+  memcpy(fix + 8, &f, 8);
+  memcpy(fix + 16, &l, 8);
+  memcpy(fix + 24, &n, 8);
+  uint32_t crc = snsCrc32c(fix, 32);
+  memcpy(fix + 32, &crc, 4);
+  if (!rc && (fseek(w->f, 8, SEEK_SET) || fwrite(fix, 1, sizeof fix, w->f) != sizeof fix)) rc = -1;
   if (fclose(w->f)) rc = -1;
   free(w->block.b);
   tqMapFree(&w->ivs);
@@ -374,6 +444,8 @@ typedef struct Reader {
   unsigned char *buf;  /* the whole file */
   size_t len;
   int mapped;          /* buf is the file mapped (munmap), not read (free) */
+  uint32_t version;    /* of its format */
+  int rangeBad;        /* the range fields failed their checksum */
   size_t off;          /* next block */
   const char *path;
   uint32_t flags;
@@ -448,24 +520,41 @@ static int openReader(Reader *r, const char *path, const CpProgram *prog) {
     r->buf = b.b;
     r->len = b.n;
   }
-  if (r->len < 48 || memcmp(r->buf, COL_MAGIC, 8)) return readerFail(r, "%s: not a tqmon collection file", path);
+  if (r->len < 12 || memcmp(r->buf, COL_MAGIC, 8)) return readerFail(r, "%s: not a tqmon collection file", path);
   uint32_t version;
   memcpy(&version, r->buf + 8, 4);
   if (version > COL_VERSION)
     return readerFail(r, "%s: collection file format version %u is newer than this tqmon reads (%u); use a newer tqmon",
                       path, version, COL_VERSION);
+  if (version == 0) return readerFail(r, "%s:8: corrupt header (format version 0)", path);
+  r->version = version;
+  size_t hoff = version == 1 ? 44 : 48; /* the header */
+  if (r->len < hoff) return readerFail(r, "%s:%zu: truncated header", path, r->len);
   memcpy(&r->flags, r->buf + 12, 4);
   memcpy(&r->first, r->buf + 16, 8);
   memcpy(&r->last, r->buf + 24, 8);
   memcpy(&r->records, r->buf + 32, 8);
   uint32_t hlen;
-  memcpy(&hlen, r->buf + 40, 4);
-  if ((size_t)hlen > r->len - 44) return readerFail(r, "%s:44: truncated header", path);
-  In h = {r->buf + 44, r->buf + 44 + hlen, 0};
+  memcpy(&hlen, r->buf + hoff - 4, 4);
+  size_t tail = version == 1 ? 0 : 4; /* its checksum */
+  if ((size_t)hlen + tail > r->len - hoff) return readerFail(r, "%s:%zu: truncated header", path, hoff);
+  if (version >= 2) {
+    uint32_t hcrc, fcrc;
+    memcpy(&hcrc, r->buf + hoff + hlen, 4);
+    if (snsCrc32c(r->buf + hoff, hlen) != hcrc) return readerFail(r, "%s:%zu: corrupt header (checksum mismatch)", path, hoff);
+    memcpy(&fcrc, r->buf + 40, 4);
+    if (snsCrc32c(r->buf + 8, 32) != fcrc) {
+      /* its range cannot be trusted: read as a file not closed properly */
+      r->rangeBad = 1;
+      r->flags = 0;
+      r->first = r->last = r->records = 0;
+    }
+  }
+  In h = {r->buf + hoff, r->buf + hoff + hlen, 0};
   for (int i = 0; i < 4; i++) free(getStr(&h));
   for (int i = 0; i < 4; i++) getVar(&h);
   uint64_t nrel = getVar(&h);
-  if (h.bad || nrel > 100000) return readerFail(r, "%s:44: corrupt header", path);
+  if (h.bad || nrel > 100000) return readerFail(r, "%s:%zu: corrupt header", path, hoff);
   r->nrel = (int)nrel;
   r->rels = tqCalloc(nrel + 1, sizeof(FileRel));
   for (uint64_t i = 0; i < nrel && !h.bad; i++) {
@@ -501,8 +590,8 @@ static int openReader(Reader *r, const char *path, const CpProgram *prog) {
     fr->id = ok ? pr->id : 0;
     free(name);
   }
-  if (h.bad) return readerFail(r, "%s:44: corrupt header", path);
-  r->off = 44 + hlen;
+  if (h.bad) return readerFail(r, "%s:%zu: corrupt header", path, hoff);
+  r->off = hoff + hlen + tail;
   return 0;
 }
 
@@ -533,7 +622,8 @@ static int nextBlock(Reader *r) {
   memcpy(&len, r->buf + r->off, 4);
   memcpy(&crc, r->buf + r->off + 4, 4);
   if ((size_t)len > r->len - r->off - 8) return readerFail(r, "%s:%zu: truncated block (%u bytes announced)", r->path, r->off, len);
-  if (crc32(r->buf + r->off + 8, len) != crc) return readerFail(r, "%s:%zu: corrupt block (checksum mismatch)", r->path, r->off);
+  uint32_t got = r->version == 1 ? crc32(r->buf + r->off + 8, len) : snsCrc32c(r->buf + r->off + 8, len);
+  if (got != crc) return readerFail(r, "%s:%zu: corrupt block (checksum mismatch)", r->path, r->off);
   r->blockOff = r->off;
   r->cur = (In){r->buf + r->off + 8, r->buf + r->off + 8 + len, 0};
   r->off += 8 + (size_t)len;
@@ -739,8 +829,12 @@ static tq_pm_status colCall(tq_pm_global *g, tq_pm_private *p, int what, const t
             c->rd.last = t;
             any = 1;
           }
+          c->rd.records = scan.records;
           closeReader(&scan);
-          g->log(g, p, TQ_LOG_WARNING, "%s was not closed properly: reading what it holds", a);
+          if (c->rd.rangeBad)
+            g->log(g, p, TQ_LOG_WARNING, "%s:12: its range fields are damaged (checksum mismatch): reading what it holds", a);
+          else
+            g->log(g, p, TQ_LOG_WARNING, "%s was not closed properly: reading what it holds", a);
         }
         g->set_range(g, c->rd.first, c->rd.last, c->rd.records);
       } else {

@@ -53,4 +53,9 @@ SnsTextWriter *snsTextWriterOpen(const char *path, const CpProgram *prog); /* NU
 int snsTextWrite(SnsTextWriter *w, const tq_record *r);
 int snsTextWriterClose(SnsTextWriter *w);
 
+/* CRC-32C (Castagnoli) of n bytes, as collection files check them: the
+** CPU's instruction where it has one; the Soft one always by table. */
+uint32_t snsCrc32c(const void *data, size_t n);
+uint32_t snsCrc32cSoft(const void *data, size_t n);
+
 #endif
