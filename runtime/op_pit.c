@@ -243,6 +243,8 @@ static TqTime outEndLow(PiT *p, TqTime nowLow) {
   return r;
 }
 
+static int tupPtrCmp(const void *x, const void *y) { return rtTupCmp(*(RtTup *const *)x, *(RtTup *const *)y); }
+
 static void piTFlush(RtOp *op, TqTime now) {
   PiT *p = (PiT *)op;
   /* a later input's spans begin at the input's low mark or later: the
@@ -255,6 +257,8 @@ static void piTFlush(RtOp *op, TqTime now) {
     TqVec all = {0};
     for (uint32_t i = 0; i < p->pending.cap; i++)
       if (p->pending.slot[i].key > 1) tqVecPush(&all, p->pending.slot[i].val);
+    /* in content order, not the map's (addresses) */
+    if (all.n > 1) qsort(all.v, (size_t)all.n, sizeof(void *), tupPtrCmp);
     for (int i = 0; i < all.n; i++) {
       RtTup *t = all.v[i];
       TqTime from, to, lo;

@@ -56,6 +56,12 @@ static int sigmaTPush(RtOp *op, int port, int kind, RtTup *t) {
   return 0;
 }
 
+static int taggedCmp(const void *x, const void *y) {
+  const RtTup *a = (const RtTup *)(*(const uintptr_t *)x & ~(uintptr_t)1);
+  const RtTup *b = (const RtTup *)(*(const uintptr_t *)y & ~(uintptr_t)1);
+  return rtTupCmp(a, b);
+}
+
 static void sigmaTFlush(RtOp *op, TqTime now) {
   SigmaT *s = (SigmaT *)op;
   TqTime low = op->kid[0]->low, maxLow = op->kid[0]->maxLow;
@@ -79,6 +85,9 @@ static void sigmaTFlush(RtOp *op, TqTime now) {
       }
       if (latest < maxLow) maxLow = latest;
     }
+    /* in content order, not the map's (addresses): the same rows in the
+    ** same order at every run */
+    if (done.n > 1) qsort(done.v, (size_t)done.n, sizeof(void *), taggedCmp);
     for (int i = 0; i < done.n; i++) {
       int pass = (int)((uintptr_t)done.v[i] & 1);
       RtTup *t = (RtTup *)((uintptr_t)done.v[i] & ~(uintptr_t)1);

@@ -77,6 +77,7 @@ RtTup *rtTupNew(int nspan, int nval);  /* ref = 1, zeroed */
 void rtTupRef(RtTup *t);
 void rtTupUnref(RtTup *t);             /* frees at 0; accepts NULL */
 void rtTupCountOpen(RtTup *t);         /* recomputes nopen */
+int rtTupCmp(const RtTup *a, const RtTup *b); /* by content: spans, then values */
 int64_t rtTupLive(void);               /* tuples allocated and not freed (for tests) */
 
 /* ================================================================ operators */

@@ -59,6 +59,18 @@ void rtTupUnref(RtTup *t) {
   }
 }
 
+/* An order on tuples by content (spans, then values): operators that
+** decide several waiting tuples at once emit them in it, so a run's rows
+** come in the same order whatever the tuples' addresses. */
+int rtTupCmp(const RtTup *a, const RtTup *b) {
+  if (a->nspan != b->nspan) return a->nspan < b->nspan ? -1 : 1;
+  if (a->nval != b->nval) return a->nval < b->nval ? -1 : 1;
+  int n = 2 * a->nspan + a->nval;
+  for (int i = 0; i < n; i++)
+    if (a->d[i] != b->d[i]) return a->d[i] < b->d[i] ? -1 : 1;
+  return 0;
+}
+
 void rtTupCountOpen(RtTup *t) {
   uint32_t n = 0;
   for (int i = 0; i < t->nspan; i++)
