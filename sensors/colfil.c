@@ -35,7 +35,6 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
 #include <time.h>
@@ -426,6 +425,7 @@ typedef struct OpenRec {
   int64_t id;           /* its file interval id */
   TqTime from;
   int rel;
+  int frel;             /* its file relation: an END must be of the same */
   int nvals;
   struct OpenRec *next; /* in the free list of its size */
   int64_t vals[];
@@ -436,21 +436,26 @@ typedef struct FileRel {
   const AlgRel *rel;   /* the program's, NULL when it does not declare it */
   int id;              /* program relation id */
   int nattr;
+  int isEvent;         /* the file's kind: EVENT records, or BEGIN/END/WHOLE */
   unsigned char kind[TQ_MAX_ATTRS];
-  int32_t nenum[TQ_MAX_ATTRS]; /* TY_ENUM: how many values */
+  int32_t nenum[TQ_MAX_ATTRS]; /* TY_ENUM: how many values (the file's) */
+  int32_t *emap[TQ_MAX_ATTRS]; /* TY_ENUM: file value -> program value, by name (NULL: the same) */
 } FileRel;
 
 typedef struct Reader {
-  unsigned char *buf;  /* the whole file */
-  size_t len;
-  int mapped;          /* buf is the file mapped (munmap), not read (free) */
+  FILE *f;             /* read a block at a time: memory is one block */
+  unsigned char *blk;  /* the block being read */
+  size_t cblk;
+  size_t len;          /* the file's size when known (regular file), else 0 */
   uint32_t version;    /* of its format */
   int rangeBad;        /* the range fields failed their checksum */
   size_t off;          /* next block */
+  unsigned char *hdr;  /* the header (catalog) and its checksum */
   const char *path;
   uint32_t flags;
   TqTime first, last;
-  int64_t records;
+  int64_t records;     /* as the header says (a file closed properly) */
+  int64_t nread;       /* records read */
   int nrel;
   FileRel *rels;       /* by file relation */
   int64_t *symMap;     /* file symbol -> engine symbol */
@@ -497,60 +502,46 @@ static int openReader(Reader *r, const char *path, const CpProgram *prog) {
   r->path = path;
   FILE *f = fopen(path, "rb");
   if (!f) return readerFail(r, "%s: cannot open: %s", path, strerror(errno));
+  r->f = f;
   struct stat st;
-  if (!fstat(fileno(f), &st) && S_ISREG(st.st_mode) && st.st_size > 0) {
-    /* a regular file is mapped: no copy, and the pages come in ahead */
-    void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fileno(f), 0);
-    if (m != MAP_FAILED) {
-      fclose(f);
-      r->buf = m;
-      r->len = (size_t)st.st_size;
-      r->mapped = 1;
-    }
-  }
-  if (!r->mapped) {
-    Out b = {0};
-    for (;;) {
-      if (b.n == b.cap) outGrow(&b, 65536);
-      size_t n = fread(b.b + b.n, 1, b.cap - b.n, f);
-      if (n == 0) break;
-      b.n += n;
-    }
-    fclose(f);
-    r->buf = b.b;
-    r->len = b.n;
-  }
-  if (r->len < 12 || memcmp(r->buf, COL_MAGIC, 8)) return readerFail(r, "%s: not a tqmon collection file", path);
+  if (!fstat(fileno(f), &st) && S_ISREG(st.st_mode)) r->len = (size_t)st.st_size;
+  unsigned char fix[48];
+  size_t got = fread(fix, 1, 12, f);
+  if (got < 12 || memcmp(fix, COL_MAGIC, 8)) return readerFail(r, "%s: not a tqmon collection file", path);
   uint32_t version;
-  memcpy(&version, r->buf + 8, 4);
+  memcpy(&version, fix + 8, 4);
   if (version > COL_VERSION)
     return readerFail(r, "%s: collection file format version %u is newer than this tqmon reads (%u); use a newer tqmon",
                       path, version, COL_VERSION);
   if (version == 0) return readerFail(r, "%s:8: corrupt header (format version 0)", path);
   r->version = version;
   size_t hoff = version == 1 ? 44 : 48; /* the header */
-  if (r->len < hoff) return readerFail(r, "%s:%zu: truncated header", path, r->len);
-  memcpy(&r->flags, r->buf + 12, 4);
-  memcpy(&r->first, r->buf + 16, 8);
-  memcpy(&r->last, r->buf + 24, 8);
-  memcpy(&r->records, r->buf + 32, 8);
+  got += fread(fix + 12, 1, hoff - 12, f);
+  if (got < hoff) return readerFail(r, "%s:%zu: truncated header", path, got);
+  memcpy(&r->flags, fix + 12, 4);
+  memcpy(&r->first, fix + 16, 8);
+  memcpy(&r->last, fix + 24, 8);
+  memcpy(&r->records, fix + 32, 8);
   uint32_t hlen;
-  memcpy(&hlen, r->buf + hoff - 4, 4);
+  memcpy(&hlen, fix + hoff - 4, 4);
   size_t tail = version == 1 ? 0 : 4; /* its checksum */
-  if ((size_t)hlen + tail > r->len - hoff) return readerFail(r, "%s:%zu: truncated header", path, hoff);
+  if ((r->len && (size_t)hlen + tail > r->len - hoff) || hlen > (64u << 20))
+    return readerFail(r, "%s:%zu: truncated header", path, hoff);
+  r->hdr = tqMalloc((size_t)hlen + tail + 1);
+  if (fread(r->hdr, 1, (size_t)hlen + tail, f) != (size_t)hlen + tail) return readerFail(r, "%s:%zu: truncated header", path, hoff);
   if (version >= 2) {
     uint32_t hcrc, fcrc;
-    memcpy(&hcrc, r->buf + hoff + hlen, 4);
-    if (snsCrc32c(r->buf + hoff, hlen) != hcrc) return readerFail(r, "%s:%zu: corrupt header (checksum mismatch)", path, hoff);
-    memcpy(&fcrc, r->buf + 40, 4);
-    if (snsCrc32c(r->buf + 8, 32) != fcrc) {
+    memcpy(&hcrc, r->hdr + hlen, 4);
+    if (snsCrc32c(r->hdr, hlen) != hcrc) return readerFail(r, "%s:%zu: corrupt header (checksum mismatch)", path, hoff);
+    memcpy(&fcrc, fix + 40, 4);
+    if (snsCrc32c(fix + 8, 32) != fcrc) {
       /* its range cannot be trusted: read as a file not closed properly */
       r->rangeBad = 1;
       r->flags = 0;
       r->first = r->last = r->records = 0;
     }
   }
-  In h = {r->buf + hoff, r->buf + hoff + hlen, 0};
+  In h = {r->hdr, r->hdr + hlen, 0};
   for (int i = 0; i < 4; i++) free(getStr(&h));
   for (int i = 0; i < 4; i++) getVar(&h);
   uint64_t nrel = getVar(&h);
@@ -568,21 +559,43 @@ static int openReader(Reader *r, const char *path, const CpProgram *prog) {
     ** is decoded by it, and skipped */
     FileRel *fr = &r->rels[i + 1];
     fr->nattr = h.bad ? 0 : (int)na;
+    fr->isEvent = (int)(kind & 1);
+    char why[160] = "";
     for (uint64_t k = 0; k < na && !h.bad; k++) {
       char *an = getStr(&h);
       unsigned ty = h.p < h.e ? *h.p++ : 0;
-      uint64_t ne = 0;
-      if (ty == TY_ENUM) {
-        ne = getVar(&h);
-        for (uint64_t j = 0; j < ne && !h.bad; j++) free(getStr(&h));
-      }
       if (ok && (strcasecmp(an, pr->attr[k].name) || ty != pr->attr[k].type.kind)) ok = 0;
       fr->kind[k] = (unsigned char)ty;
-      fr->nenum[k] = ty != TY_ENUM ? 0 : ok ? pr->attr[k].type.en->n : ne > INT32_MAX ? INT32_MAX : (int32_t)ne;
+      if (ty == TY_ENUM) {
+        /* values by name: the program may list them in another order */
+        uint64_t ne = getVar(&h);
+        if (ne > (uint64_t)(h.e - h.p)) h.bad = 1; /* each takes a byte at least */
+        const AlgEnum *pe = ok ? pr->attr[k].type.en : NULL;
+        fr->nenum[k] = h.bad ? 0 : (int32_t)ne;
+        if (pe && !h.bad) fr->emap[k] = tqMalloc(sizeof(int32_t) * (size_t)(ne ? ne : 1));
+        int same = 1;
+        for (uint64_t j = 0; j < ne && !h.bad; j++) {
+          char *vn = getStr(&h);
+          int at = -1;
+          for (int q = 0; pe && q < pe->n; q++)
+            if (!strcasecmp(pe->names[q], vn)) at = q;
+          if (pe && at < 0 && !why[0]) {
+            snprintf(why, sizeof why, " (%s has no value %s)", pr->attr[k].name, vn);
+            ok = 0;
+          }
+          if (fr->emap[k]) fr->emap[k][j] = at;
+          if (at != (int)j) same = 0;
+          free(vn);
+        }
+        if (same) {
+          free(fr->emap[k]);
+          fr->emap[k] = NULL;
+        }
+      }
       free(an);
     }
     if (pr && !ok && !h.bad) {
-      int rc = readerFail(r, "%s: relation %s of the recording does not match the program's declaration", path, name);
+      int rc = readerFail(r, "%s: relation %s of the recording does not match the program's declaration%s", path, name, why);
       free(name);
       return rc;
     }
@@ -596,8 +609,11 @@ static int openReader(Reader *r, const char *path, const CpProgram *prog) {
 }
 
 static void closeReader(Reader *r) {
-  if (r->mapped) munmap(r->buf, r->len);
-  else free(r->buf);
+  if (r->f) fclose(r->f);
+  free(r->hdr);
+  free(r->blk);
+  for (int i = 0; r->rels && i <= r->nrel; i++)
+    for (int k = 0; k < TQ_MAX_ATTRS; k++) free(r->rels[i].emap[k]);
   free(r->rels);
   free(r->symMap);
   if (r->ivs)
@@ -616,16 +632,28 @@ static void closeReader(Reader *r) {
 
 /* Starts the next block: 1 ok, 0 end of file, -1 damaged (r->err). */
 static int nextBlock(Reader *r) {
-  if (r->off == r->len) return 0;
-  if (r->len - r->off < 8) return readerFail(r, "%s:%zu: truncated block header", r->path, r->off);
+  unsigned char bh[8];
+  size_t n = fread(bh, 1, 8, r->f);
+  if (n == 0) return 0;
+  if (n < 8) return readerFail(r, "%s:%zu: truncated block header", r->path, r->off);
   uint32_t len, crc;
-  memcpy(&len, r->buf + r->off, 4);
-  memcpy(&crc, r->buf + r->off + 4, 4);
-  if ((size_t)len > r->len - r->off - 8) return readerFail(r, "%s:%zu: truncated block (%u bytes announced)", r->path, r->off, len);
-  uint32_t got = r->version == 1 ? crc32(r->buf + r->off + 8, len) : snsCrc32c(r->buf + r->off + 8, len);
-  if (got != crc) return readerFail(r, "%s:%zu: corrupt block (checksum mismatch)", r->path, r->off);
+  memcpy(&len, bh, 4);
+  memcpy(&crc, bh + 4, 4);
+  /* a block the size of the writer's (COL_BLOCK and one record) or so:
+  ** a far larger length is damage, not a reason to allocate it */
+  if ((r->len && (size_t)len > r->len - r->off - 8) || len > (64u << 20))
+    return readerFail(r, "%s:%zu: truncated block (%u bytes announced)", r->path, r->off, len);
+  if ((size_t)len > r->cblk) {
+    r->cblk = (size_t)len > 2 * r->cblk ? (size_t)len : 2 * r->cblk;
+    free(r->blk);
+    r->blk = tqMalloc(r->cblk);
+  }
+  if (fread(r->blk, 1, len, r->f) != len)
+    return readerFail(r, "%s:%zu: truncated block (%u bytes announced)", r->path, r->off, len);
+  uint32_t sum = r->version == 1 ? crc32(r->blk, len) : snsCrc32c(r->blk, len);
+  if (sum != crc) return readerFail(r, "%s:%zu: corrupt block (checksum mismatch)", r->path, r->off);
   r->blockOff = r->off;
-  r->cur = (In){r->buf + r->off + 8, r->buf + r->off + 8 + len, 0};
+  r->cur = (In){r->blk, r->blk + len, 0};
   r->off += 8 + (size_t)len;
   r->inBlock = 1;
   r->firstRec = 1;
@@ -648,7 +676,7 @@ static int getVals(Reader *r, const FileRel *fr, int64_t *v) {
       case TY_ENUM: {
         uint64_t x = getVar(in);
         if (x >= (uint64_t)fr->nenum[i]) in->bad = 1;
-        v[i] = (int64_t)x;
+        else v[i] = fr->emap[i] ? fr->emap[i][x] : (int64_t)x;
         break;
       }
       default: {
@@ -669,10 +697,13 @@ static int readRecord(Reader *r, tq_record *rec, int *skip) {
     if (!r->inBlock || r->cur.p >= r->cur.e) {
       r->inBlock = 0;
       int b = nextBlock(r);
+      if (b == 0 && (r->flags & 1) && r->nread != r->records) /* cut at a block's end */
+        return readerFail(r, "%s:%zu: truncated (%lld of the %lld records it was closed with)", r->path, r->off,
+                          (long long)r->nread, (long long)r->records);
       if (b <= 0) return b;
     }
     const unsigned char *start = r->cur.p; /* its offset, for a message */
-#define AT ((size_t)(start - r->buf))
+#define AT (r->blockOff + 8 + (size_t)(start - r->blk))
     unsigned tag = *r->cur.p++;
     int kind = (int)(tag >> 5);
     uint64_t frel = tag & 31;
@@ -702,7 +733,11 @@ static int readRecord(Reader *r, tq_record *rec, int *skip) {
     if (kind < CK_EVENT || kind > CK_SAMPLE || frel == 0 || (int64_t)frel > r->nrel)
       return readerFail(r, "%s:%zu: corrupt record (kind %d, relation %llu)", r->path, AT, kind, (unsigned long long)frel);
     const FileRel *fr = &r->rels[frel];
-    int na = fr->nattr; /* 0 when the program does not declare it */
+    if ((kind == CK_EVENT) != fr->isEvent && kind != CK_SAMPLE)
+      return readerFail(r, "%s:%zu: corrupt record (%s record of %s relation %llu)", r->path, AT,
+                        kind == CK_EVENT ? "an event" : "an interval", fr->isEvent ? "event" : "interval",
+                        (unsigned long long)frel);
+    int na = fr->nattr;
     int64_t *v = r->vals;
     rec->rel = fr->id;
     rec->t = t;
@@ -725,6 +760,7 @@ static int readRecord(Reader *r, tq_record *rec, int *skip) {
         o->nvals = na;
         o->from = t;
         o->rel = fr->id;
+        o->frel = (int)frel;
         for (int k = 0; k < na; k++) o->vals[k] = v[k]; /* a few: no call */
         rec->id = (uint64_t)r->nbegin;
         o->id = r->nbegin;
@@ -744,6 +780,10 @@ static int readRecord(Reader *r, tq_record *rec, int *skip) {
         if (ok && back <= IV_WINDOW) o = r->ivs[id % IV_WINDOW];
         else if (ok) o = tqMapDel(&r->oldIvs, (uint64_t)id + 2);
         if (!o || o->id != id) return readerFail(r, "%s:%zu: END of an interval that is not open", r->path, AT);
+        if (o->frel != (int)frel) {
+          if (back > IV_WINDOW) tqMapPut(&r->oldIvs, (uint64_t)id + 2, o); /* (still its begin's) */
+          return readerFail(r, "%s:%zu: END of an interval of another relation", r->path, AT);
+        }
         rec->kind = TQ_REC_END;
         rec->id = (uint64_t)id;
         rec->from = o->from;
@@ -760,12 +800,12 @@ static int readRecord(Reader *r, tq_record *rec, int *skip) {
         rec->kind = TQ_REC_WHOLE;
         rec->from = t - (TqTime)d;
         rec->to = t;
-        rec->id = (uint64_t)1 << 62 | (uint64_t)r->records; /* its own identity */
+        rec->id = (uint64_t)1 << 62 | (uint64_t)r->nread; /* its own identity */
         break;
       }
     }
 #undef AT
-    r->records++;
+    r->nread++;
     if (!fr->rel) *skip = 1;
     return 1;
   }
@@ -829,7 +869,7 @@ static tq_pm_status colCall(tq_pm_global *g, tq_pm_private *p, int what, const t
             c->rd.last = t;
             any = 1;
           }
-          c->rd.records = scan.records;
+          c->rd.records = scan.nread;
           closeReader(&scan);
           if (c->rd.rangeBad)
             g->log(g, p, TQ_LOG_WARNING, "%s:12: its range fields are damaged (checksum mismatch): reading what it holds", a);
