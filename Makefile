@@ -8,6 +8,7 @@
 #   make bench    benchmarks (figures side by side with their peers)
 #   make fuzz     libFuzzer run of the front end and the recording parser
 #                 (clang; FUZZ_TIME=seconds, default 60; tests/fuzz/README.md)
+#   make fuzz-colfil  the same for the collection-file reader
 #
 # Generated files (lemon parser, flex scanner) go to build/gen and are never
 # committed.  Warnings are errors (-Werror) in every build.
@@ -30,7 +31,7 @@ INC     := -I$(GEN) -Ibase -Igrammar -Icompiler -Ialgebra -Isensors -Iruntime -I
 OBJ      := $(patsubst %.c,$(B)/obj/%.o,$(LIBSRC)) $(B)/obj/gen/tq.o $(B)/obj/gen/lex.o $(B)/obj/gen/page.o
 ASANOBJ  := $(patsubst %.c,$(B)/asan/%.o,$(LIBSRC)) $(B)/asan/gen/tq.o $(B)/asan/gen/lex.o $(B)/asan/gen/page.o
 
-.PHONY: all run test bench deps clean fuzz
+.PHONY: all run test bench deps clean fuzz fuzz-colfil
 all: deps $(B)/tqmon $(B)/libtqmon.a $(B)/libtqsensor.a $(B)/paper-gen
 
 # ---------------------------------------------------------------- dependencies
@@ -121,8 +122,18 @@ $(B)/fuzz/fuzz_frontend: tests/fuzz/fuzz_frontend.c $(B)/fuzz/libtqmon.a $(HDRS)
 	$(FUZZCC) $(CSTD) $(WARN) $(FUZZF) -fsanitize=fuzzer -DTQ_TESTING $(INC) tests/fuzz/fuzz_frontend.c \
 	    $(B)/fuzz/libtqmon.a $(LIBS) -o $@
 
+$(B)/fuzz/fuzz_colfil: tests/fuzz/fuzz_colfil.c $(B)/fuzz/libtqmon.a $(HDRS)
+	$(FUZZCC) $(CSTD) $(WARN) $(FUZZF) -fsanitize=fuzzer -DTQ_TESTING $(INC) tests/fuzz/fuzz_colfil.c \
+	    $(B)/fuzz/libtqmon.a $(LIBS) -o $@
+
 # New inputs go to build/fuzz/corpus (scratch); merge the interesting ones
 # into tests/fuzz/corpus with tests/fuzz/merge.sh.  Crashes: build/fuzz/artifacts.
+fuzz-colfil: deps $(B)/fuzz/fuzz_colfil
+	@mkdir -p $(B)/fuzz/colfil-corpus $(B)/fuzz/artifacts
+	$(B)/fuzz/fuzz_colfil -max_total_time=$(FUZZ_TIME) -max_len=4096 -timeout=5 \
+	    -artifact_prefix=$(B)/fuzz/artifacts/ -print_final_stats=1 \
+	    $(FUZZ_ARGS) $(B)/fuzz/colfil-corpus tests/fuzz/colfil-corpus
+
 fuzz: deps $(B)/fuzz/fuzz_frontend
 	@mkdir -p $(B)/fuzz/corpus $(B)/fuzz/artifacts
 	$(B)/fuzz/fuzz_frontend -max_total_time=$(FUZZ_TIME) -max_len=4096 -timeout=5 \

@@ -643,8 +643,9 @@ static int nextBlock(Reader *r) {
   ** a far larger length is damage, not a reason to allocate it */
   if ((r->len && (size_t)len > r->len - r->off - 8) || len > (64u << 20))
     return readerFail(r, "%s:%zu: truncated block (%u bytes announced)", r->path, r->off, len);
-  if ((size_t)len > r->cblk) {
+  if (!r->blk || (size_t)len > r->cblk) { /* (an empty block too has a buffer) */
     r->cblk = (size_t)len > 2 * r->cblk ? (size_t)len : 2 * r->cblk;
+    if (r->cblk < 4096) r->cblk = 4096;
     free(r->blk);
     r->blk = tqMalloc(r->cblk);
   }
@@ -681,7 +682,7 @@ static int getVals(Reader *r, const FileRel *fr, int64_t *v) {
       }
       default: {
         uint64_t s = getVar(in);
-        if (s == 0 || (int64_t)s > r->nsym) in->bad = 1;
+        if (s == 0 || s > (uint64_t)r->nsym) in->bad = 1;
         else v[i] = r->symMap[s];
         break;
       }
@@ -708,13 +709,21 @@ static int readRecord(Reader *r, tq_record *rec, int *skip) {
     int kind = (int)(tag >> 5);
     uint64_t frel = tag & 31;
     if (frel == 31) frel = getVar(&r->cur);
+    /* times are 0 <= t < forever and never go back, also from a block to
+    ** the next (whose first time is absolute) */
     TqTime t;
     int first = r->firstRec;
     r->firstRec = 0;
-    if (first) t = getZig(&r->cur);
-    else t = r->lastT + (TqTime)getVar(&r->cur);
+    if (first) {
+      t = getZig(&r->cur);
+    } else {
+      uint64_t d = getVar(&r->cur);
+      if (d >= (uint64_t)(TQ_FOREVER - r->lastT)) return readerFail(r, "%s:%zu: time out of range", r->path, AT);
+      t = r->lastT + (TqTime)d;
+    }
     if (r->cur.bad) return readerFail(r, "%s:%zu: truncated record", r->path, AT);
-    if (t < r->lastT && !first) return readerFail(r, "%s:%zu: time goes backwards", r->path, AT);
+    if (t < 0 || t >= TQ_FOREVER) return readerFail(r, "%s:%zu: time out of range", r->path, AT);
+    if (t < r->lastT) return readerFail(r, "%s:%zu: time goes backwards", r->path, AT);
     r->lastT = t;
     if (kind == CK_SYMBOL) {
       char *s = getStr(&r->cur);
@@ -730,7 +739,7 @@ static int readRecord(Reader *r, tq_record *rec, int *skip) {
       free(s);
       continue;
     }
-    if (kind < CK_EVENT || kind > CK_SAMPLE || frel == 0 || (int64_t)frel > r->nrel)
+    if (kind < CK_EVENT || kind > CK_SAMPLE || frel == 0 || frel > (uint64_t)r->nrel)
       return readerFail(r, "%s:%zu: corrupt record (kind %d, relation %llu)", r->path, AT, kind, (unsigned long long)frel);
     const FileRel *fr = &r->rels[frel];
     if ((kind == CK_EVENT) != fr->isEvent && kind != CK_SAMPLE)
@@ -796,6 +805,7 @@ static int readRecord(Reader *r, tq_record *rec, int *skip) {
       }
       case CK_WHOLE: {
         uint64_t d = getVar(&r->cur);
+        if (d > (uint64_t)t) return readerFail(r, "%s:%zu: corrupt record (an interval beginning before time 0)", r->path, AT);
         if (getVals(r, fr, v)) return readerFail(r, "%s:%zu: corrupt values", r->path, AT);
         rec->kind = TQ_REC_WHOLE;
         rec->from = t - (TqTime)d;

@@ -224,6 +224,27 @@ else
   fi
 fi
 
+# The same for the collection-file reader (tests/fuzz/fuzz_colfil.c), from
+# tests/fuzz/colfil-corpus and tests/fuzz/colfil-crashes.
+FZC=build/fuzz/fuzz_colfil
+fzcs=${FUZZ_COLFIL_SECONDS:-15}
+if [ ! -x build/fuzz/probe ]; then
+  echo "skipped: fuzz_colfil (${FUZZCC:-clang} with libFuzzer not available)"
+elif ! make -s "$FZC" >"$OUT/fuzzc.build.log" 2>&1; then
+  bad "fuzz: building $FZC" "$OUT/fuzzc.build.log"
+else
+  mkdir -p "$OUT/fuzzc-corpus" "$OUT/fuzzc-artifacts"
+  if "$FZC" -max_total_time="$fzcs" -max_len=4096 -timeout=5 -print_final_stats=1 \
+       -artifact_prefix="$OUT/fuzzc-artifacts/" "$OUT/fuzzc-corpus" tests/fuzz/colfil-corpus tests/fuzz/colfil-crashes \
+       >"$OUT/fuzzc.log" 2>&1; then
+    ok
+  else
+    sed -n '/runtime error\|==[0-9]*==ERROR\|ERROR: libFuzzer\|^Running: /,$p' "$OUT/fuzzc.log" >"$OUT/fuzzc.report"
+    [ -s "$OUT/fuzzc.report" ] || tail -40 "$OUT/fuzzc.log" >"$OUT/fuzzc.report"
+    bad "fuzz: collection files: crash, hang or leak; input: $(ls "$OUT"/fuzzc-artifacts/* 2>/dev/null | head -1) (log $OUT/fuzzc.log)" "$OUT/fuzzc.report"
+  fi
+fi
+
 # the last line is always the plain count; skipped tests are said before it
 [ $skip -gt 0 ] && echo "$skip skipped (the reasons are above)"
 echo "$pass passed, $fail failed"

@@ -187,6 +187,11 @@ $T run $F/damaged_event.tq --replay $F/kind_mismatch.col >"$dir/km.out" 2>"$dir/
 [ $? -eq 1 ] || bad "interval record of an event relation: exit status"
 grep -q "kind_mismatch.col:186: error: corrupt record (an interval record of event relation 3)" "$dir/km.err" ||
   bad "interval record of an event relation: $(cat "$dir/km.err")"
+$T run $F/kinds.tq --replay $F/block_backwards.col --format csv >"$dir/bb.out" 2>"$dir/bb.err"
+[ $? -eq 1 ] || bad "time back across blocks: exit status"
+grep -q "block_backwards.col:270: error: time goes backwards (the records before it were used)" "$dir/bb.err" ||
+  bad "time back across blocks: $(cat "$dir/bb.err")"
+grep -q "^A,9,0.25,hello,8$" "$dir/bb.out" || bad "time back across blocks: the first block is not used"
 # cut exactly at the end of its first block: every block left is whole, but
 # the file was closed with more records than it holds
 u32() { od -A n -t u4 -j "$2" -N 4 "$1" | tr -d ' '; }
