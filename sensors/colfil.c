@@ -48,67 +48,45 @@
 #define COL_BLOCK 65536
 enum { CK_EVENT = 1, CK_BEGIN, CK_END, CK_WHOLE, CK_SAMPLE, CK_SYMBOL };
 
-/* ================================================================ CRC-32 */
-/* Slicing by 8: eight tables, eight bytes per step (same CRC-32 as zlib). */
-static uint32_t crcTable[8][256];
-static void crcInit(void) {
-  if (crcTable[0][1]) return;
+/* ================================================================ CRC-32, CRC-32C */
+/* Slicing by 8: eight tables, eight bytes per step.  CRC-32 (zlib's,
+** polynomial 0xedb88320) checks the blocks of format 1; CRC-32C
+** (Castagnoli, 0x82f63b78) the header and blocks of format 2, with the
+** SSE4.2 instruction where the CPU has it (about ten times faster). */
+typedef uint32_t CrcTable[8][256];
+static CrcTable crcTable, crcTableC;
+
+static void crcInit(CrcTable tab, uint32_t poly) {
+  if (tab[0][1]) return;
   for (uint32_t i = 0; i < 256; i++) {
     uint32_t c = i;
-    for (int k = 0; k < 8; k++) c = c & 1 ? 0xedb88320u ^ (c >> 1) : c >> 1;
-    crcTable[0][i] = c;
+    for (int k = 0; k < 8; k++) c = c & 1 ? poly ^ (c >> 1) : c >> 1;
+    tab[0][i] = c;
   }
   for (uint32_t i = 0; i < 256; i++)
-    for (int t = 1; t < 8; t++) crcTable[t][i] = (crcTable[t - 1][i] >> 8) ^ crcTable[0][crcTable[t - 1][i] & 0xff];
+    for (int t = 1; t < 8; t++) tab[t][i] = (tab[t - 1][i] >> 8) ^ tab[0][tab[t - 1][i] & 0xff];
 }
-static uint32_t crc32(const unsigned char *p, size_t n) {
-  crcInit();
+
+static uint32_t crcSliced(CrcTable tab, uint32_t poly, const unsigned char *p, size_t n) {
+  crcInit(tab, poly);
   uint32_t c = 0xffffffffu;
   while (n >= 8) {
     uint32_t lo, hi;
     memcpy(&lo, p, 4);
     memcpy(&hi, p + 4, 4);
     lo ^= c; /* little-endian */
-    c = crcTable[7][lo & 0xff] ^ crcTable[6][(lo >> 8) & 0xff] ^ crcTable[5][(lo >> 16) & 0xff] ^ crcTable[4][lo >> 24] ^
-        crcTable[3][hi & 0xff] ^ crcTable[2][(hi >> 8) & 0xff] ^ crcTable[1][(hi >> 16) & 0xff] ^ crcTable[0][hi >> 24];
+    c = tab[7][lo & 0xff] ^ tab[6][(lo >> 8) & 0xff] ^ tab[5][(lo >> 16) & 0xff] ^ tab[4][lo >> 24] ^
+        tab[3][hi & 0xff] ^ tab[2][(hi >> 8) & 0xff] ^ tab[1][(hi >> 16) & 0xff] ^ tab[0][hi >> 24];
     p += 8;
     n -= 8;
   }
-  while (n--) c = crcTable[0][(c ^ *p++) & 0xff] ^ (c >> 8);
+  while (n--) c = tab[0][(c ^ *p++) & 0xff] ^ (c >> 8);
   return c ^ 0xffffffffu;
 }
 
-/* CRC-32C (Castagnoli), format 2: the SSE4.2 instruction where the CPU
-** has it (about ten times faster), else slicing by 8 like CRC-32 above. */
-static uint32_t crcTableC[8][256];
-static void crcInitC(void) {
-  if (crcTableC[0][1]) return;
-  for (uint32_t i = 0; i < 256; i++) {
-    uint32_t c = i;
-    for (int k = 0; k < 8; k++) c = c & 1 ? 0x82f63b78u ^ (c >> 1) : c >> 1;
-    crcTableC[0][i] = c;
-  }
-  for (uint32_t i = 0; i < 256; i++)
-    for (int t = 1; t < 8; t++) crcTableC[t][i] = (crcTableC[t - 1][i] >> 8) ^ crcTableC[0][crcTableC[t - 1][i] & 0xff];
-}
-uint32_t snsCrc32cSoft(const void *data, size_t n) {
-  const unsigned char *p = data;
-  crcInitC();
-  uint32_t c = 0xffffffffu;
-  while (n >= 8) {
-    uint32_t lo, hi;
-    memcpy(&lo, p, 4);
-    memcpy(&hi, p + 4, 4);
-    lo ^= c; /* little-endian */
-    c = crcTableC[7][lo & 0xff] ^ crcTableC[6][(lo >> 8) & 0xff] ^ crcTableC[5][(lo >> 16) & 0xff] ^
-        crcTableC[4][lo >> 24] ^ crcTableC[3][hi & 0xff] ^ crcTableC[2][(hi >> 8) & 0xff] ^
-        crcTableC[1][(hi >> 16) & 0xff] ^ crcTableC[0][hi >> 24];
-    p += 8;
-    n -= 8;
-  }
-  while (n--) c = crcTableC[0][(c ^ *p++) & 0xff] ^ (c >> 8);
-  return c ^ 0xffffffffu;
-}
+static uint32_t crc32(const unsigned char *p, size_t n) { return crcSliced(crcTable, 0xedb88320u, p, n); }
+uint32_t snsCrc32cSoft(const void *data, size_t n) { return crcSliced(crcTableC, 0x82f63b78u, data, n); }
+
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 __attribute__((target("sse4.2"))) static uint32_t crc32cHw(const unsigned char *p, size_t n) {
   uint64_t c = 0xffffffffu;

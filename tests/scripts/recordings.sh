@@ -134,23 +134,22 @@ grep -q "the records before it were used" "$dir/bigtrunc.err" || bad "truncated 
 full=$(grep -c . "$dir/big.out")
 part=$(grep -c . "$dir/bigtrunc.out")
 [ "$part" -gt 100 ] && [ "$part" -le "$full" ] || bad "truncated big file: $part rows of $full used"
+# refused(NAME OFFSET BYTE MESSAGE): paper.col with the byte at OFFSET set
+# is refused with MESSAGE, exit 1, and nothing is stored
+refused() {
+  cp "$dir/paper.col" "$dir/$1.col"
+  printf "$3" | dd of="$dir/$1.col" bs=1 seek="$2" conv=notrunc 2>/dev/null
+  # shellcheck disable=SC2086
+  $T run $P --replay "$dir/$1.col" --db "$dir/$1.db" >"$dir/$1.out" 2>"$dir/$1.err"
+  [ $? -eq 1 ] || bad "$1: exit status"
+  grep -q "$4" "$dir/$1.err" || bad "$1: $(cat "$dir/$1.err")"
+  [ -e "$dir/$1.db" ] && bad "$1: the store was written"
+}
 # a newer format version is refused
-cp "$dir/paper.col" "$dir/newer.col"
-printf '\011' | dd of="$dir/newer.col" bs=1 seek=8 conv=notrunc 2>/dev/null
-# shellcheck disable=SC2086
-$T run $P --replay "$dir/newer.col" --db "$dir/newer.db" >"$dir/newer.out" 2>"$dir/newer.err"
-[ $? -eq 1 ] || bad "newer version: exit status"
-grep -q "format version 9 is newer than this tqmon reads (2)" "$dir/newer.err" || bad "newer version: $(cat "$dir/newer.err")"
-[ -e "$dir/newer.db" ] && bad "newer version: the store was written"
+refused newer 8 '\011' "format version 9 is newer than this tqmon reads (2)"
 # the header is checksummed: one byte of the catalog flipped refuses the
-# file with the header's offset, and nothing is stored
-cp "$dir/paper.col" "$dir/badhdr.col"
-printf '\377' | dd of="$dir/badhdr.col" bs=1 seek=60 conv=notrunc 2>/dev/null
-# shellcheck disable=SC2086
-$T run $P --replay "$dir/badhdr.col" --db "$dir/badhdr.db" >"$dir/badhdr.out" 2>"$dir/badhdr.err"
-[ $? -eq 1 ] || bad "corrupt header: exit status"
-grep -q "badhdr.col:48: error: corrupt header (checksum mismatch)" "$dir/badhdr.err" || bad "corrupt header: $(cat "$dir/badhdr.err")"
-[ -e "$dir/badhdr.db" ] && bad "corrupt header: the store was written"
+# file with the header's offset
+refused badhdr 60 '\377' "badhdr.col:48: error: corrupt header (checksum mismatch)"
 # so are its range fields: a damaged `last` (here a time far in the future,
 # which the Clock would tick up to) is not trusted; the range is found by
 # reading the file, with a warning, and the results are those of the intact file
