@@ -32,6 +32,13 @@ typedef int64_t TqTime;
 
 /* Saturating a+b on times: infinities stay infinite, no overflow. */
 TqTime tqTimeAdd(TqTime a, TqTime b);
+/* The first multiple of tick (> 0) after t: the base tick that closes t's
+** snapshot; forever when that would lie past it (no overflow). */
+static inline TqTime tqTickAfter(TqTime t, TqTime tick) {
+  TqTime q = t / tick;
+  if (q * tick > t) q--;
+  return q >= TQ_FOREVER / tick ? TQ_FOREVER : (q + 1) * tick;
+}
 /* Formats t as h:mm:ss[.fraction] (fraction only when not whole seconds);
 ** beginning/forever/open print as words. Returns buf. */
 char *tqTimeFormat(char *buf, size_t n, TqTime t);

@@ -564,9 +564,7 @@ static void snapAdd(tq_engine *e, const tq_record *r) {
   if (!e->snapDirty) {
     /* the base tick after this instant (a record instant, or a Clock tick
     ** whose samples are recorded) closes the snapshot */
-    TqTime tick = e->prog->cat.tick, t = e->net->now, q = t / tick;
-    if (q * tick > t) q--;
-    e->snapBoundary = (q + 1) * tick;
+    e->snapBoundary = tqTickAfter(e->net->now, e->prog->cat.tick);
     e->snapDirty = 1;
   }
 }

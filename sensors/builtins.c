@@ -119,9 +119,7 @@ static tq_pm_status traceExtract(tq_pm_global *g, tq_pm_private *p) {
   TraceState *st = p->data;
   SnsTrace *tr = st->tr;
   if (st->next >= tr->npk) return TQ_PM_DONE;
-  TqTime tick = g->tick, t0 = tr->pk[st->next].t, q = t0 / tick;
-  if (q * tick > t0) q--;
-  TqTime boundary = (q + 1) * tick;
+  TqTime boundary = tqTickAfter(tr->pk[st->next].t, g->tick);
   while (st->next < tr->npk && tr->pk[st->next].t < boundary) {
     const SnsPacket *pk = &tr->pk[st->next++];
     tq_record r = {0};

@@ -939,9 +939,7 @@ static tq_pm_status colExtract(tq_pm_global *g, tq_pm_private *p) {
   have: {
     TqTime t = rec.kind == TQ_REC_BEGIN ? rec.from : rec.kind == TQ_REC_END || rec.kind == TQ_REC_WHOLE ? rec.to : rec.t;
     if (boundary == TQ_FOREVER) {
-      TqTime tick = g->tick, q = t / tick;
-      if (q * tick > t) q--;
-      boundary = (q + 1) * tick;
+      boundary = tqTickAfter(t, g->tick);
     } else if (t >= boundary) {
       c->pending = rec;
       memcpy(c->pendVals, rec.vals, sizeof(int64_t) * (size_t)rec.nvals);
