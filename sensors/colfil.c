@@ -19,6 +19,8 @@
 **               values)
 **   u32         CRC-32C of the header (a mismatch refuses the file)
 **   blocks      u32 payload length, u32 CRC-32C of the payload, payload
+** Every later version keeps these first 44 bytes, so that a newer file is
+** told from a damaged version field (the checksum holds).
 ** Version 1 (still read) had neither header checksum (the header length
 ** at offset 40, the header at 44) and CRC-32 (zlib's) for the blocks.
 ** A payload holds records; the first record of a block has an absolute time,
@@ -488,9 +490,18 @@ static int openReader(Reader *r, const char *path, const CpProgram *prog) {
   if (got < 12 || memcmp(fix, COL_MAGIC, 8)) return readerFail(r, "%s: not a tqmon collection file", path);
   uint32_t version;
   memcpy(&version, fix + 8, 4);
-  if (version > COL_VERSION)
+  if (version > COL_VERSION) {
+    /* every version from 2 on begins like 2 (its first 44 bytes): a
+    ** version whose range checksum holds is newer, one whose does not is
+    ** a damaged version field */
+    uint32_t sum;
+    got += fread(fix + 12, 1, 32, f);
+    memcpy(&sum, fix + 40, 4);
+    if (got < 44 || snsCrc32c(fix + 8, 32) != sum)
+      return readerFail(r, "%s:8: corrupt header (format version %u, and its checksum does not match)", path, version);
     return readerFail(r, "%s: collection file format version %u is newer than this tqmon reads (%u); use a newer tqmon",
                       path, version, COL_VERSION);
+  }
   if (version == 0) return readerFail(r, "%s:8: corrupt header (format version 0)", path);
   r->version = version;
   size_t hoff = version == 1 ? 44 : 48; /* the header */

@@ -145,8 +145,14 @@ refused() {
   grep -q "$4" "$dir/$1.err" || bad "$1: $(cat "$dir/$1.err")"
   [ -e "$dir/$1.db" ] && bad "$1: the store was written"
 }
-# a newer format version is refused
-refused newer 8 '\011' "format version 9 is newer than this tqmon reads (2)"
+# a damaged version field (the range checksum covers it) is told from a
+# newer version (tests/recordings/newer_v3.col: version 3, checksum right)
+refused badversion 8 '\011' "badversion.col:8: error: corrupt header (format version 9, and its checksum does not match)"
+$T run tests/recordings/kinds.tq --replay tests/recordings/newer_v3.col --db "$dir/newer.db" >/dev/null 2>"$dir/newer.err"
+[ $? -eq 1 ] || bad "newer version: exit status"
+grep -q "newer_v3.col: error: collection file format version 3 is newer than this tqmon reads (2); use a newer tqmon" \
+  "$dir/newer.err" || bad "newer version: $(cat "$dir/newer.err")"
+[ -e "$dir/newer.db" ] && bad "newer version: the store was written"
 # the header is checksummed: one byte of the catalog flipped refuses the
 # file with the header's offset
 refused badhdr 60 '\377' "badhdr.col:48: error: corrupt header (checksum mismatch)"
