@@ -346,8 +346,9 @@ static void gHalt(tq_pm_global *g) { enOf(g)->halted = 1; }
 
 static int gSetRange(tq_pm_global *g, tq_time first, tq_time last, int64_t records) {
   tq_engine *e = enOf(g);
-  if (!e->extractor || e->packets || e->haveInstant || first > last) {
-    gLog(g, NULL, TQ_LOG_WARNING, "set_range ignored: only an extraction, before its first record, with first <= last");
+  if (!e->extractor || e->packets || e->haveInstant || first > last || first <= TQ_BEGINNING || last >= TQ_FOREVER) {
+    gLog(g, NULL, TQ_LOG_WARNING,
+         "set_range ignored: only an extraction, before its first record, with beginning < first <= last < forever");
     return -1;
   }
   enSetRange(g, first, last);

@@ -530,6 +530,12 @@ static int openReader(Reader *r, const char *path, const CpProgram *prog) {
       r->first = r->last = r->records = 0;
     }
   }
+  if ((r->flags & 1) && (r->first < 0 || r->first > r->last || r->last >= TQ_FOREVER || r->records < 0)) {
+    /* a range no writer gives (a version-1 header has no checksum) */
+    r->rangeBad = 2;
+    r->flags = 0;
+    r->first = r->last = r->records = 0;
+  }
   In h = {r->hdr, r->hdr + hlen, 0};
   for (int i = 0; i < 4; i++) free(getStr(&h));
   for (int i = 0; i < 4; i++) getVar(&h);
@@ -871,7 +877,8 @@ static tq_pm_status colCall(tq_pm_global *g, tq_pm_private *p, int what, const t
           c->rd.records = scan.nread;
           closeReader(&scan);
           if (c->rd.rangeBad)
-            g->log(g, p, TQ_LOG_WARNING, "%s:12: its range fields are damaged (checksum mismatch): reading what it holds", a);
+            g->log(g, p, TQ_LOG_WARNING, "%s:12: its range fields are damaged (%s): reading what it holds", a,
+                   c->rd.rangeBad == 1 ? "checksum mismatch" : "out of range");
           else
             g->log(g, p, TQ_LOG_WARNING, "%s was not closed properly: reading what it holds", a);
         }

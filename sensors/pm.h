@@ -184,7 +184,8 @@ struct tq_pm_global {
   ** and last records, and how many records it holds (-1: not known).  The
   ** Clock then ticks from the first record, and `now` is the last record's
   ** time from the start, as with the built-in recordings.  Returns 0, or -1
-  ** (and ignores it) after the first record or with first > last. */
+  ** (and ignores it) after the first record, with first > last, or with a
+  ** time not strictly between beginning and forever. */
   int (*set_range)(tq_pm_global *g, tq_time first, tq_time last, int64_t records);
 };
 
