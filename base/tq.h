@@ -39,6 +39,12 @@ static inline TqTime tqTickAfter(TqTime t, TqTime tick) {
   if (q * tick > t) q--;
   return q >= TQ_FOREVER / tick ? TQ_FOREVER : (q + 1) * tick;
 }
+/* The first multiple of tick (> 0) at or after t; forever when past it. */
+static inline TqTime tqTickAtOrAfter(TqTime t, TqTime tick) {
+  TqTime q = t / tick;
+  if (q * tick < t) q++;
+  return q > TQ_FOREVER / tick ? TQ_FOREVER : q * tick;
+}
 /* Formats t as h:mm:ss[.fraction] (fraction only when not whole seconds);
 ** beginning/forever/open print as words. Returns buf. */
 char *tqTimeFormat(char *buf, size_t n, TqTime t);

@@ -645,12 +645,12 @@ static void sampleEverything(tq_engine *e, TqTime t);
 static void ticksAt(tq_engine *e, TqTime t) {
   if (e->nextTick == t) {
     rtNetTick(e->net, t);
-    e->nextTick = e->net->clockGcd ? t + e->net->clockGcd : TQ_FOREVER;
+    e->nextTick = e->net->clockGcd ? tqTimeAdd(t, e->net->clockGcd) : TQ_FOREVER; /* (saturates) */
   }
   if (e->deltaNext == t) {
     computeDeltas(e, t);
     if (e->sampleAll) sampleEverything(e, t);
-    e->deltaNext = t + e->prog->cat.tick;
+    e->deltaNext = tqTimeAdd(t, e->prog->cat.tick);
   }
 }
 
@@ -1502,9 +1502,7 @@ static int start(tq_engine *e) {
   TqTime t0 = e->rangeSet ? e->first : e->haveStart ? e->startTime : 0;
   if (rtNetStart(e->net, t0)) return fail(e, "the result consumers could not start");
   if (e->net->clockGcd) {
-    TqTime gq = e->net->clockGcd, q = t0 / gq;
-    if (q * gq < t0) q++;
-    e->nextTick = q * gq;
+    e->nextTick = tqTickAtOrAfter(t0, e->net->clockGcd);
   } else {
     e->nextTick = TQ_FOREVER;
   }
@@ -1514,9 +1512,7 @@ static int start(tq_engine *e) {
   for (int i = 0; i < e->nrel; i++)
     if ((e->net->sensor[i].rel->deltaOf && e->net->sensor[i].used) ||
         (e->sampleAll && e->net->sensor[i].rel->mode == ALG_MODE_SAMPLED && e->producerOf[i])) {
-      TqTime tick = e->prog->cat.tick, q = t0 / tick;
-      if (q * tick < t0) q++;
-      e->deltaNext = q * tick;
+      e->deltaNext = tqTickAtOrAfter(t0, e->prog->cat.tick);
     }
   e->snapBoundary = TQ_FOREVER;
   if (!e->extractor) {

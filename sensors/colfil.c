@@ -338,6 +338,7 @@ static int writeRecord(Writer *w, const tq_record *rec) {
     default: return 0;
   }
   if (w->block.n > COL_BLOCK && flushBlock(w)) return -1;
+  if (!w->any) w->lastT = t; /* symbol definitions are stamped with it: times may be negative */
   if (kind != CK_END) putVals(w, r, rec->vals); /* symbol definitions */
   unsigned relc = rec->rel < 31 ? (unsigned)rec->rel : 31;
   putByte(&w->block, (unsigned)(kind << 5) | relc);
@@ -480,6 +481,7 @@ static int readerFail(Reader *r, const char *fmt, ...) {
 static int openReader(Reader *r, const char *path, const CpProgram *prog) {
   memset(r, 0, sizeof *r);
   r->path = path;
+  r->lastT = TQ_BEGINNING; /* (no record yet: any time is after it) */
   FILE *f = fopen(path, "rb");
   if (!f) return readerFail(r, "%s: cannot open: %s", path, strerror(errno));
   r->f = f;
@@ -530,7 +532,7 @@ static int openReader(Reader *r, const char *path, const CpProgram *prog) {
       r->first = r->last = r->records = 0;
     }
   }
-  if ((r->flags & 1) && (r->first < 0 || r->first > r->last || r->last >= TQ_FOREVER || r->records < 0)) {
+  if ((r->flags & 1) && (r->first <= TQ_BEGINNING || r->first > r->last || r->last >= TQ_FOREVER || r->records < 0)) {
     /* a range no writer gives (a version-1 header has no checksum) */
     r->rangeBad = 2;
     r->flags = 0;
@@ -704,8 +706,8 @@ static int readRecord(Reader *r, tq_record *rec, int *skip) {
     int kind = (int)(tag >> 5);
     uint64_t frel = tag & 31;
     if (frel == 31) frel = getVar(&r->cur);
-    /* times are 0 <= t < forever and never go back, also from a block to
-    ** the next (whose first time is absolute) */
+    /* times lie strictly between beginning and forever and never go back,
+    ** also from a block to the next (whose first time is absolute) */
     TqTime t;
     int first = r->firstRec;
     r->firstRec = 0;
@@ -713,11 +715,11 @@ static int readRecord(Reader *r, tq_record *rec, int *skip) {
       t = getZig(&r->cur);
     } else {
       uint64_t d = getVar(&r->cur);
-      if (d >= (uint64_t)(TQ_FOREVER - r->lastT)) return readerFail(r, "%s:%zu: time out of range", r->path, AT);
+      if (d >= (uint64_t)TQ_FOREVER - (uint64_t)r->lastT) return readerFail(r, "%s:%zu: time out of range", r->path, AT);
       t = r->lastT + (TqTime)d;
     }
     if (r->cur.bad) return readerFail(r, "%s:%zu: truncated record", r->path, AT);
-    if (t < 0 || t >= TQ_FOREVER) return readerFail(r, "%s:%zu: time out of range", r->path, AT);
+    if (t <= TQ_BEGINNING || t >= TQ_FOREVER) return readerFail(r, "%s:%zu: time out of range", r->path, AT);
     if (t < r->lastT) return readerFail(r, "%s:%zu: time goes backwards", r->path, AT);
     r->lastT = t;
     if (kind == CK_SYMBOL) {
@@ -800,7 +802,8 @@ static int readRecord(Reader *r, tq_record *rec, int *skip) {
       }
       case CK_WHOLE: {
         uint64_t d = getVar(&r->cur);
-        if (d > (uint64_t)t) return readerFail(r, "%s:%zu: corrupt record (an interval beginning before time 0)", r->path, AT);
+        if (d >= (uint64_t)t - (uint64_t)TQ_BEGINNING)
+          return readerFail(r, "%s:%zu: corrupt record (an interval beginning before the beginning)", r->path, AT);
         if (getVals(r, fr, v)) return readerFail(r, "%s:%zu: corrupt values", r->path, AT);
         rec->kind = TQ_REC_WHOLE;
         rec->from = t - (TqTime)d;
@@ -862,27 +865,32 @@ static tq_pm_status colCall(tq_pm_global *g, tq_pm_private *p, int what, const t
           reportReader(enDiag(g), &c->rd, "");
           return TQ_PM_FATAL;
         }
-        if (!(c->rd.flags & 1)) {
-          /* not closed properly: find the time range by reading it once */
-          Reader scan;
-          openReader(&scan, a, enProgram(g));
-          tq_record rec;
-          int skip, rr, any = 0;
-          while ((rr = readRecord(&scan, &rec, &skip)) > 0) {
-            TqTime t = rec.kind == TQ_REC_BEGIN ? rec.from : rec.kind == TQ_REC_END || rec.kind == TQ_REC_WHOLE ? rec.to : rec.t;
-            if (!any) c->rd.first = t;
-            c->rd.last = t;
-            any = 1;
+        int ranged = c->rd.flags & 1;
+        if (!ranged) {
+          /* not closed properly: a regular file is read once more to find
+          ** its range; a stream (a pipe) cannot be, and its range is known
+          ** at its end */
+          Reader scan = {0};
+          if (c->rd.len && !openReader(&scan, a, enProgram(g))) {
+            tq_record rec;
+            int skip;
+            while (readRecord(&scan, &rec, &skip) > 0) {
+              TqTime t = rec.kind == TQ_REC_BEGIN ? rec.from : rec.kind == TQ_REC_END || rec.kind == TQ_REC_WHOLE ? rec.to : rec.t;
+              if (!ranged) c->rd.first = t;
+              c->rd.last = t;
+              ranged = 1;
+            }
+            c->rd.records = scan.nread;
           }
-          c->rd.records = scan.nread;
           closeReader(&scan);
+          const char *how = c->rd.len ? "reading what it holds" : "its range is known at its end";
           if (c->rd.rangeBad)
-            g->log(g, p, TQ_LOG_WARNING, "%s:12: its range fields are damaged (%s): reading what it holds", a,
-                   c->rd.rangeBad == 1 ? "checksum mismatch" : "out of range");
+            g->log(g, p, TQ_LOG_WARNING, "%s:12: its range fields are damaged (%s): %s", a,
+                   c->rd.rangeBad == 1 ? "checksum mismatch" : "out of range", how);
           else
-            g->log(g, p, TQ_LOG_WARNING, "%s was not closed properly: reading what it holds", a);
+            g->log(g, p, TQ_LOG_WARNING, "%s was not closed properly: %s", a, how);
         }
-        g->set_range(g, c->rd.first, c->rd.last, c->rd.records);
+        if (ranged) g->set_range(g, c->rd.first, c->rd.last, c->rd.records);
       } else {
         const char *path = strchr(a, ':') + 1;
         c->wr.f = fopen(path, "w+b");

@@ -73,6 +73,16 @@ $T record "$dir/long.tq" --replay "$dir/long.trace" -o "$dir/long.col" 2>>"$dir/
 $T run "$dir/long.tq" --replay "$dir/long.col" --format csv >"$dir/long.b" 2>>"$dir/long.err" || bad "long: binary replay"
 cmp -s "$dir/long.a" "$dir/long.b" || bad "long: the binary replay differs from the text one"
 grep -q "^A,0,2,200001$" "$dir/long.a" || bad "long: the long interval is missing: $(head -c 300 "$dir/long.a")"
+# the same file not closed properly (its flags byte cleared), read from a
+# pipe: a stream cannot be read twice to find its range, so the range is
+# known at its end and every record is used (reading it twice used to eat
+# the stream)
+cp "$dir/long.col" "$dir/lu.col"
+printf '\000' | dd of="$dir/lu.col" bs=1 seek=12 conv=notrunc 2>/dev/null
+cat "$dir/lu.col" | $T run "$dir/long.tq" --pm colfil=/dev/stdin --format csv >"$dir/lu.out" 2>"$dir/lu.err" ||
+  bad "unclosed, from a pipe: $(cat "$dir/lu.err")"
+cmp -s "$dir/long.a" "$dir/lu.out" || bad "unclosed, from a pipe: the results differ from the text replay's"
+grep -q "its range is known at its end" "$dir/lu.err" || bad "unclosed, from a pipe: $(cat "$dir/lu.err")"
 
 # ---------------------------------------------------------------- undeclared relations
 # a recording holds a relation (with int, float and string values) the
