@@ -80,6 +80,8 @@ typedef struct RelState {
   int64_t aliveCap;
   int state;           /* keeps its open intervals (a query traces or samples it) */
   OpenIv *freeIv;      /* closed ones, for reuse (all of one relation have its size) */
+  TqTime *ann, *annDone; /* min-heaps: begins of whole intervals announced, and of those that came */
+  int nann, cann, ndone, cdone;
   SnapStore cur;       /* the forming snapshot's record set */
   TqVec dprev;         /* delta relation: the samples of the previous tick (DeltaTup*) */
   TqTime dprevT;       /* delta relation: that tick */
@@ -166,6 +168,7 @@ struct tq_engine {
   int ngat, cgat;
   TqArena *gatArena;
   int wantDisplay;        /* a PM draws: displayed relations get their queries */
+  int announced;          /* the extractor announced its whole intervals (enAnnounceWhole) */
 };
 
 tq_engine *enOf(tq_pm_global *g) { return (tq_engine *)g; }
@@ -462,12 +465,58 @@ static void fifoTrim(RelState *r) {
 
 /* Earliest begin of an interval of s that may still be delivered (began
 ** while disabled, still open): the front of the relation's begin-order queue. */
+static void heapPush(TqTime **h, int *n, int *cap, TqTime v) {
+  if (*n == *cap) {
+    *cap = *cap ? 2 * *cap : 16;
+    *h = tqRealloc(*h, sizeof(TqTime) * (size_t)*cap);
+  }
+  int i = (*n)++;
+  while (i > 0 && (*h)[(i - 1) / 2] > v) {
+    (*h)[i] = (*h)[(i - 1) / 2];
+    i = (i - 1) / 2;
+  }
+  (*h)[i] = v;
+}
+static void heapPop(TqTime *h, int *n) {
+  TqTime v = h[--*n];
+  int i = 0;
+  for (;;) {
+    int c = 2 * i + 1;
+    if (c >= *n) break;
+    if (c + 1 < *n && h[c + 1] < h[c]) c++;
+    if (h[c] >= v) break;
+    h[i] = h[c];
+    i = c;
+  }
+  if (*n) h[i] = v;
+}
+
+/* An extractor that reads ahead announces each whole interval (reported
+** only at its end) at the start: its begin holds the relation's low mark
+** back until it comes, like a begin made while the sensor was disabled. */
+void enAnnounceWhole(tq_pm_global *g, int rel, TqTime from) {
+  tq_engine *e = enOf(g);
+  if (!e->net || rel < 1 || rel > e->nrel || !e->rs[rel - 1].tracked) return;
+  RelState *r = &e->rs[rel - 1];
+  e->announced = 1;
+  heapPush(&r->ann, &r->nann, &r->cann, from);
+}
+
+/* Earliest begin of an interval of s that may still be delivered (began
+** while disabled, still open): the front of the relation's begin-order
+** queue, or an announced whole interval still to come. */
 static TqTime enMinPending(void *self, RtSensor *s) {
   tq_engine *e = self;
   RelState *r = &e->rs[s->rel->id - 1];
   if (!r->tracked) return TQ_FOREVER;
   fifoTrim(r);
-  return r->fn ? r->fifo[r->fhead]->from : TQ_FOREVER;
+  TqTime m = r->fn ? r->fifo[r->fhead]->from : TQ_FOREVER;
+  while (r->nann && r->ndone && r->ann[0] == r->annDone[0]) { /* came: no longer pending */
+    heapPop(r->ann, &r->nann);
+    heapPop(r->annDone, &r->ndone);
+  }
+  if (r->nann && r->ann[0] < m) m = r->ann[0];
+  return m;
 }
 
 /* ================================================================ open intervals */
@@ -717,6 +766,7 @@ static void processInstant(tq_engine *e) {
     s->recorded++;
     RelState *rs = &e->rs[r->rel - 1];
     ivs[i] = NULL;
+    if (r->kind == TQ_REC_WHOLE && e->announced && rs->tracked) heapPush(&rs->annDone, &rs->ndone, &rs->cdone, r->from);
     if (r->kind == TQ_REC_BEGIN) {
       if (rs->state) ivs[i] = openBegin(e, m, r);
       if (s->rel->entity) aliveAdd(rs, r->vals[0], 1);
@@ -1812,6 +1862,8 @@ void tq_finish(tq_engine *e) {
       r->freeIv = x->nextFree;
       free(x);
     }
+    free(r->ann);
+    free(r->annDone);
     for (int k = 0; k < r->dprev.n; k++) free(r->dprev.v[k]);
     tqVecFree(&r->dprev);
     tqMapFree(&r->dmap);

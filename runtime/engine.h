@@ -22,6 +22,10 @@ void enWantDisplay(tq_pm_global *g);
 /* A live collection's first time (the realtime clock calls it at START:
 ** times are then CLOCK_REALTIME nanoseconds). */
 void enSetStart(tq_pm_global *g, TqTime t);
+/* A built-in extractor that reads ahead, at START: a whole interval of
+** relation rel (reported only at its end) began at from.  Its begin holds
+** the relation's low mark back until it comes. */
+void enAnnounceWhole(tq_pm_global *g, int rel, TqTime from);
 
 /* Replays an already parsed recording through net (built on p, which the
 ** caller keeps) with the engine's delivery: for tests and tools that hold

@@ -96,6 +96,8 @@ static tq_pm_status traceCall(tq_pm_global *g, tq_pm_private *p, int what, const
         return TQ_PM_FATAL;
       }
       g->set_range(g, st->tr->first, st->tr->last, st->tr->npk);
+      for (int64_t k = 0; k < st->tr->npk; k++) /* (the whole file is read: its whole intervals are known) */
+        if (st->tr->pk[k].kind == PK_WHOLE) enAnnounceWhole(g, st->tr->pk[k].rel + 1, st->tr->iv[st->tr->pk[k].iv].from);
       return TQ_PM_OK;
     }
     case TQ_PM_END:

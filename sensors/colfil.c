@@ -7,7 +7,9 @@
 ** Layout (little-endian), format version 2:
 **   "TQMONCOL"  magic
 **   u32         format version (COL_VERSION; a newer one is refused)
-**   u32         flags (1: closed properly, the fields below are final)
+**   u32         flags (1: closed properly, the fields below are final;
+**               2: it holds WHOLE records, whose begins the reader announces
+**               to the engine before the replay: it reads the file twice)
 **   i64 first, i64 last, i64 records   (patched when the file is closed)
 **   u32         CRC-32C of the 32 bytes from the version to here (patched
 **               with them; a mismatch makes the file read as not closed
@@ -219,6 +221,7 @@ typedef struct Writer {
   int64_t nsym;
   const CpProgram *prog;
   int any;
+  int64_t wholes;     /* WHOLE records written (flag 2 at the close) */
 } Writer;
 
 static void writeHeader(Writer *w) {
@@ -370,13 +373,14 @@ static int writeRecord(Writer *w, const tq_record *rec) {
   w->any = 1;
   w->last = t;
   w->records++;
+  if (kind == CK_WHOLE) w->wholes++;
   return 0;
 }
 
 static int closeWriter(Writer *w, TqTime first, TqTime last) {
   int rc = flushBlock(w);
   /* patch the header: closed, first, last, records, and their checksum */
-  uint32_t version = COL_VERSION, flags = 1;
+  uint32_t version = COL_VERSION, flags = 1 | (w->wholes ? 2 : 0);
   int64_t f = first, l = last, n = w->records;
   unsigned char fix[36];
   memcpy(fix, &version, 4);
@@ -429,7 +433,8 @@ typedef struct Reader {
   size_t cblk;
   size_t len;          /* the file's size when known (regular file), else 0 */
   uint32_t version;    /* of its format */
-  int rangeBad;        /* the range fields failed their checksum */
+  int rangeBad;        /* the range fields failed their checksum (1) or are out of range (2) */
+  int wholeOk;         /* its WHOLE records were announced (read ahead) */
   size_t off;          /* next block */
   unsigned char *hdr;  /* the header (catalog) and its checksum */
   const char *path;
@@ -801,6 +806,10 @@ static int readRecord(Reader *r, tq_record *rec, int *skip) {
         break;
       }
       case CK_WHOLE: {
+        if (!r->wholeOk)
+          return readerFail(r, "%s:%zu: a whole interval, which %s", r->path, AT,
+                            r->len ? "the file's header says it does not hold (corrupt)"
+                                   : "a stream cannot announce before its begin (replay the file itself)");
         uint64_t d = getVar(&r->cur);
         if (d >= (uint64_t)t - (uint64_t)TQ_BEGINNING)
           return readerFail(r, "%s:%zu: corrupt record (an interval beginning before the beginning)", r->path, AT);
@@ -865,24 +874,35 @@ static tq_pm_status colCall(tq_pm_global *g, tq_pm_private *p, int what, const t
           reportReader(enDiag(g), &c->rd, "");
           return TQ_PM_FATAL;
         }
+        /* a regular file is read once more when its range is not known
+        ** (not closed properly, damaged range fields) or it may hold whole
+        ** intervals (their begins are announced to the engine, which holds
+        ** the relation's low mark back for them); a stream (a pipe) cannot
+        ** be: its range is known at its end, and it may not hold whole
+        ** intervals */
         int ranged = c->rd.flags & 1;
-        if (!ranged) {
-          /* not closed properly: a regular file is read once more to find
-          ** its range; a stream (a pipe) cannot be, and its range is known
-          ** at its end */
+        int mayWhole = c->rd.version == 1 || !ranged || (c->rd.flags & 2);
+        if (c->rd.len && (!ranged || mayWhole)) {
           Reader scan = {0};
-          if (c->rd.len && !openReader(&scan, a, enProgram(g))) {
+          if (!openReader(&scan, a, enProgram(g))) {
             tq_record rec;
-            int skip;
+            int skip, any = 0;
+            scan.wholeOk = 1;
             while (readRecord(&scan, &rec, &skip) > 0) {
+              if (rec.kind == TQ_REC_WHOLE && !skip) enAnnounceWhole(g, rec.rel, rec.from);
+              if (ranged) continue;
               TqTime t = rec.kind == TQ_REC_BEGIN ? rec.from : rec.kind == TQ_REC_END || rec.kind == TQ_REC_WHOLE ? rec.to : rec.t;
-              if (!ranged) c->rd.first = t;
+              if (!any) c->rd.first = t;
               c->rd.last = t;
-              ranged = 1;
+              any = 1;
             }
-            c->rd.records = scan.nread;
+            if (!ranged) c->rd.records = scan.nread;
+            ranged |= any;
+            c->rd.wholeOk = mayWhole;
           }
           closeReader(&scan);
+        }
+        if (!(c->rd.flags & 1)) {
           const char *how = c->rd.len ? "reading what it holds" : "its range is known at its end";
           if (c->rd.rangeBad)
             g->log(g, p, TQ_LOG_WARNING, "%s:12: its range fields are damaged (%s): %s", a,

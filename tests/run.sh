@@ -226,9 +226,9 @@ fi
 
 # The collection-file reader's target (tests/fuzz/fuzz_colfil.c) replays its
 # corpus and the inputs that crashed it (each must no longer crash), without
-# exploring: exploration finds an open engine bug (tests/fuzz/README.md,
-# colfil-open/), which would make this test fail at random.  Explore with
-# make fuzz-colfil, or here with FUZZ_COLFIL_SECONDS.
+# exploring, so that this test fails only on a regression, never at random
+# on a new find.  Explore with make fuzz-colfil, or here with
+# FUZZ_COLFIL_SECONDS.
 FZC=build/fuzz/fuzz_colfil
 fzcr="-runs=0"
 [ -n "${FUZZ_COLFIL_SECONDS:-}" ] && fzcr="-max_total_time=$FUZZ_COLFIL_SECONDS"

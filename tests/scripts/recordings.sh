@@ -83,6 +83,15 @@ cat "$dir/lu.col" | $T run "$dir/long.tq" --pm colfil=/dev/stdin --format csv >"
   bad "unclosed, from a pipe: $(cat "$dir/lu.err")"
 cmp -s "$dir/long.a" "$dir/lu.out" || bad "unclosed, from a pipe: the results differ from the text replay's"
 grep -q "its range is known at its end" "$dir/lu.err" || bad "unclosed, from a pipe: $(cat "$dir/lu.err")"
+# whole intervals hold the low mark back from their begin, which the reader
+# announces by reading the file ahead (its flags say it holds some); a
+# stream cannot be read ahead, so it refuses the first one with its offset
+# and uses the records before it
+cat "$dir/whole_late.all.col" | $T run tests/golden/whole_late.tq --pm colfil=/dev/stdin --format csv \
+  >"$dir/wl.out" 2>"$dir/wl.err"
+[ $? -eq 1 ] || bad "whole intervals from a pipe: exit status"
+grep -q "/dev/stdin:[0-9]*: error: a whole interval, which a stream cannot announce before its begin (replay the file itself)" \
+  "$dir/wl.err" || bad "whole intervals from a pipe: $(cat "$dir/wl.err")"
 
 # ---------------------------------------------------------------- undeclared relations
 # a recording holds a relation (with int, float and string values) the
