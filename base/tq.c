@@ -260,18 +260,7 @@ void *tqArenaAllocRaw(TqArena *a, size_t n) {
   return b->data;
 }
 void *tqArenaAlloc(TqArena *a, size_t n) {
-  n = (n + 15) & ~(size_t)15;
-  ArenaBlock *b = a->head;
-  if (!b || b->used + n > b->cap) {
-    size_t cap = n > 16384 ? n : 16384;
-    b = tqMalloc(sizeof(ArenaBlock) + cap);
-    b->used = 0;
-    b->cap = cap;
-    b->next = a->head;
-    a->head = b;
-  }
-  void *p = b->data + b->used;
-  b->used += n;
+  void *p = tqArenaAllocRaw(a, n);
   memset(p, 0, n);
   return p;
 }
