@@ -82,6 +82,7 @@ typedef struct RelState {
   OpenIv *freeIv;      /* closed ones, for reuse (all of one relation have its size) */
   TqTime *ann, *annDone; /* min-heaps: begins of whole intervals announced, and of those that came */
   int nann, cann, ndone, cdone;
+  TqMap annLeft;       /* announced begin (annKey) -> how many have not come yet */
   SnapStore cur;       /* the forming snapshot's record set */
   TqVec dprev;         /* delta relation: the samples of the previous tick (DeltaTup*) */
   TqTime dprevT;       /* delta relation: that tick */
@@ -307,6 +308,18 @@ static int gather(tq_engine *e, const tq_record *r, TqTime t) {
   return 0;
 }
 
+static TqTime enMinPending(void *self, RtSensor *s);
+
+/* Would the alphas of a whole interval's relation go past its begin before
+** it comes?  Moving to its instant moves their low mark to that instant
+** unless a pending begin (an announced whole interval, or an interval
+** still open that began while disabled) holds it back; such begins only
+** rise, so one at or below from now held the mark there all along. */
+static int wholeTooLate(tq_engine *e, const tq_record *r) {
+  if (!e->net || !e->rs[r->rel - 1].tracked || r->from >= r->to) return 0;
+  return r->from < enMinPending(e, &e->net->sensor[r->rel - 1]);
+}
+
 static int gProduce(tq_pm_global *g, const tq_record *r) {
   tq_engine *e = enOf(g);
   if (e->halted) return -1;
@@ -329,6 +342,13 @@ static int gProduce(tq_pm_global *g, const tq_record *r) {
     tickTo(e, t);
     e->instant = t;
     e->haveInstant = 1;
+  }
+  if (r->kind == TQ_REC_WHOLE && wholeTooLate(e, r)) {
+    gLog(g, NULL, TQ_LOG_ERROR,
+         "whole interval of %s from %lld comes after the queries went past its begin: dropped (an extractor "
+         "announces its whole intervals at START: g->announce_whole)",
+         rel->name, (long long)r->from);
+    return -1;
   }
   int nv = r->nvals;
   InstRec *ir = tqArenaAllocRaw(e->instArena, sizeof(InstRec) + sizeof(int64_t) * (size_t)(nv ? nv : 1));
@@ -463,8 +483,7 @@ static void fifoTrim(RelState *r) {
   }
 }
 
-/* Earliest begin of an interval of s that may still be delivered (began
-** while disabled, still open): the front of the relation's begin-order queue. */
+/* Min-heaps of times. */
 static void heapPush(TqTime **h, int *n, int *cap, TqTime v) {
   if (*n == *cap) {
     *cap = *cap ? 2 * *cap : 16;
@@ -491,6 +510,9 @@ static void heapPop(TqTime *h, int *n) {
   if (*n) h[i] = v;
 }
 
+/* Times as map keys (above 1: times lie above the beginning). */
+static uint64_t annKey(TqTime t) { return (uint64_t)t ^ (UINT64_C(1) << 63); }
+
 /* An extractor that reads ahead announces each whole interval (reported
 ** only at its end) at the start: its begin holds the relation's low mark
 ** back until it comes, like a begin made while the sensor was disabled. */
@@ -500,6 +522,34 @@ void enAnnounceWhole(tq_pm_global *g, int rel, TqTime from) {
   RelState *r = &e->rs[rel - 1];
   e->announced = 1;
   heapPush(&r->ann, &r->nann, &r->cann, from);
+  uint64_t k = annKey(from);
+  tqMapPut(&r->annLeft, k, (void *)((intptr_t)tqMapGet(&r->annLeft, k) + 1));
+}
+
+/* g->announce_whole (version 3): enAnnounceWhole for any extractor, at
+** START only (before its first record), with a time a record can have. */
+static int gAnnounceWhole(tq_pm_global *g, int rel, tq_time from) {
+  tq_engine *e = enOf(g);
+  const AlgRel *r = relOf(e, rel);
+  if (!e->extractor || e->packets || e->haveInstant || !r || from <= TQ_BEGINNING || from >= TQ_FOREVER) {
+    gLog(g, NULL, TQ_LOG_WARNING,
+         "announce_whole ignored: only an extraction, before its first record, for a relation of the program, "
+         "with beginning < from < forever");
+    return -1;
+  }
+  enAnnounceWhole(g, rel, from);
+  return 0;
+}
+
+/* A whole interval came: if announced, its begin no longer holds the mark
+** (enMinPending drops it).  One that was not announced changes nothing. */
+static void annCame(RelState *r, TqTime from) {
+  uint64_t k = annKey(from);
+  intptr_t n = (intptr_t)tqMapGet(&r->annLeft, k);
+  if (n <= 0) return;
+  if (n > 1) tqMapPut(&r->annLeft, k, (void *)(n - 1));
+  else tqMapDel(&r->annLeft, k);
+  heapPush(&r->annDone, &r->ndone, &r->cdone, from);
 }
 
 /* Earliest begin of an interval of s that may still be delivered (began
@@ -766,7 +816,7 @@ static void processInstant(tq_engine *e) {
     s->recorded++;
     RelState *rs = &e->rs[r->rel - 1];
     ivs[i] = NULL;
-    if (r->kind == TQ_REC_WHOLE && e->announced && rs->tracked) heapPush(&rs->annDone, &rs->ndone, &rs->cdone, r->from);
+    if (r->kind == TQ_REC_WHOLE && e->announced && rs->tracked) annCame(rs, r->from);
     if (r->kind == TQ_REC_BEGIN) {
       if (rs->state) ivs[i] = openBegin(e, m, r);
       if (s->rel->entity) aliveAdd(rs, r->vals[0], 1);
@@ -1095,6 +1145,7 @@ tq_engine *tq_init(void) {
   e->g.advance = gAdvance;
   e->g.halt = gHalt;
   e->g.set_range = gSetRange;
+  e->g.announce_whole = gAnnounceWhole;
   e->opt.nowValue = TQ_OPEN;
   e->instArena = tqArenaNew();
   const char *env = getenv("TQMON_PM_PATH");
@@ -1864,6 +1915,7 @@ void tq_finish(tq_engine *e) {
     }
     free(r->ann);
     free(r->annDone);
+    tqMapFree(&r->annLeft);
     for (int k = 0; k < r->dprev.n; k++) free(r->dprev.v[k]);
     tqVecFree(&r->dprev);
     tqMapFree(&r->dmap);

@@ -11,7 +11,7 @@
 ** the older ones down to TQ_PM_VERSION_MIN (the interface only grows at
 ** the end of its structures), and refuses any other.  A PM that uses
 ** something newer than version 1 checks g->version.  Version 2 added
-** g->set_range.  See sensors/README.md for a worked example.
+** g->set_range, version 3 g->announce_whole.  See sensors/README.md for a worked example.
 **
 ** Life of a PM in an operation (collection or extraction):
 **   init        once after loading: the PM declares its capabilities,
@@ -36,7 +36,7 @@
 
 #include <stdint.h>
 
-#define TQ_PM_VERSION 2
+#define TQ_PM_VERSION 3
 #define TQ_PM_VERSION_MIN 1
 
 typedef int64_t tq_time; /* nanoseconds */
@@ -187,6 +187,19 @@ struct tq_pm_global {
   ** (and ignores it) after the first record, with first > last, or with a
   ** time not strictly between beginning and forever. */
   int (*set_range)(tq_pm_global *g, tq_time first, tq_time last, int64_t records);
+  /* (version 3) EXTRACTORs, at START: the recording holds a TQ_REC_WHOLE
+  ** of relation rel beginning at from (an interval reported only at its
+  ** end).  Queries cannot move past a time before that interval comes, so
+  ** an extractor that reads ahead announces each one; call it once per
+  ** record (the same begin twice for two records).  A WHOLE that was not
+  ** announced is refused by produce (-1, with a message) when the queries
+  ** would go past its begin before it comes (unless an interval of its
+  ** relation that began earlier, while disabled, is still open, they
+  ** would).  Returns 0, or -1 (and ignores
+  ** it) outside an extraction, after the first record, for a relation the
+  ** program lacks, or with from not strictly between beginning and
+  ** forever. */
+  int (*announce_whole)(tq_pm_global *g, int rel, tq_time from);
 };
 
 /* Per-PM context: what the PM declares at init, and the engine's view of it. */

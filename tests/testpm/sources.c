@@ -27,13 +27,18 @@
 **   range        reader: read it through once at START and give its range
 **                (g->set_range), as the built-in extractors do; range=late
 **                gives one after its first records (refused, with a warning)
+**   announce     reader: read it through once at START and announce its
+**                whole intervals (g->announce_whole, interface version 3),
+**                as the built-in extractors do; announce=late announces
+**                them after the first records (refused, with a warning)
 ** Without arguments (loaded with another PM of this library) a PM is inert:
 ** it declares nothing.
 **
 ** The reader's format, one record a line ('#' starts a comment line):
 **   SECONDS|KIND|RELATION|ID|VALUE|VALUE...
 ** KIND is e (an event), b (an interval ID begins), x (interval ID ends: no
-** values, the reader gives the begin's again) or s (a sample).  A value says
+** values, the reader gives the begin's again), s (a sample) or w (an
+** interval reported whole at its end: ID is its begin, in seconds).  A value says
 ** its type, since the PM interface does not: @NAME an entity or a string,
 ** %NAME an enum value, #N an int, ~X a float.  Times never decrease.
 **
@@ -78,6 +83,7 @@ typedef struct Conf {
   char held[1024];        /* reader: a line read ahead (the next snapshot's) */
   int haveHeld;
   int range;              /* reader: gives the recording's range at START */
+  int announce;           /* reader: announces its whole intervals (1 at START, 2 late) */
   OpenIv open[MAXOPEN];   /* reader: the open intervals */
   int attr[3];            /* meter: the attributes Host, Dev, Count */
 } Conf;
@@ -174,6 +180,10 @@ static tq_pm_status initRole(tq_pm_global *g, tq_pm_private *p, int role) {
       c->range = 1;
     } else if (KEY("range") && role == READER && vlen == 4 && !strncmp(v, "late", 4)) {
       c->range = 2; /* a misuse: after the first records (refused) */
+    } else if (KEY("announce") && role == READER && !eq) {
+      c->announce = 1;
+    } else if (KEY("announce") && role == READER && vlen == 4 && !strncmp(v, "late", 4)) {
+      c->announce = 2; /* a misuse: after the first records (refused) */
     } else {
       snprintf(p->message, sizeof p->message, "unknown argument '%.*s'", (int)len, a);
     }
@@ -191,6 +201,34 @@ static tq_pm_status initRole(tq_pm_global *g, tq_pm_private *p, int role) {
 /* ================================================================ calls */
 
 static tq_time lineTime(const char *ln);
+static tq_time secondsOf(const char *s, size_t len);
+
+/* Reads the recording through and announces each whole interval (a w
+** line) to the engine, then goes back to its start; -1 when the engine
+** lacks announce_whole (p->message says so). */
+static int announceAll(tq_pm_global *g, tq_pm_private *p, Conf *c) {
+  if (g->version < 3) {
+    snprintf(p->message, sizeof p->message, "announce needs interface version 3 (the engine speaks %d)", g->version);
+    return -1;
+  }
+  char ln[1024];
+  while (fgets(ln, sizeof ln, c->in)) {
+    char rel[128];
+    const char *k = strchr(ln, '|');
+    if (ln[0] == '#' || !k || strncmp(k, "|w|", 3)) continue;
+    const char *r = k + 3, *bar = strchr(r, '|');
+    if (!bar || (size_t)(bar - r) >= sizeof rel) continue;
+    memcpy(rel, r, (size_t)(bar - r));
+    rel[bar - r] = 0;
+    const char *f = bar + 1;
+    size_t flen = strcspn(f, "|\r\n");
+    tq_time from = secondsOf(f, flen);
+    char ts[48];
+    logLine(g, p, "announce_whole %s %s: %d", rel, timeText(ts, sizeof ts, from), g->announce_whole(g, g->relation(g, rel), from));
+  }
+  rewind(c->in);
+  return 0;
+}
 
 static tq_pm_status call(tq_pm_global *g, tq_pm_private *p, int what, const tq_record_set *rs) {
   static const char *const names[] = {"?", "START", "PREBASELINE", "SNAPSHOT", "SNAPSHOT_END", "COLLECTION_END", "END",
@@ -205,6 +243,7 @@ static tq_pm_status call(tq_pm_global *g, tq_pm_private *p, int what, const tq_r
       snprintf(p->message, sizeof p->message, "cannot read %.200s", c->file);
       return TQ_PM_FATAL;
     }
+    if (c->announce == 1 && announceAll(g, p, c)) return TQ_PM_FATAL;
     if (c->range == 1) {
       tq_time first = -1, last = -1;
       int64_t n = 0;
@@ -293,7 +332,7 @@ static int deliverLine(tq_pm_global *g, tq_pm_private *p, Conf *c, char *ln) {
     *bar = 0;
     s = bar + 1;
   }
-  if (n < 4 || strlen(field[1]) != 1 || !strchr("ebxs", field[1][0])) {
+  if (n < 4 || strlen(field[1]) != 1 || !strchr("ebxsw", field[1][0])) {
     snprintf(p->message, sizeof p->message, "line %d: expected SECONDS|KIND|RELATION|ID|VALUES", c->line);
     return -1;
   }
@@ -345,7 +384,16 @@ static int deliverLine(tq_pm_global *g, tq_pm_private *p, Conf *c, char *ln) {
     }
   }
   r.vals = vals;
-  r.kind = kind == 'e' ? TQ_REC_EVENT : kind == 's' ? TQ_REC_SAMPLE : TQ_REC_BEGIN;
+  r.kind = kind == 'e' ? TQ_REC_EVENT : kind == 's' ? TQ_REC_SAMPLE : kind == 'w' ? TQ_REC_WHOLE : TQ_REC_BEGIN;
+  if (kind == 'w') {
+    r.from = secondsOf(field[3], strlen(field[3]));
+    r.to = r.t;
+    r.id = (uint64_t)1 << 62 | (uint64_t)c->line; /* its own identity */
+    if (r.from < 0 || r.from > r.to) {
+      snprintf(p->message, sizeof p->message, "line %d: a whole interval begins at seconds, before its end", c->line);
+      return -1;
+    }
+  }
   if (kind == 'b') {
     OpenIv *iv = r.id ? openGet(c, 0) : NULL;
     if (!iv || openGet(c, r.id)) {
@@ -383,6 +431,10 @@ static tq_pm_status extract(tq_pm_global *g, tq_pm_private *p) {
   if (c->range == 2) {
     c->range = 0;
     logLine(g, p, "set_range late: %d", g->set_range(g, 0, t0, -1));
+  }
+  if (c->announce == 2) {
+    c->announce = 0;
+    logLine(g, p, "announce_whole late: %d", g->announce_whole(g, g->relation(g, "Iv"), t0));
   }
   char ts[48], bs[48];
   if (!readAhead(c)) {
