@@ -121,6 +121,11 @@ typedef struct AlgCatalog {
   TqVec entities;  /* AlgEntity* */
   TqVec rels;      /* AlgRel*: primitive and entity relations, id = index+1 */
   TqVec derived;   /* AlgDerived* */
+  /* the lookups' index by name (case-insensitive), kept up with the three
+  ** vectors as they grow (they only grow): a program may declare tens of
+  ** thousands of relations */
+  TqMap byName;
+  int indexed[3];  /* entities, rels, derived in byName */
 } AlgCatalog;
 
 AlgEntity *algCatEntity(const AlgCatalog *c, const char *name); /* case-insensitive */
@@ -129,6 +134,7 @@ AlgDerived *algCatDerived(const AlgCatalog *c, const char *name);
 int algRelAttr(const AlgRel *r, const char *name); /* index or -1 */
 const char *algRoleName(int role);
 const char *algModeName(int mode);
+void algCatFree(AlgCatalog *c); /* the vectors and the index */
 
 /* ================================================================ expressions */
 typedef enum AlgExprKind {

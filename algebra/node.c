@@ -38,26 +38,53 @@ const char *algTypeName(AlgType t, char *buf, size_t n) {
 
 /* ================================================================ catalog */
 
-AlgEntity *algCatEntity(const AlgCatalog *c, const char *name) {
-  for (int i = 0; i < c->entities.n; i++) {
-    AlgEntity *e = c->entities.v[i];
-    if (!strcasecmp(e->name, name)) return e;
+/* The index key of a name of one kind (0 entity, 1 relation, 2 derived):
+** its case-folded hash. */
+static uint64_t nameKey(int kind, const char *name) {
+  uint64_t h = 0xcbf29ce484222325ULL ^ (uint64_t)kind;
+  for (const unsigned char *p = (const unsigned char *)name; *p; p++)
+    h = (h ^ (uint64_t)(*p >= 'A' && *p <= 'Z' ? *p + 32 : *p)) * 0x100000001b3ULL;
+  return tqHash64(h) | 2;
+}
+
+/* The name of the kind's element i. */
+static const char *nameOf(const AlgCatalog *c, int kind, int i) {
+  switch (kind) {
+    case 0: return ((AlgEntity *)c->entities.v[i])->name;
+    case 1: return ((AlgRel *)c->rels.v[i])->name;
+    default: return ((AlgDerived *)c->derived.v[i])->name;
   }
+}
+
+/* The first element of the kind called name (case-insensitive), or NULL.
+** The index (a cache: the catalog is logically unchanged) first takes in
+** what was appended since; a hash shared by two names falls back to the
+** scan. */
+static void *catFind(const AlgCatalog *cc, int kind, const char *name) {
+  AlgCatalog *c = (AlgCatalog *)cc;
+  const TqVec *v = kind == 0 ? &c->entities : kind == 1 ? &c->rels : &c->derived;
+  for (; c->indexed[kind] < v->n; c->indexed[kind]++) { /* value: index + 1 */
+    uint64_t k = nameKey(kind, nameOf(c, kind, c->indexed[kind]));
+    if (!tqMapGet(&c->byName, k)) tqMapPut(&c->byName, k, (void *)(intptr_t)(c->indexed[kind] + 1));
+  }
+  intptr_t at = (intptr_t)tqMapGet(&c->byName, nameKey(kind, name));
+  if (!at) return NULL;
+  if (!strcasecmp(nameOf(c, kind, (int)at - 1), name)) return v->v[at - 1];
+  for (int i = 0; i < v->n; i++) /* (two names, one hash) */
+    if (!strcasecmp(nameOf(c, kind, i), name)) return v->v[i];
   return NULL;
 }
-AlgRel *algCatRel(const AlgCatalog *c, const char *name) {
-  for (int i = 0; i < c->rels.n; i++) {
-    AlgRel *r = c->rels.v[i];
-    if (!strcasecmp(r->name, name)) return r;
-  }
-  return NULL;
-}
-AlgDerived *algCatDerived(const AlgCatalog *c, const char *name) {
-  for (int i = 0; i < c->derived.n; i++) {
-    AlgDerived *r = c->derived.v[i];
-    if (!strcasecmp(r->name, name)) return r;
-  }
-  return NULL;
+
+AlgEntity *algCatEntity(const AlgCatalog *c, const char *name) { return catFind(c, 0, name); }
+AlgRel *algCatRel(const AlgCatalog *c, const char *name) { return catFind(c, 1, name); }
+AlgDerived *algCatDerived(const AlgCatalog *c, const char *name) { return catFind(c, 2, name); }
+
+void algCatFree(AlgCatalog *c) {
+  tqVecFree(&c->entities);
+  tqVecFree(&c->rels);
+  tqVecFree(&c->derived);
+  tqMapFree(&c->byName);
+  c->indexed[0] = c->indexed[1] = c->indexed[2] = 0;
 }
 int algRelAttr(const AlgRel *r, const char *name) {
   for (int i = 0; i < r->nattr; i++)

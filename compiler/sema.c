@@ -368,9 +368,7 @@ void cpProgramFree(CpProgram *p) {
   tqVecFree(&p->sources);
   tqVecFree(&p->queries);
   tqVecFree(&p->displays);
-  tqVecFree(&p->cat.entities);
-  tqVecFree(&p->cat.rels);
-  tqVecFree(&p->cat.derived);
+  algCatFree(&p->cat);
   tqArenaDelete(p->arena);
   free(p);
 }

@@ -13,6 +13,7 @@ typedef struct GrParse {
   TqDiag *diag;       /* error sink */
   const TqSource *src;
   AstNode *stmts;     /* result: statement list */
+  AstNode *stmtsTail; /* its last statement (appending stays linear) */
   int failed;         /* a syntax error was reported */
   int prevLine, prevCol; /* just after the previous token (0: none) */
   const char *prevZ;  /* the previous token's text */

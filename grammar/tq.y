@@ -106,7 +106,13 @@ void grSyntaxError(GrParse *ps, void *parser, int major, GrToken tok);
 program ::= stmts.
 
 stmts ::= .
-stmts ::= stmts stmt(S).          { ps->stmts = astAppend(ps->stmts, S); }
+stmts ::= stmts stmt(S).          {
+  if (S) {
+    if (ps->stmtsTail) ps->stmtsTail->next = S;
+    else ps->stmts = S;
+    for (ps->stmtsTail = S; ps->stmtsTail->next;) ps->stmtsTail = ps->stmtsTail->next;
+  }
+}
 stmts ::= stmts SEMI.
 
 /* ---------------------------------------------------------- sensor configuration */
