@@ -124,8 +124,8 @@ typedef struct AlgCatalog {
   /* the lookups' index by name (case-insensitive), kept up with the three
   ** vectors as they grow (they only grow): a program may declare tens of
   ** thousands of relations */
-  TqMap byName;
-  int indexed[3];  /* entities, rels, derived in byName */
+  TqMap byName[3]; /* entities, rels, derived: name hash -> index + 1 */
+  int indexed[3];   /* how many of each are in it */
 } AlgCatalog;
 
 AlgEntity *algCatEntity(const AlgCatalog *c, const char *name); /* case-insensitive */

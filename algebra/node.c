@@ -38,10 +38,9 @@ const char *algTypeName(AlgType t, char *buf, size_t n) {
 
 /* ================================================================ catalog */
 
-/* The index key of a name of one kind (0 entity, 1 relation, 2 derived):
-** its case-folded hash. */
-static uint64_t nameKey(int kind, const char *name) {
-  uint64_t h = 0xcbf29ce484222325ULL ^ (uint64_t)kind;
+/* The index key of a name: its case-folded hash. */
+static uint64_t nameKey(const char *name) {
+  uint64_t h = 0xcbf29ce484222325ULL;
   for (const unsigned char *p = (const unsigned char *)name; *p; p++)
     h = (h ^ (uint64_t)(*p >= 'A' && *p <= 'Z' ? *p + 32 : *p)) * 0x100000001b3ULL;
   return tqHash64(h) | 2;
@@ -63,11 +62,12 @@ static const char *nameOf(const AlgCatalog *c, int kind, int i) {
 static void *catFind(const AlgCatalog *cc, int kind, const char *name) {
   AlgCatalog *c = (AlgCatalog *)cc;
   const TqVec *v = kind == 0 ? &c->entities : kind == 1 ? &c->rels : &c->derived;
+  TqMap *m = &c->byName[kind];
   for (; c->indexed[kind] < v->n; c->indexed[kind]++) { /* value: index + 1 */
-    uint64_t k = nameKey(kind, nameOf(c, kind, c->indexed[kind]));
-    if (!tqMapGet(&c->byName, k)) tqMapPut(&c->byName, k, (void *)(intptr_t)(c->indexed[kind] + 1));
+    uint64_t k = nameKey(nameOf(c, kind, c->indexed[kind]));
+    if (!tqMapGet(m, k)) tqMapPut(m, k, (void *)(intptr_t)(c->indexed[kind] + 1));
   }
-  intptr_t at = (intptr_t)tqMapGet(&c->byName, nameKey(kind, name));
+  intptr_t at = (intptr_t)tqMapGet(m, nameKey(name));
   if (!at) return NULL;
   if (!strcasecmp(nameOf(c, kind, (int)at - 1), name)) return v->v[at - 1];
   for (int i = 0; i < v->n; i++) /* (two names, one hash) */
@@ -83,7 +83,7 @@ void algCatFree(AlgCatalog *c) {
   tqVecFree(&c->entities);
   tqVecFree(&c->rels);
   tqVecFree(&c->derived);
-  tqMapFree(&c->byName);
+  for (int k = 0; k < 3; k++) tqMapFree(&c->byName[k]);
   c->indexed[0] = c->indexed[1] = c->indexed[2] = 0;
 }
 int algRelAttr(const AlgRel *r, const char *name) {

@@ -704,8 +704,40 @@ static void testCrc32c(void) {
   CHECK(same, "CRC-32C: instruction and table agree");
 }
 
+/* The catalog's lookups by name: case-insensitive, per kind (a relation Pv
+** is no derived relation, though their hashes once met: the kind salted
+** the hash's first byte), and every one of many names found. */
+static void testCatalogNames(void) {
+  AlgCatalog c = {0};
+  AlgEntity e = {.name = "E"};
+  AlgRel pv = {.name = "Pv"};
+  tqVecPush(&c.entities, &e);
+  tqVecPush(&c.rels, &pv);
+  CHECK(algCatRel(&c, "pV") == &pv && algCatEntity(&c, "e") == &e, "catalog: names are case-insensitive");
+  CHECK(!algCatDerived(&c, "Sv") && !algCatDerived(&c, "Pv") && !algCatRel(&c, "E"), "catalog: each kind its own names");
+  enum { N = 20000 };
+  AlgRel *rels = tqCalloc(N, sizeof *rels);
+  char(*names)[16] = tqCalloc(N, 16);
+  for (int i = 0; i < N; i++) {
+    snprintf(names[i], 16, "R%d", i);
+    rels[i].name = names[i];
+    tqVecPush(&c.rels, &rels[i]);
+  }
+  int found = 1;
+  for (int i = 0; i < N; i++)
+    if (algCatRel(&c, names[i]) != &rels[i]) found = 0;
+  CHECK(found && algCatRel(&c, "Pv") == &pv && !algCatRel(&c, "R20000"), "catalog: every one of many names found");
+  AlgRel dup = {.name = "r7"};
+  tqVecPush(&c.rels, &dup);
+  CHECK(algCatRel(&c, "R7") == &rels[7], "catalog: the first of two equal names");
+  algCatFree(&c);
+  free(rels);
+  free(names);
+}
+
 int main(void) {
   testMapChurn();
+  testCatalogNames();
   testCrc32c();
   testTime();
   testLexer();
