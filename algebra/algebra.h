@@ -123,7 +123,8 @@ typedef struct AlgCatalog {
   TqVec derived;   /* AlgDerived* */
   /* the lookups' index by name (case-insensitive), kept up with the three
   ** vectors as they grow (they only grow): a program may declare tens of
-  ** thousands of relations */
+  ** thousands of relations.  The lookups extend it, so they are not safe
+  ** from two threads at once on one catalog. */
   TqMap byName[3]; /* entities, rels, derived: name hash -> index + 1 */
   int indexed[3];   /* how many of each are in it */
 } AlgCatalog;

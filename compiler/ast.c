@@ -18,6 +18,13 @@ AstNode *astAppend(AstNode *list, AstNode *item) {
   return list;
 }
 
+void astAppendTail(AstNode **head, AstNode **tail, AstNode *item) {
+  if (!item) return;
+  if (*tail) (*tail)->next = item;
+  else *head = item;
+  for (*tail = item; (*tail)->next;) *tail = (*tail)->next;
+}
+
 int astLen(const AstNode *list) {
   int n = 0;
   for (; list; list = list->next) n++;

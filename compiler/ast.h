@@ -88,6 +88,9 @@ struct AstNode {
 /* Constructors; all allocate in arena `a` and never fail. */
 AstNode *astNew(TqArena *a, AstKind kind, TqLoc loc);
 AstNode *astAppend(AstNode *list, AstNode *item); /* returns the list head */
+/* Appends item (a list) to *head, whose last node is *tail (both NULL when
+** empty), in the time of item's length: for long lists. */
+void astAppendTail(AstNode **head, AstNode **tail, AstNode *item);
 int astLen(const AstNode *list);
 
 #endif

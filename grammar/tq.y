@@ -106,13 +106,7 @@ void grSyntaxError(GrParse *ps, void *parser, int major, GrToken tok);
 program ::= stmts.
 
 stmts ::= .
-stmts ::= stmts stmt(S).          {
-  if (S) {
-    if (ps->stmtsTail) ps->stmtsTail->next = S;
-    else ps->stmts = S;
-    for (ps->stmtsTail = S; ps->stmtsTail->next;) ps->stmtsTail = ps->stmtsTail->next;
-  }
-}
+stmts ::= stmts stmt(S).          { astAppendTail(&ps->stmts, &ps->stmtsTail, S); }
 stmts ::= stmts SEMI.
 
 /* ---------------------------------------------------------- sensor configuration */
@@ -446,7 +440,7 @@ void grSyntaxError(GrParse *ps, void *parser, int major, GrToken tok) {
 }
 
 AstNode *grParse(TqArena *a, const TqSource *src, TqDiag *d) {
-  GrParse ps = {a, d, src, NULL, 0, 0, 0, NULL, 0};
+  GrParse ps = {.arena = a, .diag = d, .src = src};
   GrLexer *lx = grLexerNew(src, d);
   void *p = grParserAlloc(malloc);
   GrToken tok;

@@ -310,14 +310,35 @@ static int gather(tq_engine *e, const tq_record *r, TqTime t) {
 
 static TqTime enMinPending(void *self, RtSensor *s);
 
-/* Would the alphas of a whole interval's relation go past its begin before
-** it comes?  Moving to its instant moves their low mark to that instant
-** unless a pending begin (an announced whole interval, or an interval
-** still open that began while disabled) holds it back; such begins only
-** rise, so one at or below from now held the mark there all along. */
+/* May the alphas of a whole interval's relation have gone past its begin
+** when it comes?  Moving to its instant moves their low mark to that
+** instant unless a pending begin (an announced whole interval, or an
+** interval still open that began while disabled) holds it back; such
+** begins only rise, so one at or below from now held the mark there all
+** along.  A record that cannot reach an alpha (its sensor is disabled on
+** its entity, and the flush of its instant cannot enable it) is no
+** danger.  Cautious: an alpha that missed a begin other alphas got holds
+** its own mark back too (op_alpha.c, missedLow), which the engine does not
+** see. */
 static int wholeTooLate(tq_engine *e, const tq_record *r) {
-  if (!e->net || !e->rs[r->rel - 1].tracked || r->from >= r->to) return 0;
-  return r->from < enMinPending(e, &e->net->sensor[r->rel - 1]);
+  RtNet *net = e->net;
+  if (!net || !e->rs[r->rel - 1].tracked || r->from >= r->to) return 0;
+  RtSensor *s = &net->sensor[r->rel - 1];
+  if (!net->flushEnables && net->armDue > r->to && !rtSensorEnabled(s, r->vals[s->rel->flagAttr])) return 0;
+  return r->from < enMinPending(e, s);
+}
+
+/* Does the record's kind fit its relation's? */
+static int kindFits(const AlgRel *rel, int kind) {
+  switch (kind) {
+    case TQ_REC_EVENT:
+    case TQ_REC_DELTA: return rel->isEvent;
+    case TQ_REC_BEGIN:
+    case TQ_REC_END:
+    case TQ_REC_WHOLE: return !rel->isEvent;
+    case TQ_REC_SAMPLE: return 1;
+    default: return 0;
+  }
 }
 
 static int gProduce(tq_pm_global *g, const tq_record *r) {
@@ -327,6 +348,11 @@ static int gProduce(tq_pm_global *g, const tq_record *r) {
   const AlgRel *rel = relOf(e, r->rel);
   if (!rel || r->nvals != rel->nattr) {
     gLog(g, NULL, TQ_LOG_ERROR, "record of relation %d with %d values rejected", r->rel, r->nvals);
+    return -1;
+  }
+  if (!kindFits(rel, r->kind)) {
+    gLog(g, NULL, TQ_LOG_ERROR, "record of kind %d for the %s relation %s rejected", r->kind,
+         rel->isEvent ? "event" : "interval", rel->name);
     return -1;
   }
   if (e->gathering) return gather(e, r, t);
@@ -344,10 +370,10 @@ static int gProduce(tq_pm_global *g, const tq_record *r) {
     e->haveInstant = 1;
   }
   if (r->kind == TQ_REC_WHOLE && wholeTooLate(e, r)) {
-    gLog(g, NULL, TQ_LOG_ERROR,
-         "whole interval of %s from %lld comes after the queries went past its begin: dropped (an extractor "
-         "announces its whole intervals at START: g->announce_whole)",
-         rel->name, (long long)r->from);
+    gLog(g, NULL, TQ_LOG_ERROR, "whole interval of %s from %lld comes after the queries went past its begin: dropped%s",
+         rel->name, (long long)r->from,
+         e->extractor ? " (an extractor announces its whole intervals at START: g->announce_whole)"
+                      : " (a producer gives its begin when it begins)");
     return -1;
   }
   int nv = r->nvals;

@@ -96,7 +96,7 @@ enum {
   TQ_REC_END,       /* an interval [from, to) ends */
   TQ_REC_SAMPLE,    /* a sample taken at t (a tuple valid at t) */
   TQ_REC_DELTA,     /* a delta record at t (difference from the previous snapshot) */
-  TQ_REC_WHOLE      /* an interval [from, to) delivered whole at its end (it began while disabled) */
+  TQ_REC_WHOLE      /* an interval [from, to) reported only at its end (an extractor announces it) */
 };
 
 /* One record: values are 64-bit slots in the relation's attribute order
@@ -172,7 +172,10 @@ struct tq_pm_global {
   /* Sensor state: is relation rel's sensor enabled on this entity now? */
   int (*enabled)(tq_pm_global *g, int rel, int64_t entity);
   /* PRODUCERs and EXTRACTORs deliver records (the engine applies enabling
-  ** and counts them).  Times never decrease across calls. */
+  ** and counts them).  Times never decrease across calls.  Returns 0, or
+  ** -1 for a record refused (with a message): the wrong number of values
+  ** or a kind its relation does not have, a time before the engine's, a
+  ** WHOLE too late (see announce_whole), or the operation halted. */
   int (*produce)(tq_pm_global *g, const tq_record *r);
   /* Answer to a sample request (see tq_pm.sample). */
   int (*sample_answer)(tq_pm_global *g, void *cookie, const int64_t *vals);
@@ -191,11 +194,14 @@ struct tq_pm_global {
   ** of relation rel beginning at from (an interval reported only at its
   ** end).  Queries cannot move past a time before that interval comes, so
   ** an extractor that reads ahead announces each one; call it once per
-  ** record (the same begin twice for two records).  A WHOLE that was not
-  ** announced is refused by produce (-1, with a message) when the queries
-  ** would go past its begin before it comes (unless an interval of its
-  ** relation that began earlier, while disabled, is still open, they
-  ** would).  Returns 0, or -1 (and ignores
+  ** record (the same begin twice for two records).  produce refuses (-1,
+  ** with a message) a WHOLE that was not announced unless the engine can
+  ** tell that the queries did not go past its begin: an interval of its
+  ** relation that began at or before it while disabled is still open (or
+  ** an announced one has not come yet), or the record cannot reach a
+  ** query (its sensor is disabled on its entity).  A relation no query
+  ** traces needs no announce (0, and nothing is held).  Returns 0, or -1
+  ** (and ignores
   ** it) outside an extraction, after the first record, for a relation the
   ** program lacks, or with from not strictly between beginning and
   ** forever. */

@@ -12,8 +12,12 @@
 #  - announced after the first records, the announce is refused with a
 #    warning, and then the same;
 #  - a whole interval that begins after a begin made while disabled (still
-#    open) needs no announce: that begin holds the queries back
-#    (whole_recent.rec, the same as its text recording).
+#    open) needs no announce: that begin holds the queries back; nor does
+#    one that cannot reach a query (whole_recent.rec, the same as its text
+#    recording);
+#  - two whole intervals with the same begin are both held for
+#    (whole_dup.rec);
+#  - a whole record of an event relation is refused (whole_event.rec).
 set -u
 T=${T:-build/asan/tqmon}
 OUT=${OUT:-build/test-out}
@@ -52,4 +56,21 @@ $T run $D/whole_recent.tq --format csv --pm-path build/testpm --pm reader=file=$
 diff -u "$OUT/pm_whole_recent_text.csv" "$OUT/pm_whole_recent.csv" || exit 1
 grep -qx "10,7000000000,9000000000" "$OUT/pm_whole_recent.csv" || { echo "recent: no whole interval"; exit 1; }
 grep -qx "5,10,8000000000" "$OUT/pm_whole_recent.csv" || { echo "recent: no ping in it"; exit 1; }
+
+# two whole intervals with one begin, each announced
+$T run $G/whole_late.tq --format csv --replay $D/whole_dup.trace >"$OUT/pm_whole_dup_text.csv" 2>&1 || exit 1
+$T run $G/whole_late.tq --format csv --pm-path build/testpm --pm reader=file=$D/whole_dup.rec,announce \
+  >"$OUT/pm_whole_dup.csv" 2>"$OUT/pm_whole_dup.err" || { echo "dup: exit $?"; cat "$OUT/pm_whole_dup.err"; exit 1; }
+[ -s "$OUT/pm_whole_dup.err" ] && { echo "dup: unexpected messages:"; cat "$OUT/pm_whole_dup.err"; exit 1; }
+diff -u "$OUT/pm_whole_dup_text.csv" "$OUT/pm_whole_dup.csv" || exit 1
+grep -qx "B,20,3000000000,7000000000" "$OUT/pm_whole_dup.csv" || { echo "dup: no second whole interval"; exit 1; }
+
+# a record of a kind its relation does not have (a whole event) is refused
+$T run $G/whole_late.tq --format csv --pm-path build/testpm --pm reader=file=$D/whole_event.rec \
+  >"$OUT/pm_whole_event.csv" 2>"$OUT/pm_whole_event.err"
+rc=$?
+[ $rc -eq 1 ] || { echo "event: exit $rc"; cat "$OUT/pm_whole_event.err"; exit 1; }
+grep -q "record of kind 6 for the event relation Ping rejected" "$OUT/pm_whole_event.err" ||
+  { echo "event: no message:"; cat "$OUT/pm_whole_event.err"; exit 1; }
+grep -qx "0,-9223372036854775807," "$OUT/pm_whole_event.csv" || { echo "event: no results kept"; exit 1; }
 echo ok

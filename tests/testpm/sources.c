@@ -390,7 +390,7 @@ static int deliverLine(tq_pm_global *g, tq_pm_private *p, Conf *c, char *ln) {
     r.to = r.t;
     r.id = (uint64_t)1 << 62 | (uint64_t)c->line; /* its own identity */
     if (r.from < 0 || r.from > r.to) {
-      snprintf(p->message, sizeof p->message, "line %d: a whole interval begins at seconds, before its end", c->line);
+      snprintf(p->message, sizeof p->message, "line %d: a whole interval's ID is its begin, in seconds, at or before its end", c->line);
       return -1;
     }
   }
