@@ -1094,7 +1094,7 @@ static void tickTo(tq_engine *e, TqTime t) {
     /* an extraction's snapshot closes at the base tick after its first
     ** record; a collection's only at its timer's ticks (step) */
     TqTime nb = e->snapDirty && e->extractor ? e->snapBoundary : TQ_FOREVER;
-    if (nb <= t && nb <= nt) {
+    if (nb < TQ_FOREVER && nb <= t && nb <= nt) { /* (t is forever after a record at forever - 1) */
       closeSnapshot(e, nb);
       continue;
     }
