@@ -434,6 +434,7 @@ typedef struct Reader {
   size_t len;          /* the file's size when known (regular file), else 0 */
   uint32_t version;    /* of its format */
   int rangeBad;        /* the range fields failed their checksum (1) or are out of range (2) */
+  int ranged;          /* the header's range holds: every record time lies in it */
   int wholeOk;         /* its WHOLE records were announced (read ahead) */
   size_t off;          /* next block */
   unsigned char *hdr;  /* the header (catalog) and its checksum */
@@ -543,6 +544,7 @@ static int openReader(Reader *r, const char *path, const CpProgram *prog) {
     r->flags = 0;
     r->first = r->last = r->records = 0;
   }
+  r->ranged = r->flags & 1;
   In h = {r->hdr, r->hdr + hlen, 0};
   for (int i = 0; i < 4; i++) free(getStr(&h));
   for (int i = 0; i < 4; i++) getVar(&h);
@@ -741,6 +743,10 @@ static int readRecord(Reader *r, tq_record *rec, int *skip) {
       free(s);
       continue;
     }
+    /* (a symbol's time is only the base of the next delta) */
+    if (r->ranged && (t < r->first || t > r->last))
+      return readerFail(r, "%s:%zu: time %lld outside the file's range (%lld to %lld): corrupt", r->path, AT,
+                        (long long)t, (long long)r->first, (long long)r->last);
     if (kind < CK_EVENT || kind > CK_SAMPLE || frel == 0 || frel > (uint64_t)r->nrel)
       return readerFail(r, "%s:%zu: corrupt record (kind %d, relation %llu)", r->path, AT, kind, (unsigned long long)frel);
     const FileRel *fr = &r->rels[frel];

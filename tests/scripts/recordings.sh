@@ -225,6 +225,12 @@ $T run $F/kinds.tq --replay $F/block_backwards.col --format csv >"$dir/bb.out" 2
 grep -q "block_backwards.col:270: error: time goes backwards (the records before it were used)" "$dir/bb.err" ||
   bad "time back across blocks: $(cat "$dir/bb.err")"
 grep -q "^A,9,0.25,hello,8$" "$dir/bb.out" || bad "time back across blocks: the first block is not used"
+# a record outside the range its header gives (the checksum holds): corrupt
+$T run $F/kinds.tq --replay $F/range_short.col --format csv >"$dir/rs.out" 2>"$dir/rs.err"
+[ $? -eq 1 ] || bad "record outside the range: exit status"
+grep -q "range_short.col:246: error: time 8 outside the file's range (1 to 7): corrupt (the records before it were used)" "$dir/rs.err" ||
+  bad "record outside the range: $(cat "$dir/rs.err")"
+grep -q "^B,C,8,3,7$" "$dir/rs.out" || bad "record outside the range: the records before it are not used"
 # cut exactly at the end of its first block: every block left is whole, but
 # the file was closed with more records than it holds
 u32() { od -A n -t u4 -j "$2" -N 4 "$1" | tr -d ' '; }
