@@ -942,6 +942,10 @@ static tq_pm_status colCall(tq_pm_global *g, tq_pm_private *p, int what, const t
         RtNet *net = enNet(g);
         TqTime first = net ? net->origin : c->wr.first, last = net ? net->now : c->wr.last;
         if (net && net->opt.nowValue != TQ_OPEN) last = net->opt.nowValue;
+        /* it covers every record written (a live record may come after the
+        ** network's last time: the reader holds records to the range) */
+        if (c->wr.any && c->wr.first < first) first = c->wr.first;
+        if (c->wr.any && c->wr.last > last) last = c->wr.last;
         if (closeWriter(&c->wr, first, last)) {
           free(c);
           p->data = NULL;
