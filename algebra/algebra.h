@@ -231,6 +231,9 @@ typedef struct AlgAggSpec {
   AlgExpr **by;        /* by expressions over the inner schema */
   const char **byName; /* output column names of the by-values */
   AlgExpr *where;      /* inner where, evaluated by the operator (NULL: none) */
+  AlgExpr *when;       /* inner when of a by-list aggregate, evaluated by the operator
+                       ** like where (NULL: none; a scalar aggregate's inner when is a
+                       ** sigmaT below the node instead) */
   int window;          /* WIN_INSTANT / WIN_EVER / WIN_EACH */
   TqTime width;        /* WIN_EACH: window width */
   AlgType type;        /* value type */

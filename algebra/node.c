@@ -413,6 +413,7 @@ AlgNode *algNodeCopy(TqArena *a, const AlgNode *n) {
     *d = *g;
     d->arg = algExprCopy(a, g->arg);
     d->where = algExprCopy(a, g->where);
+    d->when = algExprCopy(a, g->when);
     if (g->nby) {
       d->by = tqArenaAlloc(a, sizeof(AlgExpr *) * (size_t)g->nby);
       for (int j = 0; j < g->nby; j++) d->by[j] = algExprCopy(a, g->by[j]);
@@ -444,6 +445,7 @@ static void renameRec(TqArena *a, AlgNode *n, const char *from, const char *to) 
   for (int i = 0; i < n->nagg; i++) {
     algExprRenameVar(n->agg[i].arg, from, to);
     algExprRenameVar(n->agg[i].where, from, to);
+    algExprRenameVar(n->agg[i].when, from, to);
     for (int j = 0; j < n->agg[i].nby; j++) algExprRenameVar(n->agg[i].by[j], from, to);
   }
   algSchemaCompute(a, n);

@@ -242,6 +242,10 @@ void algPrint(const AlgNode *n, TqBuf *b) {
         tqBufPuts(b, " where ");
         algExprPrint(g->where, b);
       }
+      if (g->when) {
+        tqBufPuts(b, " when ");
+        algExprPrint(g->when, b);
+      }
       tqBufPrintf(b, ")]_%s(", n->var ? n->var : "?");
       algPrint(n->kid[0], b);
       tqBufPuts(b, ")");
@@ -344,6 +348,10 @@ int algCheck(const AlgNode *n, TqBuf *msg) {
         if (checkExpr(n->pi[i], in, msg)) return -1;
       return 0;
     case ALG_PIT: return checkExpr(n->vfrom, in, msg) || checkExpr(n->vto, in, msg) ? -1 : 0;
+    case ALG_AGG:
+      for (int i = 0; i < n->agg->nby; i++)
+        if (checkExpr(n->agg->by[i], in, msg)) return -1;
+      return checkExpr(n->agg->arg, in, msg) || checkExpr(n->agg->where, in, msg) || checkExpr(n->agg->when, in, msg) ? -1 : 0;
     case ALG_ALPHA:
       if (n->nkid < 1) {
         tqBufPuts(msg, "alpha without entity argument");

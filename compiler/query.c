@@ -740,8 +740,14 @@ static AlgExpr *tyAggregate(QCtx *q, AstNode *x) {
     g->width = win->i;
     if (win->op2 == WIN_EACH && win->i <= 0) return err(q, win->loc2, "a window must be longer than zero");
   }
+  /* The inner when is a filter like the inner where: it decides what
+  ** counts, not which groups exist (a group whose tuples all fail it
+  ** counts 0).  With a by-list the operator evaluates it; a scalar
+  ** aggregate has one group whatever comes, so a sigmaT below it is the
+  ** same and lets the optimizer narrow what its sensors collect. */
   AlgNode *inner = termFor(q, &local);
-  if (wn) inner = algSigmaT(q->a, wn, inner);
+  if (wn && nby) g->when = wn;
+  else if (wn) inner = algSigmaT(q->a, wn, inner);
   const char *av;
   int k = q->nagg + 1;
   do av = tqArenaPrintf(q->a, "agg%d", k++);
@@ -994,7 +1000,7 @@ static void retrieveInner(CpSema *s, AstNode *st) {
   for (int i = 0; i < q.nagg; i++) {
     AlgNode *an = q.agg[i].node;
     AlgNode *inner = an->kid[0];
-    const AlgExpr *iw = inner->kind == ALG_SIGMAT ? inner->pred : NULL;
+    const AlgExpr *iw = an->agg->when ? an->agg->when : inner->kind == ALG_SIGMAT ? inner->pred : NULL;
     CpRange *r = q.agg[i].range;
     sem->aggs[i] = (CpAggInfo){q.agg[i].var, an->agg, {r->var, r->rel, r->derived, r->clockN}, iw, q.agg[i].link != NULL};
   }

@@ -371,9 +371,11 @@ static const char *aggView(Sg *g, const CpAggInfo *ai) {
   if (sp->window == WIN_EVER) to = F_STR;
   else if (sp->window == WIN_EACH) to = pf(g, "(CASE WHEN %s >= " F_STR " THEN " F_STR " ELSE %s END)", end, addT(g, end, sp->width - 1));
   else to = end;
-  tqBufPrintf(&b, "%s AS val, %s AS q, %s AS cf, %s AS ct FROM %s %s", valueSql(g, sp->arg),
-              sp->where ? valueSql(g, sp->where) : "1", from, to, v, lv);
-  if (ai->when) tqBufPrintf(&b, " WHERE %s", predSql(g, &s, ai->when));
+  /* the inner where and when decide what counts (q), not which groups
+  ** exist: a group whose tuples all fail them counts 0 */
+  const char *q = sp->where ? valueSql(g, sp->where) : "1";
+  if (ai->when) q = pf(g, "(%s AND %s)", q, predSql(g, &s, ai->when));
+  tqBufPrintf(&b, "%s AS val, %s AS q, %s AS cf, %s AS ct FROM %s %s", valueSql(g, sp->arg), q, from, to, v, lv);
   const char *contrib = newCte(g, "contrib", tqArenaStrdup(g->a, b.s));
   tqBufFree(&b);
   /* group columns */

@@ -15,8 +15,13 @@
 ** tuple per constant period.
 **
 ** A group exists while some tuple of it is in effect (before the inner
-** where, which only decides what counts: Quel's partitions survive it, with
-** count 0); a scalar aggregate (no by-list) always exists, from beginning.
+** where and when, which only decide what counts: Quel's partitions survive
+** them, with count 0); a scalar aggregate (no by-list) always exists, from
+** beginning.  The inner when of a by-list aggregate may be unknown when a
+** tuple comes (it needs the end of an open interval, or `now`): the
+** contribution is then undecided, and no change point at or after its
+** begin is applied until its END or the passing of time decides it (at the
+** end of the run, one still unknown does not count, as sigmaT drops it).
 ** count, countU, any, sum and sumU of nothing are 0; avg, avgU, min, max,
 ** first and last of nothing have no value and give no tuple.
 ** Memory: the contributions in effect, the groups that exist, and the
@@ -44,7 +49,8 @@ typedef struct Contrib {
   int64_t val;      /* the aggregated value (slot) */
   TqTime from;      /* the input tuple's begin (first/last order by it) */
   TqTime effTo;     /* end of its effect, TQ_OPEN until known */
-  int qual;         /* passes the inner where */
+  int qual;         /* passes the inner where and when */
+  RtTup *undecided; /* the input tuple while its inner when is unknown (a reference), else NULL */
   int pos;          /* index in the group's live array, -1 when not in effect */
   int refs;         /* change points that still name it */
 } Contrib;
@@ -87,6 +93,8 @@ typedef struct Agg {
   RtOp op;
   AlgAggSpec spec;
   RtExpr *arg, *where;
+  RtExpr *when;       /* inner when (by-list aggregates), or NULL */
+  TqMap undecided;    /* input tuple -> Contrib* whose inner when is unknown */
   RtExpr **by;
   int nby;
   int scalar;         /* no by-list: one group, always there */
@@ -345,6 +353,45 @@ static TqTime effEnd(Agg *a, TqTime to) {
   return tqTimeAdd(to, a->stretch);
 }
 
+/* The inner when on input tuple t: TRI_T, TRI_F or TRI_U. */
+static int whenHolds(Agg *a, const RtTup *t) {
+  if (!a->when) return TRI_T;
+  RtTCtx c = {t->d, a->op.net->now, a->op.net->opt.nowValue, a->op.kid[0]->endLow};
+  return rtTPred(a->when, &c);
+}
+
+/* Decides an undecided contribution when its inner when is known now (or,
+** `final`, at the end of the run: still unknown counts as false).  Returns
+** 1 when decided (c may be freed then), 0 when still unknown. */
+static int decide(Agg *a, Contrib *c, int final) {
+  int r = whenHolds(a, c->undecided);
+  if (r == TRI_U && !final) return 0;
+  c->qual = c->qual && r == TRI_T;
+  tqMapDel(&a->undecided, (uint64_t)(uintptr_t)c->undecided);
+  rtTupUnref(c->undecided);
+  c->undecided = NULL;
+  rtStoredAdd(&a->op, -1);
+  contribRelease(a, c);
+  return 1;
+}
+
+/* Earliest begin of an undecided contribution (deciding those that can be
+** decided now), or forever. */
+static TqTime undecidedLow(Agg *a, int final) {
+  if (!a->undecided.n) return TQ_FOREVER;
+  TqVec all = {0};
+  for (uint32_t i = 0; i < a->undecided.cap; i++)
+    if (a->undecided.slot[i].key > 1) tqVecPush(&all, a->undecided.slot[i].val);
+  TqTime low = TQ_FOREVER;
+  for (int i = 0; i < all.n; i++) {
+    Contrib *c = all.v[i];
+    TqTime f = c->from;
+    if (!decide(a, c, final) && f < low) low = f;
+  }
+  tqVecFree(&all);
+  return low;
+}
+
 /* Counts input tuple t: a new contribution, in effect from its begin. */
 static Contrib *contribute(Agg *a, RtTup *t) {
   int64_t by[64];
@@ -357,6 +404,17 @@ static Contrib *contribute(Agg *a, RtTup *t) {
   c->from = RT_FROM(t, 0);
   c->qual = a->where ? rtEvalBool(a->where, RT_VAL(t)) : 1;
   c->pos = -1;
+  int w = whenHolds(a, t);
+  if (w == TRI_U) {
+    /* held in the undecided map (a reference) until known */
+    rtTupRef(t);
+    c->undecided = t;
+    c->refs++;
+    tqMapPut(&a->undecided, (uint64_t)(uintptr_t)t, c);
+    rtStoredAdd(&a->op, 1);
+  } else if (w == TRI_F) {
+    c->qual = 0;
+  }
   hpush(a, c->from, c, +1);
   if (RT_TO(t, 0) == TQ_OPEN) {
     c->refs++; /* held by the open map until its END */
@@ -557,6 +615,10 @@ static int aggPush(RtOp *op, int port, int kind, RtTup *t) {
   ** counts it, from its begin on */
   TqTime f = RT_FROM(t, 0);
   if (kind == RT_ADD && a->inEvent && a->spec.window != WIN_EVER && tqTimeAdd(f, 1) <= f) return 0;
+  if (kind == RT_END && a->undecided.n) {
+    Contrib *u = tqMapGet(&a->undecided, (uint64_t)(uintptr_t)t);
+    if (u) decide(a, u, 0); /* its end is known now */
+  }
   if (a->set) {
     setPush(a, kind, t);
     return 0;
@@ -614,6 +676,8 @@ static void aggFlush(RtOp *op, TqTime now) {
     TqTime h = holdLow(a);
     if (h < low) low = h; /* its held members may still count from their begin */
   }
+  TqTime u = undecidedLow(a, 0);
+  if (u < low) low = u; /* an undecided contribution counts or not from its begin */
   applyBefore(a, low);
   op->low = a->nheap && a->heap[0].t < low ? a->heap[0].t : low;
   /* an open period ends at a change point not applied yet: at the input's
@@ -630,6 +694,7 @@ static void aggFinish(RtOp *op, TqTime now) {
   Agg *a = (Agg *)op;
   /* members still open end together, after the end */
   for (int i = 0; i < a->nhold; i++) keyResolve(a, a->hold[i], 1);
+  undecidedLow(a, 1);
   applyBefore(a, TQ_FOREVER);
   /* nothing comes any more; what is still open never ends */
   op->low = op->maxLow = now;
@@ -640,6 +705,13 @@ static void aggFree(RtOp *op) {
   Agg *a = (Agg *)op;
   /* contributions: in groups, in the open map, in the heap */
   TqVec all = {0};
+  for (uint32_t i = 0; i < a->undecided.cap; i++)
+    if (a->undecided.slot[i].key > 1) {
+      Contrib *c = a->undecided.slot[i].val;
+      rtTupUnref(c->undecided);
+      tqVecPush(&all, c);
+    }
+  tqMapFree(&a->undecided);
   for (int i = 0; i < a->nheap; i++) tqVecPush(&all, a->heap[i].c);
   for (uint32_t i = 0; i < a->open.cap; i++)
     if (a->open.slot[i].key > 1) tqVecPush(&all, a->open.slot[i].val);
@@ -691,6 +763,7 @@ static void aggFree(RtOp *op) {
   free(a->touched);
   rtExprFree(a->arg);
   rtExprFree(a->where);
+  rtExprFree(a->when);
   for (int i = 0; i < a->nby; i++) rtExprFree(a->by[i]);
   free(a->by);
 }
@@ -711,6 +784,12 @@ RtOp *rtOpAgg(RtNet *net, const AlgNode *n, TqBuf *msg) {
     rtExprFree(arg);
     return NULL;
   }
+  RtExpr *when = NULL;
+  if (g->when && !(when = rtExprCompile(g->when, in, msg))) {
+    rtExprFree(arg);
+    rtExprFree(where);
+    return NULL;
+  }
   RtExpr **by = tqCalloc((size_t)(g->nby ? g->nby : 1), sizeof(RtExpr *));
   for (int i = 0; i < g->nby; i++) {
     by[i] = rtExprCompile(g->by[i], in, msg);
@@ -719,6 +798,7 @@ RtOp *rtOpAgg(RtNet *net, const AlgNode *n, TqBuf *msg) {
       free(by);
       rtExprFree(arg);
       rtExprFree(where);
+      rtExprFree(when);
       return NULL;
     }
   }
@@ -726,6 +806,7 @@ RtOp *rtOpAgg(RtNet *net, const AlgNode *n, TqBuf *msg) {
   a->spec = *g;
   a->arg = arg;
   a->where = where;
+  a->when = when;
   a->by = by;
   a->nby = g->nby;
   a->scalar = g->nby == 0;
