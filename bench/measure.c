@@ -1,7 +1,9 @@
 /*
-** measure.c - runs a command and prints its wall time and peak resident
-** memory: "wall_seconds peak_rss_kb exit_status" on standard error, so the
-** benchmark script can compare peers measured the same way.
+** measure.c - runs a command and prints its wall time, peak resident
+** memory and CPU time: "wall_seconds peak_rss_kb exit_status cpu_seconds"
+** (user + system, of the command and the children it waited for) on
+** standard error, so the benchmark script can compare peers measured the
+** same way.
 **
 **   measure COMMAND [ARG...]
 */
@@ -32,6 +34,7 @@ int main(int argc, char **argv) {
   if (wait4(pid, &st, 0, &ru) < 0) return 2;
   clock_gettime(CLOCK_MONOTONIC, &b);
   double wall = (double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) * 1e-9;
-  fprintf(stderr, "%.3f %ld %d\n", wall, (long)ru.ru_maxrss, WIFEXITED(st) ? WEXITSTATUS(st) : 128);
+  double cpu = (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) + (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1e-6;
+  fprintf(stderr, "%.4f %ld %d %.4f\n", wall, (long)ru.ru_maxrss, WIFEXITED(st) ? WEXITSTATUS(st) : 128, cpu);
   return WIFEXITED(st) ? WEXITSTATUS(st) : 1;
 }

@@ -6,8 +6,11 @@
 #
 #   1. The paper's two queries on a generated system of about a million
 #      packets: optimized, unoptimized (--no-opt, with a time limit; complete
-#      on a 50k-packet system) and the traditional way (tqmon load into
-#      SQLite, then one SQL query with the sqlite3 tool).
+#      on a 50k-packet system) and the traditional way: tqmon load into
+#      SQLite, then one SQL query with the sqlite3 tool; and DuckDB (tqmon
+#      load --csv, read_csv into tables, then the SQL tqmon sql writes and
+#      a natural DuckDB SQL: bench/duckdb/duckdb.mjs), from the text and
+#      from the binary recording, with the answers compared to tqmon's.
 #   2. build/netbench: the update network fed directly (selection and
 #      projection chain; overlap product with 10,000 live intervals) against
 #      SQLite doing the same work.
@@ -56,7 +59,24 @@ measure() {
   shift
   $MEASURE "$@" > $OUT/$label.out 2> $OUT/$label.err
   set -- $(tail -n 1 $OUT/$label.err)
-  eval "${label}_wall=\${1:-0} ${label}_rss=\${2:-0} ${label}_exit=\${3:-1}"
+  eval "${label}_wall=\${1:-0} ${label}_rss=\${2:-0} ${label}_exit=\${3:-1} ${label}_cpu=\${4:-0}"
+}
+# bestof N LABEL CMD...: measure N times; LABEL_wall is the best (lowest)
+# wall time, LABEL_walls all of them, the other fields of the last run (on
+# this shared machine a single run can fall into another's busy moment).
+bestof() {
+  n=$1
+  bl=$2
+  shift 2
+  bw="" bws=""
+  while [ "$n" -gt 0 ]; do
+    measure "$bl" "$@"
+    eval "w=\$${bl}_wall"
+    bws="$bws $w"
+    bw=$(awk -v a="$bw" -v w="$w" 'BEGIN { print (a == "" || w < a) ? w : a }')
+    n=$((n - 1))
+  done
+  eval "${bl}_wall=\$bw ${bl}_walls=\"\$bws\""
 }
 
 # jnum FILE KEY: a top-level number or boolean from a --stats JSON file.
@@ -73,6 +93,8 @@ calc() { awk "BEGIN { printf \"%s\", $1 }"; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.1f", a / b; else printf "n/a" }'; }
 mb() { awk -v k="$1" 'BEGIN { printf "%.0f MB", k / 1024 }'; }
 secs() { awk -v s="$1" 'BEGIN { printf (s < 10 ? "%.2f s" : "%.1f s"), s }'; }
+# dur SECONDS: ms below a second, else secs
+dur() { awk -v s="$1" 'BEGIN { if (s < 1) printf (s < 0.1 ? "%.1f ms" : "%.0f ms"), s * 1000; else printf (s < 10 ? "%.2f s" : "%.1f s"), s }'; }
 pct() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.0f%%", 100 * a / b; else printf "?" }'; }
 big() { awk -v n="$1" 'BEGIN { if (n >= 1e6) printf "%.2f M", n / 1e6; else if (n >= 1e3) printf "%.1f k", n / 1e3; else printf "%d", n }'; }
 row() { printf '  %-24s %-22s %-30s %s\n' "$1" "$2" "$3" "$4"; }
@@ -97,17 +119,50 @@ $TQ record $SENSORS --replay $OUT/sys.trace -o $OUT/sys.col 2> /dev/null
 rm -f $OUT/tradb.db
 measure loadb $TQ load $SENSORS --replay $OUT/sys.col --db $OUT/tradb.db
 
+# The DuckDB peer: the recording as CSV files (the bulk export DuckDB's
+# import guide recommends loading), then read_csv into tables and the
+# queries in two forms (bench/duckdb/duckdb.mjs; installed by
+# tests/deps.sh bench from the npm registry)
+say "DuckDB's load, step 1: tqmon load --csv (every packet as one CSV file per relation; best of 3)"
+rm -rf $OUT/csv-t $OUT/csv-b
+bestof 3 csvt $TQ load $SENSORS --replay $OUT/sys.trace --csv $OUT/csv-t
+bestof 3 csvb $TQ load $SENSORS --replay $OUT/sys.col --csv $OUT/csv-b
+csv_same=MATCH
+for f in $OUT/csv-t/*.csv; do
+  sort $f > $OUT/csv.1
+  sort $OUT/csv-b/${f##*/} > $OUT/csv.2 2> /dev/null
+  cmp -s $OUT/csv.1 $OUT/csv.2 || csv_same=MISMATCH
+done
+rm -f $OUT/csv.1 $OUT/csv.2
+for f in resumedbyp1 running10; do
+  $TQ sql $SENSORS bench/$f.tq --db $OUT/trad.db --print > $OUT/$f.tqsql 2> /dev/null
+done
+DUCK=""
+: > $OUT/duckdb.txt
+rm -f $OUT/duck-*.rows
+if command -v node > /dev/null 2>&1 && [ -d bench/duckdb/node_modules/@duckdb/node-api ]; then
+  say "DuckDB's load, step 2: read_csv into tables (best of 3), then each query form (best of 3)"
+  node bench/duckdb/duckdb.mjs --csv $OUT/csv-b --out $OUT --reps 3 \
+    ResumedbyP1:tqsql=$OUT/resumedbyp1.tqsql ResumedbyP1:natural=bench/resumedbyp1.duckdb.sql \
+    RunningOnEvery10Seconds:tqsql=$OUT/running10.tqsql RunningOnEvery10Seconds:natural=bench/running10.duckdb.sql \
+    > $OUT/duckdb.txt 2> $OUT/duckdb.err && DUCK=yes
+else
+  say "  DuckDB not installed (node and bench/duckdb/node_modules: sh tests/deps.sh bench)"
+fi
+dk() { sed -n "s/^$1 //p" $OUT/duckdb.txt | head -n 1; }
+
 # ================================================================ 1. queries
 section1() {
-  name=$1 # result relation
-  file=$2 # bench/FILE.tq and bench/FILE.sql
+  name=$1  # result relation
+  file=$2  # bench/FILE.tq, bench/FILE.sql and bench/FILE.duckdb.sql
+  reads=$3 # the relations bench/FILE.duckdb.sql reads
   say ""
   say "== $name"
 
   # (a) optimized
-  say "  optimized run"
+  say "  optimized run (best of 3)"
   rm -f $OUT/opt-$file.db
-  measure opt $TQ run $SENSORS bench/$file.tq --replay $OUT/sys.trace --quiet \
+  bestof 3 opt $TQ run $SENSORS bench/$file.tq --replay $OUT/sys.trace --quiet \
     --db $OUT/opt-$file.db --stats $OUT/opt-$file.json
   o_del=$(delivered $OUT/opt-$file.json)
   o_proc=$(jnum $OUT/opt-$file.json tuples_processed)
@@ -147,7 +202,10 @@ section1() {
   sqlite3 $OUT/opt-$file.db "SELECT * FROM \"$name\"" 2> /dev/null | sort > $OUT/opt-$file.sorted
   t_rows=$(wc -l < $OUT/sql-$file.sorted | tr -d ' ')
   # (d) both again from the binary recording of the same system
-  measure optb $TQ run $SENSORS bench/$file.tq --replay $OUT/sys.col --quiet --db $OUT/optb-$file.db
+  rm -f $OUT/optb-$file.db
+  bestof 3 optb $TQ run $SENSORS bench/$file.tq --replay $OUT/sys.col --quiet --db $OUT/optb-$file.db \
+    --stats $OUT/optb-$file.json
+  sqlite3 $OUT/optb-$file.db "SELECT * FROM \"$name\"" 2> /dev/null | sort > $OUT/optb-$file.sorted
   $MEASURE sqlite3 $OUT/tradb.db < bench/$file.sql > /dev/null 2> $OUT/sqlb-$file.err
   set -- $(tail -n 1 $OUT/sqlb-$file.err)
   qb_wall=${1:-0}
@@ -206,11 +264,84 @@ section1() {
   S_TOTAL=$s_total P_TOTAL=$pk_total
   eval "R_${file}_wallb=\$r_wallb"
   eval "R_${file}_del=\$r_del R_${file}_sdel=\$r_sdel R_${file}_wall=\$r_wall R_${file}_stop=\$u_stop R_${file}_est=\$r_est R_${file}_match=\$match"
+
+  # (e) DuckDB: the export, read_csv into tables, then its best query form
+  # that gives tqmon's answer (from the text recording, the CSV export
+  # parses the text; the tables are the same)
+  rep ""
+  if [ -z "$DUCK" ]; then
+    rep "  DuckDB: not measured ($(head -c 300 $OUT/duckdb.err 2> /dev/null | tr '\n' ' '))"
+    target 0 "$name: DuckDB not measured (node, bench/duckdb/node_modules: sh tests/deps.sh bench)"
+    return
+  fi
+  d_load=$(awk -v m="$(dk duck.load_ms)" 'BEGIN { print m / 1000 }')
+  d_best="" d_bestf="" d_match=""
+  rep "  DuckDB $(dk duck.version) ($(dk duck.threads) threads), the same system: the traditional way with a column store"
+  rowr "" "from the text recording" "from the binary recording" ""
+  rowr "export (load --csv)" "$(dur $csvt_wall)" "$(dur $csvb_wall)" "(best of 3; the CSV files $csv_same)"
+  lper=""
+  for rel in $(sed -n 's/^duck\.load\.\(.*\)_ms .*/\1/p' $OUT/duckdb.txt); do
+    lper="$lper $rel $(dk duck.load.${rel}_ms | awk '{ printf "%.0f", $1 }'),"
+  done
+  rowr "read_csv, every relation" "$(dur $d_load)" "$(dur $d_load)" "(ms:${lper%,})"
+  for form in tqsql natural; do
+    ms=$(dk duck.$name.$form.ms)
+    label="query: tqmon sql's SQL"
+    [ $form = natural ] && label="query: natural SQL"
+    orig=$(dk duck.$name.$form.error_original | cut -c 1-90)
+    if [ -z "$ms" ]; then
+      if [ -n "$orig" ]; then
+        rowr "$label" "refused" "" "$orig"
+        rep "      (with scalar MAX/MIN as GREATEST/LEAST: $(dk duck.$name.$form.error | cut -c 1-90))"
+      else
+        rowr "$label" "refused" "" "$(dk duck.$name.$form.error | cut -c 1-90)"
+      fi
+      d_match="$d_match $form refused"
+      continue
+    fi
+    fs=$(awk -v m="$ms" 'BEGIN { print m / 1000 }')
+    fm=MISMATCH
+    cmp -s $OUT/duck-$name-$form.rows $OUT/opt-$file.sorted && [ -s $OUT/opt-$file.sorted ] && fm=MATCH
+    d_match="$d_match $form $fm"
+    rowr "$label" "$(dur $fs)" "$(dur $fs)" "$(dk duck.$name.$form.rows) rows $fm"
+    [ -n "$orig" ] && rep "      ($(dk duck.$name.$form.note): $orig)"
+    if [ $fm = MATCH ] && { [ -z "$d_best" ] || awk -v a="$fs" -v b="$d_best" 'BEGIN { exit !(a < b) }'; }; then
+      d_best=$fs d_bestf=$form
+    fi
+  done
+  if [ -z "$d_best" ]; then
+    rep "  no DuckDB form gave tqmon's answer:$d_match"
+    target 0 "$name: DuckDB's answers equal tqmon's:$d_match"
+    return
+  fi
+  dt=$(calc "$csvt_wall + $d_load + $d_best")
+  db=$(calc "$csvb_wall + $d_load + $d_best")
+  rt=$(ratio $dt $opt_wall)
+  rb=$(ratio $db $optb_wall)
+  rowr "DuckDB total (best form)" "$(dur $dt)" "$(dur $db)" "(export + read_csv + $d_bestf)"
+  bm=MISMATCH
+  cmp -s $OUT/optb-$file.sorted $OUT/opt-$file.sorted && bm=MATCH
+  rowr "tqmon optimized" "$(dur $opt_wall)" "$(dur $optb_wall)" "(best of 3: text$opt_walls, binary$optb_walls; binary answer $bm)"
+  rowr "ratio DuckDB/tqmon" "${rt}x" "${rb}x" ""
+  # what DuckDB would cost loading only the relations its natural form reads
+  nl=0
+  for rel in $reads; do nl=$(calc "$nl + $(dk duck.load.${rel}_ms) / 1000"); done
+  if [ -n "$reads" ]; then
+    rep "    (loading only the relations the natural form reads, $reads: read_csv $(dur $nl); DuckDB/tqmon then $(ratio $(calc "$csvt_wall + $nl + $d_best") $opt_wall)x text, $(ratio $(calc "$csvb_wall + $nl + $d_best") $optb_wall)x binary)"
+  fi
+  ok=$(awk -v r="$rb" 'BEGIN { print (r != "n/a" && r >= 10 ? 1 : 0) }')
+  target $ok "$name from the binary recording >= 10x faster than DuckDB's best (export + load + $d_bestf query, $(dur $db)): tqmon $(dur $optb_wall), ${rb}x"
+  ok=$(awk -v r="$rt" 'BEGIN { print (r != "n/a" && r >= 3 ? 1 : 0) }')
+  target $ok "$name from the text recording >= 3x faster than DuckDB's best ($(dur $dt)): tqmon $(dur $opt_wall), ${rt}x"
+  ok=1
+  case "$d_match" in *MISMATCH*) ok=0 ;; esac
+  [ "$bm" = MATCH ] || ok=0
+  target $ok "$name: DuckDB's answers equal tqmon's:$d_match (tqmon binary vs text $bm)"
 }
 
 rep "1. THE PAPER'S QUERIES (paper-gen $GENARGS -p $NPK; tqmon load: $(secs $load_wall), $(mb $load_rss))"
-section1 ResumedbyP1 resumedbyp1
-section1 RunningOnEvery10Seconds running10
+section1 ResumedbyP1 resumedbyp1 "SendMessage Waiting"
+section1 RunningOnEvery10Seconds running10 ""
 
 ok=$(awk -v r="$R_resumedbyp1_sdel" -v l="$R_resumedbyp1_del" -v s="$R_resumedbyp1_stop" \
   'BEGIN { print ((r != "n/a" && r >= 10) && (s == "true" || l >= 10) ? 1 : 0) }')
@@ -333,8 +464,8 @@ ok=$(awk -v b="$c_bpp" 'BEGIN { print (b <= 16 ? 1 : 0) }')
 target $ok "collection file: <= 16 bytes per packet: $c_bpp (text $t_bpp)"
 ok=$(awk -v r="$c_rate" 'BEGIN { print (r >= 1e7 ? 1 : 0) }')
 target $ok "binary replay >= 10 M packets/s into the alpha operators: $(big $c_rate)/s"
-ok=$(awk -v a="$c_rate" -v b="$t_rate" 'BEGIN { print (b > 0 && a >= 10 * b ? 1 : 0) }')
-target $ok "binary replay >= 10x the text replay: $(ratio $c_rate $t_rate)x ($(big $t_rate)/s text)"
+# (the target "binary replay >= 10x the text replay" is withdrawn (issue
+# 22): the rates above stay figures)
 
 # ================================================================ 4. sensors
 say ""

@@ -73,9 +73,10 @@ static const char *usageText =
     "  sensors gen SENSORS.tq... [-o sensors.h]\n"
     "                              generate the C sensors of a configuration (link\n"
     "                              the program with build/libtqsensor.a)\n"
-    "  load FILE.tq... --replay TRACE --db FILE\n"
-    "                              store every packet of a text recording as tables\n"
-    "                              of the primitive relations (all sensors enabled)\n"
+    "  load FILE.tq... --replay RECORDING (--db FILE | --csv DIR)\n"
+    "                              store every packet of a recording as tables of the\n"
+    "                              primitive relations (all sensors enabled), in SQLite\n"
+    "                              or as one CSV file per relation (DIR/schema.csv: types)\n"
     "  sql FILE.tq... --db FILE [--print]\n"
     "                              answer the queries over a store written by load,\n"
     "                              translated into SQL (retrospective analysis);\n"
@@ -101,7 +102,7 @@ typedef struct Args {
   const char *cmd;
   const char *files[256];
   int nfiles;
-  const char *replay, *db, *stats, *format, *timeLimit, *record, *out, *pmPath, *snapshots, *traceLevel;
+  const char *replay, *db, *csv, *stats, *format, *timeLimit, *record, *out, *pmPath, *snapshots, *traceLevel;
   const char *pm[64];
   int npm;
   char *exec;       /* --exec: the command words joined by \x1f */
@@ -128,6 +129,7 @@ static int parseArgs(int argc, char **argv, Args *a) {
     if (!strcmp(s, "--help") || !strcmp(s, "-h")) return usage(stdout, -1);
     else if (!strcmp(s, "--replay")) NEEDARG(replay);
     else if (!strcmp(s, "--db")) NEEDARG(db);
+    else if (!strcmp(s, "--csv")) NEEDARG(csv);
     else if (!strcmp(s, "--stats")) NEEDARG(stats);
     else if (!strcmp(s, "--format")) NEEDARG(format);
     else if (!strcmp(s, "--time-limit")) NEEDARG(timeLimit);
@@ -252,14 +254,7 @@ static int cmdExplain(Args *a) {
 
 /* A binary collection file starts with its magic; anything else is read
 ** as a text recording. */
-static int isCollectionFile(const char *path) {
-  char m[8];
-  FILE *f = fopen(path, "rb");
-  if (!f) return 0;
-  size_t n = fread(m, 1, 8, f);
-  fclose(f);
-  return n == 8 && !memcmp(m, "TQMONCOL", 8);
-}
+static int isCollectionFile(const char *path) { return snsIsCollectionFile(path); }
 
 static int engineFail(tq_engine *e, int rc) {
   fputs(tq_errors(e), stderr);
@@ -509,9 +504,19 @@ static int cmdPms(Args *a) {
 
 static int cmdLoad(Args *a) {
   TqDiag d = {0};
-  if (!a->replay || !a->db) {
-    fprintf(stderr, "tqmon load: give --replay RECORDING and --db FILE\n");
+  if (!a->replay || !a->db == !a->csv) {
+    fprintf(stderr, "tqmon load: give --replay RECORDING and either --db FILE or --csv DIR\n");
     return 2;
+  }
+  if (a->csv) {
+    /* CSV files for a column store (DuckDB's read_csv): read here, not
+    ** through the engine */
+    CpProgram *p = compile(a, &d);
+    int rc = p ? (snsRecordingToCsv(a->replay, p, a->csv, &d) ? 1 : 0) : 1;
+    reportDiag(&d);
+    cpProgramFree(p);
+    tqDiagFree(&d);
+    return rc;
   }
   if (isCollectionFile(a->replay)) {
     /* a binary recording: read by the engine, every record stored */

@@ -834,6 +834,51 @@ static int readRecord(Reader *r, tq_record *rec, int *skip) {
   }
 }
 
+/* ================================================================ rows (tqmon load --csv) */
+
+int snsIsCollectionFile(const char *path) {
+  char m[8];
+  FILE *f = fopen(path, "rb");
+  if (!f) return 0;
+  size_t n = fread(m, 1, 8, f);
+  fclose(f);
+  return n == 8 && !memcmp(m, COL_MAGIC, 8);
+}
+
+int snsColfilRows(const char *path, const CpProgram *prog, SnsCsv *c, TqDiag *d) {
+  Reader r;
+  int rc = openReader(&r, path, prog);
+  r.wholeOk = 1; /* read once, in order: a whole interval needs no announcing */
+  tq_record rec;
+  int skip, got = 0;
+  while (!rc && (got = readRecord(&r, &rec, &skip)) > 0) {
+    if (skip) continue;
+    switch (rec.kind) {
+      case TQ_REC_EVENT:
+      case TQ_REC_SAMPLE:
+        rc = snsCsvRow(c, rec.rel, rec.vals, rec.t, ((const AlgRel *)prog->cat.rels.v[rec.rel - 1])->isEvent ? rec.t : rec.t + 1);
+        break;
+      case TQ_REC_END:
+      case TQ_REC_WHOLE: rc = snsCsvRow(c, rec.rel, rec.vals, rec.from, rec.to); break;
+      default: break;
+    }
+  }
+  if (!rc && got < 0) rc = -1;
+  if (rc && r.err[0]) {
+    reportReader(d, &r, "");
+  } else if (!rc) {
+    /* the intervals still open at the end */
+    for (int64_t i = 0; r.ivs && i < IV_WINDOW && !rc; i++)
+      if (r.ivs[i] && r.rels[r.ivs[i]->frel].rel) rc = snsCsvRow(c, r.ivs[i]->rel, r.ivs[i]->vals, r.ivs[i]->from, TQ_OPEN);
+    for (uint32_t i = 0; i < r.oldIvs.cap && !rc; i++) {
+      const OpenRec *o = r.oldIvs.slot[i].key > 1 ? r.oldIvs.slot[i].val : NULL;
+      if (o && r.rels[o->frel].rel) rc = snsCsvRow(c, o->rel, o->vals, o->from, TQ_OPEN);
+    }
+  }
+  closeReader(&r);
+  return rc ? -1 : 0;
+}
+
 /* ================================================================ the colfil PM */
 
 typedef struct Colfil {

@@ -37,6 +37,29 @@ TqTime snsTraceLast(const SnsTrace *t);
 ** and the input of the SQL oracle.  Returns 0 or -1 with an error in d. */
 int snsTraceToSqlite(const SnsTrace *t, const CpProgram *prog, const char *path, TqDiag *d);
 
+/* Is path a binary collection file (its magic)?  0 for anything else,
+** unreadable files included. */
+int snsIsCollectionFile(const char *path);
+
+/* Writes every record of a recording (text or collection file, checked
+** against prog) as CSV files, one per primitive relation, into dir
+** (created if missing; sensors/csv.c gives the layout): the rows `tqmon
+** load --db` stores.  Returns 0, or -1 with the errors in d (a damaged
+** collection file: FILE:OFFSET; the files then hold what came before). */
+int snsRecordingToCsv(const char *path, const CpProgram *prog, const char *dir, TqDiag *d);
+
+/* The CSV writer of snsRecordingToCsv, for other readers of recordings:
+** rows of relation rel (its id) with the values vals and the span [from,
+** to) (an event: its time in from; to TQ_OPEN: still open).  Open returns
+** NULL with the error in d; Row and Close return 0 or -1 (Close reports
+** a failed write in d, which may be NULL; it accepts NULL). */
+typedef struct SnsCsv SnsCsv;
+SnsCsv *snsCsvOpen(const char *dir, const CpProgram *prog, TqDiag *d);
+int snsCsvRow(SnsCsv *c, int rel, const int64_t *vals, TqTime from, TqTime to);
+int snsCsvClose(SnsCsv *c, TqDiag *d);
+/* Every row of a collection file into c (colfil.c). */
+int snsColfilRows(const char *path, const CpProgram *prog, SnsCsv *c, TqDiag *d);
+
 /* Writes the C header of generated sensors for the primitive relations of
 ** p into out (src names the configuration in its comment).  Returns 0, or
 ** -1 with the reason in err. */

@@ -10,7 +10,12 @@
 #                             two are best effort: without them that test is
 #                             skipped with the reason
 #   sh tests/deps.sh bench    the build set plus LTTng-UST (the sensor
-#                             benchmark's peer) and lttng-tools
+#                             benchmark's peer) and lttng-tools, and
+#                             DuckDB (the column-store peer of the queries:
+#                             @duckdb/node-api from the npm registry into
+#                             bench/duckdb/node_modules, with Debian's
+#                             nodejs and npm); without DuckDB make bench
+#                             says it was not measured
 # Uses apt-get directly as root, through sudo otherwise.
 set -e
 need=""
@@ -42,6 +47,24 @@ aptInstall() {
 if [ -n "$need" ]; then
   echo "deps: installing missing Debian packages:$need"
   aptInstall $need
+fi
+if [ "$1" = bench ]; then
+  # DuckDB: best effort (make bench reports it as not measured without it)
+  set +e
+  node=""
+  command -v node >/dev/null 2>&1 || node="$node nodejs"
+  command -v npm >/dev/null 2>&1 || node="$node npm"
+  if [ -n "$node" ]; then
+    echo "deps: installing Debian packages for the DuckDB peer:$node"
+    aptInstall $node || echo "deps: could not install$node: DuckDB will not be measured"
+  fi
+  dir=$(dirname "$0")/../bench/duckdb
+  if command -v npm >/dev/null 2>&1 && [ ! -d "$dir/node_modules/@duckdb/node-api" ]; then
+    echo "deps: installing @duckdb/node-api (npm registry) into $dir/node_modules"
+    (cd "$dir" && npm ci --no-audit --no-fund >/dev/null 2>&1) ||
+      echo "deps: could not install @duckdb/node-api: DuckDB will not be measured"
+  fi
+  exit 0
 fi
 [ "$1" = test ] || exit 0
 
