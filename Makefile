@@ -136,7 +136,7 @@ fuzz-colfil: deps $(B)/fuzz/fuzz_colfil
 
 fuzz: deps $(B)/fuzz/fuzz_frontend
 	@mkdir -p $(B)/fuzz/corpus $(B)/fuzz/artifacts
-	$(B)/fuzz/fuzz_frontend -max_total_time=$(FUZZ_TIME) -max_len=4096 -timeout=5 \
+	$(B)/fuzz/fuzz_frontend -max_total_time=$(FUZZ_TIME) -max_len=65536 -timeout=5 \
 	    -dict=tests/fuzz/tq.dict -artifact_prefix=$(B)/fuzz/artifacts/ -print_final_stats=1 \
 	    $(FUZZ_ARGS) $(B)/fuzz/corpus tests/fuzz/corpus
 

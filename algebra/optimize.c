@@ -717,6 +717,13 @@ static int piPush(Opt *o, AlgNode *n, ColSet *used, int underPi) {
   }
   ColSet here = *used;
   nodeCols(n, &here);
+  /* a chain of selections (one per conjunct of a where: as long as the
+  ** condition) is walked in a loop, not by recursion */
+  while ((n->kind == ALG_SIGMA || n->kind == ALG_SIGMAT || n->kind == ALG_PIT) && n->nkid == 1 &&
+         (n->kid[0]->kind == ALG_SIGMA || n->kid[0]->kind == ALG_SIGMAT || n->kid[0]->kind == ALG_PIT)) {
+    n = n->kid[0];
+    nodeCols(n, &here);
+  }
   if (n->kind == ALG_ALPHA || n->kind == ALG_INTERSECT || n->kind == ALG_AGG) {
     /* arguments are independent relations */
     for (int i = 0; i < n->nkid; i++) {

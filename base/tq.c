@@ -315,6 +315,10 @@ void tqBufPrintf(TqBuf *b, const char *fmt, ...) {
   va_copy(aq, ap);
   int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
   va_end(ap);
+  if (n < 0) { /* more than INT_MAX bytes: callers bound what they print */
+    va_end(aq);
+    return;
+  }
   if (n < (int)sizeof tmp) {
     tqBufAdd(b, tmp, (size_t)n);
   } else {
@@ -525,10 +529,19 @@ static void diagLine(TqDiag *d, TqLoc loc) {
   }
   const char *le = t;
   while (le < e && *le != '\n') le++;
-  tqBufPuts(&d->out, "  ");
-  for (const char *p = t; p < le; p++) tqBufAdd(&d->out, *p == '\t' ? " " : p, 1);
-  tqBufPuts(&d->out, "\n  ");
-  for (int i = 1; i < loc.col; i++) tqBufPuts(&d->out, " ");
+  /* a long line is cut to a window around the caret, "..." marking the cuts */
+  enum { WIDTH = 160 };
+  long len = le - t, col = loc.col - 1 < 0 ? 0 : loc.col - 1 > len ? len : loc.col - 1;
+  long from = 0, to = len;
+  if (len > WIDTH) {
+    from = col > WIDTH / 2 ? col - WIDTH / 2 : 0;
+    to = from + WIDTH < len ? from + WIDTH : len;
+    if (to - from < WIDTH) from = to - WIDTH;
+  }
+  tqBufPuts(&d->out, from > 0 ? "  ..." : "  ");
+  for (const char *p = t + from; p < t + to; p++) tqBufAdd(&d->out, *p == '\t' ? " " : p, 1);
+  tqBufPuts(&d->out, to < len ? "...\n  " : "\n  ");
+  for (long i = from > 0 ? -3 : 0; i < col - from; i++) tqBufPuts(&d->out, " ");
   tqBufPuts(&d->out, "^\n");
 }
 
@@ -597,8 +610,14 @@ TqSource *tqSourceRead(const char *path, TqDiag *d) {
     return NULL;
   }
   if (!b.s) tqBufAdd(&b, "", 0);
-  if (memchr(b.s, 0, b.n)) {
-    tqErrorAt(d, path, "binary file (contains a NUL byte)");
+  const char *nul = memchr(b.s, 0, b.n);
+  if (nul) { /* where: line and column of the first NUL */
+    int line = 1, col = 1;
+    for (const char *p = b.s; p < nul; p++, col++)
+      if (*p == '\n') line++, col = 0;
+    char where[4200];
+    snprintf(where, sizeof where, "%.4096s:%d:%d", path, line, col);
+    tqErrorAt(d, where, "binary file (contains a NUL byte)");
     tqBufFree(&b);
     return NULL;
   }

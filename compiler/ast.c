@@ -12,9 +12,13 @@ AstNode *astNew(TqArena *a, AstKind kind, TqLoc loc) {
 
 AstNode *astAppend(AstNode *list, AstNode *item) {
   if (!list) return item;
-  AstNode *p = list;
+  /* the head remembers its last node; a list given whole (item->next) or
+  ** changed behind the head's back is walked from there */
+  AstNode *p = list->tail ? list->tail : list;
   while (p->next) p = p->next;
   p->next = item;
+  while (p->next) p = p->next;
+  list->tail = p;
   return list;
 }
 

@@ -83,11 +83,20 @@ struct AstNode {
   int op;          /* operator / sub-kind */
   int op2;         /* second sub-kind (role, window kind, ...) */
   int mode;        /* collection mode for AST_REL */
+  int depth;       /* expressions: height of the tree below (0 or 1 for a leaf) */
+  AstNode *tail;   /* a list's head: its last node (astAppend stays linear), or NULL */
 };
+
+/* The deepest expression tree the front end accepts (as SQLite's
+** SQLITE_MAX_EXPR_DEPTH): nested or chained operators, `a and b and ...`
+** included.  Every later pass recurses over expressions and algebra
+** chains, so this bounds their stacks; tests/scripts/chains.sh runs each
+** clause at the limit under the sanitizers. */
+#define AST_MAX_DEPTH 1000
 
 /* Constructors; all allocate in arena `a` and never fail. */
 AstNode *astNew(TqArena *a, AstKind kind, TqLoc loc);
-AstNode *astAppend(AstNode *list, AstNode *item); /* returns the list head */
+AstNode *astAppend(AstNode *list, AstNode *item); /* returns the list head; O(1) amortised */
 /* Appends item (a list) to *head, whose last node is *tail (both NULL when
 ** empty), in the time of item's length: for long lists. */
 void astAppendTail(AstNode **head, AstNode **tail, AstNode *item);

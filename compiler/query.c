@@ -56,11 +56,21 @@ void cpSemaRange(CpSema *s, AstNode *st) {
   r->bad = 1; /* until proven good: later uses of the variable stay quiet */
   tqVecPush(&s->ranges, r);
   if (!strcasecmp(st->s2, "Clock")) {
-    r->clockN = st->op ? (int)st->i : 1;
-    if (st->op && (st->i < 1 || st->i > 1000000000)) {
+    if (st->op && st->i < 1) {
       tqError(s->diag, st->loc, "Clock[n] needs n >= 1");
       return;
     }
+    /* its period, n base ticks, must be a time (the runtime and the SQL
+    ** translation multiply them) */
+    TqTime period;
+    if (st->op && (st->i > 1000000000 || __builtin_mul_overflow(s->prog->cat.tick, st->i, &period) || period >= TQ_FOREVER)) {
+      char tb[64];
+      tqError(s->diag, st->loc,
+              "Clock[%lld] is too slow: n base ticks of %s must be at most 1000000000 and fit in a time (at most about 2562047h)",
+              (long long)st->i, tqTimeFormat(tb, sizeof tb, s->prog->cat.tick));
+      return;
+    }
+    r->clockN = st->op ? (int)st->i : 1;
   } else {
     if (st->op) {
       tqError(s->diag, st->loc, "only Clock takes a divisor [n]; '%s' is not Clock", st->s2);
@@ -892,10 +902,10 @@ static void retrieveInner(CpSema *s, AstNode *st) {
     pe[np] = e;
     pn[np++] = t->s ? t->s : e->name;
   }
-  for (int i = 0; i < np; i++)
+  if (np > TQ_MAX_ATTRS) err(&q, pl[TQ_MAX_ATTRS], "the target list has more than %d attributes", TQ_MAX_ATTRS);
+  for (int i = 0; i < np && i <= TQ_MAX_ATTRS; i++) /* (quadratic: within the bound) */
     for (int j = 0; j < i; j++)
       if (!strcasecmp(pn[i], pn[j])) err(&q, pl[i], "duplicate attribute name '%s' in the target list", pn[i]);
-  if (np > TQ_MAX_ATTRS) err(&q, pl[TQ_MAX_ATTRS], "the target list has more than %d attributes", TQ_MAX_ATTRS);
   free(pl);
 
   AlgExpr *wherePred = NULL, *whenPred = NULL, *vfrom = NULL, *vto = NULL;

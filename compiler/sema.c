@@ -8,6 +8,7 @@
 ** Every check reports file:line:col; compilation continues after an error
 ** to report as many as possible, but no program is returned then.
 */
+#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -47,12 +48,27 @@ static int resolveType(CpSema *s, AstNode *t, AlgType *out) {
       AlgEnum *en = tqArenaAlloc(s->a, sizeof *en);
       en->n = astLen(t->k[0]);
       en->names = tqArenaAlloc(s->a, sizeof(char *) * (size_t)en->n);
+      /* duplicates (names match without regard to case) through a hash of
+      ** the lowercased names: linear in the number of values */
+      TqMap seen = {0};
+      int *same = tqMalloc(sizeof(int) * (size_t)(en->n ? en->n : 1)); /* earlier value with the same hash, -1 */
       int i = 0;
       for (AstNode *x = t->k[0]; x; x = x->next, i++) {
-        for (int j = 0; j < i; j++)
-          if (!strcasecmp(en->names[j], x->s)) tqError(s->diag, x->loc, "duplicate enumeration value '%s'", x->s);
+        uint64_t h = 0x9e3779b97f4a7c15ULL;
+        for (const char *c = x->s; *c; c++) h = (h ^ (unsigned char)tolower((unsigned char)*c)) * 0x100000001b3ULL;
+        h |= 2;
+        int head = (int)(intptr_t)tqMapGet(&seen, h) - 1;
+        for (int j = head; j >= 0; j = same[j])
+          if (!strcasecmp(en->names[j], x->s)) {
+            tqError(s->diag, x->loc, "duplicate enumeration value '%s'", x->s);
+            break;
+          }
+        same[i] = head;
+        tqMapPut(&seen, h, (void *)(intptr_t)(i + 1));
         en->names[i] = x->s;
       }
+      free(same);
+      tqMapFree(&seen);
       out->kind = TY_ENUM;
       out->en = en;
       return 0;

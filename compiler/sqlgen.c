@@ -27,6 +27,11 @@
 #include "compilerInt.h"
 
 #define F_STR "9223372036854775806"  /* TQ_FOREVER */
+/* The longest SQL text a query may translate into: the golden cases need
+** at most some 25 KB; a chain of temporal operators at the front end's
+** depth limit would grow to tens of MB, which SQLite parses for a minute
+** and then refuses anyway. */
+#define SQL_MAX_TEXT (1 << 20)
 #define B_STR "-9223372036854775807" /* TQ_BEGINNING */
 
 typedef struct Sg {
@@ -38,6 +43,7 @@ typedef struct Sg {
   TqBuf *err;
   int bad;
   TqArena *a;
+  size_t made;     /* bytes of SQL text formatted so far (pieces included) */
 } Sg;
 
 /* A temporal value in SQL: its kind is static. */
@@ -66,6 +72,12 @@ static const char *pf(Sg *g, const char *fmt, ...) {
   va_copy(aq, ap);
   int n = vsnprintf(NULL, 0, fmt, ap);
   va_end(ap);
+  if (n >= 0) g->made += (size_t)n;
+  if (n < 0 || n > SQL_MAX_TEXT || g->made > 16 * (size_t)SQL_MAX_TEXT) { /* the translation says so instead */
+    va_end(aq);
+    fail(g, "the SQL text of this query would be longer than 1 MB (a shorter chain of operators translates)");
+    return "0";
+  }
   char *s = tqArenaAlloc(g->a, (size_t)n + 1);
   vsnprintf(s, (size_t)n + 1, fmt, aq);
   va_end(aq);
@@ -93,14 +105,20 @@ static const char *qstr(Sg *g, const char *s) {
 }
 
 /* x + d, saturating like the engine: beginning and forever stay where they
-** are, and nothing crosses them */
+** are, and nothing crosses them.  x is named three times; a long x (a
+** shift of a shift...) is named once, through a subquery, so that the SQL
+** text grows with the query, not exponentially. */
 static const char *addT(Sg *g, const char *x, TqTime d) {
   if (d == 0) return x;
+  const char *v = strlen(x) > 64 ? "v" : x;
+  const char *r;
   if (d > 0)
-    return pf(g, "(CASE WHEN (%s) <= " B_STR " THEN " B_STR " WHEN (%s) >= " F_STR " - %lld THEN " F_STR " ELSE (%s) + %lld END)", x,
-              x, (long long)d, x, (long long)d);
-  return pf(g, "(CASE WHEN (%s) >= " F_STR " THEN " F_STR " WHEN (%s) <= " B_STR " + %lld THEN " B_STR " ELSE (%s) - %lld END)", x, x,
-            (long long)-d, x, (long long)-d);
+    r = pf(g, "(CASE WHEN (%s) <= " B_STR " THEN " B_STR " WHEN (%s) >= " F_STR " - %lld THEN " F_STR " ELSE (%s) + %lld END)", v, v,
+           (long long)d, v, (long long)d);
+  else
+    r = pf(g, "(CASE WHEN (%s) >= " F_STR " THEN " F_STR " WHEN (%s) <= " B_STR " + %lld THEN " B_STR " ELSE (%s) - %lld END)", v, v,
+           (long long)-d, v, (long long)-d);
+  return v == x ? r : pf(g, "(SELECT %s FROM (SELECT %s AS v))", r, x);
 }
 
 /* enum column (an index inside) shown by name */
@@ -229,6 +247,37 @@ static const char *cmpOp(int op) {
   }
 }
 
+/* A chain of one associative operator (`a and b and c`, `a + b - c`,
+** `a * b * c`: left-deep, as long as the query's condition) as one flat
+** SQL expression: no nesting of parentheses per term, which SQLite's
+** parser would have to stack.  Walks the left spine in a loop. */
+static int chainOf(const AlgExpr *e, const AlgExpr *x) {
+  if (x->kind != e->kind) return 0;
+  if (x->kind != AX_ARITH) return 1;
+  int add = e->op == OPB_ADD || e->op == OPB_SUB;
+  return add ? x->op == OPB_ADD || x->op == OPB_SUB : x->op == OPB_MUL && e->op == OPB_MUL;
+}
+static const char *flatSql(Sg *g, const AlgExpr *e) {
+  int n = 0;
+  const AlgExpr *x = e;
+  for (; chainOf(e, x); x = x->a) n++;
+  const AlgExpr **spine = tqMalloc(sizeof(AlgExpr *) * (size_t)n);
+  x = e;
+  for (int i = n - 1; i >= 0; i--, x = x->a) spine[i] = x;
+  TqBuf b = {0};
+  tqBufPrintf(&b, "(%s", valueSql(g, x)); /* the leftmost term */
+  for (int i = 0; i < n; i++) {
+    const AlgExpr *y = spine[i];
+    const char *op = y->kind == AX_AND ? "AND" : y->kind == AX_OR ? "OR" : y->op == OPB_ADD ? "+" : y->op == OPB_SUB ? "-" : "*";
+    tqBufPrintf(&b, " %s %s", op, valueSql(g, y->b));
+  }
+  tqBufPuts(&b, ")");
+  free(spine);
+  const char *r = tqArenaStrdup(g->a, b.s);
+  tqBufFree(&b);
+  return r;
+}
+
 static const char *valueSql(Sg *g, const AlgExpr *e) {
   switch (e->kind) {
     case AX_COL:
@@ -242,20 +291,20 @@ static const char *valueSql(Sg *g, const AlgExpr *e) {
       }
     case AX_NEG: return pf(g, "(-%s)", valueSql(g, e->a));
     case AX_ARITH: {
+      if (e->op != OPB_DIV) return flatSql(g, e);
+      /* by zero: 0 (NULLIF names the divisor once) */
       const char *a = valueSql(g, e->a), *b = valueSql(g, e->b);
-      switch (e->op) {
-        case OPB_ADD: return pf(g, "(%s + %s)", a, b);
-        case OPB_SUB: return pf(g, "(%s - %s)", a, b);
-        case OPB_MUL: return pf(g, "(%s * %s)", a, b);
-        default:
-          if (e->type.kind == TY_FLOAT) return pf(g, "(CASE WHEN (%s) = 0 THEN 0.0 ELSE CAST(%s AS REAL) / (%s) END)", b, a, b);
-          return pf(g, "(CASE WHEN (%s) = 0 THEN 0 ELSE (%s) / (%s) END)", b, a, b);
-      }
+      if (e->type.kind == TY_FLOAT) return pf(g, "COALESCE(CAST(%s AS REAL) / NULLIF(%s, 0), 0.0)", a, b);
+      return pf(g, "COALESCE((%s) / NULLIF(%s, 0), 0)", a, b);
     }
     case AX_CMP: return pf(g, "(%s %s %s)", valueSql(g, e->a), cmpOp(e->op), valueSql(g, e->b));
-    case AX_AND: return pf(g, "(%s AND %s)", valueSql(g, e->a), valueSql(g, e->b));
-    case AX_OR: return pf(g, "(%s OR %s)", valueSql(g, e->a), valueSql(g, e->b));
-    case AX_NOT: return pf(g, "(NOT %s)", valueSql(g, e->a));
+    case AX_AND:
+    case AX_OR: return flatSql(g, e);
+    case AX_NOT: {
+      int odd = 1; /* not not x is x: no nesting for SQLite's parser */
+      for (; e->a->kind == AX_NOT; e = e->a) odd = !odd;
+      return odd ? pf(g, "(NOT %s)", valueSql(g, e->a)) : pf(g, "(%s <> 0)", valueSql(g, e->a));
+    }
     default: fail(g, "unexpected expression in a value"); return "NULL";
   }
 }
@@ -320,10 +369,14 @@ static Tv tvSql(Sg *g, const Scope *s, const AlgExpr *e) {
       x = tvSql(g, s, e->a);
       y = tvSql(g, s, e->b);
       r.kind = K_INTERVAL;
-      /* from the earlier begin to the later end; empty when a side is */
+      /* from the earlier begin to the later end; empty when a side is, or
+      ** when both are the same instant (with an interval side it is not:
+      ** min begin < that side's end <= max end, so the SQL text need not
+      ** name the ends again and grows linearly with a chain of extends) */
       r.b = pf(g, "MIN(%s, %s)", x.b, y.b);
       r.e = pf(g, "MAX(%s, %s)", x.e, y.e);
-      r.ne = pf(g, "(%s AND %s AND %s < %s)", x.ne, y.ne, r.b, r.e);
+      if (x.kind == K_INSTANT && y.kind == K_INSTANT) r.ne = pf(g, "(%s AND %s AND %s < %s)", x.ne, y.ne, r.b, r.e);
+      else r.ne = pf(g, "(%s AND %s)", x.ne, y.ne);
       return r;
     }
     default: fail(g, "unexpected temporal expression"); return r;
@@ -333,9 +386,29 @@ static Tv tvSql(Sg *g, const Scope *s, const AlgExpr *e) {
 /* A temporal predicate as an SQL condition. */
 static const char *predSql(Sg *g, const Scope *s, const AlgExpr *e) {
   switch (e->kind) {
-    case AX_AND: return pf(g, "(%s AND %s)", predSql(g, s, e->a), predSql(g, s, e->b));
-    case AX_OR: return pf(g, "(%s OR %s)", predSql(g, s, e->a), predSql(g, s, e->b));
-    case AX_NOT: return pf(g, "(NOT %s)", predSql(g, s, e->a));
+    case AX_AND:
+    case AX_OR: {
+      /* a chain, flat (as flatSql) */
+      int n = 0;
+      const AlgExpr *x = e;
+      for (; x->kind == e->kind; x = x->a) n++;
+      const AlgExpr **spine = tqMalloc(sizeof(AlgExpr *) * (size_t)n);
+      x = e;
+      for (int i = n - 1; i >= 0; i--, x = x->a) spine[i] = x;
+      TqBuf b = {0};
+      tqBufPrintf(&b, "(%s", predSql(g, s, x));
+      for (int i = 0; i < n; i++) tqBufPrintf(&b, " %s %s", e->kind == AX_AND ? "AND" : "OR", predSql(g, s, spine[i]->b));
+      tqBufPuts(&b, ")");
+      free(spine);
+      const char *r = tqArenaStrdup(g->a, b.s);
+      tqBufFree(&b);
+      return r;
+    }
+    case AX_NOT: {
+      int odd = 1;
+      for (; e->a->kind == AX_NOT; e = e->a) odd = !odd;
+      return odd ? pf(g, "(NOT %s)", predSql(g, s, e->a)) : predSql(g, s, e->a);
+    }
     case AX_CONST: return e->ival ? "1" : "0";
     case AX_TOVERLAP: return tvSql(g, s, e).ne;
     case AX_PRECEDE: {
@@ -530,6 +603,7 @@ int cpQuerySql(const CpProgram *p, const CpQuery *q, const CpSqlParams *par, TqB
     return -1;
   }
   const char *body = querySql(&g, q, 0);
+  if (!g.bad && g.with.n + strlen(body) > SQL_MAX_TEXT) fail(&g, "the SQL text of this query would be longer than 1 MB (a shorter chain of operators translates)");
   if (!g.bad) {
     if (g.with.n) tqBufPrintf(out, "WITH RECURSIVE\n %s\n", g.with.s);
     tqBufPuts(out, body);

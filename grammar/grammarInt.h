@@ -15,6 +15,7 @@ typedef struct GrParse {
   AstNode *stmts;     /* result: statement list */
   AstNode *stmtsTail; /* its last statement (appending stays linear) */
   int failed;         /* a syntax error was reported */
+  TqLoc at;           /* the token being parsed (for a full stack) */
   int prevLine, prevCol; /* just after the previous token (0: none) */
   const char *prevZ;  /* the previous token's text */
   int prevN;

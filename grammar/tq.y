@@ -22,26 +22,43 @@
 
 #define MK(kind, tok) astNew(ps->arena, (kind), (tok).loc)
 #define STR(tok) tqArenaStrndup(ps->arena, (tok).z, (size_t)(tok).n)
+/* Sets n's depth from its children's (lists included) and refuses a tree
+** deeper than AST_MAX_DEPTH, at n's operator: `a and b and ...` is as deep
+** as it is long, and every later pass recurses over it. */
+static AstNode *deep(GrParse *ps, AstNode *n) {
+  int d = 0;
+  for (int i = 0; i < 4; i++)
+    for (const AstNode *x = n->k[i]; x; x = x->next)
+      if ((x->depth ? x->depth : 1) > d) d = x->depth ? x->depth : 1;
+  n->depth = n->kind == AST_OPT ? d : d + 1; /* an aggregate's clause is no level of its own */
+  if (n->depth > AST_MAX_DEPTH && !ps->failed) {
+    tqError(ps->diag, n->loc, "expression nested too deeply: more than %d operators in a chain or nested here (split it into smaller expressions)",
+            AST_MAX_DEPTH);
+    ps->failed = 1;
+  }
+  return n;
+}
 static AstNode *mkBin(GrParse *ps, GrToken op, int code, AstNode *l, AstNode *r) {
   AstNode *n = MK(AST_BIN, op);
   n->op = code;
   n->k[0] = l;
   n->k[1] = r;
-  return n;
+  return deep(ps, n);
 }
 static AstNode *mk2(GrParse *ps, AstKind kind, GrToken op, AstNode *l, AstNode *r) {
   AstNode *n = MK(kind, op);
   n->k[0] = l;
   n->k[1] = r;
-  return n;
+  return deep(ps, n);
 }
+static AstNode *mk1(GrParse *ps, AstKind kind, GrToken op, AstNode *e) { return mk2(ps, kind, op, e, NULL); }
 static AstNode *mkOpt(GrParse *ps, GrToken t, int op, int op2, int64_t i, AstNode *k0) {
   AstNode *n = MK(AST_OPT, t);
   n->op = op;
   n->op2 = op2;
   n->i = i;
   n->k[0] = k0;
-  return n;
+  return deep(ps, n);
 }
 static const char *unquote(GrParse *ps, GrToken t) {
   char *s = tqArenaAlloc(ps->arena, (size_t)t.n);
@@ -85,10 +102,10 @@ void grSyntaxError(GrParse *ps, void *parser, int major, GrToken tok);
   grSyntaxError(ps, yypParser, yymajor, yyminor);
 }
 %stack_overflow {
-  tqErrorAt(ps->diag, ps->src->name, "expression nested too deeply");
+  tqError(ps->diag, ps->at, "expression nested too deeply: the parser's stack is full here (fewer parentheses or operators)");
   ps->failed = 1;
 }
-%stack_size 1000
+%stack_size 4000
 
 /* Keywords that may also be used as names where no keyword is expected. */
 %fallback ID PERFORMER INITIATOR TARGET COUNTER KEY CLOCK ENTITY EVENT INTERVAL
@@ -179,7 +196,7 @@ clauses(A) ::= clauses(C) WHEN(T) expr(E).
 /* ---------------------------------------------------------- expressions */
 expr(A) ::= expr(L) OR(T) expr(R).   { A = mkBin(ps, T, OPB_OR, L, R); }
 expr(A) ::= expr(L) AND(T) expr(R).  { A = mkBin(ps, T, OPB_AND, L, R); }
-expr(A) ::= NOT(T) expr(E).          { A = MK(AST_NOT, T); A->k[0] = E; }
+expr(A) ::= NOT(T) expr(E).          { A = mk1(ps, AST_NOT, T, E); }
 expr(A) ::= expr(L) EQ(T) expr(R).   { A = mkBin(ps, T, OPB_EQ, L, R); }
 expr(A) ::= expr(L) NE(T) expr(R).   { A = mkBin(ps, T, OPB_NE, L, R); }
 expr(A) ::= expr(L) LT(T) expr(R).   { A = mkBin(ps, T, OPB_LT, L, R); }
@@ -190,13 +207,13 @@ expr(A) ::= expr(L) PLUS(T) expr(R). { A = mkBin(ps, T, OPB_ADD, L, R); }
 expr(A) ::= expr(L) MINUS(T) expr(R). { A = mkBin(ps, T, OPB_SUB, L, R); }
 expr(A) ::= expr(L) STAR(T) expr(R). { A = mkBin(ps, T, OPB_MUL, L, R); }
 expr(A) ::= expr(L) SLASH(T) expr(R). { A = mkBin(ps, T, OPB_DIV, L, R); }
-expr(A) ::= MINUS(T) expr(E). [UMINUS] { A = MK(AST_NEG, T); A->k[0] = E; }
+expr(A) ::= MINUS(T) expr(E). [UMINUS] { A = mk1(ps, AST_NEG, T, E); }
 expr(A) ::= expr(L) PRECEDE(T) expr(R). { A = mk2(ps, AST_PRECEDE, T, L, R); }
 expr(A) ::= expr(L) EQUAL(T) expr(R). { A = mk2(ps, AST_EQUAL, T, L, R); }
 expr(A) ::= expr(L) OVERLAP(T) expr(R). { A = mk2(ps, AST_OVERLAP, T, L, R); }
 expr(A) ::= expr(L) EXTEND(T) expr(R). { A = mk2(ps, AST_EXTEND, T, L, R); }
-expr(A) ::= BEGIN(T) OF expr(E).     { A = MK(AST_BEGINOF, T); A->k[0] = E; }
-expr(A) ::= END(T) OF expr(E).       { A = MK(AST_ENDOF, T); A->k[0] = E; }
+expr(A) ::= BEGIN(T) OF expr(E).     { A = mk1(ps, AST_BEGINOF, T, E); }
+expr(A) ::= END(T) OF expr(E).       { A = mk1(ps, AST_ENDOF, T, E); }
 expr(A) ::= LP expr(E) RP.           { A = E; }
 expr(A) ::= ID(V) DOT ID(N).         { A = MK(AST_COL, V); A->s = STR(V); A->s2 = STR(N); }
 expr(A) ::= ID(N).                   { A = MK(AST_NAME, N); A->s = STR(N); }
@@ -209,10 +226,10 @@ expr(A) ::= NOW(N).                  { A = MK(AST_NOW, N); }
 expr(A) ::= BEGINNING(N).            { A = MK(AST_BEGINNING, N); }
 expr(A) ::= FOREVER(N).              { A = MK(AST_FOREVER, N); }
 expr(A) ::= AGG(F) LP expr(E) aggopts(O) RP.
-                                     { A = MK(AST_AGG, F); A->s = STR(F); A->k[0] = E; A->k[1] = O; }
+                                     { A = mk2(ps, AST_AGG, F, E, O); A->s = STR(F); }
 /* any other name used like one: the semantic pass reports the unknown aggregate */
 expr(A) ::= ID(F) LP expr(E) aggopts(O) RP.
-                                     { A = MK(AST_AGG, F); A->s = STR(F); A->k[0] = E; A->k[1] = O; }
+                                     { A = mk2(ps, AST_AGG, F, E, O); A->s = STR(F); }
 
 aggopts(A) ::= .                     { A = NULL; }
 aggopts(A) ::= aggopts(L) aggopt(X). { A = astAppend(L, X); }
@@ -446,6 +463,7 @@ AstNode *grParse(TqArena *a, const TqSource *src, TqDiag *d) {
   GrToken tok;
   int code, nerr0 = d->nerr;
   while ((code = grLexerNext(lx, &tok)) > 0) {
+    ps.at = tok.loc;
     grParser(p, code, tok, &ps);
     if (ps.failed) break;
     /* remember where this token ends, for errors found at the next one */

@@ -106,7 +106,10 @@ int64_t rtEvalInt(const RtExpr *e, const int64_t *v) {
       if (e->ty == TY_FLOAT) return (int64_t)asF(v[e->idx]);
       return v[e->idx];
     case AX_CONST: return e->ty == TY_FLOAT ? (int64_t)e->fval : e->ival;
-    case AX_NEG: return (int64_t)(0 - (uint64_t)rtEvalInt(e->a, v));
+    case AX_NEG: { /* saturates like 0 - x: -INT64_MIN is INT64_MAX */
+      int64_t a = rtEvalInt(e->a, v);
+      return a == INT64_MIN ? INT64_MAX : -a;
+    }
     case AX_ARITH: {
       if (e->ty == TY_FLOAT) return (int64_t)rtEvalFloat(e, v);
       int64_t a = rtEvalInt(e->a, v), b = rtEvalInt(e->b, v), r;

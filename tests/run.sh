@@ -213,7 +213,7 @@ elif ! make -s "$FZ" >"$OUT/fuzz.build.log" 2>&1; then
   bad "fuzz: building $FZ" "$OUT/fuzz.build.log"
 else
   mkdir -p "$OUT/fuzz-corpus" "$OUT/fuzz-artifacts" tests/fuzz/crashes
-  if "$FZ" -max_total_time="$fzs" -max_len=4096 -timeout=5 -dict=tests/fuzz/tq.dict -print_final_stats=1 \
+  if "$FZ" -max_total_time="$fzs" -max_len=65536 -timeout=5 -dict=tests/fuzz/tq.dict -print_final_stats=1 \
        -artifact_prefix="$OUT/fuzz-artifacts/" "$OUT/fuzz-corpus" tests/fuzz/corpus tests/fuzz/crashes \
        >"$OUT/fuzz.log" 2>&1; then
     ok
