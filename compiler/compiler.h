@@ -12,7 +12,7 @@
 
 #include "../algebra/algebra.h"
 #include "../base/tq.h"
-#include "ast.h"
+#include "../grammar/ast.h"
 
 /* What a retrieve says, kept as typed pieces (not as algebra) for the
 ** independent SQL translation of sqlgen.c. */

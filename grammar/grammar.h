@@ -11,7 +11,7 @@
 #define GRAMMAR_H
 
 #include "../base/tq.h"
-#include "../compiler/ast.h"
+#include "ast.h"
 
 /* A token as the parser sees it: text and position. */
 typedef struct GrToken {

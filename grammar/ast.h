@@ -4,8 +4,9 @@
 ** One node type for everything (statements, declarations, expressions),
 ** allocated in the program's arena and linked into lists through `next`.
 ** The grammar only calls the constructors below; the meaning of a node is
-** decided by the semantic pass (sema.c).  Every node keeps the position of
-** the token that starts it, so later errors point at the source.
+** decided by the semantic pass (compiler/sema.c).  Every node keeps the
+** position of the token that starts it, so later errors point at the
+** source.
 */
 #ifndef AST_H
 #define AST_H
