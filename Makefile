@@ -22,10 +22,12 @@ LIBS    := -lsqlite3 -lm -ldl -lpthread -lrt
 
 B       := build
 GEN     := $(B)/gen
-LAYERS  := base grammar compiler algebra sensors runtime display
-LIBSRC  := $(filter-out runtime/main.c sensors/tqsensor.c,$(foreach d,$(LAYERS),$(wildcard $(d)/*.c)))
+# The source folders, in the layer order of docs/design.md (each uses only
+# those before it; tests/scripts/layers.sh checks it).
+LAYERS  := base algebra grammar compiler runtime sensors display app
+LIBSRC  := $(filter-out app/main.c sensors/tqsensor.c,$(foreach d,$(LAYERS),$(wildcard $(d)/*.c)))
 GENSRC  := $(GEN)/tq.c $(GEN)/lex.c $(GEN)/page.c
-HDRS    := $(foreach d,$(LAYERS),$(wildcard $(d)/*.h)) include/tqmon.h $(GEN)/tq.h
+HDRS    := $(foreach d,$(LAYERS),$(wildcard $(d)/*.h)) include/tqmon.h include/tqmon_pm.h $(GEN)/tq.h
 INC     := -I$(GEN) -Ibase -Igrammar -Icompiler -Ialgebra -Isensors -Iruntime -Idisplay -Iinclude
 
 OBJ      := $(patsubst %.c,$(B)/obj/%.o,$(LIBSRC)) $(B)/obj/gen/tq.o $(B)/obj/gen/lex.o $(B)/obj/gen/page.o
@@ -68,8 +70,8 @@ $(B)/obj/gen/%.o: $(GEN)/%.c $(HDRS)
 
 $(B)/libtqmon.a: $(OBJ)
 	rm -f $@ && ar rcs $@ $(OBJ)
-$(B)/tqmon: runtime/main.c $(B)/libtqmon.a $(HDRS)
-	$(CC) $(CSTD) $(WARN) $(OPT) $(INC) runtime/main.c $(B)/libtqmon.a $(LIBS) -o $@
+$(B)/tqmon: app/main.c $(B)/libtqmon.a $(HDRS)
+	$(CC) $(CSTD) $(WARN) $(OPT) $(INC) app/main.c $(B)/libtqmon.a $(LIBS) -o $@
 
 # The runtime of generated sensors, linked into monitored programs (it
 # depends on nothing of tqmon; -fPIC so it can go into shared objects too).
@@ -92,8 +94,8 @@ $(B)/asan/gen/%.o: $(GEN)/%.c $(HDRS)
 	$(CC) $(CSTD) $(ASANF) -w $(INC) -c $< -o $@
 $(B)/asan/libtqmon.a: $(ASANOBJ)
 	rm -f $@ && ar rcs $@ $(ASANOBJ)
-$(B)/asan/tqmon: runtime/main.c $(B)/asan/libtqmon.a $(HDRS)
-	$(CC) $(CSTD) $(WARN) $(ASANF) -DTQ_TESTING $(INC) runtime/main.c $(B)/asan/libtqmon.a $(LIBS) -o $@
+$(B)/asan/tqmon: app/main.c $(B)/asan/libtqmon.a $(HDRS)
+	$(CC) $(CSTD) $(WARN) $(ASANF) -DTQ_TESTING $(INC) app/main.c $(B)/asan/libtqmon.a $(LIBS) -o $@
 $(B)/asan/prop: tests/prop.c $(B)/asan/libtqmon.a $(HDRS)
 	$(CC) $(CSTD) $(WARN) $(ASANF) -DTQ_TESTING $(INC) tests/prop.c $(B)/asan/libtqmon.a $(LIBS) -o $@
 $(B)/prop: tests/prop.c $(B)/libtqmon.a $(HDRS)

@@ -106,6 +106,12 @@ static int parseFrac(const char *s, const char *e, int64_t unit, int64_t *out) {
   return 0;
 }
 
+double tqWallSeconds(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
 int tqTimeParse(const char *s, size_t len, TqTime *out) {
   const char *e = s + len;
   if (len > 0 && len < 19) {

@@ -52,6 +52,9 @@ char *tqTimeFormat(char *buf, size_t n, TqTime t);
 ** Returns 0 and sets *out, -1 on a malformed string, -2 when the value does
 ** not fit in 64-bit nanoseconds. */
 int tqTimeParse(const char *s, size_t len, TqTime *out);
+/* Seconds on the monotonic clock (CLOCK_MONOTONIC): for durations (progress,
+** time limits, redraw rates), never for stream time. */
+double tqWallSeconds(void);
 
 /* ---------------------------------------------------------------- memory */
 /* Out-of-memory is the one error we do not recover from: these abort. */

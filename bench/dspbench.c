@@ -111,7 +111,7 @@ int main(int argc, char **argv) {
     snprintf(name, sizeof name, "M%d", i + 1);
     mbx[i] = tqSymZ(name);
   }
-  double t0 = rtWallSeconds();
+  double t0 = tqWallSeconds();
   TqTime now = 0;
   enum { READY = 0, RUNNING, BLOCKED };
   /* the entities */
@@ -174,9 +174,9 @@ int main(int argc, char **argv) {
     }
     instant(&b, now);
   }
-  double t1 = rtWallSeconds();
+  double t1 = tqWallSeconds();
   int rc = b.c->end(b.c->self, net, 1);
-  double t2 = rtWallSeconds();
+  double t2 = tqWallSeconds();
   DspStats st;
   dspModelStats(m, &st);
   FILE *f = fopen(out, "rb");

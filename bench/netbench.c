@@ -197,7 +197,7 @@ static double chainTq(int64_t n, const int64_t *nodeSym, int last) {
 
   rng = CHAIN_SEED;
   int64_t v[4], delivered = 0;
-  double t0 = rtWallSeconds();
+  double t0 = tqWallSeconds();
   while (delivered < n) {
     t += 1000;
     rtNetAdvance(net, t);
@@ -208,7 +208,7 @@ static double chainTq(int64_t n, const int64_t *nodeSym, int last) {
     rtNetEndInstant(net);
   }
   rtNetFinish(net, t, 1);
-  double secs = rtWallSeconds() - t0;
+  double secs = tqWallSeconds() - t0;
   if (last) {
     printf("chain.enabled_all %s\n", enabledAll ? "yes" : "no");
     printf("chain.tqmon.tuples %lld\n", (long long)delivered);
@@ -257,7 +257,7 @@ static void chain(int64_t n) {
   if (!useSqlite) return;
   sqlite3 *db = dbOpen();
   if (!db) return;
-  double s0 = rtWallSeconds();
+  double s0 = tqWallSeconds();
   dbExec(db, "CREATE TABLE E (N INTEGER, A INTEGER, B INTEGER, C INTEGER, valid_at INTEGER NOT NULL)");
   dbExec(db, "BEGIN");
   sqlite3_stmt *ins;
@@ -280,10 +280,10 @@ static void chain(int64_t n) {
   }
   sqlite3_finalize(ins);
   dbExec(db, "COMMIT");
-  double s1 = rtWallSeconds();
+  double s1 = tqWallSeconds();
   printPlan(db, "chain.sqlite", CHAIN_SQL);
   int64_t rows = dbCountRows(db, CHAIN_SQL);
-  double s2 = rtWallSeconds();
+  double s2 = tqWallSeconds();
   sqlite3_close(db);
   remove(dbPath);
   printf("chain.sqlite.insert_seconds %.3f\n", s1 - s0);
@@ -454,10 +454,10 @@ static void overlap(int64_t n) {
   int64_t procBefore = net->tuplesProcessed;
   printf("overlap.tqmon.rss_kb.0 %ld\n", vmKb("VmRSS"));
   Sink2 s = {tqBegin, tqEnd, tqEvent, tqInstant, &x};
-  double t0 = rtWallSeconds();
+  double t0 = tqWallSeconds();
   int64_t tuples = overlapStream(n, keySym, live, &s, tqProgress);
   rtNetFinish(net, x.now, 1);
-  double secs = rtWallSeconds() - t0;
+  double secs = tqWallSeconds() - t0;
   printf("overlap.tqmon.tuples %lld\n", (long long)tuples);
   printf("overlap.tqmon.events %lld\n", (long long)x.R->delivered);
   printf("overlap.tqmon.intervals_delivered %lld\n", (long long)x.L->delivered);
@@ -475,7 +475,7 @@ static void overlap(int64_t n) {
     sqlite3 *db = dbOpen();
     if (db) {
       SqlSide y = {db, NULL, NULL, 0};
-      double s0 = rtWallSeconds();
+      double s0 = tqWallSeconds();
       dbExec(db, "CREATE TABLE L (K INTEGER, V INTEGER, valid_from INTEGER NOT NULL, valid_to INTEGER);"
                  "CREATE TABLE R (K INTEGER, W INTEGER, valid_at INTEGER NOT NULL)");
       dbExec(db, "BEGIN");
@@ -487,10 +487,10 @@ static void overlap(int64_t n) {
       sqlite3_finalize(y.insL);
       sqlite3_finalize(y.insR);
       dbExec(db, "COMMIT");
-      double s1 = rtWallSeconds();
+      double s1 = tqWallSeconds();
       printPlan(db, "overlap.sqlite", OVERLAP_SQL);
       int64_t rows = dbCountRows(db, OVERLAP_SQL);
-      double s2t = rtWallSeconds();
+      double s2t = tqWallSeconds();
       sqlite3_close(db);
       remove(dbPath);
       printf("overlap.sqlite.intervals %lld\n", (long long)y.intervals);

@@ -9,7 +9,7 @@
 #define DISPLAY_H
 
 #include "../runtime/runtime.h"
-#include "../sensors/pm.h"
+#include "../include/tqmon_pm.h"
 
 enum { DSP_TABLE = 1, DSP_CSV, DSP_JSONL };
 
@@ -53,5 +53,8 @@ void dspModelStats(const DspModel *m, DspStats *s);
 **   pace=S           each step drawn takes at least S seconds (a replay
 **                    watched live in the terminal or the browser) */
 extern const tq_pm dspDisplayPm;
+/* The text PM (CONSUMER of results): dspTextConsumer on standard output or
+** a file (args: table, csv or jsonl, optionally :FILE). */
+extern const tq_pm dspTextPm;
 
 #endif

@@ -5,9 +5,9 @@
 ** linger: serve after the run until interrupted; pace=S: each step takes at
 ** least S seconds, to watch a replay live).
 **
-** Loading it asks the engine for the queries that collect the displayed
-** relations (enWantDisplay): displaying a relation is what enables its
-** sensors.  A failing output disables the PM (the run goes on); a page that
+** It declares TQ_PM_SYNC_DISPLAYS, so the engine compiles the queries that
+** collect the displayed relations: displaying a relation is what enables
+** its sensors.  A failing output disables the PM (the run goes on); a page that
 ** cannot be written at the end makes the run fail.
 */
 #include <errno.h>
@@ -127,9 +127,8 @@ static int outputs(const char *args, DspModel *m, char *msg, size_t nmsg) {
 
 static tq_pm_status displayInit(tq_pm_global *g, tq_pm_private *p) {
   p->caps = TQ_PM_CONSUMER;
-  p->sync = TQ_PM_SYNC_SNAPSHOT_END;
+  p->sync = TQ_PM_SYNC_SNAPSHOT_END | TQ_PM_SYNC_DISPLAYS;
   if (outputs(p->args, NULL, p->message, sizeof p->message)) return TQ_PM_ERROR;
-  enWantDisplay(g);
   return TQ_PM_OK;
 }
 

@@ -48,7 +48,7 @@ static void redraw(TtyOut *t, DspModel *m) {
   fprintf(t->f, "\033[H\033[2J\033[1mtqmon\033[0m  %s\n\n%s", tqTimeFormat(buf, sizeof buf, t->t), s.s ? s.s : "(nothing drawn)\n");
   fflush(t->f);
   tqBufFree(&s);
-  t->lastDraw = rtWallSeconds();
+  t->lastDraw = tqWallSeconds();
   t->pending = 0;
 }
 
@@ -57,7 +57,7 @@ static void ttyStep(void *self, DspModel *m, const DspStep *st) {
   t->t = st->t;
   if (t->fancy) {
     t->pending = 1;
-    if (rtWallSeconds() - t->lastDraw >= 0.1) redraw(t, m);
+    if (tqWallSeconds() - t->lastDraw >= 0.1) redraw(t, m);
     return;
   }
   TqBuf s = {0};

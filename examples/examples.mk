@@ -3,7 +3,7 @@
 #
 #   build/client, build/asan/client       the client: include/tqmon.h only,
 #                                         linked with libtqmon.a
-#   build/pm/logpm.so, build/asan/pm/...  the PM library: sensors/pm.h only,
+#   build/pm/logpm.so, build/asan/pm/...  the PM library: include/tqmon_pm.h only,
 #                                         never linked with libtqmon (-z defs
 #                                         proves it for the release build)
 # The sanitizer builds are for the tests (the ASan tqmon loads the ASan PM).
@@ -13,17 +13,17 @@ examples: $(B)/client $(B)/pm/logpm.so
 
 PMCFLAGS := -fPIC -shared -fvisibility=hidden
 
-$(B)/client: examples/client/client.c $(B)/libtqmon.a include/tqmon.h sensors/pm.h
+$(B)/client: examples/client/client.c $(B)/libtqmon.a include/tqmon.h include/tqmon_pm.h
 	@mkdir -p $(B)
 	$(CC) $(CSTD) $(WARN) $(OPT) -Iinclude examples/client/client.c $(B)/libtqmon.a $(LIBS) -o $@
-$(B)/asan/client: examples/client/client.c $(B)/asan/libtqmon.a include/tqmon.h sensors/pm.h
+$(B)/asan/client: examples/client/client.c $(B)/asan/libtqmon.a include/tqmon.h include/tqmon_pm.h
 	@mkdir -p $(B)/asan
 	$(CC) $(CSTD) $(WARN) $(ASANF) -Iinclude examples/client/client.c $(B)/asan/libtqmon.a $(LIBS) -o $@
 
-$(B)/pm/logpm.so: examples/pm/logpm.c sensors/pm.h
+$(B)/pm/logpm.so: examples/pm/logpm.c include/tqmon_pm.h
 	@mkdir -p $(B)/pm
 	$(CC) $(CSTD) $(WARN) $(OPT) $(PMCFLAGS) -Wl,-z,defs examples/pm/logpm.c -o $@
-$(B)/asan/pm/logpm.so: examples/pm/logpm.c sensors/pm.h
+$(B)/asan/pm/logpm.so: examples/pm/logpm.c include/tqmon_pm.h
 	@mkdir -p $(B)/asan/pm
 	$(CC) $(CSTD) $(WARN) $(ASANF) $(PMCFLAGS) examples/pm/logpm.c -o $@
 

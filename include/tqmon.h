@@ -20,7 +20,7 @@
 
 #include <stdint.h>
 
-#include "../sensors/pm.h"
+#include "tqmon_pm.h"
 
 typedef struct tq_engine tq_engine;
 

@@ -40,8 +40,7 @@
 typedef struct EnPm {
   const tq_pm *pm;
   tq_pm_private priv;
-  void *dl;            /* dlopen handle of its library (NULL: built in / client) */
-  int builtin;
+  void *dl;            /* dlopen handle of its library (NULL: offered / client) */
   int64_t calls;
   int visit;           /* topological sort */
   int started;         /* it was called at START (and so is called at END) */
@@ -141,8 +140,9 @@ struct tq_engine {
   TqTime lastSeen;        /* time of the latest record produced (an extraction
                           ** whose extractor gave no range ends there) */
   int rangeSet;
-  TqTime startTime;       /* a live collection's first time (enSetStart) */
+  TqTime startTime;       /* a live collection's first time (g->set_start) */
   int haveStart;
+  int starting;           /* the START calls are going on */
   int64_t snapSeq;
   int snapDirty;          /* records delivered since the last snapshot */
   TqTime snapBoundary;    /* next base tick closing a snapshot */
@@ -168,22 +168,17 @@ struct tq_engine {
   Gathered *gat;
   int ngat, cgat;
   TqArena *gatArena;
-  int wantDisplay;        /* a PM draws: displayed relations get their queries */
-  int announced;          /* the extractor announced its whole intervals (enAnnounceWhole) */
+  int announced;          /* the extractor announced its whole intervals (g->announce_whole) */
+  const tq_pm *const *offered; /* PMs loadable by name (enOffer) */
+  int noffered;
+  int held;               /* the program and the network are the caller's (enBind) */
 };
 
-tq_engine *enOf(tq_pm_global *g) { return (tq_engine *)g; }
+static tq_engine *enOf(tq_pm_global *g) { return (tq_engine *)g; }
 CpProgram *enProgram(tq_pm_global *g) { return enOf(g)->prog; }
 RtNet *enNet(tq_pm_global *g) { return enOf(g)->net; }
 TqDiag *enDiag(tq_pm_global *g) { return &enOf(g)->diag; }
 static void enSetTotal(tq_pm_global *g, int64_t n) { enOf(g)->packetsTotal = n; }
-void enSetStart(tq_pm_global *g, TqTime t) {
-  tq_engine *e = enOf(g);
-  e->startTime = t;
-  e->haveStart = 1;
-  e->g.now = t;
-}
-void enWantDisplay(tq_pm_global *g) { enOf(g)->wantDisplay = 1; }
 /* The time range of the recording being extracted (for Clock ticks and
 ** `now`): an extractor's g->set_range. */
 static void enSetRange(tq_pm_global *g, TqTime first, TqTime last) {
@@ -542,8 +537,7 @@ static uint64_t annKey(TqTime t) { return (uint64_t)t ^ (UINT64_C(1) << 63); }
 /* An extractor that reads ahead announces each whole interval (reported
 ** only at its end) at the start: its begin holds the relation's low mark
 ** back until it comes, like a begin made while the sensor was disabled. */
-void enAnnounceWhole(tq_pm_global *g, int rel, TqTime from) {
-  tq_engine *e = enOf(g);
+static void announceWhole(tq_engine *e, int rel, TqTime from) {
   if (!e->net || rel < 1 || rel > e->nrel || !e->rs[rel - 1].tracked) return;
   RelState *r = &e->rs[rel - 1];
   e->announced = 1;
@@ -552,7 +546,7 @@ void enAnnounceWhole(tq_pm_global *g, int rel, TqTime from) {
   tqMapPut(&r->annLeft, k, (void *)((intptr_t)tqMapGet(&r->annLeft, k) + 1));
 }
 
-/* g->announce_whole (version 3): enAnnounceWhole for any extractor, at
+/* g->announce_whole (version 3): announceWhole for any extractor, at
 ** START only (before its first record), with a time a record can have. */
 static int gAnnounceWhole(tq_pm_global *g, int rel, tq_time from) {
   tq_engine *e = enOf(g);
@@ -563,8 +557,30 @@ static int gAnnounceWhole(tq_pm_global *g, int rel, tq_time from) {
          "with beginning < from < forever");
     return -1;
   }
-  enAnnounceWhole(g, rel, from);
+  announceWhole(e, rel, from);
   return 0;
+}
+
+/* g->set_start (version 4): a live collection's first time, from its
+** timer's START (the realtime clock: times are then CLOCK_REALTIME ns). */
+static int gSetStart(tq_pm_global *g, tq_time t) {
+  tq_engine *e = enOf(g);
+  if (!e->starting || e->extractor || t <= TQ_BEGINNING || t >= TQ_FOREVER) {
+    gLog(g, NULL, TQ_LOG_WARNING,
+         "set_start ignored: only a collection, at START, with beginning < t < forever");
+    return -1;
+  }
+  e->startTime = t;
+  e->haveStart = 1;
+  e->g.now = t;
+  return 0;
+}
+
+/* g->counts (version 4): how far the operation is, for MONITORs. */
+static void gCounts(tq_pm_global *g, int64_t *records, int64_t *snapshots) {
+  tq_engine *e = enOf(g);
+  if (records) *records = e->packets;
+  if (snapshots) *snapshots = e->snapSeq;
 }
 
 /* A whole interval came: if announced, its begin no longer holds the mark
@@ -1152,7 +1168,7 @@ static int64_t callPm(tq_engine *e, EnPm *m, int what, const tq_record_set *rs) 
 
 /* ================================================================ registry */
 
-tq_engine *tq_init(void) {
+tq_engine *enNew(void) {
   tq_engine *e = tqCalloc(1, sizeof *e);
   e->g.version = TQ_PM_VERSION;
   e->g.engine = e;
@@ -1172,6 +1188,8 @@ tq_engine *tq_init(void) {
   e->g.halt = gHalt;
   e->g.set_range = gSetRange;
   e->g.announce_whole = gAnnounceWhole;
+  e->g.set_start = gSetStart;
+  e->g.counts = gCounts;
   e->opt.nowValue = TQ_OPEN;
   e->instArena = tqArenaNew();
   const char *env = getenv("TQMON_PM_PATH");
@@ -1226,11 +1244,11 @@ static EnPm *findPm(tq_engine *e, const char *name) {
   return NULL;
 }
 
-static int addPm(tq_engine *e, const tq_pm *pm, const char *args, void *dl, int builtin);
-
 static int registerName(tq_engine *e, const char *name, const char *args, int depth);
 
-static int addPm(tq_engine *e, const tq_pm *pm, const char *args, void *dl, int builtin) {
+/* Loads pm: init with a fresh private context (data set to data first),
+** a GROUPER's members after it.  Returns 0 or -1. */
+static int addPm(tq_engine *e, const tq_pm *pm, const char *args, void *dl, void *data) {
   if (!pm || pm->version < TQ_PM_VERSION_MIN || pm->version > TQ_PM_VERSION)
     return fail(e, "processor module %s: interface version %d, this engine speaks %d to %d",
                 pm && pm->name ? pm->name : "?", pm ? pm->version : 0, TQ_PM_VERSION_MIN, TQ_PM_VERSION);
@@ -1253,8 +1271,8 @@ static int addPm(tq_engine *e, const tq_pm *pm, const char *args, void *dl, int 
   EnPm *m = tqCalloc(1, sizeof *m);
   m->pm = pm;
   m->dl = dl;
-  m->builtin = builtin;
   m->priv.rel = -1;
+  m->priv.data = data;
   if (args) {
     m->argsCopy = tqStrdup(args);
     m->priv.args = m->argsCopy;
@@ -1288,9 +1306,21 @@ int tq_register_pm(tq_engine *e, const tq_pm *pm, const char *args) {
     collectErrors(e);
     return -1;
   }
-  int rc = addPm(e, pm, args, NULL, 0);
+  int rc = addPm(e, pm, args, NULL, NULL);
   collectErrors(e);
   return rc;
+}
+
+int enRegisterData(tq_engine *e, const tq_pm *pm, const char *args, void *data) {
+  tqBufFree(&e->errs);
+  int rc = e->state ? fail(e, "processor modules are registered before tq_prepare") : addPm(e, pm, args, NULL, data);
+  collectErrors(e);
+  return rc;
+}
+
+void enOffer(tq_engine *e, const tq_pm *const *pms, int n) {
+  e->offered = pms;
+  e->noffered = n;
 }
 
 /* Loads NAME.so from the PM path (only directories the user named). */
@@ -1329,7 +1359,7 @@ static int loadShared(tq_engine *e, const char *name, const char *args) {
       if (pms[i] && pms[i]->name && !strcasecmp(pms[i]->name, name)) named = 1;
     for (int i = 0; i < n && ok; i++) {
       const char *a = (!named || (pms[i] && pms[i]->name && !strcasecmp(pms[i]->name, name))) ? args : NULL;
-      if (addPm(e, pms[i], a, NULL, 0)) ok = 0;
+      if (addPm(e, pms[i], a, NULL, NULL)) ok = 0;
     }
     /* the first PM it added holds the handle; a library loaded before
     ** (through another of its names) adds none: this handle is released */
@@ -1346,10 +1376,8 @@ static int loadShared(tq_engine *e, const char *name, const char *args) {
 
 static int registerName(tq_engine *e, const char *name, const char *args, int depth) {
   if (depth > 8) return fail(e, "groupers nested too deeply at %s", name);
-  int n = 0;
-  const tq_pm *const *b = enBuiltinPms(&n);
-  for (int i = 0; i < n; i++)
-    if (!strcasecmp(b[i]->name, name)) return addPm(e, b[i], args, NULL, 1);
+  for (int i = 0; i < e->noffered; i++)
+    if (!strcasecmp(e->offered[i]->name, name)) return addPm(e, e->offered[i], args, NULL, NULL);
   return loadShared(e, name, args);
 }
 
@@ -1431,6 +1459,13 @@ static int batchToPms(void *self, TqTime now) {
 static int bindNet(tq_engine *e);
 static int needed(tq_engine *e, int rel);
 
+/* Does a loaded PM draw the program's displays (TQ_PM_SYNC_DISPLAYS)? */
+static int wantsDisplays(tq_engine *e) {
+  for (int i = 0; i < e->npm; i++)
+    if (e->pm[i]->pm->version >= 4 && (e->pm[i]->priv.sync & TQ_PM_SYNC_DISPLAYS)) return 1;
+  return 0;
+}
+
 int tq_prepare(tq_engine *e, int nfiles, const char *const *files) {
   tqBufFree(&e->errs);
   if (e->state) {
@@ -1448,7 +1483,7 @@ int tq_prepare(tq_engine *e, int nfiles, const char *const *files) {
     collectErrors(e);
     return -1;
   }
-  if (e->wantDisplay && cpDisplayQueries(e->prog, &e->diag)) {
+  if (wantsDisplays(e) && cpDisplayQueries(e->prog, &e->diag)) {
     collectErrors(e);
     return -1;
   }
@@ -1612,14 +1647,16 @@ static int start(tq_engine *e) {
                     m->pm->name, m->priv.privileges[k]);
   }
   e->state = 2;
-  e->startWall = rtWallSeconds();
+  e->startWall = tqWallSeconds();
   int started = 0;
+  e->starting = 1;
   for (; started < e->npm && !e->fatal; started++) {
     EnPm *m = e->order[started];
     if (m->unbound) continue; /* left out: never called */
     m->started = 1;
     callPm(e, m, TQ_PM_START, NULL);
   }
+  e->starting = 0;
   if (e->fatal) {
     /* the PMs a fatal START left unstarted get no call but END (no records,
     ** no result rows while the results so far are flushed) */
@@ -1694,7 +1731,7 @@ static void mergeGathered(tq_engine *e) {
 /* One snapshot's worth: returns 1 more, 0 done, -1 fatal. */
 static int step(tq_engine *e) {
   if (e->halted) return e->fatal ? -1 : 0;
-  if (e->opt.timeLimit > 0 && rtWallSeconds() - e->startWall > e->opt.timeLimit) {
+  if (e->opt.timeLimit > 0 && tqWallSeconds() - e->startWall > e->opt.timeLimit) {
     e->net->stopped = 1;
     return 0;
   }
@@ -1913,6 +1950,16 @@ const char *tq_stats_json(tq_engine *e) {
 void tq_finish(tq_engine *e) {
   if (!e) return;
   if (e->state == 1 || e->state == 2) tq_end(e);
+  if (e->held) {
+    /* the caller keeps the program and the network (enBind) */
+    for (int i = 0; e->net && i < e->net->consumers.n; i++)
+      if (e->net->consumers.v[i] == &e->rowc) {
+        e->net->consumers.v[i] = e->net->consumers.v[--e->net->consumers.n];
+        break;
+      }
+    e->prog = NULL;
+    e->net = NULL;
+  }
   rtNetFree(e->net);
   for (int i = 0; i < e->npm; i++) {
     EnPm *m = e->pm[i];
@@ -1976,28 +2023,20 @@ void tq_finish(tq_engine *e) {
   free(e);
 }
 
-/* ================================================================ replay for tests and tools */
+/* ================================================================ a program and a network held by the caller */
 
-int enReplay(CpProgram *p, RtNet *net, struct SnsTrace *tr) {
-  tq_engine *e = tq_init();
+int enBind(tq_engine *e, CpProgram *p, RtNet *net) {
+  tqBufFree(&e->errs);
+  if (e->state) {
+    fail(e, "enBind instead of tq_prepare, once");
+    collectErrors(e);
+    return -1;
+  }
   e->prog = p;
   e->net = net;
   e->opt = net->opt;
-  int rc = -1;
-  if (registerName(e, "trace", "(memory)", 0) == 0) {
-    snsTracePreload(&findPm(e, "trace")->priv, tr);
-    if (bindNet(e) == 0 && tq_start(e) == 0) rc = 0;
-    if (tq_end(e)) rc = -1;
-  }
-  if (e->diag.out.s) fputs(e->diag.out.s, stderr);
-  /* the caller keeps the program and the network */
-  for (int i = 0; i < net->consumers.n; i++)
-    if (net->consumers.v[i] == &e->rowc) {
-      net->consumers.v[i] = net->consumers.v[--net->consumers.n];
-      break;
-    }
-  e->prog = NULL;
-  e->net = NULL;
-  tq_finish(e);
+  e->held = 1;
+  int rc = bindNet(e);
+  collectErrors(e);
   return rc;
 }

@@ -1,7 +1,17 @@
 /*
-** engine.h - the engine's internals shared with the built-in processor
-** modules (sensors/, display/, runtime/store.c).  Third-party PMs see only
-** sensors/pm.h; client applications only include/tqmon.h.
+** engine.h - the engine's side for code compiled into tqmon.  Client
+** applications see only include/tqmon.h, third-party PMs only
+** include/tqmon_pm.h; the engine itself knows every PM only through
+** tqmon_pm.h, and names none.  This header adds two things
+** (docs/design.md, "The PM contract"):
+**   1. for the program that embeds the engine (app/, the tests, tools):
+**      an engine with no PM to load by name but those it is offered, a PM
+**      handed an object at registration, and a run over a program and a
+**      network its caller holds;
+**   2. for the PMs compiled into tqmon (sensors/, display/, the store):
+**      what they use beyond tqmon_pm.h because it is tqmon's own types:
+**      the compiled program, the network, errors with file:line:col, and
+**      a result consumer fed with the network's rows.
 */
 #ifndef ENGINE_H
 #define ENGINE_H
@@ -9,33 +19,44 @@
 #include "../include/tqmon.h"
 #include "runtime.h"
 
-/* The engine behind a PM's global context (built-in PMs only). */
-tq_engine *enOf(tq_pm_global *g);
+/* ================================================================ for the embedding program */
+
+/* An engine as tq_init makes one, but offering no PM to load by name:
+** tq_register finds only the PMs enOffer gives and the PM path's
+** libraries.  (tq_init, in app/builtins.c, is enNew and the built-in PMs.)
+** Returns NULL only when out of memory. */
+tq_engine *enNew(void);
+/* The PMs tq_register loads by name, before the PM path; pms[0..n) stay
+** valid until tq_finish. */
+void enOffer(tq_engine *e, const tq_pm *const *pms, int n);
+/* tq_register_pm with the PM's private data set to data before its init
+** runs: a PM handed an object of the embedding program (a recording read
+** already).  Returns 0 or -1 (tq_errors). */
+int enRegisterData(tq_engine *e, const tq_pm *pm, const char *args, void *data);
+/* Instead of tq_prepare: binds the engine to program p and network net
+** (built on p), which the caller keeps after tq_finish, for tests and
+** tools that build their own network.  Returns 0 or -1 (tq_errors). */
+int enBind(tq_engine *e, CpProgram *p, RtNet *net);
+
+/* ================================================================ for the PMs compiled into tqmon */
+
+/* The compiled program (the catalog with its types, the display
+** statements) from tq_prepare on; NULL before. */
 CpProgram *enProgram(tq_pm_global *g);
+/* The update network from tq_prepare on (its results and their rows,
+** its time); NULL before. */
 RtNet *enNet(tq_pm_global *g);
+/* Where errors with a place (file:line:col) are reported: they come out
+** with the engine's own (tq_errors). */
 TqDiag *enDiag(tq_pm_global *g);
-/* A built-in CONSUMER hands the engine its result consumer at START. */
+/* A CONSUMER hands its result consumer at START (begun by the PM on
+** enNet): the network's rows then go to c instead of the PM's result(),
+** while the PM is not disabled; a failing batch disables it. */
 void enAttachConsumer(tq_pm_global *g, tq_pm_private *p, RtConsumer *c);
-/* A built-in CONSUMER that draws calls this at init: the displayed
-** relations then get the queries that collect them (cpDisplayQueries). */
-void enWantDisplay(tq_pm_global *g);
-/* A live collection's first time (the realtime clock calls it at START:
-** times are then CLOCK_REALTIME nanoseconds). */
-void enSetStart(tq_pm_global *g, TqTime t);
-/* A built-in extractor that reads ahead, at START: a whole interval of
-** relation rel (reported only at its end) began at from.  Its begin holds
-** the relation's low mark back until it comes. */
-void enAnnounceWhole(tq_pm_global *g, int rel, TqTime from);
 
-/* Replays an already parsed recording through net (built on p, which the
-** caller keeps) with the engine's delivery: for tests and tools that hold
-** their own network.  Returns 0 or -1 (messages on standard error). */
-struct SnsTrace;
-int enReplay(CpProgram *p, RtNet *net, struct SnsTrace *tr);
-/* The trace PM reads tr (kept by the caller) instead of its file. */
-void snsTracePreload(tq_pm_private *p, struct SnsTrace *tr);
-
-/* The built-in PMs (sensors/builtins.c lists them). */
-const tq_pm *const *enBuiltinPms(int *n);
+/* The built-in PMs of runtime/ (store.c; app/builtins.c offers them):
+** sqlite, every named result into an SQLite file, and store, every record
+** as tables of the primitive relations (tqmon load). */
+extern const tq_pm rtSqlitePm, rtStorePm;
 
 #endif

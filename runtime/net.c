@@ -241,14 +241,8 @@ RtSensor *rtNetSensor(RtNet *net, const char *name) {
 
 /* ================================================================ driving */
 
-double rtWallSeconds(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 int rtNetStart(RtNet *net, TqTime t0) {
-  net->startWall = rtWallSeconds();
+  net->startWall = tqWallSeconds();
   net->started = 1;
   net->origin = t0;
   for (int i = 0; i < net->consumers.n; i++) {
@@ -435,7 +429,7 @@ void rtNetStatsJson(RtNet *net, TqBuf *b) {
               "  \"wall_seconds\": %.3f,\n  \"peak_rss_kb\": %ld,\n  \"packets_seen\": %lld,\n  \"packets_total\": %lld,\n"
               "  \"stopped_early\": %s,\n",
               net->opt.noOpt ? "false" : "true", (long long)net->tuplesProcessed, (long long)peak,
-              rtWallSeconds() - net->startWall, (long)ru.ru_maxrss, (long long)net->packetsSeen,
+              tqWallSeconds() - net->startWall, (long)ru.ru_maxrss, (long long)net->packetsSeen,
               (long long)net->packetsTotal, net->stopped ? "true" : "false");
   tqBufPuts(b, "  \"sensors\": [");
   int first = 1;

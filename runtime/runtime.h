@@ -240,8 +240,6 @@ struct RtNet {
   int stopped;         /* the run stopped early (time limit) */
   int ending;          /* rtNetFinish: no delivery comes any more */
 };
-/* Wall clock in seconds (monotonic). */
-double rtWallSeconds(void);
 
 /* Builds the networks of every query of prog (optimized tree when set and
 ** !opt->noOpt).  Returns NULL with an error in d on failure. */

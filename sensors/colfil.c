@@ -940,7 +940,7 @@ static tq_pm_status colCall(tq_pm_global *g, tq_pm_private *p, int what, const t
             int skip, any = 0;
             scan.wholeOk = 1;
             while (readRecord(&scan, &rec, &skip) > 0) {
-              if (rec.kind == TQ_REC_WHOLE && !skip) enAnnounceWhole(g, rec.rel, rec.from);
+              if (rec.kind == TQ_REC_WHOLE && !skip) g->announce_whole(g, rec.rel, rec.from);
               if (ranged) continue;
               TqTime t = rec.kind == TQ_REC_BEGIN ? rec.from : rec.kind == TQ_REC_END || rec.kind == TQ_REC_WHOLE ? rec.to : rec.t;
               if (!any) c->rd.first = t;

@@ -1,6 +1,7 @@
 /*
-** sensors.h - recordings in the text .trace format, read by the trace PM
-** (sensors/builtins.c) and replayed through the engine with the same
+** sensors.h - the processor modules of sensors/ (the sources of data and
+** the recordings), and recordings in the text .trace format, read by the
+** trace PM (sensors/pms.c) and replayed through the engine with the same
 ** enabling semantics as live sensors (a packet is delivered only when its
 ** sensor is enabled on the flag entity at that time), and written by it
 ** (tqmon convert).
@@ -19,7 +20,15 @@
 #ifndef SENSORS_H
 #define SENSORS_H
 
+#include "../include/tqmon_pm.h"
 #include "../runtime/runtime.h"
+
+/* The built-in PMs of sensors/ (app/builtins.c offers them by name). */
+extern const tq_pm snsTracePm, snsClockPm, snsProgressPm; /* pms.c */
+extern const tq_pm snsColfilPm;                          /* colfil.c */
+extern const tq_pm snsShmPm;                             /* shm.c */
+extern const tq_pm snsHostPm, snsHostProcessPm, snsHostProcessorPm, snsHostStatePm, snsHostRunningOnPm,
+    snsHostCpuTimePm, snsHostMemoryPm, snsHostIoPm;      /* host.c */
 
 typedef struct SnsTrace SnsTrace;
 
@@ -28,14 +37,15 @@ typedef struct SnsTrace SnsTrace;
 SnsTrace *snsTraceRead(const char *path, const CpProgram *prog, TqDiag *d);
 SnsTrace *snsTraceParse(TqSource *src, const CpProgram *prog, TqDiag *d); /* takes src */
 void snsTraceFree(SnsTrace *t);
+/* Replays tr (kept by the caller) through net, built on p (kept by the
+** caller too), with the engine's delivery: for tests and tools that hold
+** their own network.  also, when not NULL, is a PM registered after the
+** trace PM with args (a consumer of the records: the store).  Returns 0
+** or -1 (the messages on standard error). */
+int snsReplay(CpProgram *p, RtNet *net, SnsTrace *tr, const tq_pm *also, const char *args);
 int64_t snsTracePackets(const SnsTrace *t);
 TqTime snsTraceFirst(const SnsTrace *t);
 TqTime snsTraceLast(const SnsTrace *t);
-
-/* Writes the whole recording (every packet, all sensors enabled) as
-** primitive relation tables into an SQLite file: the "traditional way"
-** and the input of the SQL oracle.  Returns 0 or -1 with an error in d. */
-int snsTraceToSqlite(const SnsTrace *t, const CpProgram *prog, const char *path, TqDiag *d);
 
 /* Is path a binary collection file (its magic)?  0 for anything else,
 ** unreadable files included. */

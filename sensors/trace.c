@@ -619,40 +619,6 @@ TqTime snsTraceLast(const SnsTrace *t) { return t->last; }
 
 /* ================================================================ the traditional way */
 
-int snsTraceToSqlite(const SnsTrace *t, const CpProgram *prog, const char *path, TqDiag *d) {
-  RtStore *st = rtStoreOpen(path, d);
-  if (!st) return -1;
-  int n = prog->cat.rels.n, rc = 0;
-  int *tbl = tqCalloc((size_t)(n ? n : 1), sizeof(int));
-  if (rtStoreBegin(st)) rc = -1;
-  for (int i = 0; i < n && !rc; i++) {
-    const AlgRel *r = prog->cat.rels.v[i];
-    tbl[i] = rtStoreTable(st, r->name, r->nattr, r->attr, r->isEvent);
-    if (tbl[i] < 0) rc = -1;
-  }
-  int64_t k = 0;
-  for (int64_t i = 0; i < t->npk && !rc; i++) {
-    const SnsPacket *p = &t->pk[i];
-    const AlgRel *r = prog->cat.rels.v[p->rel];
-    if (p->kind == PK_EVENT || p->kind == PK_SAMPLE) {
-      /* a sample of an interval relation: valid at t, [t, t+1) */
-      rc = rtStoreInsert(st, tbl[p->rel], t->vals + p->vals, p->t, r->isEvent ? p->t : p->t + 1, NULL);
-    } else if (p->kind == PK_BEGIN || p->kind == PK_WHOLE) {
-      const SnsIv *iv = &t->iv[p->iv];
-      rc = rtStoreInsert(st, tbl[p->rel], t->vals + iv->vals, iv->from, iv->to, NULL);
-    } else {
-      continue;
-    }
-    if (++k % 100000 == 0 && !rc) rc = rtStoreCommit(st) || rtStoreBegin(st) ? -1 : 0;
-  }
-  if (!rc) rc = rtStoreMeta(st, "first", t->first) || rtStoreMeta(st, "last", t->last) ||
-                 rtStoreMeta(st, "tick", prog->cat.tick) ? -1 : 0;
-  if (!rc) rc = rtStoreCommit(st);
-  rtStoreFree(st);
-  free(tbl);
-  return rc;
-}
-
 /* ================================================================ writing the text form */
 
 struct SnsTextWriter {

@@ -6,7 +6,9 @@
 # sources.so (tests/testpm/sources.c: a timer, an extractor, producers with
 # and without a delta function) has links of its own the same way.
 # group.so, badver.so and nolist.so are libraries of their own.  PMs see only
-# sensors/pm.h: they are built without libtqmon and without sanitizers.
+# include/tqmon_pm.h, through its old place sensors/pm.h (which must keep
+# working for PMs written against it): they are built without libtqmon and
+# without sanitizers.
 
 TESTPM       := $(B)/testpm
 TESTPM_NAMES := filter rows recs mon sup busy net disk load hosts
@@ -15,7 +17,7 @@ SOURCES_NAMES := ticks reader meter meterraw
 SOURCES_LINKS := $(patsubst %,$(TESTPM)/%.so,$(SOURCES_NAMES))
 TESTPM_LIBS  := $(TESTPM)/testpm.so $(TESTPM)/sources.so $(TESTPM)/group.so $(TESTPM)/badver.so $(TESTPM)/nolist.so
 
-$(TESTPM)/%.so: tests/testpm/%.c sensors/pm.h
+$(TESTPM)/%.so: tests/testpm/%.c sensors/pm.h include/tqmon_pm.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CSTD) $(WARN) $(OPT) -Isensors -shared -fPIC $< -o $@
 
@@ -28,7 +30,7 @@ TEST_DEPS += $(TESTPM_LIBS) $(TESTPM_LINKS) $(SOURCES_LINKS)
 
 # An engine client driving the test PMs (tests/testpm/client.c), under the
 # sanitizers like the other test programs.
-$(B)/asan/testpm-client: tests/testpm/client.c $(B)/asan/libtqmon.a include/tqmon.h sensors/pm.h
+$(B)/asan/testpm-client: tests/testpm/client.c $(B)/asan/libtqmon.a include/tqmon.h include/tqmon_pm.h
 	$(CC) $(CSTD) $(WARN) $(ASANF) -Iinclude tests/testpm/client.c $(B)/asan/libtqmon.a $(LIBS) -o $@
 
 TEST_DEPS += $(B)/asan/testpm-client

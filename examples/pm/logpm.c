@@ -1,8 +1,8 @@
 /*
 ** logpm.c - an example third-party processor module library (logpm.so):
 ** a web server's access log as two primitive relations, for a live
-** collection.  It includes only sensors/pm.h and talks to the engine only
-** through the callbacks of tq_pm_global; it never links libtqmon.
+** collection.  It includes only include/tqmon_pm.h and talks to the engine
+** only through the callbacks of tq_pm_global; it never links libtqmon.
 **
 ** The log is a text file (the PMs' args) of lines
 **     TIME CLIENT METHOD PATH STATUS BYTES
@@ -31,7 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../sensors/pm.h"
+#include "../../include/tqmon_pm.h"
 
 #define SEC 1000000000LL
 

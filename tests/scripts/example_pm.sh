@@ -1,6 +1,6 @@
 #!/bin/sh
 # example_pm.sh - the example third-party PM library examples/pm/logpm.so:
-# it is built from sensors/pm.h alone and needs nothing of libtqmon; tqmon
+# it is built from include/tqmon_pm.h alone and needs nothing of libtqmon; tqmon
 # loads it from the PM path (--pm-path, TQMON_PM_PATH) and runs a live
 # collection over examples/pm/access.log whose results are exactly
 # examples/pm/expected.csv, and replaying what that run recorded gives the
@@ -16,9 +16,9 @@ D=examples/pm
 fail() { echo "$*"; exit 1; }
 [ -f "$PMDIR/logpm.so" ] && [ -f "$REL" ] || fail "logpm.so is not built (make test builds it)"
 
-# ---- built from pm.h alone; exports tqmon_pm_list only; needs only libc
+# ---- built from tqmon_pm.h alone; exports tqmon_pm_list only; needs only libc
 inc=$(grep '^#include "' $D/logpm.c | tr -d '\n')
-[ "$inc" = '#include "../../sensors/pm.h"' ] || fail "logpm.c includes: $inc"
+[ "$inc" = '#include "../../include/tqmon_pm.h"' ] || fail "logpm.c includes: $inc"
 und=$(nm -D --undefined-only "$REL" | awk '$1 != "w" && $2 !~ /@GLIBC/')
 [ -z "$und" ] || fail "logpm.so needs: $und"
 def=$(nm -D --defined-only "$REL" | awk '{print $3}')

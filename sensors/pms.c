@@ -1,14 +1,16 @@
 /*
-** builtins.c - the built-in processor modules that live in sensors/, and
-** the list of every built-in PM the engine knows by name.
+** pms.c - the small built-in processor modules of sensors/, and the replay
+** of a recording already read:
 **
-**   trace     EXTRACTOR of a text recording (args: the .trace file)
+**   trace     EXTRACTOR of a text recording (args: the .trace file), or
+**             CONSUMER writing one (args: write:FILE, all:FILE)
 **   clock     TIMER of a collection (args: "count=N" snapshots, "realtime")
 **   progress  MONITOR: a progress line on long extractions
-**   default   GROUPER: clock, text
-**   all       GROUPER: clock, text, progress
-** (colfil is in colfil.c, the host PMs in host.c, text and display in
-** display/, sqlite in runtime/store.c.)
+**
+** They see the engine through include/tqmon_pm.h, and the trace PM the
+** compiled program and its diagnostics through runtime/engine.h (it parses
+** with the catalog's types).  colfil, shm and the host PMs have files of
+** their own; app/builtins.c lists every built-in PM.
 */
 #include <stdlib.h>
 #include <string.h>
@@ -17,34 +19,27 @@
 #include "../runtime/engine.h"
 #include "sensorsInt.h"
 
-extern const tq_pm dspTextPm;
-extern const tq_pm dspDisplayPm;
-extern const tq_pm rtSqlitePm;
-extern const tq_pm rtStorePm;
-extern const tq_pm snsColfilPm;
-extern const tq_pm snsShmPm;
-extern const tq_pm snsHostPm, snsHostProcessPm, snsHostProcessorPm, snsHostStatePm, snsHostRunningOnPm,
-    snsHostCpuTimePm, snsHostMemoryPm, snsHostIoPm;
-
 /* ================================================================ trace: text recordings */
 
 typedef struct TraceState {
   SnsTextWriter *w; /* consumer: the file written */
   SnsTrace *tr;
   int64_t next;   /* next packet to produce */
-  int borrowed;   /* tr belongs to the caller (snsTracePreload) */
+  int borrowed;   /* tr belongs to the caller (snsReplay) */
 } TraceState;
 
-void snsTracePreload(tq_pm_private *p, SnsTrace *tr) {
-  TraceState *st = tqCalloc(1, sizeof *st);
-  st->tr = tr;
-  st->borrowed = 1;
-  p->data = st;
-}
-
 /* args: FILE to read (EXTRACTOR), or "write:FILE" / "all:FILE" to write
-** what the run collected / every record in the text form (CONSUMER). */
+** what the run collected / every record in the text form (CONSUMER).  A
+** recording read already comes as the private data (snsReplay). */
 static tq_pm_status traceInit(tq_pm_global *g, tq_pm_private *p) {
+  if (p->data) {
+    TraceState *st = tqCalloc(1, sizeof *st);
+    st->tr = p->data;
+    st->borrowed = 1;
+    p->data = st;
+    p->caps = TQ_PM_EXTRACTOR;
+    return TQ_PM_OK;
+  }
   const char *a = p->args ? p->args : "";
   if (!*a) {
     snprintf(p->message, sizeof p->message, "give the recording: trace=FILE (read) or trace=write:FILE");
@@ -97,7 +92,7 @@ static tq_pm_status traceCall(tq_pm_global *g, tq_pm_private *p, int what, const
       }
       g->set_range(g, st->tr->first, st->tr->last, st->tr->npk);
       for (int64_t k = 0; k < st->tr->npk; k++) /* (the whole file is read: its whole intervals are known) */
-        if (st->tr->pk[k].kind == PK_WHOLE) enAnnounceWhole(g, st->tr->pk[k].rel + 1, st->tr->iv[st->tr->pk[k].iv].from);
+        if (st->tr->pk[k].kind == PK_WHOLE) g->announce_whole(g, st->tr->pk[k].rel + 1, st->tr->iv[st->tr->pk[k].iv].from);
       return TQ_PM_OK;
     }
     case TQ_PM_END:
@@ -145,7 +140,7 @@ static tq_pm_status traceExtract(tq_pm_global *g, tq_pm_private *p) {
   return st->next >= tr->npk ? TQ_PM_DONE : TQ_PM_OK;
 }
 
-static const tq_pm tracePm = {
+const tq_pm snsTracePm = {
     .version = TQ_PM_VERSION,
     .name = "trace",
     .description = "text recordings (.trace): EXTRACTOR (args: FILE) and CONSUMER (args: write:FILE or all:FILE)",
@@ -189,7 +184,7 @@ static tq_pm_status clockCall(tq_pm_global *g, tq_pm_private *p, int what, const
       struct timespec now;
       clock_gettime(CLOCK_REALTIME, &now);
       TqTime t = (TqTime)now.tv_sec * TQ_SEC + now.tv_nsec;
-      enSetStart(g, t / g->tick * g->tick);
+      g->set_start(g, t / g->tick * g->tick);
     }
   } else if (what == TQ_PM_PREBASELINE) {
     clock_gettime(CLOCK_MONOTONIC, &c->t0);
@@ -219,7 +214,7 @@ static tq_pm_status clockTimer(tq_pm_global *g, tq_pm_private *p, tq_time *next)
   return TQ_PM_OK;
 }
 
-static const tq_pm clockPm = {
+const tq_pm snsClockPm = {
     .version = TQ_PM_VERSION,
     .name = "clock",
     .description = "TIMER: a snapshot every base Clock tick (args: count=N, realtime, lag=MS)",
@@ -242,23 +237,23 @@ static tq_pm_status progressInit(tq_pm_global *g, tq_pm_private *p) {
 
 static tq_pm_status progressCall(tq_pm_global *g, tq_pm_private *p, int what, const tq_record_set *rs) {
   Progress *pr = p->data;
-  tq_info info;
+  int64_t records = 0, snapshots = 0;
   switch (what) {
     case TQ_PM_START:
       p->data = tqCalloc(1, sizeof(Progress));
-      ((Progress *)p->data)->last = rtWallSeconds();
+      ((Progress *)p->data)->last = tqWallSeconds();
       return TQ_PM_OK;
     case TQ_PM_SNAPSHOT:
-      if (g->operation != TQ_OP_EXTRACT || rtWallSeconds() - pr->last < 1.0) return TQ_PM_OK;
-      pr->last = rtWallSeconds();
-      tq_get_info(enOf(g), &info);
-      fprintf(stderr, "\rtqmon: %lld records, %lld snapshots", (long long)info.packets, (long long)info.snapshots);
+      if (g->operation != TQ_OP_EXTRACT || tqWallSeconds() - pr->last < 1.0) return TQ_PM_OK;
+      pr->last = tqWallSeconds();
+      g->counts(g, &records, &snapshots);
+      fprintf(stderr, "\rtqmon: %lld records, %lld snapshots", (long long)records, (long long)snapshots);
       fflush(stderr);
       return TQ_PM_OK;
     case TQ_PM_COLLECTION_END:
-      tq_get_info(enOf(g), &info);
-      if (info.packets >= 1000000) fprintf(stderr, "\rtqmon: %lld records, %lld snapshots\n", (long long)info.packets,
-                                           (long long)info.snapshots);
+      g->counts(g, &records, &snapshots);
+      if (records >= 1000000) fprintf(stderr, "\rtqmon: %lld records, %lld snapshots\n", (long long)records,
+                                      (long long)snapshots);
       return TQ_PM_OK;
     case TQ_PM_END:
       free(pr);
@@ -268,7 +263,7 @@ static tq_pm_status progressCall(tq_pm_global *g, tq_pm_private *p, int what, co
   }
 }
 
-static const tq_pm progressPm = {
+const tq_pm snsProgressPm = {
     .version = TQ_PM_VERSION,
     .name = "progress",
     .description = "MONITOR: a progress line on standard error during long operations",
@@ -276,32 +271,19 @@ static const tq_pm progressPm = {
     .call = progressCall,
 };
 
-/* ================================================================ groupers */
+/* ================================================================ replay of a recording read already */
 
-static tq_pm_status defaultInit(tq_pm_global *g, tq_pm_private *p) {
-  p->caps = TQ_PM_GROUPER;
-  p->members[p->nmembers++] = "clock";
-  p->members[p->nmembers++] = "text";
-  return TQ_PM_OK;
-}
-static tq_pm_status allInit(tq_pm_global *g, tq_pm_private *p) {
-  defaultInit(g, p);
-  p->members[p->nmembers++] = "progress";
-  return TQ_PM_OK;
-}
-static const tq_pm defaultPm = {TQ_PM_VERSION, "default", "GROUPER: clock, text", defaultInit, NULL, NULL, NULL, NULL,
-                                NULL, NULL, NULL, NULL, NULL};
-static const tq_pm allPm = {TQ_PM_VERSION, "all", "GROUPER: clock, text, progress", allInit, NULL, NULL, NULL, NULL,
-                            NULL, NULL, NULL, NULL, NULL};
-
-/* ================================================================ the list */
-
-const tq_pm *const *enBuiltinPms(int *n) {
-  static const tq_pm *const list[] = {&tracePm,          &snsColfilPm,        &clockPm,          &dspTextPm,
-                                      &rtSqlitePm,       &rtStorePm,          &progressPm,       &defaultPm,
-                                      &allPm,            &snsShmPm,           &dspDisplayPm,     &snsHostPm,
-                                      &snsHostProcessPm, &snsHostProcessorPm, &snsHostStatePm,   &snsHostRunningOnPm,
-                                      &snsHostCpuTimePm, &snsHostMemoryPm,    &snsHostIoPm};
-  *n = (int)TQ_ARRAY_SIZE(list);
-  return list;
+int snsReplay(CpProgram *p, RtNet *net, SnsTrace *tr, const tq_pm *also, const char *args) {
+  tq_engine *e = enNew();
+  int rc = -1;
+  if (enRegisterData(e, &snsTracePm, "(memory)", tr) || (also && tq_register_pm(e, also, args)) || enBind(e, p, net)) {
+    fputs(tq_errors(e), stderr);
+  } else {
+    rc = tq_start(e) ? -1 : 0;
+    fputs(tq_errors(e), stderr);
+    if (tq_end(e)) rc = -1;
+    fputs(tq_errors(e), stderr);
+  }
+  tq_finish(e);
+  return rc;
 }

@@ -21,9 +21,10 @@
 
 #include <dirent.h>
 
-#include "compiler.h"
-#include "engine.h"
-#include "sensors.h"
+#include "../compiler/compiler.h"
+#include "../runtime/engine.h"
+#include "../sensors/sensors.h"
+#include "app.h"
 
 static const char *usageText =
     "usage: tqmon <command> [options] FILE.tq...\n"
@@ -479,7 +480,7 @@ static int cmdPms(Args *a) {
   tq_engine *e = newEngine(a);
   if (!e) return 2;
   int n = 0;
-  const tq_pm *const *b = enBuiltinPms(&n);
+  const tq_pm *const *b = appBuiltinPms(&n);
   printf("built in:\n");
   for (int i = 0; i < n; i++) printf("  %-10s %s\n", b[i]->name, b[i]->description);
   const char *path = a->pmPath ? a->pmPath : getenv("TQMON_PM_PATH");
@@ -502,8 +503,10 @@ static int cmdPms(Args *a) {
   return 0;
 }
 
+/* tqmon load: every record of a recording (text or binary, read by its
+** extractor) into tables of the primitive relations (the store PM), or
+** into CSV files. */
 static int cmdLoad(Args *a) {
-  TqDiag d = {0};
   if (!a->replay || !a->db == !a->csv) {
     fprintf(stderr, "tqmon load: give --replay RECORDING and either --db FILE or --csv DIR\n");
     return 2;
@@ -511,6 +514,7 @@ static int cmdLoad(Args *a) {
   if (a->csv) {
     /* CSV files for a column store (DuckDB's read_csv): read here, not
     ** through the engine */
+    TqDiag d = {0};
     CpProgram *p = compile(a, &d);
     int rc = p ? (snsRecordingToCsv(a->replay, p, a->csv, &d) ? 1 : 0) : 1;
     reportDiag(&d);
@@ -518,29 +522,18 @@ static int cmdLoad(Args *a) {
     tqDiagFree(&d);
     return rc;
   }
-  if (isCollectionFile(a->replay)) {
-    /* a binary recording: read by the engine, every record stored */
-    if (a->nfiles == 0) {
-      fprintf(stderr, "tqmon load: no sensor configuration given (FILE.tq)\n");
-      return 2;
-    }
-    tq_engine *e = newEngine(a);
-    if (!e) return 2;
-    int rc = 1;
-    if (registerExtractor(e, a->replay) || tq_register(e, "store", a->db) || tq_prepare(e, a->nfiles, a->files))
-      engineFail(e, 1);
-    else
-      rc = runToEnd(e);
-    tq_finish(e);
-    return rc;
+  if (a->nfiles == 0) {
+    fprintf(stderr, "tqmon load: no sensor configuration given (FILE.tq)\n");
+    return 2;
   }
-  CpProgram *p = compile(a, &d);
-  SnsTrace *tr = p ? snsTraceRead(a->replay, p, &d) : NULL;
-  int rc = tr ? (snsTraceToSqlite(tr, p, a->db, &d) ? 1 : 0) : 1;
-  reportDiag(&d);
-  snsTraceFree(tr);
-  cpProgramFree(p);
-  tqDiagFree(&d);
+  tq_engine *e = newEngine(a);
+  if (!e) return 2;
+  int rc = 1;
+  if (registerExtractor(e, a->replay) || tq_register(e, "store", a->db) || tq_prepare(e, a->nfiles, a->files))
+    engineFail(e, 1);
+  else
+    rc = runToEnd(e);
+  tq_finish(e);
   return rc;
 }
 

@@ -1,0 +1,295 @@
+/*
+** tqmon_pm.h - the processor module (PM) interface of tqmon, after the HP OpenVMS
+** Performance Data Collector (TDC V2).  Every source and sink of data is a
+** PM: producers of primitive relations (sensors), the timer, extractors
+** that read recordings back, consumers (SQLite, text, collection files),
+** filters, groupers, supporters and monitors.  Built-in PMs use this same
+** interface; third-party PMs are shared objects loaded at run time.
+**
+** This header is self-contained (C11, <stdint.h> only) and versioned: a PM
+** sets version = TQ_PM_VERSION; the engine loads PMs of its version and of
+** the older ones down to TQ_PM_VERSION_MIN (the interface only grows at
+** the end of its structures), and refuses any other.  A PM that uses
+** something newer than version 1 checks g->version.  Version 2 added
+** g->set_range, version 3 g->announce_whole, version 4 g->set_start,
+** g->counts and TQ_PM_SYNC_DISPLAYS.  sensors/README.md describes the
+** interface with a worked example; docs/design.md says where PMs sit.
+**
+** Life of a PM in an operation (collection or extraction):
+**   init        once after loading: the PM declares its capabilities,
+**               synchronisation points, dependencies, privileges, and (for a
+**               PRODUCER) the one relation it produces.  Nothing else.
+**   START       every PM, before the operation (dependencies first).
+**   PREBASELINE TIMER/MONITOR PMs that asked for it, before the first snapshot.
+**   SNAPSHOT    at each snapshot, PMs that asked for it (PRODUCERs produce).
+**   SNAPSHOT_END after all snapshot PMs (CONSUMERs; derived PRODUCERs).
+**   COLLECTION_END after all collection activity.
+**   END         every PM, after the operation (dependents first).
+** A PRODUCER no query needs is never called past START/END.
+**
+** Status: every call returns a tq_pm_status.  TQ_PM_ERROR disables that PM
+** for the rest of the operation (PMs that depend on it are told with
+** DEP_DISABLED) and the operation goes on; TQ_PM_FATAL stops the operation
+** cleanly (results so far are kept).  A PM never calls exit() or abort().
+** A PM never prints: it reports through the log callback.
+*/
+#ifndef TQMON_PM_H
+#define TQMON_PM_H
+
+#include <stdint.h>
+
+#define TQ_PM_VERSION 4
+#define TQ_PM_VERSION_MIN 1
+
+typedef int64_t tq_time; /* nanoseconds */
+
+/* Capabilities (any combination). */
+enum {
+  TQ_PM_PRODUCER = 1 << 0,  /* provides the records of exactly one primitive relation */
+  TQ_PM_CONSUMER = 1 << 1,  /* uses records and/or derived result rows */
+  TQ_PM_TIMER = 1 << 2,     /* times the snapshots of a collection */
+  TQ_PM_FILTER = 1 << 3,    /* may drop records of the PMs it depends on */
+  TQ_PM_EXTRACTOR = 1 << 4, /* reads a recording back (extraction) */
+  TQ_PM_GROUPER = 1 << 5,   /* only loads a set of other PMs */
+  TQ_PM_SUPPORTER = 1 << 6, /* services for other PMs; not called at snapshots */
+  TQ_PM_MONITOR = 1 << 7    /* watches the state of the operation */
+};
+
+/* Synchronisation points a PM asks to be called at (any combination). */
+enum {
+  TQ_PM_SYNC_PREBASELINE = 1 << 0,
+  TQ_PM_SYNC_SNAPSHOT = 1 << 1,
+  TQ_PM_SYNC_SNAPSHOT_END = 1 << 2,
+  TQ_PM_SYNC_COLLECTION_END = 1 << 3,
+  /* CONSUMER: every record produced goes to record(), not only the ones
+  ** delivered to the queries (recording everything, converting files) */
+  TQ_PM_SYNC_ALL_RECORDS = 1 << 4,
+  /* (version 4) CONSUMER that draws the program's display statements: the
+  ** relations they show get queries of their own, whose rows come to
+  ** result() (displaying a relation is what enables its sensors) */
+  TQ_PM_SYNC_DISPLAYS = 1 << 5
+};
+
+/* What a call asks for ("do what"). */
+enum {
+  TQ_PM_START = 1,
+  TQ_PM_PREBASELINE,
+  TQ_PM_SNAPSHOT,
+  TQ_PM_SNAPSHOT_END,
+  TQ_PM_COLLECTION_END,
+  TQ_PM_END,
+  TQ_PM_DEP_DISABLED /* a PM this one depends on has disabled itself */
+};
+
+typedef enum tq_pm_status {
+  TQ_PM_OK = 0,
+  TQ_PM_WARNING = 1, /* logged, goes on */
+  TQ_PM_ERROR = 2,   /* this PM is disabled, the operation goes on */
+  TQ_PM_FATAL = 3,   /* the operation stops, cleanly */
+  TQ_PM_DONE = 4     /* EXTRACTOR/TIMER: no more snapshots */
+} tq_pm_status;
+
+/* Operations. */
+enum { TQ_OP_COLLECT = 1, TQ_OP_EXTRACT = 2 };
+
+/* Log levels (the global context's trace level filters them). */
+enum { TQ_LOG_ERROR = 0, TQ_LOG_WARNING = 1, TQ_LOG_INFO = 2, TQ_LOG_DEBUG = 3 };
+
+/* Record kinds. */
+enum {
+  TQ_REC_EVENT = 1, /* an event at t */
+  TQ_REC_BEGIN,     /* an interval begins at from (open) */
+  TQ_REC_END,       /* an interval [from, to) ends */
+  TQ_REC_SAMPLE,    /* a sample taken at t (a tuple valid at t) */
+  TQ_REC_DELTA,     /* a delta record at t (difference from the previous snapshot) */
+  TQ_REC_WHOLE      /* an interval [from, to) reported only at its end (an extractor announces it) */
+};
+
+/* One record: values are 64-bit slots in the relation's attribute order
+** (int: the value; float: its bits; enum: the index; entity and string:
+** a symbol from the engine, see tq_pm_global.symbol). */
+typedef struct tq_record {
+  int rel;              /* relation id */
+  int kind;             /* TQ_REC_* */
+  tq_time t;            /* when it happened / was taken */
+  tq_time from, to;     /* interval bounds (BEGIN: to unused; END: both) */
+  uint64_t id;          /* interval identity (BEGIN/END) */
+  int nvals;
+  const int64_t *vals;
+} tq_record;
+
+/* The records of one relation in one snapshot. */
+typedef struct tq_record_set {
+  int rel;              /* relation id */
+  const char *name;     /* relation name */
+  int n;                /* records */
+  const tq_record *rec;
+} tq_record_set;
+
+/* A snapshot: the record sets of every producer between two timer ticks. */
+typedef struct tq_snapshot {
+  int64_t seq;          /* 1, 2, ... */
+  tq_time time;         /* the tick that closed it */
+  int nsets;
+  const tq_record_set *sets;
+} tq_snapshot;
+
+/* One change of a derived result, for CONSUMERs of results. */
+typedef struct tq_result_row {
+  const char *relation; /* result name */
+  int op;               /* 1 insert, 2 close (to known), 3 delete */
+  uint64_t rowid;       /* stable id within the result */
+  int is_event;
+  tq_time from, to;     /* to = TQ_PM_OPEN while open; at = from for events */
+  int nvals;
+  const int64_t *vals;
+  const char *const *names; /* attribute names */
+  const int *types;     /* attribute type codes (TQ_TY_*) */
+} tq_result_row;
+#define TQ_PM_OPEN INT64_MAX
+enum { TQ_TY_INT = 1, TQ_TY_FLOAT, TQ_TY_STRING, TQ_TY_ENUM, TQ_TY_ENTITY };
+
+typedef struct tq_pm_global tq_pm_global;
+typedef struct tq_pm_private tq_pm_private;
+
+/* Engine-owned context passed to every call. */
+struct tq_pm_global {
+  int version;                  /* TQ_PM_VERSION */
+  int operation;                /* TQ_OP_COLLECT or TQ_OP_EXTRACT */
+  tq_time tick;                 /* timer: time between snapshots (base Clock tick) */
+  tq_time now;                  /* current time */
+  const tq_snapshot *current;   /* the snapshot being formed / just closed */
+  const tq_snapshot *previous;  /* the one before it */
+  int trace_level;              /* TQ_LOG_* up to which messages are shown */
+  void *engine;                 /* opaque */
+
+  /* Messages: never print, log. */
+  void (*log)(tq_pm_global *g, tq_pm_private *p, int level, const char *fmt, ...)
+      __attribute__((format(printf, 4, 5)));
+  /* Catalog: relation id by name (-1 if none), attribute index (-1). */
+  int (*relation)(tq_pm_global *g, const char *name);
+  int (*attribute)(tq_pm_global *g, int rel, const char *name);
+  int (*nattributes)(tq_pm_global *g, int rel);
+  int (*is_event)(tq_pm_global *g, int rel);
+  /* Values: a symbol for a name or string, and back; an enum index. */
+  int64_t (*symbol)(tq_pm_global *g, const char *text, int len);
+  const char *(*symbol_name)(tq_pm_global *g, int64_t sym);
+  int64_t (*enum_value)(tq_pm_global *g, int rel, int attr, const char *name);
+  /* Sensor state: is relation rel's sensor enabled on this entity now? */
+  int (*enabled)(tq_pm_global *g, int rel, int64_t entity);
+  /* PRODUCERs and EXTRACTORs deliver records (the engine applies enabling
+  ** and counts them).  Times never decrease across calls.  Returns 0, or
+  ** -1 for a record refused (with a message): the wrong number of values
+  ** or a kind its relation does not have, a time before the engine's, a
+  ** WHOLE too late (see announce_whole), or the operation halted. */
+  int (*produce)(tq_pm_global *g, const tq_record *r);
+  /* Answer to a sample request (see tq_pm.sample). */
+  int (*sample_answer)(tq_pm_global *g, void *cookie, const int64_t *vals);
+  /* EXTRACTORs/TIMERs move time to t (all records before t delivered). */
+  int (*advance)(tq_pm_global *g, tq_time t);
+  /* Ask the operation to halt early (as soon as convenient). */
+  void (*halt)(tq_pm_global *g);
+  /* (version 2) EXTRACTORs, at START, when the recording says: the times of its first
+  ** and last records, and how many records it holds (-1: not known).  The
+  ** Clock then ticks from the first record, and `now` is the last record's
+  ** time from the start, as with the built-in recordings.  Returns 0, or -1
+  ** (and ignores it) after the first record, with first > last, or with a
+  ** time not strictly between beginning and forever. */
+  int (*set_range)(tq_pm_global *g, tq_time first, tq_time last, int64_t records);
+  /* (version 3) EXTRACTORs, at START: the recording holds a TQ_REC_WHOLE
+  ** of relation rel beginning at from (an interval reported only at its
+  ** end).  Queries cannot move past a time before that interval comes, so
+  ** an extractor that reads ahead announces each one; call it once per
+  ** record (the same begin twice for two records).  produce refuses (-1,
+  ** with a message) a WHOLE that was not announced unless the engine can
+  ** tell that the queries did not go past its begin: an interval of its
+  ** relation that began at or before it while disabled is still open (or
+  ** an announced one has not come yet), or the record cannot reach a
+  ** query (its sensor is disabled on its entity).  A relation no query
+  ** traces needs no announce (0, and nothing is held).  Returns 0, or -1
+  ** (and ignores
+  ** it) outside an extraction, after the first record, for a relation the
+  ** program lacks, or with from not strictly between beginning and
+  ** forever. */
+  int (*announce_whole)(tq_pm_global *g, int rel, tq_time from);
+  /* (version 4) TIMERs of a live collection, at START: its first time is
+  ** t (the built-in realtime clock gives CLOCK_REALTIME ns; Clock ticks
+  ** and `now` start there).  Returns 0, or -1 (and ignores it) outside
+  ** the START calls of a collection, or with t not strictly between
+  ** beginning and forever. */
+  int (*set_start)(tq_pm_global *g, tq_time t);
+  /* (version 4) How far the operation is (MONITORs): the records produced
+  ** and the snapshots closed so far (either pointer may be NULL). */
+  void (*counts)(tq_pm_global *g, int64_t *records, int64_t *snapshots);
+};
+
+/* Per-PM context: what the PM declares at init, and the engine's view of it. */
+struct tq_pm_private {
+  /* declared by the PM in init() */
+  unsigned caps;                /* TQ_PM_* capabilities */
+  unsigned sync;                /* TQ_PM_SYNC_* points */
+  const char *produces;         /* PRODUCER: the relation's name; "*": a live source
+                                ** producing every primitive relation no other PM
+                                ** produces (rel is set to the relation concerned
+                                ** before each enable, sample or delta call) */
+  const char *depends[8];       /* names of PMs this one depends on (call order) */
+  int ndepends;
+  const char *privileges[8];    /* needed privileges: "root", "cap:NAME", "read:PATH", "write:PATH" */
+  int nprivileges;
+  const char *members[32];      /* GROUPER: the PMs it loads (a member PRODUCER of a relation
+                                ** the program does not declare is left out: never called) */
+  int nmembers;
+  /* set by the engine */
+  int rel;                      /* PRODUCER: the relation id (-1 until bound) */
+  const char *args;             /* options given with the PM (e.g. a file name) */
+  int disabled;                 /* the engine stopped calling it */
+  /* for the PM */
+  void *data;                   /* its own state */
+  void *shared;                 /* to share with other PMs */
+  int status;                   /* last status */
+  char message[256];            /* last message */
+};
+
+/* A processor module. */
+typedef struct tq_pm {
+  int version;                  /* TQ_PM_VERSION */
+  const char *name;             /* unique name */
+  const char *description;      /* one line */
+  /* After loading: fill in p's declarations.  Required. */
+  tq_pm_status (*init)(tq_pm_global *g, tq_pm_private *p);
+  /* START, synchronisation points, END, DEP_DISABLED.  rs is the PM's own
+  ** record set of the snapshot (SNAPSHOT/SNAPSHOT_END) or NULL. */
+  tq_pm_status (*call)(tq_pm_global *g, tq_pm_private *p, int what, const tq_record_set *rs);
+  /* PRODUCER: the flag of entity changed: on is its enable count now (0:
+  ** disabled).  Called when the flag goes on or off, and for a disable-traced
+  ** relation whenever the count changes (the sensor counts down as it fires). */
+  tq_pm_status (*enable)(tq_pm_global *g, tq_pm_private *p, int64_t entity, int on);
+  /* PRODUCER of a sampled relation: the tuples whose attribute attr is the
+  ** entity who, valid at t, each through g->sample_answer(g, cookie, vals). */
+  tq_pm_status (*sample)(tq_pm_global *g, tq_pm_private *p, int attr, int64_t who, tq_time t, void *cookie);
+  /* PRODUCER of a sampled relation with a delta relation: the delta record
+  ** from a sample of the current base tick and the matching one of the
+  ** previous tick (same flag entity; each record's t is its tick); out has
+  ** nvals slots and starts as the plain difference.  NULL: numeric
+  ** attributes are subtracted, others copied. */
+  tq_pm_status (*delta)(tq_pm_global *g, tq_pm_private *p, const tq_record *cur, const tq_record *prev, int64_t *out);
+  /* EXTRACTOR: deliver the records up to the next snapshot (g->produce,
+  ** g->advance); TQ_PM_DONE at the end of the recording. */
+  tq_pm_status (*extract)(tq_pm_global *g, tq_pm_private *p);
+  /* TIMER: the time of the next snapshot after now (a live timer waits
+  ** until then); TQ_PM_DONE when the collection should end. */
+  tq_pm_status (*timer)(tq_pm_global *g, tq_pm_private *p, tq_time *next);
+  /* CONSUMER: a record delivered to the queries (what the run collected). */
+  tq_pm_status (*record)(tq_pm_global *g, tq_pm_private *p, const tq_record *r);
+  /* CONSUMER: a change of a derived result. */
+  tq_pm_status (*result)(tq_pm_global *g, tq_pm_private *p, const tq_result_row *row);
+  /* FILTER: keep (1) or drop (0) a record of a PM it depends on. */
+  int (*filter)(tq_pm_global *g, tq_pm_private *p, const tq_record *r);
+} tq_pm;
+
+/* A shared object of PMs exports this function: it returns its PMs and
+** their number.  The engine checks every PM's version. */
+typedef const tq_pm *const *(*tq_pm_list_fn)(int *n);
+#define TQ_PM_LIST_SYMBOL "tqmon_pm_list"
+
+#endif
