@@ -1,6 +1,6 @@
 /*
 ** algebra.h - the catalog of relations and the temporal relational algebra
-** (paper section 8; DESIGN.md section 4).
+** (paper section 8; docs/design.md section 2).
 **
 ** The catalog describes what the sensor configuration declared: entity
 ** types, primitive relations (one per sensor) with their collection mode

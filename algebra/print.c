@@ -1,7 +1,7 @@
 /*
 ** print.c - the algebra in the paper's notation, and a consistency check.
 **
-** One-line form (algPrint), as in DESIGN.md section 4:
+** One-line form (algPrint), as in docs/design.md section 2:
 **   pi[W.Process](piT[at end of W](sigmaT[S precede end of W](...)))
 ** alpha^{D:T}_W(Mailbox), Clock[10]_C, x for products, x1 for the overlap
 ** product.  Selections print comparisons without spaces (S.Process=P1).

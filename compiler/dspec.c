@@ -1,6 +1,7 @@
 /*
 ** dspec.c - the semantic pass over display specifications (paper section
-** 7; DESIGN.md 3.3) and the queries that collect what a display draws.
+** 7; docs/language.md section 4) and the queries that collect what a
+** display draws.
 **
 ** A display statement names a relation (primitive, entity or derived) and
 ** how its tuples look.  Checking turns the statement into a CpDisplay with

@@ -1,6 +1,6 @@
 /*
 ** tq.y - lemon grammar of the tqmon language: sensor configuration,
-** TQuel queries and display specifications (DESIGN.md section 3).
+** TQuel queries and display specifications (docs/language.md).
 **
 ** Actions are one to three lines that call AST constructors; all meaning
 ** is decided later by the semantic pass.  One expression nonterminal serves

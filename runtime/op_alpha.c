@@ -1,7 +1,7 @@
 /*
 ** op_alpha.c - the alpha operator: enables a sensor per entity as its
 ** argument's tuples come and go, and emits what the sensor produced while
-** enabled (paper section 8.3; DESIGN.md section 4).
+** enabled (paper section 8.3; docs/design.md section 2).
 **
 ** Arguments (ports): port 0 names the flag entities (performers for S:P,
 ** targets for S:T); for sampled alphas port 1 says when to sample and, for

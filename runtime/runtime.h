@@ -1,7 +1,8 @@
 /*
 ** runtime.h - the update network: push-based incremental operators over
 ** streams of deltas, the sensor hub that alpha operators enable, and the
-** sinks at the roots (paper sections 8.5 and 9; DESIGN.md sections 2, 6).
+** sinks at the roots (paper sections 8.5 and 9; docs/design.md sections 3
+** and 4).
 **
 ** Stream protocol.  Deltas arrive in non-decreasing stream time ("now").
 ** A tuple carries one span [from, to) per time component of its edge's

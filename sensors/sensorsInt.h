@@ -1,6 +1,6 @@
 /*
 ** sensorsInt.h - the in-memory form of a recording, shared by trace.c
-** (parsing, writing) and builtins.c (the trace PM).
+** (parsing, writing) and pms.c (the trace PM).
 */
 #ifndef SENSORSINT_H
 #define SENSORSINT_H
