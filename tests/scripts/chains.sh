@@ -2,7 +2,7 @@
 # chains.sh - long chains and long lists in a program (issue 15.3, 15.4): every
 # pass of the front end, the optimizer, the network and the SQL translation
 # takes an expression as deep as the front end accepts (AST_MAX_DEPTH in
-# compiler/ast.h: 1000 operators, `a and b and ...` included), in every
+# grammar/ast.h: 1000 operators, `a and b and ...` included), in every
 # clause, on an 8 MB stack, under the sanitizers; one deeper is refused with
 # its place (tests/errors/chain_*.tq).  Long lists (a 100,000-value
 # enumeration, 5,000 statements) are checked under a memory and a time
