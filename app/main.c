@@ -52,6 +52,8 @@ static const char *usageText =
     "                              recorded, delivered, most entities enabled)\n"
     "      --no-opt                run the unoptimized algebra\n"
     "      --time-limit SECONDS    stop after that long (benchmarks)\n"
+    "      --max-ticks N           a replay ticks its Clock at most N times over\n"
+    "                              the recording (default 10000000; 0: no bound)\n"
     "      --snapshots N           live: stop after N snapshots (Clock ticks)\n"
     "      --html FILE             draw the program's displays into one page\n"
     "                              (animation and timeline; no network needed)\n"
@@ -103,7 +105,7 @@ typedef struct Args {
   const char *cmd;
   const char *files[256];
   int nfiles;
-  const char *replay, *db, *csv, *stats, *format, *timeLimit, *record, *out, *pmPath, *snapshots, *traceLevel;
+  const char *replay, *db, *csv, *stats, *format, *timeLimit, *record, *out, *pmPath, *snapshots, *traceLevel, *maxTicks;
   const char *pm[64];
   int npm;
   char *exec;       /* --exec: the command words joined by \x1f */
@@ -134,6 +136,7 @@ static int parseArgs(int argc, char **argv, Args *a) {
     else if (!strcmp(s, "--stats")) NEEDARG(stats);
     else if (!strcmp(s, "--format")) NEEDARG(format);
     else if (!strcmp(s, "--time-limit")) NEEDARG(timeLimit);
+    else if (!strcmp(s, "--max-ticks")) NEEDARG(maxTicks);
     else if (!strcmp(s, "--record")) NEEDARG(record);
     else if (!strcmp(s, "-o") || !strcmp(s, "--output")) NEEDARG(out);
     else if (!strcmp(s, "--pm-path")) NEEDARG(pmPath);
@@ -286,6 +289,7 @@ static tq_engine *newEngine(Args *a) {
   if (!e) return NULL;
   if ((a->pmPath && tq_set_option(e, "pm-path", a->pmPath)) || (a->noOpt && tq_set_option(e, "no-opt", "1")) ||
       (a->timeLimit && tq_set_option(e, "time-limit", a->timeLimit)) ||
+      (a->maxTicks && tq_set_option(e, "max-ticks", a->maxTicks)) ||
       (a->traceLevel && tq_set_option(e, "trace-level", a->traceLevel))) {
     engineFail(e, 0);
     tq_finish(e);

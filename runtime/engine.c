@@ -172,9 +172,19 @@ struct tq_engine {
   const tq_pm *const *offered; /* PMs loadable by name (enOffer) */
   int noffered;
   int held;               /* the program and the network are the caller's (enBind) */
+  int64_t maxTicks;       /* the most Clock and delta ticks a replay makes (0: no bound) */
+  int64_t nticks;         /* a replay's ticks so far */
 };
 
+/* A replay ticks its Clock over the recording's whole span, also where no
+** record comes: a recording with a far time (5 lines, one at 2562047h)
+** would tick for hours.  Ten million ticks (about 15 s) bounds it; a
+** recording with a range is refused before it starts, one without stops
+** there; --max-ticks changes the bound. */
+#define EN_MAX_TICKS 10000000
+
 static tq_engine *enOf(tq_pm_global *g) { return (tq_engine *)g; }
+static int fail(tq_engine *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 CpProgram *enProgram(tq_pm_global *g) { return enOf(g)->prog; }
 RtNet *enNet(tq_pm_global *g) { return enOf(g)->net; }
 TqDiag *enDiag(tq_pm_global *g) { return &enOf(g)->diag; }
@@ -397,6 +407,26 @@ static int gSetRange(tq_pm_global *g, tq_time first, tq_time last, int64_t recor
   }
   enSetRange(g, first, last);
   if (records >= 0) enSetTotal(g, records);
+  /* the ticks of the whole recording, known before its first record (and
+  ** before the consumers start: nothing is stored) */
+  if (e->maxTicks > 0 && e->net) {
+    TqTime tick = e->prog->cat.tick, gcd = e->net->clockGcd;
+    int deltas = 0;
+    for (int i = 0; i < e->net->nsensor; i++) deltas |= e->net->sensor[i].rel->deltaOf && e->net->sensor[i].used;
+    uint64_t n = 0;
+    if (gcd) n += ((uint64_t)last - (uint64_t)tqTickAtOrAfter(first, gcd)) / (uint64_t)gcd + 1;
+    if (deltas) n += ((uint64_t)last - (uint64_t)tqTickAtOrAfter(first, tick)) / (uint64_t)tick + 1;
+    if (n > (uint64_t)e->maxTicks) {
+      char t1[64], t2[64], t3[64];
+      tqErrorAt(&e->diag, e->extractor->priv.args,
+                "the recording spans %s to %s: ticking every %s over it is %llu ticks, more than the %lld a replay makes "
+                "(give a coarser clock, Clock[n], or --max-ticks N, 0 for no bound)",
+                tqTimeFormat(t1, sizeof t1, first), tqTimeFormat(t2, sizeof t2, last), tqTimeFormat(t3, sizeof t3, gcd ? gcd : tick),
+                (unsigned long long)n, (long long)e->maxTicks);
+      e->fatal = e->halted = 1;
+      return -1;
+    }
+  }
   return 0;
 }
 
@@ -784,6 +814,14 @@ static void sampleEverything(tq_engine *e, TqTime t);
 /* The ticks at t, part of instant t: the network's Clock ticks (sampled
 ** alphas ask for samples) and the delta relations'. */
 static void ticksAt(tq_engine *e, TqTime t) {
+  if (e->extractor && (e->nextTick == t || e->deltaNext == t) && e->maxTicks > 0 && ++e->nticks > e->maxTicks) {
+    char tb[64];
+    fail(e, "the replay stops at %s: it has ticked its Clock %lld times, the bound (a recording that spans a long time "
+            "ticks all of it; give a coarser clock, Clock[n], or --max-ticks N, 0 for no bound)",
+         tqTimeFormat(tb, sizeof tb, t), (long long)e->maxTicks);
+    e->fatal = e->halted = 1;
+    return;
+  }
   if (e->nextTick == t) {
     rtNetTick(e->net, t);
     e->nextTick = e->net->clockGcd ? tqTimeAdd(t, e->net->clockGcd) : TQ_FOREVER; /* (saturates) */
@@ -1191,6 +1229,7 @@ tq_engine *enNew(void) {
   e->g.set_start = gSetStart;
   e->g.counts = gCounts;
   e->opt.nowValue = TQ_OPEN;
+  e->maxTicks = EN_MAX_TICKS;
   e->instArena = tqArenaNew();
   const char *env = getenv("TQMON_PM_PATH");
   if (env) e->pmPath = tqStrdup(env);
@@ -1230,6 +1269,15 @@ int tq_set_option(tq_engine *e, const char *name, const char *value) {
     e->g.trace_level = atoi(value);
   } else if (!strcmp(name, "time-limit")) {
     e->opt.timeLimit = atof(value);
+  } else if (!strcmp(name, "max-ticks")) {
+    char *end;
+    long long v = strtoll(value, &end, 10);
+    if (*value < '0' || *value > '9' || *end || v < 0) {
+      fail(e, "max-ticks needs a count of ticks (0: no bound), not '%s'", value);
+      collectErrors(e);
+      return -1;
+    }
+    e->maxTicks = v;
   } else {
     fail(e, "unknown option '%s'", name);
     collectErrors(e);

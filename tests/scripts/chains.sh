@@ -106,6 +106,28 @@ rc=$?
 [ $rc -eq 1 ] && grep -q "error: the target list has more than 64 attributes" "$dir/wide.bounded" ||
   bad "20,000 targets: exit $rc" "$dir/wide.bounded"
 
+# a five-line recording with a time of 2562047h: its Clock would tick every
+# second up to it, for hours; refused before the run starts, nothing stored
+cat >"$dir/far.tq" <<'EOF'
+entity Process;
+event Ping (Process: Process initiator) traced on initiator;
+range of C is Clock
+range of P is Ping
+retrieve (N = count(P.Process for each 1s)) valid at C
+EOF
+printf '0s Process+ P1\n1s Ping P1\n2562047h Ping P1\n2562047h Process- P1\n' >"$dir/far.trace"
+bounded far $R run "$dir/far.tq" --replay "$dir/far.trace" --db "$dir/far.db"
+rc=$?
+[ $rc -eq 1 ] && [ ! -e "$dir/far.db" ] &&
+  grep -q "far.trace: error: the recording spans 0:00:00 to .*: ticking every 0:00:01 over it is 9223369201 ticks, more than the 10000000" "$dir/far.bounded" ||
+  bad "a recording with a far time: exit $rc" "$dir/far.bounded"
+# with a bound the recording fits, it runs (a day of 1 s ticks)
+printf '0s Process+ P1\n1s Ping P1\n24h Ping P1\n24h Process- P1\n' >"$dir/day.trace"
+bounded day $R run "$dir/far.tq" --replay "$dir/day.trace" --format csv --max-ticks 86401 &&
+  [ "$(grep -c '^[0-9]' "$dir/day.bounded")" -eq 86401 ] || bad "a day of ticks under --max-ticks 86401" "$dir/day.bounded"
+bounded day2 $R run "$dir/far.tq" --replay "$dir/day.trace" --format csv --max-ticks 86400
+[ $? -eq 1 ] || bad "a day of ticks over --max-ticks 86400" "$dir/day2.bounded"
+
 # an error on a 1 MB line shows a window of it around the caret
 awk 'BEGIN { printf "range of S is SendMessage\nretrieve (S.Mailbox) where S.Process = \""
   for (i = 0; i < 50000; i++) printf "0123456789"
