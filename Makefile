@@ -30,6 +30,21 @@ GENSRC  := $(GEN)/tq.c $(GEN)/lex.c $(GEN)/page.c
 HDRS    := $(foreach d,$(LAYERS),$(wildcard $(d)/*.h)) include/tqmon.h include/tqmon_pm.h $(GEN)/tq.h
 INC     := -I$(GEN) -Ibase -Igrammar -Icompiler -Ialgebra -Isensors -Iruntime -Idisplay -Iinclude
 
+# The kernel sensors (sensors/kernel/ks.bpf.c): compiled with clang for BPF
+# against the running kernel's BTF (vmlinux.h), their skeleton made by
+# bpftool, and the system call names taken from the kernel headers, all in
+# build/gen.  Without BTF on the build machine the kernel PMs are built
+# without BPF and refuse to start (sensors/kernel.md).
+KS_BTF  := $(wildcard /sys/kernel/btf/vmlinux)
+ifneq ($(KS_BTF),)
+KS_GEN  := $(GEN)/ks.skel.h $(GEN)/ks_syscalls.h
+LIBS    += -lbpf -lelf -lz
+else
+KS_GEN  :=
+KS_NOBPF := -DTQ_KERNEL_NO_BPF
+endif
+BPF_ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/' -e 's/ppc64le/powerpc/' -e 's/s390x/s390/')
+
 OBJ      := $(patsubst %.c,$(B)/obj/%.o,$(LIBSRC)) $(B)/obj/gen/tq.o $(B)/obj/gen/lex.o $(B)/obj/gen/page.o
 ASANOBJ  := $(patsubst %.c,$(B)/asan/%.o,$(LIBSRC)) $(B)/asan/gen/tq.o $(B)/asan/gen/lex.o $(B)/asan/gen/page.o
 
@@ -60,10 +75,27 @@ $(GEN)/page.c: display/page.html display/page2c.sh
 	@mkdir -p $(GEN)
 	sh display/page2c.sh display/page.html > $@
 
+$(GEN)/vmlinux.h: | $(B)/.deps
+	@mkdir -p $(GEN)
+	bpftool btf dump file /sys/kernel/btf/vmlinux format c > $@.tmp && mv $@.tmp $@
+$(GEN)/ks.bpf.o: sensors/kernel/ks.bpf.c sensors/kernel/ks.h $(GEN)/vmlinux.h
+	clang -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(BPF_ARCH) -I$(GEN) -Isensors/kernel -c $< -o $@
+$(GEN)/ks.skel.h: $(GEN)/ks.bpf.o
+	bpftool gen skeleton $< name ks_bpf > $@.tmp && mv $@.tmp $@
+# the system call names of this architecture, from its kernel headers
+$(GEN)/ks_syscalls.h: | $(B)/.deps
+	@mkdir -p $(GEN)
+	{ echo '/* generated from <asm/unistd.h> by the Makefile */'; \
+	  echo 'static const char *const ksSyscallNames[] = {'; \
+	  echo '#include <asm/unistd.h>' | $(CC) -E -dM -x c - | \
+	    sed -n 's/^#define __NR_\([a-z0-9_]*\) \([0-9][0-9]*\)$$/  [\2] = "\1",/p' | sort -t '[' -k2 -n; \
+	  echo '};'; } > $@.tmp && mv $@.tmp $@
+$(B)/obj/sensors/kernel.o $(B)/asan/sensors/kernel.o $(B)/fuzz/sensors/kernel.o: $(KS_GEN) sensors/kernel/ks.h
+
 # ---------------------------------------------------------------- release build
 $(B)/obj/%.o: %.c $(HDRS)
 	@mkdir -p $(dir $@)
-	$(CC) $(CSTD) $(WARN) $(OPT) $(INC) -c $< -o $@
+	$(CC) $(CSTD) $(WARN) $(OPT) $(INC) $(KS_NOBPF) -c $< -o $@
 $(B)/obj/gen/%.o: $(GEN)/%.c $(HDRS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CSTD) $(OPT) -w $(INC) -c $< -o $@
@@ -88,7 +120,7 @@ $(B)/paper-gen: examples/paper/gen.c
 # ---------------------------------------------------------------- sanitizer build (tests)
 $(B)/asan/%.o: %.c $(HDRS)
 	@mkdir -p $(dir $@)
-	$(CC) $(CSTD) $(WARN) $(ASANF) -DTQ_TESTING $(INC) -c $< -o $@
+	$(CC) $(CSTD) $(WARN) $(ASANF) -DTQ_TESTING $(INC) $(KS_NOBPF) -c $< -o $@
 $(B)/asan/gen/%.o: $(GEN)/%.c $(HDRS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CSTD) $(ASANF) -w $(INC) -c $< -o $@
@@ -114,7 +146,7 @@ FUZZ_ARGS ?=
 
 $(B)/fuzz/%.o: %.c $(HDRS)
 	@mkdir -p $(dir $@)
-	$(FUZZCC) $(CSTD) $(WARN) $(FUZZF) -fsanitize=fuzzer-no-link -DTQ_TESTING $(INC) -c $< -o $@
+	$(FUZZCC) $(CSTD) $(WARN) $(FUZZF) -fsanitize=fuzzer-no-link -DTQ_TESTING $(INC) $(KS_NOBPF) -c $< -o $@
 $(B)/fuzz/gen/%.o: $(GEN)/%.c $(HDRS)
 	@mkdir -p $(dir $@)
 	$(FUZZCC) $(CSTD) $(FUZZF) -fsanitize=fuzzer-no-link -w $(INC) -c $< -o $@
@@ -153,7 +185,7 @@ run: all
 
 # Fragments add their own programs and shared objects to TEST_DEPS.
 TEST_DEPS :=
-include examples/examples.mk tests/testpm.mk
+include examples/examples.mk tests/testpm.mk tests/kernel/kernel.mk
 
 # What the tests use beyond the build (sqlite3; chromium and playwright-core
 # for the browser test, best effort), installed once when missing.

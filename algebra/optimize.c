@@ -7,7 +7,8 @@
 **   1 conventional  SPLIT-AND, SPLIT-OVERLAP, SIGMA-DOWN, O1, O1T, SIGMA-PI,
 **                   SIGMA-PIT, SIGMAT-PI, PI-MERGE
 **   2 alpha         O2 (every traced, disable-traced and sampled placement),
-**                   O3 (every traced and disable-traced placement)
+**                   O3 (every traced and disable-traced placement), SJ (the
+**                   semi-join of a traced alpha with an entity relation)
 **   3 entity        O4, O5
 **   4 clock         O6, O7
 **   5 variants      PIT-ID, PI-ID, X1, JOIN
@@ -39,6 +40,11 @@ typedef struct Rule {
   int cls;
   RuleFn fn;
 } Rule;
+
+static AlgType tyTime(void) {
+  AlgType t = {TY_TIME, NULL, NULL};
+  return t;
+}
 
 static AlgType tyBool(void) {
   AlgType t = {TY_BOOL, NULL, NULL};
@@ -386,6 +392,74 @@ static AlgNode *ruleO3(Opt *o, AlgNode *n) {
   return NULL;
 }
 
+/* Are the intervals of n known when they begin?  Entity relations are
+** always enabled and their tuples come at their begin; selections and
+** projections keep that. */
+static int promptIntervals(const AlgNode *n) {
+  if (n->kind == ALG_SOURCE) return n->var != NULL;
+  if (n->kind == ALG_SIGMA || n->kind == ALG_PI) return promptIntervals(n->kid[0]);
+  return 0;
+}
+
+/* SJ (semi-join; traced and disable-traced placements):
+**   sigmaT[t overlap E2](sigma[t.flag = E2.A](alpha_t(E1) x E2))
+**     -> sigmaT[t overlap E2](sigma[t.flag = E2.A](alpha_t(E1 intersect
+**          pi[E2.A](piT[from E2 to forever](E2))) x E2))
+** The sensor is enabled only on the entities E2 names (the threads of one
+** process: sigma[T.Process = 1234](Thread_T)), from the begin of the first
+** E2 tuple that names each.  The product stays: nothing above changes.
+** Preconditions:
+**   (1) E1 is an entity source or a constant (O5 then leaves the new
+**       argument alone);
+**   (2) E2 is a selection or projection of an entity relation (its
+**       intervals come when they begin, so the enabling is not late);
+**   (3) the when predicate is exactly t overlap E2 (the default when).
+** Exact: a tuple of t that survives has an E2 tuple e with e.A = t.flag
+** that it overlaps, so t ends after e begins.  From e's begin on, the
+** entity stays enabled (to forever: an interval of t that began before e
+** and ends after it, or across a gap between E2's tuples, is still
+** delivered whole at its end), so every such t is delivered; an event
+** at e's begin sees the enabling, which takes effect when the entity
+** relation's begin is processed, before the instant's other records. */
+static AlgNode *ruleSJ(Opt *o, AlgNode *n) {
+  if (n->kind != ALG_SIGMAT || n->pred->kind != AX_TOVERLAP) return NULL;
+  const AlgExpr *w = n->pred;
+  if (w->a->kind != AX_TVAR || w->b->kind != AX_TVAR) return NULL;
+  AlgNode *s = n->kid[0];
+  if (s->kind != ALG_SIGMA || s->pred->kind != AX_CMP || s->pred->op != OPB_EQ) return NULL;
+  AlgNode *p = s->kid[0];
+  if (p->kind != ALG_PRODUCT) return NULL;
+  for (int side = 0; side < 2; side++) {
+    AlgNode *al = p->kid[side], *e2 = p->kid[1 - side];
+    if (al->kind != ALG_ALPHA || al->rel->mode == ALG_MODE_SAMPLED) continue;
+    if (!entitySource(al->kid[0]) && al->kid[0]->kind != ALG_CONST) continue; /* (1) */
+    if (!promptIntervals(e2) || e2->sch.ntv != 1 || e2->sch.tv[0].isEvent) continue; /* (2) */
+    const char *ev = e2->sch.tv[0].var;
+    if (!((streq(w->a->var, al->var) && streq(w->b->var, ev)) || (streq(w->b->var, al->var) && streq(w->a->var, ev))))
+      continue; /* (3) */
+    const AlgExpr *q = s->pred, *ea = NULL;
+    if (isFlagCol(al, q->a, al->rel->flagAttr) && q->b->kind == AX_COL) ea = q->b;
+    else if (isFlagCol(al, q->b, al->rel->flagAttr) && q->a->kind == AX_COL) ea = q->a;
+    if (!ea || algSchemaCol(&e2->sch, ea->var, ea->name) < 0) continue;
+    AlgExpr *from = algExprNew(o->a, AX_TVAR, tyTime());
+    from->var = ev;
+    AlgExpr *to = algExprNew(o->a, AX_TCONST, tyTime());
+    to->ival = TQ_FOREVER;
+    AlgNode *span = algPiT(o->a, 0, from, to, NULL, algNodeCopy(o->a, e2));
+    AlgExpr **pe = tqArenaAlloc(o->a, sizeof(AlgExpr *));
+    const char **pn = tqArenaAlloc(o->a, sizeof(char *));
+    pe[0] = algExprCopy(o->a, ea);
+    pn[0] = ea->name;
+    AlgNode *na = copyNode(o, al);
+    na->kid[0] = algIntersect(o->a, al->kid[0], algPi(o->a, 1, pe, pn, ea->var, span));
+    na->note = "SJ: enabled on the entities the join names, from their first qualifying tuple on";
+    algSchemaCompute(o->a, na);
+    AlgNode *np = withKid(o, p, side, na);
+    return withKid(o, n, 0, withKid(o, s, 0, np));
+  }
+  return NULL;
+}
+
 /* ================================================================ class 3: entity sources */
 
 /* O4: sigma[1=K](E) -> K where E is an entity source and K a constant of
@@ -601,7 +675,8 @@ static const Rule rules[] = {
     {"SPLIT-AND", 1, ruleSplitAnd},   {"SPLIT-OVERLAP", 1, ruleSplitOverlap}, {"SIGMA-DOWN", 1, ruleSigmaDown},
     {"O1", 1, ruleO1},                {"O1T", 1, ruleO1T},                   {"SIGMA-PI", 1, ruleSigmaPi},
     {"SIGMA-PIT", 1, ruleSigmaPiT},   {"SIGMAT-PI", 1, ruleSigmaTPi},        {"PI-MERGE", 1, rulePiMerge},
-    {"O2", 2, ruleO2},                {"O3", 2, ruleO3},                     {"O4", 3, ruleO4},
+    {"O2", 2, ruleO2},                {"O3", 2, ruleO3},                     {"SJ", 2, ruleSJ},
+    {"O4", 3, ruleO4},
     {"O5", 3, ruleO5},                {"O6", 4, ruleO6},                     {"O7", 4, ruleO7},
     {"PIT-ID", 5, rulePiTId},         {"PI-ID", 5, rulePiId},                {"X1", 5, ruleX1},
     {"JOIN", 5, ruleJoin},

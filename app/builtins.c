@@ -25,17 +25,21 @@ static tq_pm_status allInit(tq_pm_global *g, tq_pm_private *p) {
   p->members[p->nmembers++] = "progress";
   return TQ_PM_OK;
 }
-static const tq_pm defaultPm = {TQ_PM_VERSION, "default", "GROUPER: clock, text", defaultInit, NULL, NULL, NULL, NULL,
-                                NULL, NULL, NULL, NULL, NULL};
-static const tq_pm allPm = {TQ_PM_VERSION, "all", "GROUPER: clock, text, progress", allInit, NULL, NULL, NULL, NULL,
-                            NULL, NULL, NULL, NULL, NULL};
+static const tq_pm defaultPm = {.version = TQ_PM_VERSION, .name = "default", .description = "GROUPER: clock, text",
+                                .init = defaultInit};
+static const tq_pm allPm = {.version = TQ_PM_VERSION, .name = "all", .description = "GROUPER: clock, text, progress",
+                            .init = allInit};
 
 const tq_pm *const *appBuiltinPms(int *n) {
   static const tq_pm *const list[] = {&snsTracePm,       &snsColfilPm,        &snsClockPm,       &dspTextPm,
                                       &rtSqlitePm,       &rtStorePm,          &snsProgressPm,    &defaultPm,
                                       &allPm,            &snsShmPm,           &dspDisplayPm,     &snsHostPm,
                                       &snsHostProcessPm, &snsHostProcessorPm, &snsHostStatePm,   &snsHostRunningOnPm,
-                                      &snsHostCpuTimePm, &snsHostMemoryPm,    &snsHostIoPm};
+                                      &snsHostCpuTimePm, &snsHostMemoryPm,    &snsHostIoPm,
+                                      &snsKernelPm,      &snsKernelProcessorPm, &snsKernelThreadPm, &snsKernelForkPm,
+                                      &snsKernelExecPm,  &snsKernelExitPm,    &snsKernelRunningOnPm, &snsKernelReadyPm,
+                                      &snsKernelBlockedPm, &snsKernelWokePm,  &snsKernelSyscallPm, &snsKernelBlockIoPm,
+                                      &snsKernelSendPm,  &snsKernelReceivePm};
   *n = (int)TQ_ARRAY_SIZE(list);
   return list;
 }

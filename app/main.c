@@ -2,8 +2,8 @@
 ** main.c - the tqmon command line.
 **
 **   tqmon check FILE.tq...                 compile, report errors
-**   tqmon explain [--no-opt] [--trace] FILE.tq...
-**   tqmon run FILE.tq... (--replay FILE | --host | --exec CMD | --pm SENSOR...) [--db FILE]
+**   tqmon explain [--no-opt] [--trace] [--kernel | --host | --pm NAME...] FILE.tq...
+**   tqmon run FILE.tq... (--replay FILE | --host | --kernel | --exec CMD | --pm SENSOR...) [--db FILE]
 **             [--format table|csv|jsonl] [--record FILE] [--stats FILE] ...
 **   tqmon record SENSORS.tq... (--replay FILE | --pm SENSOR...) -o FILE
 **   tqmon convert SENSORS.tq... IN OUT
@@ -34,8 +34,11 @@ static const char *usageText =
     "  explain FILE.tq...          print each query's algebra (optimized)\n"
     "      --no-opt                the initial algebra (paper section 8.4)\n"
     "      --trace                 every optimizer rule as it fires\n"
+    "      --kernel, --host, --pm NAME\n"
+    "                              also how each sensor a query uses is collected\n"
+    "                              (the kernel tracepoints it attaches, say)\n"
     "  run FILE.tq... (--replay FILE | --exec CMD... | --attach PID | --host |\n"
-    "                 --pm SENSOR...)\n"
+    "                 --kernel | --pm SENSOR...)\n"
     "                              run the queries over a recording (text .trace\n"
     "                              or binary collection file), a program built\n"
     "                              with generated sensors (--exec starts it; it\n"
@@ -43,6 +46,9 @@ static const char *usageText =
     "      --host                  this Linux host from /proc: give sensors/host.tq\n"
     "                              before your queries (sensors/host.md lists its\n"
     "                              relations)\n"
+    "      --kernel                this Linux kernel through BPF (root, or CAP_BPF\n"
+    "                              and CAP_PERFMON): give sensors/kernel.tq before\n"
+    "                              your queries (sensors/kernel.md); with --host too\n"
     "      --db FILE               store named results in an SQLite file\n"
     "      --format table|csv|jsonl  results on standard output (default table)\n"
     "      --quiet                 no results on standard output\n"
@@ -111,7 +117,7 @@ typedef struct Args {
   char *exec;       /* --exec: the command words joined by \x1f */
   const char *attach;
   char *display;      /* arguments of the display PM (--html, --display, --serve) */
-  int noOpt, trace, quiet, print, host;
+  int noOpt, trace, quiet, print, host, kernel;
   const char *rel;
 } Args;
 
@@ -180,6 +186,7 @@ static int parseArgs(int argc, char **argv, Args *a) {
     }
     else if (!strcmp(s, "--no-opt")) a->noOpt = 1;
     else if (!strcmp(s, "--host")) a->host = 1;
+    else if (!strcmp(s, "--kernel")) a->kernel = 1;
     else if (!strcmp(s, "--trace")) a->trace = 1;
     else if (!strcmp(s, "--quiet")) a->quiet = 1;
     else if (!strcmp(s, "--print")) a->print = 1;
@@ -222,6 +229,26 @@ static int cmdCheck(Args *a) {
   return rc;
 }
 
+/* The relations whose sensors query tree t uses (its alphas, their flag
+** entities, its entity sources), each once, in tree order. */
+static void usedRels(const AlgNode *t, const AlgRel **out, int *n, int max) {
+  const AlgRel *r[2] = {NULL, NULL};
+  if (t->kind == ALG_ALPHA || t->kind == ALG_SOURCE) r[0] = t->rel;
+  if (t->kind == ALG_ALPHA && t->rel->flagAttr >= 0 && t->rel->attr[t->rel->flagAttr].type.ent)
+    r[1] = t->rel->attr[t->rel->flagAttr].type.ent->rel;
+  for (int k = 0; k < 2; k++) {
+    int seen = !r[k];
+    for (int i = 0; i < *n && !seen; i++) seen = out[i] == r[k];
+    if (!seen && *n < max) out[(*n)++] = r[k];
+  }
+  for (int i = 0; i < t->nkid; i++) usedRels(t->kid[i], out, n, max);
+}
+
+static int registerLive(tq_engine *e, Args *a, int all);
+static int live(const Args *a);
+static tq_engine *newEngine(Args *a);
+static int registerPms(tq_engine *e, Args *a);
+
 static int cmdExplain(Args *a) {
   TqDiag d = {0};
   if (a->nfiles == 0) {
@@ -233,6 +260,19 @@ static int cmdExplain(Args *a) {
     reportDiag(&d);
     tqDiagFree(&d);
     return 1;
+  }
+  /* with a source (--kernel, --host, --pm): how each sensor is collected */
+  tq_engine *e = NULL;
+  if (a->kernel || a->host || a->npm) {
+    e = newEngine(a);
+    if (!e || registerLive(e, a, 0) || registerPms(e, a) ||
+        (!live(a) && tq_register(e, "clock", NULL)) || tq_prepare(e, a->nfiles, a->files)) {
+      if (e) fputs(tq_errors(e), stderr);
+      tq_finish(e);
+      cpProgramFree(p);
+      tqDiagFree(&d);
+      return 1;
+    }
   }
   TqBuf trace = {0};
   if (!a->noOpt) cpOptimize(p, a->trace ? &trace : NULL);
@@ -246,9 +286,17 @@ static int cmdExplain(Args *a) {
     algPrintNotes(t, &b); /* the optimizer's choices (O3's arming form) */
     if (b.s) fputs(b.s, stdout);
     tqBufFree(&b);
+    const AlgRel *rels[64];
+    int nrel = 0;
+    usedRels(t, rels, &nrel, 64);
+    for (int k = 0; e && k < nrel; k++) {
+      char how[640];
+      if (tq_describe(e, rels[k]->name, how, (int)sizeof how) == 0) printf("  sensor: %s\n", how);
+    }
   }
   if (a->trace && trace.s) fputs(trace.s, stdout);
   tqBufFree(&trace);
+  tq_finish(e);
   cpProgramFree(p);
   tqDiagFree(&d);
   return 0;
@@ -303,7 +351,7 @@ static int registerExtractor(tq_engine *e, const char *path) {
   return tq_register(e, isCollectionFile(path) ? "colfil" : "trace", path);
 }
 
-static int live(const Args *a) { return a->exec || a->attach || a->host; }
+static int live(const Args *a) { return a->exec || a->attach || a->host || a->kernel; }
 
 /* The user named a clock (or another timer) with --pm: no second one. */
 static int userClock(const Args *a) {
@@ -313,14 +361,15 @@ static int userClock(const Args *a) {
 }
 
 /* The live sources of --exec / --attach (the shm PM; all: every sensor
-** enabled, for record) and --host (the host PMs) and their realtime clock;
-** nothing when none is given. */
+** enabled, for record), --host (the host PMs) and --kernel (the kernel
+** PMs) and their realtime clock; nothing when none is given. */
 static int registerLive(tq_engine *e, Args *a, int all) {
   if (!live(a)) return 0;
   /* the clock first: it fixes the collection's start before the subject runs */
   char clock[96];
   snprintf(clock, sizeof clock, "realtime%s%s", a->snapshots ? "," : "", a->snapshots ? a->snapshots : "");
   if (!userClock(a) && tq_register(e, "clock", clock)) return -1;
+  if (a->kernel && tq_register(e, "kernel", NULL)) return -1;
   if (a->host && tq_register(e, "host", NULL)) return -1;
   if (!a->exec && !a->attach) return 0;
   const char *pre = all ? "all+" : "";
@@ -351,11 +400,11 @@ static int cmdRun(Args *a) {
     fmt = a->format;
   }
   if (!a->replay && !a->npm && !live(a)) {
-    fprintf(stderr, "tqmon run: give a recording with --replay FILE, a program with --exec CMD or --attach PID, or sensors with --host or --pm NAME\n");
+    fprintf(stderr, "tqmon run: give a recording with --replay FILE, a program with --exec CMD or --attach PID, or sensors with --host, --kernel or --pm NAME\n");
     return 2;
   }
-  if (a->host && a->replay) {
-    fprintf(stderr, "tqmon run: --host collects live; it cannot be used with --replay\n");
+  if ((a->host || a->kernel) && a->replay) {
+    fprintf(stderr, "tqmon run: --%s collects live; it cannot be used with --replay\n", a->host ? "host" : "kernel");
     return 2;
   }
   if (a->nfiles == 0) {
@@ -382,7 +431,7 @@ static int cmdRun(Args *a) {
     if (tq_register(e, "text", textArgs)) goto out;
   }
   if (a->display && tq_register(e, "display", a->display)) goto out;
-  if (!a->host && tq_register(e, "progress", NULL)) goto out; /* a live host run shows its results as they come */
+  if (!a->host && !a->kernel && tq_register(e, "progress", NULL)) goto out; /* a live run shows its results as they come */
   if (tq_prepare(e, a->nfiles, a->files)) goto out;
   rc = runToEnd(e);
   if (a->stats) {

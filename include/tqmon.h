@@ -96,6 +96,12 @@ int tq_get_info(tq_engine *e, tq_info *info);
 /* The explain text of every query (optimized unless no-opt). */
 const char *tq_explain(tq_engine *e);
 
+/* How relation's producer collects it in this operation, as one line
+** "Relation by PM: how" (the PM's describe callback, or its description),
+** written into out (n bytes).  After tq_prepare.  Returns 0, or -1 when the
+** program has no such relation or no PM produces it. */
+int tq_describe(tq_engine *e, const char *relation, char *out, int n);
+
 /* Statistics as JSON (per sensor: recorded, delivered, max enabled; per
 ** result: rows; wall time and peak memory; per PM: calls, disabled, its
 ** last message). */

@@ -12,7 +12,8 @@
 ** the end of its structures), and refuses any other.  A PM that uses
 ** something newer than version 1 checks g->version.  Version 2 added
 ** g->set_range, version 3 g->announce_whole, version 4 g->set_start,
-** g->counts and TQ_PM_SYNC_DISPLAYS.  sensors/README.md describes the
+** g->counts and TQ_PM_SYNC_DISPLAYS, version 5 g->needed,
+** g->attribute_type, g->relation_mode and tq_pm.describe.  sensors/README.md describes the
 ** interface with a worked example; docs/design.md says where PMs sit.
 **
 ** Life of a PM in an operation (collection or extraction):
@@ -38,7 +39,7 @@
 
 #include <stdint.h>
 
-#define TQ_PM_VERSION 4
+#define TQ_PM_VERSION 5
 #define TQ_PM_VERSION_MIN 1
 
 typedef int64_t tq_time; /* nanoseconds */
@@ -148,6 +149,8 @@ typedef struct tq_result_row {
 } tq_result_row;
 #define TQ_PM_OPEN INT64_MAX
 enum { TQ_TY_INT = 1, TQ_TY_FLOAT, TQ_TY_STRING, TQ_TY_ENUM, TQ_TY_ENTITY };
+/* How a relation is collected (g->relation_mode). */
+enum { TQ_MODE_ENTITY = 1, TQ_MODE_TRACED, TQ_MODE_SAMPLED, TQ_MODE_DISABLE, TQ_MODE_DELTA };
 
 typedef struct tq_pm_global tq_pm_global;
 typedef struct tq_pm_private tq_pm_private;
@@ -221,6 +224,22 @@ struct tq_pm_global {
   /* (version 4) How far the operation is (MONITORs): the records produced
   ** and the snapshots closed so far (either pointer may be NULL). */
   void (*counts)(tq_pm_global *g, int64_t *records, int64_t *snapshots);
+  /* (version 5) Does the operation need relation rel's records: a query
+  ** uses it (or its delta relation), or it is the entity relation a used
+  ** sensor lives in (the PRODUCERs the engine calls at SNAPSHOT).  A PM
+  ** that sets something costly up at START (a kernel tracepoint, a
+  ** thread) asks, so that a relation no query needs costs nothing.
+  ** Returns 1 or 0; 0 before tq_prepare and for an unknown rel. */
+  int (*needed)(tq_pm_global *g, int rel);
+  /* (version 5) The type of attribute attr of relation rel: TQ_TY_*, or 0
+  ** when there is no such attribute.  For TQ_TY_ENTITY, *entity (when
+  ** entity is not NULL) is set to the entity type's name. */
+  int (*attribute_type)(tq_pm_global *g, int rel, int attr, const char **entity);
+  /* (version 5) How relation rel is collected: TQ_MODE_ENTITY (an entity
+  ** relation), TQ_MODE_TRACED, TQ_MODE_SAMPLED, TQ_MODE_DISABLE (disable
+  ** traced) or TQ_MODE_DELTA (a delta relation, made by the engine); 0 for
+  ** an unknown rel. */
+  int (*relation_mode)(tq_pm_global *g, int rel);
 };
 
 /* Per-PM context: what the PM declares at init, and the engine's view of it. */
@@ -285,6 +304,12 @@ typedef struct tq_pm {
   tq_pm_status (*result)(tq_pm_global *g, tq_pm_private *p, const tq_result_row *row);
   /* FILTER: keep (1) or drop (0) a record of a PM it depends on. */
   int (*filter)(tq_pm_global *g, tq_pm_private *p, const tq_record *r);
+  /* (version 5) PRODUCER: one line saying how it collects relation rel in
+  ** this operation (the files it reads, the kernel tracepoints it attaches),
+  ** written NUL-terminated into out (n bytes); tqmon explain shows it under
+  ** each query that uses rel.  Called after tq_prepare, with or without
+  ** START.  NULL: the PM's description is shown. */
+  tq_pm_status (*describe)(tq_pm_global *g, tq_pm_private *p, int rel, char *out, int n);
 } tq_pm;
 
 /* A shared object of PMs exports this function: it returns its PMs and

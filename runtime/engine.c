@@ -265,6 +265,27 @@ static int64_t gEnumValue(tq_pm_global *g, int rel, int attr, const char *name) 
     if (!strcasecmp(en->names[i], name)) return i;
   return -1;
 }
+static int gAttributeType(tq_pm_global *g, int rel, int attr, const char **entity) {
+  const AlgRel *r = relOf(enOf(g), rel);
+  if (!r || attr < 0 || attr >= r->nattr) return 0;
+  static const int codes[] = {0, TQ_TY_INT, TQ_TY_FLOAT, TQ_TY_STRING, TQ_TY_ENUM, TQ_TY_ENTITY, 0, 0};
+  const AlgType *t = &r->attr[attr].type;
+  if (entity && t->kind == TY_ENTITY) *entity = t->ent->name;
+  return (int)t->kind < (int)TQ_ARRAY_SIZE(codes) ? codes[t->kind] : 0;
+}
+static int gRelationMode(tq_pm_global *g, int rel) {
+  const AlgRel *r = relOf(enOf(g), rel);
+  if (!r) return 0;
+  if (r->entity) return TQ_MODE_ENTITY;
+  if (r->deltaOf) return TQ_MODE_DELTA;
+  return r->mode == ALG_MODE_SAMPLED ? TQ_MODE_SAMPLED : r->mode == ALG_MODE_DISABLE ? TQ_MODE_DISABLE : TQ_MODE_TRACED;
+}
+static int needed(tq_engine *e, int rel);
+static int gNeeded(tq_pm_global *g, int rel) {
+  tq_engine *e = enOf(g);
+  if (!e->net || rel < 1 || rel > e->net->nsensor) return 0;
+  return needed(e, rel);
+}
 static int gEnabled(tq_pm_global *g, int rel, int64_t entity) {
   tq_engine *e = enOf(g);
   if (!e->net || rel < 1 || rel > e->net->nsensor) return 0;
@@ -1228,6 +1249,9 @@ tq_engine *enNew(void) {
   e->g.announce_whole = gAnnounceWhole;
   e->g.set_start = gSetStart;
   e->g.counts = gCounts;
+  e->g.needed = gNeeded;
+  e->g.attribute_type = gAttributeType;
+  e->g.relation_mode = gRelationMode;
   e->opt.nowValue = TQ_OPEN;
   e->maxTicks = EN_MAX_TICKS;
   e->instArena = tqArenaNew();
@@ -1505,7 +1529,6 @@ static int batchToPms(void *self, TqTime now) {
 }
 
 static int bindNet(tq_engine *e);
-static int needed(tq_engine *e, int rel);
 
 /* Does a loaded PM draw the program's displays (TQ_PM_SYNC_DISPLAYS)? */
 static int wantsDisplays(tq_engine *e) {
@@ -1585,6 +1608,14 @@ static int bindNet(tq_engine *e) {
         fail(e, "processor module %s produces '%s', which the program does not declare", m->pm->name,
              m->priv.produces ? m->priv.produces : "(nothing)");
         return -1;
+      }
+      if (e->producerOf[r->id - 1] && m->member && e->producerOf[r->id - 1]->member) {
+        /* two groupers offer it (--host and --kernel both make Processor):
+        ** the first registered produces it */
+        m->unbound = m->priv.disabled = 1;
+        snprintf(m->priv.message, sizeof m->priv.message, "left out: %s produces %s",
+                 e->producerOf[r->id - 1]->pm->name, r->name);
+        continue;
       }
       if (e->producerOf[r->id - 1]) {
         fail(e, "relation %s has two producers: %s and %s", r->name, e->producerOf[r->id - 1]->pm->name, m->pm->name);
@@ -1666,7 +1697,11 @@ static int hasPrivilege(const char *p) {
                                  "CAP_KILL", "CAP_SETGID", "CAP_SETUID", "CAP_SETPCAP", "CAP_LINUX_IMMUTABLE",
                                  "CAP_NET_BIND_SERVICE", "CAP_NET_BROADCAST", "CAP_NET_ADMIN", "CAP_NET_RAW",
                                  "CAP_IPC_LOCK", "CAP_IPC_OWNER", "CAP_SYS_MODULE", "CAP_SYS_RAWIO", "CAP_SYS_CHROOT",
-                                 "CAP_SYS_PTRACE", "CAP_SYS_PACCT", "CAP_SYS_ADMIN"};
+                                 "CAP_SYS_PTRACE", "CAP_SYS_PACCT", "CAP_SYS_ADMIN", "CAP_SYS_BOOT", "CAP_SYS_NICE",
+                                 "CAP_SYS_RESOURCE", "CAP_SYS_TIME", "CAP_SYS_TTY_CONFIG", "CAP_MKNOD", "CAP_LEASE",
+                                 "CAP_AUDIT_WRITE", "CAP_AUDIT_CONTROL", "CAP_SETFCAP", "CAP_MAC_OVERRIDE",
+                                 "CAP_MAC_ADMIN", "CAP_SYSLOG", "CAP_WAKE_ALARM", "CAP_BLOCK_SUSPEND", "CAP_AUDIT_READ",
+                                 "CAP_PERFMON", "CAP_BPF", "CAP_CHECKPOINT_RESTORE"};
     int bit = -1;
     for (int i = 0; i < (int)TQ_ARRAY_SIZE(caps); i++)
       if (!strcasecmp(caps[i], p + 4)) bit = i;
@@ -1961,6 +1996,22 @@ int tq_get_info(tq_engine *e, tq_info *info) {
 }
 
 const char *tq_explain(tq_engine *e) { return e->explain.s ? e->explain.s : ""; }
+
+int tq_describe(tq_engine *e, const char *relation, char *out, int n) {
+  if (!out || n < 1) return -1;
+  out[0] = 0;
+  const AlgRel *r = e->prog ? algCatRel(&e->prog->cat, relation) : NULL;
+  EnPm *m = r && e->producerOf ? e->producerOf[r->id - 1] : NULL;
+  if (!m) return -1;
+  char how[512] = "";
+  if (m->pm->version >= 5 && m->pm->describe && !m->priv.disabled) {
+    if (m->multi) m->priv.rel = r->id;
+    m->pm->describe(&e->g, &m->priv, r->id, how, (int)sizeof how);
+    how[sizeof how - 1] = 0;
+  }
+  snprintf(out, (size_t)n, "%s by %s: %s", r->name, m->pm->name, how[0] ? how : m->pm->description);
+  return 0;
+}
 
 static void jsonString(TqBuf *b, const char *s) {
   tqBufPuts(b, "\"");

@@ -29,6 +29,9 @@ extern const tq_pm snsColfilPm;                          /* colfil.c */
 extern const tq_pm snsShmPm;                             /* shm.c */
 extern const tq_pm snsHostPm, snsHostProcessPm, snsHostProcessorPm, snsHostStatePm, snsHostRunningOnPm,
     snsHostCpuTimePm, snsHostMemoryPm, snsHostIoPm;      /* host.c */
+extern const tq_pm snsKernelPm, snsKernelProcessorPm, snsKernelThreadPm, snsKernelForkPm, snsKernelExecPm,
+    snsKernelExitPm, snsKernelRunningOnPm, snsKernelReadyPm, snsKernelBlockedPm, snsKernelWokePm, snsKernelSyscallPm,
+    snsKernelBlockIoPm, snsKernelSendPm, snsKernelReceivePm; /* kernel.c */
 
 typedef struct SnsTrace SnsTrace;
 

@@ -1,6 +1,8 @@
 #!/bin/sh
 # deps.sh - install the Debian packages tqmon needs, only when missing.
-#   sh tests/deps.sh build    lemon, flex, libsqlite3-dev (and a C compiler)
+#   sh tests/deps.sh build    lemon, flex, libsqlite3-dev (and a C compiler);
+#                             for the kernel sensors clang, bpftool and
+#                             libbpf-dev (with libelf-dev and zlib1g-dev)
 #   sh tests/deps.sh test     the above plus what the tests use: the sqlite3
 #                             CLI, ps (procps: the host sensor tests), clang
 #                             for the libFuzzer target, and for the
@@ -24,6 +26,12 @@ command -v flex >/dev/null 2>&1 || need="$need flex"
 [ -f /usr/include/sqlite3.h ] || need="$need libsqlite3-dev"
 command -v cc >/dev/null 2>&1 || need="$need gcc libc6-dev"
 command -v make >/dev/null 2>&1 || need="$need make"
+# the kernel sensors: BPF objects built with clang, skeletons with bpftool
+command -v clang >/dev/null 2>&1 || need="$need clang"
+command -v bpftool >/dev/null 2>&1 || need="$need bpftool"
+[ -f /usr/include/bpf/libbpf.h ] || need="$need libbpf-dev"
+[ -f /usr/include/libelf.h ] || need="$need libelf-dev"
+[ -f /usr/include/zlib.h ] || need="$need zlib1g-dev"
 if [ "$1" = test ]; then
   command -v sqlite3 >/dev/null 2>&1 || need="$need sqlite3"
   command -v clang >/dev/null 2>&1 || need="$need clang"

@@ -1,0 +1,1447 @@
+/*
+** kernel.c - the Linux kernel as built-in processor modules: threads,
+** processors, scheduling, system calls, block I/O and sockets, traced by
+** BPF programs on kernel tracepoints (sensors/kernel/ks.bpf.c) with the
+** enable flags in the kernel.  sensors/kernel.tq declares the relations and
+** sensors/kernel.md documents them for users.
+**
+**   kernel             GROUPER: every PM below (tqmon run --kernel)
+**   kernel_processor   PRODUCER of the entity relation Processor (the online CPUs)
+**   kernel_thread      PRODUCER of the entity relation Thread (fork, exec, exit, rename)
+**   kernel_fork, kernel_exec, kernel_exit, kernel_runningon, kernel_ready,
+**   kernel_blocked, kernel_woke, kernel_syscall, kernel_blockio,
+**   kernel_send, kernel_receive
+**                      PRODUCERs of the traced relations of the same names
+**
+** The PMs of one engine share one session: one BPF object, one ring
+** buffer, one thread that drains it, one table of threads.  The first START
+** asks the engine which relations the operation needs (g->needed), loads
+** only their programs and attaches them (a relation no query needs has no
+** program in the kernel), enumerates the threads that exist from /proc, and
+** starts the drain.  Each snapshot (the first kernel PM the engine calls
+** at it) converts the packets' kernel times to CLOCK_REALTIME nanoseconds,
+** sorts them and produces every relation's records up to the snapshot's
+** time; the rest waits for the next one.  The realtime clock takes a
+** snapshot a lag after its time, which is the reorder window; a packet that
+** comes later than that is counted late (dropped, or for the lifecycle
+** applied at the first time still open).
+**
+** Enabling.  The engine's enable(entity, on) of a relation sets or clears
+** that relation's bit in the thread's flag word, which the BPF programs
+** read before they write: events of threads no query enabled never leave
+** the kernel.  A disable takes effect at the next snapshot (the kernel is
+** ahead of the engine: clearing at once could lose the packets of an
+** enable that follows at the same instant; what comes meanwhile the engine
+** drops).  A new thread inherits its creator's flags in the kernel (the
+** fork program copies them), so the first packets of a thread the queries
+** will enable are not lost while the engine has not seen it yet; at the
+** snapshot after its begin, the bits the engine did not confirm are
+** cleared.
+**
+** Losses are counted and reported, never hidden: packets dropped because
+** the ring buffer was full (per relation, in the kernel), packets late for
+** their snapshot, packets the monitor could not queue, ends whose begin
+** was not written, threads past the flag array.  Each PM's message (the
+** "pms" of --stats) holds its relation's counts; losses are logged at the
+** snapshot they are first seen and again at the end.
+*/
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../base/tq.h"
+#include "sensors.h"
+
+#ifndef TQ_KERNEL_NO_BPF
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+
+#include "kernel/ks.h"
+#include "ks.skel.h"     /* generated from kernel/ks.bpf.c (build/gen) */
+#include "ks_syscalls.h" /* generated from the kernel headers: ksSyscallNames[] */
+#else
+#include "kernel/ks.h"
+#endif
+
+/* ================================================================ relations */
+
+#define KR_PROCESSOR KS_NREL /* the one relation without a BPF program */
+#define KS_NPM (KS_NREL + 1)
+
+/* What an attribute holds. */
+enum {
+  KA_THREAD = 1, /* the thread (entity Thread) */
+  KA_PROCESS,    /* its process id (int) */
+  KA_COMMAND,    /* its command (string) */
+  KA_PROCESSOR,  /* a CPU (entity Processor) */
+  KA_PARENT,     /* Fork: the creating thread */
+  KA_CHILD,      /* Fork: the new thread */
+  KA_FILE,       /* Exec: the file executed */
+  KA_CODE,       /* Exit: the exit status */
+  KA_STATE,      /* Blocked: enum */
+  KA_WAKER,      /* Woke */
+  KA_WAKEE,
+  KA_CALL,       /* Syscall: the call's name */
+  KA_DEVICE,     /* BlockIo */
+  KA_OPERATION,
+  KA_SECTOR,
+  KA_BYTES,      /* BlockIo, Send, Receive */
+  KA_SOCKET,     /* Send, Receive: the socket's inode */
+  KA_FAMILY
+};
+
+typedef struct KAttr {
+  const char *name;
+  int what;          /* KA_* */
+  int type;          /* TQ_TY_* */
+  const char *ent;   /* TQ_TY_ENTITY: its type */
+  const char *const *values; /* TQ_TY_ENUM: the values, by index */
+  int nvalues;
+} KAttr;
+
+static const char *const stateValues[] = {"Sleeping", "DiskSleep", "Stopped", "Other"};
+static const char *const opValues[] = {"Read", "Write", "Flush", "Discard", "Other"};
+static const char *const familyValues[] = {"Unix", "Inet", "Inet6", "Netlink", "Other"};
+
+#define A_THREAD(n) {n, KA_THREAD, TQ_TY_ENTITY, "Thread", NULL, 0}
+#define A_END {NULL, 0, 0, NULL, NULL, 0}
+
+/* The programs a relation needs (bits). */
+enum {
+  P_FORK = 1 << 0,
+  P_EXEC = 1 << 1,
+  P_EXIT = 1 << 2,
+  P_RENAME = 1 << 3,
+  P_SWITCH = 1 << 4,
+  P_WAKING = 1 << 5,
+  P_WAKEUP_NEW = 1 << 6,
+  P_SYS_ENTER = 1 << 7,
+  P_SYS_EXIT = 1 << 8,
+  P_RQ_ISSUE = 1 << 9,
+  P_RQ_COMPLETE = 1 << 10,
+  P_SEND = 1 << 11,
+  P_RECV = 1 << 12,
+  P_WAKEUP = 1 << 13,
+  P_NPROG = 14
+};
+/* Each program's tracepoint: subsystem and name (the raw tracepoint). */
+static const char *const progTp[P_NPROG][2] = {
+    {"sched", "sched_process_fork"}, {"sched", "sched_process_exec"}, {"sched", "sched_process_exit"},
+    {"task", "task_rename"},         {"sched", "sched_switch"},       {"sched", "sched_waking"},
+    {"sched", "sched_wakeup_new"},   {"raw_syscalls", "sys_enter"},   {"raw_syscalls", "sys_exit"},
+    {"block", "block_rq_issue"},     {"block", "block_rq_complete"},  {"sock", "sock_send_length"},
+    {"sock", "sock_recv_length"},    {"sched", "sched_wakeup"}};
+
+typedef struct KRelDef {
+  int kr;            /* KR_* */
+  const char *pm;    /* its PM */
+  const char *rel;   /* the relation's name */
+  int kind;          /* 0 event, 1 interval, 2 entity */
+  unsigned progs;    /* P_* it needs */
+  KAttr attrs[8];    /* the attributes it can fill */
+} KRelDef;
+
+#define LIFE (P_FORK | P_EXEC | P_EXIT | P_RENAME)
+static const KRelDef relDefs[KS_NPM] = {
+    {KR_FORK, "kernel_fork", "Fork", 0, LIFE, {A_THREAD("Parent"), {"Child", KA_CHILD, TQ_TY_ENTITY, "Thread", NULL, 0}, A_END}},
+    {KR_EXEC, "kernel_exec", "Exec", 0, LIFE, {A_THREAD("Thread"), {"File", KA_FILE, TQ_TY_STRING, NULL, NULL, 0}, A_END}},
+    {KR_EXIT, "kernel_exit", "Exit", 0, LIFE, {A_THREAD("Thread"), {"Code", KA_CODE, TQ_TY_INT, NULL, NULL, 0}, A_END}},
+    {KR_RUNNINGON, "kernel_runningon", "RunningOn", 1, P_SWITCH,
+     {A_THREAD("Thread"), {"Processor", KA_PROCESSOR, TQ_TY_ENTITY, "Processor", NULL, 0}, A_END}},
+    {KR_READY, "kernel_ready", "Ready", 1, P_SWITCH | P_WAKEUP | P_WAKEUP_NEW, {A_THREAD("Thread"), A_END}},
+    {KR_BLOCKED, "kernel_blocked", "Blocked", 1, P_SWITCH | P_WAKEUP,
+     {A_THREAD("Thread"), {"State", KA_STATE, TQ_TY_ENUM, NULL, stateValues, 4}, A_END}},
+    {KR_WOKE, "kernel_woke", "Woke", 0, P_WAKING,
+     {{"Waker", KA_WAKER, TQ_TY_ENTITY, "Thread", NULL, 0}, {"Wakee", KA_WAKEE, TQ_TY_ENTITY, "Thread", NULL, 0}, A_END}},
+    {KR_SYSCALL, "kernel_syscall", "Syscall", 1, P_SYS_ENTER | P_SYS_EXIT,
+     {A_THREAD("Thread"), {"Call", KA_CALL, TQ_TY_STRING, NULL, NULL, 0}, A_END}},
+    {KR_BLOCKIO, "kernel_blockio", "BlockIo", 1, P_RQ_ISSUE | P_RQ_COMPLETE,
+     {A_THREAD("Thread"),
+      {"Device", KA_DEVICE, TQ_TY_STRING, NULL, NULL, 0},
+      {"Operation", KA_OPERATION, TQ_TY_ENUM, NULL, opValues, 5},
+      {"Sector", KA_SECTOR, TQ_TY_INT, NULL, NULL, 0},
+      {"Bytes", KA_BYTES, TQ_TY_INT, NULL, NULL, 0},
+      A_END}},
+    {KR_SEND, "kernel_send", "Send", 0, P_SEND,
+     {A_THREAD("Thread"),
+      {"Socket", KA_SOCKET, TQ_TY_INT, NULL, NULL, 0},
+      {"Family", KA_FAMILY, TQ_TY_ENUM, NULL, familyValues, 5},
+      {"Bytes", KA_BYTES, TQ_TY_INT, NULL, NULL, 0},
+      A_END}},
+    {KR_RECEIVE, "kernel_receive", "Receive", 0, P_RECV,
+     {A_THREAD("Thread"),
+      {"Socket", KA_SOCKET, TQ_TY_INT, NULL, NULL, 0},
+      {"Family", KA_FAMILY, TQ_TY_ENUM, NULL, familyValues, 5},
+      {"Bytes", KA_BYTES, TQ_TY_INT, NULL, NULL, 0},
+      A_END}},
+    {KR_THREAD, "kernel_thread", "Thread", 2, LIFE,
+     {A_THREAD("Thread"), {"Process", KA_PROCESS, TQ_TY_INT, NULL, NULL, 0},
+      {"Command", KA_COMMAND, TQ_TY_STRING, NULL, NULL, 0}, A_END}},
+    {KR_PROCESSOR, "kernel_processor", "Processor", 2, 0, {{"Processor", KA_PROCESSOR, TQ_TY_ENTITY, "Processor", NULL, 0}, A_END}},
+};
+
+/* The tracepoints of programs progs, as "sched:sched_switch, ..." into buf. */
+static void tpList(unsigned progs, char *buf, size_t n) {
+  size_t k = 0;
+  buf[0] = 0;
+  for (int i = 0; i < P_NPROG && k < n; i++)
+    if (progs & (1u << i)) k += (size_t)snprintf(buf + k, n - k, "%s%s:%s", k ? ", " : "", progTp[i][0], progTp[i][1]);
+}
+
+/* How a relation fills its declared attributes. */
+typedef struct Layout {
+  int nattr;
+  int what[TQ_MAX_ATTRS];   /* KA_* per attribute */
+  int64_t enumv[TQ_MAX_ATTRS][8]; /* enum attributes: our index -> the declared value */
+} Layout;
+
+/* Binds relation rel (declared by the program) to def: kind, mode and
+** attributes by name.  Returns 0, or -1 with the reason in msg. */
+static int layoutBind(tq_pm_global *g, int rel, const KRelDef *def, Layout *l, char *msg, size_t n) {
+  memset(l, 0, sizeof *l);
+  int mode = g->relation_mode(g, rel), ev = g->is_event(g, rel);
+  if (def->kind == 2 && mode != TQ_MODE_ENTITY) {
+    snprintf(msg, n, "%s must be an entity relation (entity %s ...)", def->rel, def->rel);
+    return -1;
+  }
+  if (def->kind < 2 && (mode != TQ_MODE_TRACED || ev != (def->kind == 0))) {
+    snprintf(msg, n, "%s must be a traced %s relation (see sensors/kernel.tq)", def->rel, def->kind ? "interval" : "event");
+    return -1;
+  }
+  l->nattr = g->nattributes(g, rel);
+  for (int i = 0; i < l->nattr && i < TQ_MAX_ATTRS; i++) {
+    const char *ent = NULL, *name = NULL;
+    int ty = g->attribute_type(g, rel, i, &ent);
+    const KAttr *a = NULL;
+    for (const KAttr *x = def->attrs; x->name; x++) {
+      if (g->attribute(g, rel, x->name) == i) a = x;
+      if (g->attribute(g, rel, x->name) == i) name = x->name;
+    }
+    if (!a) {
+      snprintf(msg, n, "%s: attribute %d is not one the kernel fills (see sensors/kernel.md)", def->rel, i + 1);
+      return -1;
+    }
+    if (ty != a->type || (a->ent && (!ent || strcasecmp(ent, a->ent)))) {
+      static const char *const tn[] = {"?", "int", "float", "string", "enum", "entity"};
+      snprintf(msg, n, "%s.%s must be of type %s", def->rel, name, a->ent ? a->ent : tn[a->type]);
+      return -1;
+    }
+    l->what[i] = a->what;
+    if (a->type == TQ_TY_ENUM) {
+      int64_t other = g->enum_value(g, rel, i, "Other");
+      for (int k = 0; k < a->nvalues && k < 8; k++) {
+        int64_t v = g->enum_value(g, rel, i, a->values[k]);
+        l->enumv[i][k] = v >= 0 ? v : other;
+        if (l->enumv[i][k] < 0) {
+          snprintf(msg, n, "%s.%s has no value %s (nor Other)", def->rel, name, a->values[k]);
+          return -1;
+        }
+      }
+    }
+  }
+  return 0;
+}
+
+/* Is there a /proc of this host's threads to enumerate? */
+static int64_t pidOf(const char *s) {
+  if (!s || !*s || strlen(s) > 10) return -1;
+  int64_t v = 0;
+  for (; *s; s++) {
+    if (!isdigit((unsigned char)*s)) return -1;
+    v = v * 10 + (*s - '0');
+  }
+  return v;
+}
+
+/* A PM's message (vsnprintf: a long one is cut at the message's size). */
+static void setMsg(tq_pm_private *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void setMsg(tq_pm_private *p, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(p->message, sizeof p->message, fmt, ap);
+  va_end(ap);
+}
+
+#ifndef TQ_KERNEL_NO_BPF
+
+/* ================================================================ session state */
+
+/* A packet drained from the ring buffer. */
+typedef struct KPkt {
+  struct ks_rec r;
+  char *name;      /* Exec: the file; BlockIo: the device (malloc'd) */
+  TqTime t;        /* CLOCK_REALTIME ns */
+  uint64_t seq;    /* order of arrival (equal times keep it) */
+} KPkt;
+
+typedef struct KVec {
+  KPkt *v;
+  int64_t n, cap;
+} KVec;
+
+static KPkt *vecPush(KVec *q) {
+  if (q->n == q->cap) {
+    q->cap = q->cap ? 2 * q->cap : 4096;
+    q->v = tqRealloc(q->v, sizeof(KPkt) * (size_t)q->cap);
+  }
+  return &q->v[q->n++];
+}
+
+static void vecFree(KVec *q) {
+  for (int64_t i = 0; i < q->n; i++) free(q->v[i].name);
+  free(q->v);
+  memset(q, 0, sizeof *q);
+}
+
+/* An interval produced and not ended yet. */
+typedef struct KOpen {
+  uint64_t id;
+  TqTime from;
+  int64_t vals[8];
+} KOpen;
+
+/* A thread alive now (an open tuple of Thread). */
+typedef struct KThread {
+  uint64_t id;       /* its open Thread interval */
+  TqTime from;
+  uint32_t tid, tgid;
+  int64_t sym;       /* the entity */
+  char comm[KS_COMM];
+} KThread;
+
+/* A thread that inherited flags at its creation, until the engine had its
+** chance to confirm them. */
+typedef struct KProv {
+  uint32_t tid;
+  uint32_t bits;
+  TqTime t;
+} KProv;
+
+typedef struct KRel {
+  const KRelDef *def;
+  tq_pm_private *p;  /* its PM (once started) */
+  int rel;           /* relation id in the program (<= 0: none) */
+  int needed;
+  int bad;           /* its layout does not fit, or its tracepoints are missing */
+  char why[256];
+  Layout l;
+  TqMap on;          /* tid + 2 -> the engine's enable count */
+  int64_t enabledMax, enabledNow;
+  uint64_t cnt[KS_NCNT]; /* the kernel's counters, summed over CPUs */
+  uint64_t dropReported;
+  int64_t late, orphan, produced, notThread;
+  TqMap open;        /* key -> KOpen* */
+} KRel;
+
+typedef struct KSession KSession;
+struct KSession {
+  tq_pm_global *g;
+  KSession *next;
+  int refs;          /* PMs started on it */
+  int setUp;         /* the first START did its work */
+  int fatal;         /* loading or attaching failed */
+  char fatalWhy[400];
+  KRel r[KS_NPM];
+  unsigned progs;    /* P_* loaded and attached */
+  uint32_t attachedRels;
+  struct ks_bpf *skel;
+  struct bpf_link *links[P_NPROG]; /* the attached programs */
+  struct ring_buffer *rb;
+  uint64_t *flags;   /* the flag words (mmapped array map) */
+  size_t flagsBytes;
+  uint32_t nflags;
+  int ncpu;
+  int useTai;
+  uint32_t ringBytes;
+  /* the drain thread */
+  pthread_t th;
+  int thRunning;
+  volatile int stop;
+  pthread_mutex_t mu;
+  KVec fill;         /* the drain thread's */
+  KVec ready;        /* handed over to the engine's thread (mu) */
+  int64_t queueLost; /* packets the monitor could not hold (mu) */
+  uint64_t seq;
+  /* the engine's thread */
+  KVec held;         /* converted, later than the last snapshot */
+  TqTime start, prevNow, syncNow;
+  int synced;
+  int64_t syncs;     /* snapshots so far */
+  int64_t until[8];  /* args until=PID[+PID...]: the collection ends after they exit */
+  int nuntil, untilLeft;
+  int untilState;    /* 1 they exited (seen at a snapshot), 2 halt asked */
+  TqMap threads;     /* tid + 2 -> KThread* */
+  KThread **initial; /* enumerated at START, begun at the first snapshot */
+  int ninitial;
+  KProv *prov;
+  int nprov, cprov;
+  uint64_t *offs;    /* pending disables: kr << 32 | tid */
+  int noffs, coffs;
+  uint64_t nextId;
+  int64_t begun, ended, lateLife, unknownExit, queueLostReported;
+  uint64_t beyond, beyondReported;
+};
+
+static pthread_mutex_t sessionsMu = PTHREAD_MUTEX_INITIALIZER;
+static KSession *sessions;
+
+static KSession *sessionFind(tq_pm_global *g) {
+  pthread_mutex_lock(&sessionsMu);
+  KSession *s = sessions;
+  while (s && s->g != g) s = s->next;
+  pthread_mutex_unlock(&sessionsMu);
+  return s;
+}
+
+static KSession *sessionGet(tq_pm_global *g) {
+  KSession *s = sessionFind(g);
+  if (s) return s;
+  s = tqCalloc(1, sizeof *s);
+  s->g = g;
+  pthread_mutex_init(&s->mu, NULL);
+  for (int i = 0; i < KS_NPM; i++) s->r[i].def = &relDefs[i];
+  pthread_mutex_lock(&sessionsMu);
+  s->next = sessions;
+  sessions = s;
+  pthread_mutex_unlock(&sessionsMu);
+  return s;
+}
+
+static TqTime clockNs(clockid_t c) {
+  struct timespec ts;
+  clock_gettime(c, &ts);
+  return (TqTime)ts.tv_sec * TQ_SEC + ts.tv_nsec;
+}
+
+/* The kernel clock minus CLOCK_REALTIME: TAI's offset is whole seconds (the
+** leap seconds); boot time's is measured (it moves when the wall clock is
+** set). */
+static TqTime clockOffset(const KSession *s) {
+  TqTime best = 0, bestGap = INT64_MAX;
+  for (int i = 0; i < 3; i++) {
+    TqTime a = clockNs(CLOCK_REALTIME), k = clockNs(s->useTai ? CLOCK_TAI : CLOCK_BOOTTIME), b = clockNs(CLOCK_REALTIME);
+    if (b - a < bestGap) {
+      bestGap = b - a;
+      best = k - a - (b - a) / 2;
+    }
+  }
+  if (s->useTai) best = (best + (best >= 0 ? TQ_SEC / 2 : -TQ_SEC / 2)) / TQ_SEC * TQ_SEC;
+  return best;
+}
+
+/* ================================================================ loading */
+
+static char bpfLog[512];
+static int bpfPrint(enum libbpf_print_level level, const char *fmt, va_list ap) {
+  if (level == LIBBPF_DEBUG) return 0;
+  char line[256];
+  vsnprintf(line, sizeof line, fmt, ap);
+  size_t k = strlen(line);
+  while (k && line[k - 1] == '\n') line[--k] = 0;
+  if (k) snprintf(bpfLog, sizeof bpfLog, "%s", line);
+  return 0;
+}
+
+/* Tracepoints a test asks to treat as missing (TQMON_KERNEL_HIDE, names
+** separated by commas): the path of a kernel without them. */
+static int hidden(const char *tp) {
+  const char *h = getenv("TQMON_KERNEL_HIDE");
+  size_t n = strlen(tp);
+  for (const char *p = h; p && *p;) {
+    const char *e = strchr(p, ',');
+    size_t k = e ? (size_t)(e - p) : strlen(p);
+    if (k == n && !strncmp(p, tp, n)) return 1;
+    p = e ? e + 1 : NULL;
+  }
+  return 0;
+}
+
+/* The first tracepoint of progs this kernel lacks (its BTF has no
+** btf_trace_NAME), or NULL. */
+static const char *missingTp(const struct btf *vm, unsigned progs) {
+  for (int i = 0; i < P_NPROG; i++) {
+    if (!(progs & (1u << i))) continue;
+    char name[96];
+    snprintf(name, sizeof name, "btf_trace_%s", progTp[i][1]);
+    if (hidden(progTp[i][1]) || (vm && btf__find_by_name_kind(vm, name, BTF_KIND_TYPEDEF) < 0)) return progTp[i][1];
+  }
+  return NULL;
+}
+
+/* Does the kernel know bpf_ktime_get_tai_ns (Linux 6.1)? */
+static int haveTai(const struct btf *vm) {
+  if (!vm) return 0;
+  int id = btf__find_by_name_kind(vm, "bpf_func_id", BTF_KIND_ENUM);
+  if (id < 0) return 0;
+  const struct btf_type *t = btf__type_by_id(vm, (uint32_t)id);
+  const struct btf_enum *e = btf_enum(t);
+  for (int i = 0; i < btf_vlen(t); i++)
+    if (!strcmp(btf__name_by_offset(vm, e[i].name_off), "BPF_FUNC_ktime_get_tai_ns")) return 1;
+  return 0;
+}
+
+static int fatal(KSession *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int fatal(KSession *s, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(s->fatalWhy, sizeof s->fatalWhy, fmt, ap);
+  va_end(ap);
+  s->fatal = 1;
+  return -1;
+}
+
+static struct bpf_program *progOf(struct ks_bpf *k, int i) {
+  struct bpf_program *const all[P_NPROG] = {
+      k->progs.ks_fork,    k->progs.ks_exec,      k->progs.ks_exit,     k->progs.ks_rename,
+      k->progs.ks_switch,  k->progs.ks_waking,    k->progs.ks_wakeup_new, k->progs.ks_sys_enter,
+      k->progs.ks_sys_exit, k->progs.ks_rq_issue, k->progs.ks_rq_complete, k->progs.ks_send,
+      k->progs.ks_recv,    k->progs.ks_wakeup};
+  return all[i];
+}
+
+static void *drainMain(void *arg);
+static int enumerateThreads(KSession *s);
+static int ksOnPacket(void *ctx, void *data, size_t size);
+
+/* Loads and attaches the programs of the needed relations, maps the flags,
+** enumerates the threads and starts the drain.  Returns 0 or -1 (fatal). */
+static int loadBpf(KSession *s) {
+  libbpf_print_fn_t old = libbpf_set_print(bpfPrint);
+  bpfLog[0] = 0;
+  int rc = -1;
+  s->skel = ks_bpf__open();
+  if (!s->skel) {
+    fatal(s, "cannot open the BPF object: %s", bpfLog[0] ? bpfLog : strerror(errno));
+    goto out;
+  }
+  struct bpf_program *p;
+  bpf_object__for_each_program(p, s->skel->obj) bpf_program__set_autoload(p, false);
+  for (int i = 0; i < P_NPROG; i++)
+    if (s->progs & (1u << i)) bpf_program__set_autoload(progOf(s->skel, i), true);
+  s->skel->rodata->use_tai = s->useTai;
+  s->skel->rodata->attached = s->attachedRels;
+  /* the flag array covers every thread id (pid_max) */
+  long pidMax = 32768;
+  FILE *f = fopen("/proc/sys/kernel/pid_max", "re");
+  if (f) {
+    if (fscanf(f, "%ld", &pidMax) != 1) pidMax = 32768;
+    fclose(f);
+  }
+  if (pidMax < 1024) pidMax = 1024;
+  if (pidMax > 4194304) pidMax = 4194304;
+  s->nflags = (uint32_t)pidMax;
+  if (bpf_map__set_max_entries(s->skel->maps.flags, s->nflags) ||
+      bpf_map__set_max_entries(s->skel->maps.ring, s->ringBytes)) {
+    fatal(s, "cannot size the BPF maps: %s", bpfLog);
+    goto out;
+  }
+  if (ks_bpf__load(s->skel)) {
+    fatal(s, "the kernel refused the BPF programs: %s", bpfLog[0] ? bpfLog : strerror(errno));
+    goto out;
+  }
+  long page = sysconf(_SC_PAGESIZE);
+  s->flagsBytes = ((size_t)s->nflags * sizeof(uint64_t) + (size_t)page - 1) / (size_t)page * (size_t)page;
+  void *m = mmap(NULL, s->flagsBytes, PROT_READ | PROT_WRITE, MAP_SHARED, bpf_map__fd(s->skel->maps.flags), 0);
+  if (m == MAP_FAILED) {
+    fatal(s, "cannot map the enable flags: %s", strerror(errno));
+    goto out;
+  }
+  s->flags = m;
+  s->rb = ring_buffer__new(bpf_map__fd(s->skel->maps.ring), ksOnPacket, s, NULL);
+  if (!s->rb) {
+    fatal(s, "cannot open the ring buffer: %s", bpfLog[0] ? bpfLog : strerror(errno));
+    goto out;
+  }
+  /* the lifecycle first, so no thread is missed between it and /proc */
+  for (int i = 0; i < P_NPROG; i++) {
+    if (!(s->progs & (1u << i))) continue;
+    struct bpf_link *l = bpf_program__attach(progOf(s->skel, i));
+    if (!l) {
+      fatal(s, "cannot attach to the tracepoint %s:%s: %s", progTp[i][0], progTp[i][1], bpfLog[0] ? bpfLog : strerror(errno));
+      goto out;
+    }
+    s->links[i] = l;
+  }
+  if (enumerateThreads(s)) goto out;
+  if (pthread_create(&s->th, NULL, drainMain, s)) {
+    fatal(s, "cannot start the drain thread");
+    goto out;
+  }
+  s->thRunning = 1;
+  rc = 0;
+out:
+  libbpf_set_print(old);
+  return rc;
+}
+
+/* The threads alive now, from /proc/PID/task/TID/stat (zombies left out):
+** they begin at the collection's start. */
+static int enumerateThreads(KSession *s) {
+  DIR *d = opendir("/proc");
+  if (!d) return fatal(s, "cannot list /proc: %s", strerror(errno));
+  struct dirent *de;
+  int cap = 0;
+  while ((de = readdir(d))) {
+    int64_t pid = pidOf(de->d_name);
+    if (pid < 0) continue;
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%lld/task", (long long)pid);
+    DIR *t = opendir(path);
+    if (!t) continue; /* gone */
+    struct dirent *te;
+    while ((te = readdir(t))) {
+      int64_t tid = pidOf(te->d_name);
+      if (tid <= 0) continue;
+      char sp[96], buf[512];
+      snprintf(sp, sizeof sp, "/proc/%lld/task/%lld/stat", (long long)pid, (long long)tid);
+      int fd = open(sp, O_RDONLY | O_CLOEXEC);
+      if (fd < 0) continue;
+      ssize_t n = read(fd, buf, sizeof buf - 1);
+      close(fd);
+      if (n <= 0) continue;
+      buf[n] = 0;
+      char *lp = strchr(buf, '('), *rp = strrchr(buf, ')');
+      if (!lp || !rp || rp < lp || !rp[1] || !rp[2]) continue;
+      char st = rp[2];
+      if (st == 'Z' || st == 'X' || st == 'x') continue;
+      if (tqMapGet(&s->threads, (uint64_t)tid + 2)) continue;
+      KThread *th = tqCalloc(1, sizeof *th);
+      th->tid = (uint32_t)tid;
+      th->tgid = (uint32_t)pid;
+      size_t k = (size_t)(rp - lp - 1);
+      if (k >= sizeof th->comm) k = sizeof th->comm - 1;
+      memcpy(th->comm, lp + 1, k);
+      tqMapPut(&s->threads, (uint64_t)tid + 2, th);
+      if (s->ninitial == cap) {
+        cap = cap ? 2 * cap : 1024;
+        s->initial = tqRealloc(s->initial, sizeof(KThread *) * (size_t)cap);
+      }
+      s->initial[s->ninitial++] = th;
+    }
+    closedir(t);
+  }
+  closedir(d);
+  return 0;
+}
+
+/* ================================================================ draining */
+
+#define KS_MAXQ (1 << 21) /* packets held by the monitor at most */
+
+static int ksOnPacket(void *ctx, void *data, size_t size) {
+  KSession *s = ctx;
+  if (size < sizeof(struct ks_rec)) return 0;
+  if (s->fill.n >= KS_MAXQ) {
+    pthread_mutex_lock(&s->mu);
+    s->queueLost++;
+    pthread_mutex_unlock(&s->mu);
+    return 0;
+  }
+  KPkt *k = vecPush(&s->fill);
+  memcpy(&k->r, data, sizeof k->r);
+  k->name = NULL;
+  k->seq = s->seq++;
+  if (size > sizeof(struct ks_rec)) {
+    const char *nm = (const char *)data + sizeof(struct ks_rec);
+    k->name = strndup(nm, size - sizeof(struct ks_rec));
+  }
+  return 0;
+}
+
+/* Empties the ring buffer every few milliseconds (the programs write
+** without waking anyone up: a wakeup per packet would cost the monitored
+** system a context switch per event). */
+static void *drainMain(void *arg) {
+  KSession *s = arg;
+  struct timespec d = {0, 2 * 1000 * 1000};
+  while (!s->stop) {
+    int n = ring_buffer__consume(s->rb);
+    if (s->fill.n) {
+      pthread_mutex_lock(&s->mu);
+      if (!s->ready.n) {
+        KVec t = s->ready;
+        s->ready = s->fill;
+        s->fill = t;
+        s->fill.n = 0;
+      } else if (s->ready.n + s->fill.n > KS_MAXQ) {
+        s->queueLost += s->fill.n;
+        for (int64_t i = 0; i < s->fill.n; i++) free(s->fill.v[i].name);
+        s->fill.n = 0;
+      } else {
+        for (int64_t i = 0; i < s->fill.n; i++) *vecPush(&s->ready) = s->fill.v[i];
+        s->fill.n = 0;
+      }
+      pthread_mutex_unlock(&s->mu);
+    }
+    if (n <= 0) nanosleep(&d, NULL);
+  }
+  return NULL;
+}
+
+/* ================================================================ flags */
+
+static void flagSet(KSession *s, uint32_t tid, uint32_t bit) {
+  if (s->flags && tid && tid < s->nflags) __atomic_fetch_or(&s->flags[tid], (uint64_t)bit, __ATOMIC_RELAXED);
+}
+static void flagClear(KSession *s, uint32_t tid, uint32_t bit) {
+  if (s->flags && tid && tid < s->nflags) __atomic_fetch_and(&s->flags[tid], ~(uint64_t)bit, __ATOMIC_RELAXED);
+}
+
+static int engineOn(KSession *s, int kr, uint32_t tid) { return tqMapGet(&s->r[kr].on, (uint64_t)tid + 2) != NULL; }
+
+/* At a snapshot: the disables asked since the last one, and the inherited
+** flags the engine did not confirm once it saw the thread begin. */
+static void settleFlags(KSession *s) {
+  for (int i = 0; i < s->noffs; i++) {
+    int kr = (int)(s->offs[i] >> 32);
+    uint32_t tid = (uint32_t)s->offs[i];
+    if (!engineOn(s, kr, tid)) flagClear(s, tid, 1u << kr);
+  }
+  s->noffs = 0;
+  int k = 0;
+  for (int i = 0; i < s->nprov; i++) {
+    KProv *pv = &s->prov[i];
+    if (pv->t > s->prevNow) {
+      s->prov[k++] = *pv; /* its begin has not been through the queries yet */
+      continue;
+    }
+    for (int kr = 0; kr < KS_NREL; kr++)
+      if ((pv->bits >> kr & 1) && !engineOn(s, kr, pv->tid)) flagClear(s, pv->tid, 1u << kr);
+  }
+  s->nprov = k;
+  for (int kr = 0; kr < KS_NREL; kr++) {
+    KRel *r = &s->r[kr];
+    int64_t n = r->on.n;
+    for (int i = 0; i < s->nprov; i++)
+      if ((s->prov[i].bits >> kr & 1) && !engineOn(s, kr, s->prov[i].tid)) n++;
+    r->enabledNow = n;
+    if (n > r->enabledMax) r->enabledMax = n;
+  }
+}
+
+/* ================================================================ producing */
+
+static int64_t symOf(tq_pm_global *g, const char *text) { return g->symbol(g, text, -1); }
+
+static int64_t tidSym(KSession *s, uint32_t tid) {
+  KThread *th = tqMapGet(&s->threads, (uint64_t)tid + 2);
+  if (th && th->sym) return th->sym;
+  char b[16];
+  snprintf(b, sizeof b, "%u", tid);
+  return symOf(s->g, b);
+}
+
+static int64_t cpuSym(tq_pm_global *g, uint32_t cpu) {
+  char b[24];
+  snprintf(b, sizeof b, "cpu%u", cpu);
+  return symOf(g, b);
+}
+
+/* Fills the values of relation kr from packet k (and the thread th for
+** Thread).  Returns the number of values. */
+static int fill(KSession *s, int kr, const KPkt *k, const KThread *th, int64_t *v) {
+  tq_pm_global *g = s->g;
+  const Layout *l = &s->r[kr].l;
+  for (int i = 0; i < l->nattr; i++) {
+    switch (l->what[i]) {
+      case KA_THREAD: v[i] = th ? th->sym : tidSym(s, k->r.tid); break;
+      case KA_PROCESS: v[i] = th ? th->tgid : k->r.tgid; break;
+      case KA_COMMAND: v[i] = symOf(g, th ? th->comm : k->r.comm); break;
+      case KA_PROCESSOR: v[i] = cpuSym(g, k->r.cpu); break;
+      case KA_PARENT: v[i] = tidSym(s, k->r.a32); break;
+      case KA_CHILD: v[i] = tidSym(s, k->r.tid); break;
+      case KA_FILE: v[i] = symOf(g, k->name ? k->name : ""); break;
+      case KA_CODE: {
+        int64_t c = k->r.a64;
+        v[i] = (c & 0x7f) ? -(c & 0x7f) : (c >> 8) & 0xff; /* the status, or minus the signal */
+        break;
+      }
+      case KA_STATE: v[i] = l->enumv[i][k->r.a32 < 4 ? k->r.a32 : KB_OTHER]; break;
+      case KA_WAKER: v[i] = tidSym(s, k->r.a32); break;
+      case KA_WAKEE: v[i] = tidSym(s, k->r.tid); break;
+      case KA_CALL: {
+        uint32_t nr = k->r.a32;
+        if (nr < TQ_ARRAY_SIZE(ksSyscallNames) && ksSyscallNames[nr]) {
+          v[i] = symOf(g, ksSyscallNames[nr]);
+        } else {
+          char b[32];
+          snprintf(b, sizeof b, "syscall_%u", nr);
+          v[i] = symOf(g, b);
+        }
+        break;
+      }
+      case KA_DEVICE: v[i] = symOf(g, k->name ? k->name : ""); break;
+      case KA_OPERATION: v[i] = l->enumv[i][k->r.a32 < 5 ? k->r.a32 : KI_OTHER]; break;
+      case KA_SECTOR: v[i] = k->r.a64; break;
+      case KA_BYTES: v[i] = kr == KR_BLOCKIO ? k->r.b64 : k->r.a64; break;
+      case KA_SOCKET: v[i] = k->r.b64; break;
+      case KA_FAMILY: {
+        uint32_t f = k->r.a32;
+        v[i] = l->enumv[i][f == 1 ? 0 : f == 2 ? 1 : f == 10 ? 2 : f == 16 ? 3 : 4];
+        break;
+      }
+      default: v[i] = 0;
+    }
+  }
+  return l->nattr;
+}
+
+static void produce(KSession *s, int kr, int kind, TqTime t, TqTime from, uint64_t id, const int64_t *v) {
+  KRel *r = &s->r[kr];
+  tq_record rec = {r->rel, kind, t, from, kind == TQ_REC_END ? t : 0, id, r->l.nattr, v};
+  if (kind == TQ_REC_BEGIN) rec.from = t;
+  s->g->produce(s->g, &rec);
+  r->produced++;
+}
+
+/* Is relation kr bound and in use here? */
+static int live(const KSession *s, int kr) { return s->r[kr].rel > 0 && s->r[kr].needed && !s->r[kr].bad; }
+
+static void threadBegin(KSession *s, KThread *th, TqTime t) {
+  char b[16];
+  snprintf(b, sizeof b, "%u", th->tid);
+  th->sym = symOf(s->g, b);
+  th->id = ++s->nextId;
+  th->from = t;
+  s->begun++;
+  if (!live(s, KR_THREAD)) return;
+  int64_t v[8];
+  fill(s, KR_THREAD, NULL, th, v);
+  produce(s, KR_THREAD, TQ_REC_BEGIN, t, t, th->id, v);
+}
+
+static void threadEnd(KSession *s, KThread *th, TqTime t) {
+  s->ended++;
+  if (!live(s, KR_THREAD)) return;
+  int64_t v[8];
+  fill(s, KR_THREAD, NULL, th, v);
+  produce(s, KR_THREAD, TQ_REC_END, t > th->from ? t : th->from + 1, th->from, th->id, v);
+}
+
+static uint64_t openKey(int kr, uint64_t k) { return tqHash64(((uint64_t)kr << 56) ^ k) | 2; }
+
+/* Ends an open interval of kr (key k) at t; 0 if there was none. */
+static int ivEnd(KSession *s, int kr, uint64_t k, TqTime t) {
+  KRel *r = &s->r[kr];
+  KOpen *o = tqMapDel(&r->open, openKey(kr, k));
+  if (!o) return 0;
+  tq_record rec = {r->rel, TQ_REC_END, t > o->from ? t : o->from + 1, o->from, t > o->from ? t : o->from + 1, o->id,
+                   r->l.nattr, o->vals};
+  s->g->produce(s->g, &rec);
+  r->produced++;
+  free(o);
+  return 1;
+}
+
+/* The thread's state changed (exec, rename): a new Thread tuple when its
+** command is another. */
+static void threadChange(KSession *s, KThread *th, uint32_t tgid, const char *comm, TqTime t) {
+  if (th->tgid == tgid && !strncmp(th->comm, comm, KS_COMM)) return;
+  threadEnd(s, th, t);
+  th->tgid = tgid;
+  snprintf(th->comm, sizeof th->comm, "%s", comm);
+  threadBegin(s, th, t);
+}
+
+static void lifecycle(KSession *s, KPkt *k) {
+  const struct ks_rec *r = &k->r;
+  TqTime t = k->t;
+  KThread *th = tqMapGet(&s->threads, (uint64_t)r->tid + 2);
+  int64_t v[8];
+  switch (r->op) {
+    case KO_FORK:
+      if (th && th->from != s->start) { /* its exit was lost, and its id reused */
+        threadEnd(s, th, t);
+        tqMapDel(&s->threads, (uint64_t)r->tid + 2);
+        free(th);
+        th = NULL;
+      }
+      if (!th) { /* (one created after the attach may have been enumerated at the start) */
+        th = tqCalloc(1, sizeof *th);
+        th->tid = r->tid;
+        th->tgid = r->tgid;
+        memcpy(th->comm, r->comm, KS_COMM);
+        th->comm[KS_COMM - 1] = 0;
+        tqMapPut(&s->threads, (uint64_t)r->tid + 2, th);
+        threadBegin(s, th, t);
+      }
+      if (live(s, KR_FORK) && (r->b32 >> KR_FORK & 1)) {
+        fill(s, KR_FORK, k, NULL, v);
+        produce(s, KR_FORK, TQ_REC_EVENT, t, t, 0, v);
+      }
+      if (r->b32 & KS_ENABLE_MASK) {
+        if (s->nprov == s->cprov) {
+          s->cprov = s->cprov ? 2 * s->cprov : 64;
+          s->prov = tqRealloc(s->prov, sizeof(KProv) * (size_t)s->cprov);
+        }
+        s->prov[s->nprov++] = (KProv){r->tid, r->b32 & KS_ENABLE_MASK, t};
+      }
+      break;
+    case KO_EXEC: {
+      char comm[KS_COMM];
+      memcpy(comm, r->comm, KS_COMM);
+      comm[KS_COMM - 1] = 0;
+      if (r->a32 != r->tid) {
+        /* a thread other than the leader executed: it goes on as the leader */
+        KThread *old = tqMapDel(&s->threads, (uint64_t)r->a32 + 2);
+        if (old) {
+          ivEnd(s, KR_SYSCALL, old->tid, t);
+          threadEnd(s, old, t);
+          free(old);
+        }
+        if (th) {
+          threadEnd(s, th, t);
+          tqMapDel(&s->threads, (uint64_t)r->tid + 2);
+          free(th);
+        }
+        th = NULL;
+      }
+      if (!th) {
+        th = tqCalloc(1, sizeof *th);
+        th->tid = r->tid;
+        th->tgid = r->tgid;
+        memcpy(th->comm, comm, KS_COMM);
+        tqMapPut(&s->threads, (uint64_t)r->tid + 2, th);
+        threadBegin(s, th, t);
+      } else {
+        threadChange(s, th, r->tgid, comm, t);
+      }
+      if (live(s, KR_EXEC) && (r->b32 >> KR_EXEC & 1)) {
+        fill(s, KR_EXEC, k, th, v);
+        produce(s, KR_EXEC, TQ_REC_EVENT, t, t, 0, v);
+      }
+      break;
+    }
+    case KO_RENAME: {
+      char comm[KS_COMM];
+      memcpy(comm, r->comm, KS_COMM);
+      comm[KS_COMM - 1] = 0;
+      if (th) threadChange(s, th, th->tgid, comm, t);
+      break;
+    }
+    case KO_EXIT:
+      if (live(s, KR_EXIT) && (r->b32 >> KR_EXIT & 1)) {
+        fill(s, KR_EXIT, k, th, v);
+        produce(s, KR_EXIT, TQ_REC_EVENT, t, t, 0, v);
+      }
+      if (!th) {
+        s->unknownExit++;
+        break;
+      }
+      /* its system call never returns; it ends just after its Exit event
+      ** (a sensor lives in its thread: the event needs it alive) */
+      if (live(s, KR_SYSCALL)) ivEnd(s, KR_SYSCALL, r->tid, t);
+      for (int u = 0; u < s->nuntil; u++)
+        if (r->tid == (uint32_t)s->until[u] && --s->untilLeft == 0 && !s->untilState) s->untilState = 1;
+      threadEnd(s, th, t + 1);
+      tqMapDel(&s->threads, (uint64_t)r->tid + 2);
+      free(th);
+      break;
+  }
+}
+
+/* One packet, in time order. */
+static void process(KSession *s, KPkt *k) {
+  const struct ks_rec *r = &k->r;
+  if (r->rel == KR_THREAD) {
+    lifecycle(s, k);
+    return;
+  }
+  int kr = r->rel;
+  if (kr >= KS_NREL || !live(s, kr)) return;
+  KRel *rl = &s->r[kr];
+  int64_t v[8];
+  uint64_t key = kr == KR_BLOCKIO ? r->b32 : r->tid;
+  switch (r->op) {
+    case KO_EVENT:
+      fill(s, kr, k, NULL, v);
+      produce(s, kr, TQ_REC_EVENT, k->t, k->t, 0, v);
+      break;
+    case KO_BEGIN: {
+      if (tqMapGet(&rl->open, openKey(kr, key))) ivEnd(s, kr, key, k->t); /* its end was lost */
+      KOpen *o = tqCalloc(1, sizeof *o);
+      o->id = ++s->nextId;
+      o->from = k->t;
+      fill(s, kr, k, NULL, o->vals);
+      tqMapPut(&rl->open, openKey(kr, key), o);
+      produce(s, kr, TQ_REC_BEGIN, k->t, k->t, o->id, o->vals);
+      break;
+    }
+    case KO_END:
+      if (!ivEnd(s, kr, key, k->t)) rl->orphan++;
+      break;
+  }
+}
+
+static int pktCmp(const void *a, const void *b) {
+  const KPkt *x = a, *y = b;
+  if (x->t != y->t) return x->t < y->t ? -1 : 1;
+  return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* Reads the kernel's counters into each relation. */
+static void readCounters(KSession *s) {
+  if (!s->skel) return;
+  int fd = bpf_map__fd(s->skel->maps.counters);
+  uint64_t *vals = tqCalloc((size_t)s->ncpu, sizeof(uint64_t));
+  for (uint32_t k = 0; k < KS_NCOUNTERS; k++) {
+    if (bpf_map_lookup_elem(fd, &k, vals)) continue;
+    uint64_t sum = 0;
+    for (int c = 0; c < s->ncpu; c++) sum += vals[c];
+    if (k < KS_CNT_GLOBAL) s->r[k / KS_NCNT].cnt[k % KS_NCNT] = sum;
+    else if (k == KS_CNT_GLOBAL + KG_BEYOND) s->beyond = sum;
+  }
+  free(vals);
+}
+
+/* Reports relation kr's new losses on standard error (through its PM's
+** log); final: the totals at the end. */
+static void reportLosses(KSession *s, int kr, int final) {
+  tq_pm_global *g = s->g;
+  KRel *r = &s->r[kr];
+  if (!r->p || kr == KR_PROCESSOR) return;
+  uint64_t d = r->cnt[KC_DROPPED];
+  if (d > r->dropReported || (final && d))
+    g->log(g, r->p, TQ_LOG_WARNING,
+           "%llu packets of %s lost%s: the kernel's ring buffer was full (--pm kernel=ring=KB makes it larger); "
+           "the answers miss them",
+           (unsigned long long)d, r->def->rel, final ? " in all" : " so far");
+  r->dropReported = d;
+  if (final && r->late)
+    g->log(g, r->p, TQ_LOG_WARNING, "%lld packets of %s came after their snapshot was taken: dropped", (long long)r->late,
+           r->def->rel);
+  if (kr != KR_THREAD) return;
+  pthread_mutex_lock(&s->mu);
+  int64_t ql = s->queueLost;
+  pthread_mutex_unlock(&s->mu);
+  if (ql > s->queueLostReported || (final && ql))
+    g->log(g, r->p, TQ_LOG_WARNING, "%lld kernel packets lost: the monitor fell behind (more than %d waiting)",
+           (long long)ql, KS_MAXQ);
+  s->queueLostReported = ql;
+  if (s->beyond > s->beyondReported || (final && s->beyond))
+    g->log(g, r->p, TQ_LOG_WARNING, "%llu events of threads with ids past %u (pid_max grew during the run) not traced",
+           (unsigned long long)s->beyond, s->nflags);
+  s->beyondReported = s->beyond;
+}
+
+static void setMessages(KSession *s) {
+  for (int kr = 0; kr < KS_NREL; kr++) {
+    KRel *r = &s->r[kr];
+    if (!r->p || r->bad) continue;
+    if (kr == KR_THREAD)
+      setMsg(r->p,
+             "seen=%llu written=%llu dropped=%llu threads_begun=%lld ended=%lld alive=%u late=%lld queue_lost=%lld "
+             "beyond_pid_max=%llu",
+             (unsigned long long)r->cnt[KC_SEEN], (unsigned long long)r->cnt[KC_WRITTEN],
+             (unsigned long long)r->cnt[KC_DROPPED], (long long)s->begun, (long long)s->ended, s->threads.n,
+             (long long)s->lateLife, (long long)s->queueLost, (unsigned long long)s->beyond);
+    else
+      setMsg(r->p, "seen=%llu written=%llu dropped=%llu unbegun=%llu late=%lld enabled_now=%lld enabled_max=%lld",
+             (unsigned long long)r->cnt[KC_SEEN], (unsigned long long)r->cnt[KC_WRITTEN],
+             (unsigned long long)r->cnt[KC_DROPPED], (unsigned long long)r->cnt[KC_UNBEGUN], (long long)r->late,
+             (long long)r->enabledNow, (long long)r->enabledMax);
+  }
+}
+
+static int threadCmp(const void *a, const void *b) {
+  const KThread *x = *(KThread *const *)a, *y = *(KThread *const *)b;
+  return x->tid < y->tid ? -1 : x->tid > y->tid;
+}
+
+/* A snapshot at g->now: everything the kernel wrote up to then, in time
+** order.  Once per snapshot, whichever kernel PM comes first. */
+static void sessionSync(KSession *s) {
+  tq_pm_global *g = s->g;
+  TqTime now = g->now;
+  if (s->synced && now == s->syncNow) return;
+  if (s->untilState == 1) {
+    /* the process of until=PID exited by the last snapshot: that one is the last */
+    g->halt(g);
+    s->untilState = 2;
+  }
+  if (!s->synced) {
+    /* the collection began a tick before its first snapshot (a clock
+    ** started after this PM fixed the start later than START saw it) */
+    if (now - g->tick > s->start) s->start = s->prevNow = now - g->tick;
+    /* the threads that existed at the start */
+    qsort(s->initial, (size_t)s->ninitial, sizeof(KThread *), threadCmp);
+    for (int i = 0; i < s->ninitial; i++) threadBegin(s, s->initial[i], s->start);
+    free(s->initial);
+    s->initial = NULL;
+    s->ninitial = 0;
+  }
+  settleFlags(s);
+  pthread_mutex_lock(&s->mu);
+  KVec in = s->ready;
+  memset(&s->ready, 0, sizeof s->ready);
+  pthread_mutex_unlock(&s->mu);
+  TqTime off = clockOffset(s);
+  for (int64_t i = 0; i < in.n; i++) {
+    KPkt *k = vecPush(&s->held);
+    *k = in.v[i];
+    k->t = (TqTime)k->r.t - off;
+  }
+  free(in.v);
+  if (s->held.n) qsort(s->held.v, (size_t)s->held.n, sizeof(KPkt), pktCmp);
+  int64_t i = 0;
+  for (; i < s->held.n && s->held.v[i].t <= now; i++) {
+    KPkt *k = &s->held.v[i];
+    if (k->t < s->start) k->t = s->start;
+    if (s->synced && k->t <= s->prevNow) {
+      /* it came after its snapshot was taken */
+      if (k->r.rel == KR_THREAD) {
+        k->t = s->prevNow + 1; /* the lifecycle must not be lost: applied now */
+        s->lateLife++;
+      } else {
+        if (k->r.rel < KS_NREL) s->r[k->r.rel].late++;
+        free(k->name);
+        continue;
+      }
+    }
+    process(s, k);
+    free(k->name);
+  }
+  memmove(s->held.v, s->held.v + i, sizeof(KPkt) * (size_t)(s->held.n - i));
+  s->held.n -= i;
+  s->prevNow = now;
+  s->syncNow = now;
+  if (++s->syncs == 2 && s->r[KR_THREAD].p) {
+    /* the first snapshot has been through the queries: what they enabled
+    ** from the start is enabled in the kernel */
+    char tps[400];
+    tpList(s->progs, tps, sizeof tps);
+    g->log(g, s->r[KR_THREAD].p, TQ_LOG_INFO, "tracing since the first snapshot: %s", tps);
+  }
+  s->synced = 1;
+  readCounters(s);
+  for (int kr = 0; kr < KS_NREL; kr++) reportLosses(s, kr, 0);
+  setMessages(s);
+}
+
+static void sessionFree(KSession *s) {
+  if (s->thRunning) {
+    s->stop = 1;
+    pthread_join(s->th, NULL);
+  }
+  for (int i = 0; i < P_NPROG; i++) bpf_link__destroy(s->links[i]); /* (NULL: nothing) */
+  if (s->rb) ring_buffer__free(s->rb);
+  if (s->flags) munmap(s->flags, s->flagsBytes);
+  if (s->skel) ks_bpf__destroy(s->skel);
+  vecFree(&s->fill);
+  vecFree(&s->ready);
+  vecFree(&s->held);
+  for (uint32_t k = 0; k < s->threads.cap; k++)
+    if (s->threads.slot[k].key > 1) free(s->threads.slot[k].val);
+  tqMapFree(&s->threads);
+  free(s->initial);
+  for (int kr = 0; kr < KS_NPM; kr++) {
+    KRel *r = &s->r[kr];
+    for (uint32_t k = 0; k < r->open.cap; k++)
+      if (r->open.slot[k].key > 1) free(r->open.slot[k].val);
+    tqMapFree(&r->open);
+    tqMapFree(&r->on);
+  }
+  free(s->prov);
+  free(s->offs);
+  pthread_mutex_destroy(&s->mu);
+  pthread_mutex_lock(&sessionsMu);
+  KSession **pp = &sessions;
+  while (*pp && *pp != s) pp = &(*pp)->next;
+  if (*pp) *pp = s->next;
+  pthread_mutex_unlock(&sessionsMu);
+  free(s);
+}
+
+/* The first START of the session: which relations, which programs. */
+static void sessionSetUp(KSession *s, tq_pm_global *g, const char *args) {
+  s->setUp = 1;
+  s->start = g->now;
+  s->prevNow = g->now;
+  s->ringBytes = 16u << 20;
+  const char *until = args ? strstr(args, "until=") : NULL;
+  for (const char *u = until ? until + 6 : NULL; u && s->nuntil < 8;) {
+    char *e;
+    long long v = strtoll(u, &e, 10);
+    if (e == u) break;
+    if (v > 0 && !(kill((pid_t)v, 0) && errno == ESRCH)) s->until[s->nuntil++] = v; /* (gone already: not waited for) */
+    u = *e == '+' ? e + 1 : NULL;
+  }
+  s->untilLeft = s->nuntil;
+  if (until && !s->nuntil) s->untilState = 1;
+  const char *ring = args ? strstr(args, "ring=") : NULL;
+  if (ring) {
+    /* ring=KB (a power of two, at least a page) */
+    long kb = atol(ring + 5), b = sysconf(_SC_PAGESIZE);
+    while (b < kb * 1024 && b < (1L << 30)) b *= 2;
+    s->ringBytes = (uint32_t)b;
+  }
+  struct btf *vm = btf__load_vmlinux_btf();
+  s->useTai = haveTai(vm);
+  for (int kr = 0; kr < KS_NPM; kr++) {
+    KRel *r = &s->r[kr];
+    r->rel = g->relation(g, r->def->rel);
+    if (r->rel <= 0) continue;
+    r->needed = g->needed(g, r->rel);
+    if (layoutBind(g, r->rel, r->def, &r->l, r->why, sizeof r->why)) {
+      r->bad = 1;
+      continue;
+    }
+    if (!r->needed || kr == KR_PROCESSOR) continue;
+    const char *miss = missingTp(vm, r->def->progs);
+    if (miss) {
+      r->bad = 2;
+      snprintf(r->why, sizeof r->why, "%s needs the tracepoint %s, which this kernel does not have", r->def->rel, miss);
+      continue;
+    }
+    s->progs |= r->def->progs;
+    s->attachedRels |= 1u << kr;
+  }
+  btf__free(vm);
+  if (!s->progs) return;
+  s->progs |= LIFE; /* threads begin and end as the kernel says */
+  int n = libbpf_num_possible_cpus();
+  s->ncpu = n > 0 ? n : 1;
+  loadBpf(s);
+}
+
+/* ================================================================ the PMs */
+
+static int krOf(tq_pm_private *p) {
+  const KRelDef *d = p->data;
+  return d ? d->kr : -1;
+}
+
+/* args of the grouper, for the session (ring=KB) */
+static char groupArgs[128];
+
+static tq_pm_status relInit(tq_pm_global *g, tq_pm_private *p, const KRelDef *d) {
+  p->caps = TQ_PM_PRODUCER;
+  p->sync = TQ_PM_SYNC_SNAPSHOT;
+  p->produces = d->rel;
+  if (d->kr != KR_PROCESSOR) {
+    p->privileges[p->nprivileges++] = "cap:CAP_BPF";
+    p->privileges[p->nprivileges++] = "cap:CAP_PERFMON";
+    p->privileges[p->nprivileges++] = "read:/sys/kernel/btf/vmlinux";
+  } else {
+    p->privileges[p->nprivileges++] = "read:/sys/devices/system/cpu/online";
+  }
+  if (d->kr != KR_THREAD && d->kr != KR_PROCESSOR) p->depends[p->ndepends++] = "kernel_thread";
+  return TQ_PM_OK;
+}
+
+/* The Processor entities: the online CPUs, from the collection's start. */
+static tq_pm_status processorSnapshot(KSession *s, tq_pm_private *p) {
+  static const char path[] = "/sys/devices/system/cpu/online";
+  tq_pm_global *g = s->g;
+  KRel *r = &s->r[KR_PROCESSOR];
+  if (r->produced || r->bad) return TQ_PM_OK;
+  FILE *f = fopen(path, "re");
+  char line[512];
+  if (!f || !fgets(line, sizeof line, f)) {
+    if (f) fclose(f);
+    snprintf(p->message, sizeof p->message, "cannot read %s", path);
+    return TQ_PM_ERROR;
+  }
+  fclose(f);
+  int n = 0;
+  for (char *q = line; *q && *q != '\n';) {
+    char *e;
+    long a = strtol(q, &e, 10), b = a;
+    if (e == q) break;
+    if (*e == '-') b = strtol(e + 1, &e, 10);
+    for (long c = a; c <= b; c++) {
+      int64_t v = cpuSym(g, (uint32_t)c);
+      TqTime t0 = g->now - g->tick > s->start ? g->now - g->tick : s->start; /* (as sessionSync) */
+      tq_record rec = {r->rel, TQ_REC_BEGIN, t0, t0, 0, (uint64_t)c + 1, 1, &v};
+      if (g->produce(g, &rec)) return TQ_PM_FATAL;
+      n++;
+    }
+    q = *e == ',' ? e + 1 : e;
+  }
+  r->produced = n;
+  snprintf(p->message, sizeof p->message, "cpus=%d (%s)", n, path);
+  return TQ_PM_OK;
+}
+
+static tq_pm_status relCall(tq_pm_global *g, tq_pm_private *p, int what, const tq_record_set *rs) {
+  int kr = krOf(p);
+  if (kr < 0) return TQ_PM_OK;
+  KSession *s;
+  switch (what) {
+    case TQ_PM_START:
+      s = sessionGet(g);
+      s->refs++;
+      s->r[kr].p = p;
+      if (!s->setUp) sessionSetUp(s, g, groupArgs);
+      if (s->r[kr].bad) {
+        setMsg(p, "%s", s->r[kr].why);
+        return s->r[kr].bad == 2 ? TQ_PM_FATAL : TQ_PM_ERROR;
+      }
+      if (s->fatal && s->r[kr].needed && kr != KR_PROCESSOR) {
+        setMsg(p, "%s", s->fatalWhy);
+        return TQ_PM_FATAL;
+      }
+      setMessages(s);
+      return TQ_PM_OK;
+    case TQ_PM_SNAPSHOT:
+      s = sessionFind(g);
+      if (!s || s->fatal) return TQ_PM_OK;
+      if (kr == KR_PROCESSOR) return processorSnapshot(s, p);
+      sessionSync(s);
+      return TQ_PM_OK;
+    case TQ_PM_END:
+      s = sessionFind(g);
+      if (!s) return TQ_PM_OK;
+      if (s->r[kr].p == p) {
+        if (!s->fatal && s->skel) {
+          readCounters(s);
+          reportLosses(s, kr, 1);
+          setMessages(s);
+        }
+        s->r[kr].p = NULL;
+      }
+      if (--s->refs <= 0) sessionFree(s);
+      return TQ_PM_OK;
+    case TQ_PM_DEP_DISABLED: snprintf(p->message, sizeof p->message, "kernel_thread is disabled"); return TQ_PM_ERROR;
+    default: return TQ_PM_OK;
+  }
+}
+
+/* The engine's flag of (relation, thread) changed. */
+static tq_pm_status relEnable(tq_pm_global *g, tq_pm_private *p, int64_t entity, int on) {
+  int kr = krOf(p);
+  KSession *s = sessionFind(g);
+  if (!s || kr < 0 || kr >= KS_NREL) return TQ_PM_OK;
+  KRel *r = &s->r[kr];
+  const char *name = g->symbol_name(g, entity);
+  int64_t tid = pidOf(name);
+  if (tid <= 0 || tid >= (int64_t)s->nflags) {
+    if (on && !r->notThread++)
+      g->log(g, p, TQ_LOG_WARNING, "%s enabled on '%s', which is no thread id of this host (1 to %u): nothing will come",
+             r->def->rel, name ? name : "?", s->nflags ? s->nflags - 1 : 0);
+    return TQ_PM_OK;
+  }
+  uint64_t key = (uint64_t)tid + 2;
+  if (on > 0) {
+    tqMapPut(&r->on, key, (void *)(intptr_t)on);
+    flagSet(s, (uint32_t)tid, 1u << kr);
+    if (r->on.n > (uint32_t)r->enabledMax) r->enabledMax = r->on.n;
+  } else {
+    tqMapDel(&r->on, key);
+    if (s->noffs == s->coffs) {
+      s->coffs = s->coffs ? 2 * s->coffs : 64;
+      s->offs = tqRealloc(s->offs, sizeof(uint64_t) * (size_t)s->coffs);
+    }
+    s->offs[s->noffs++] = (uint64_t)kr << 32 | (uint64_t)tid;
+  }
+  return TQ_PM_OK;
+}
+
+#else /* TQ_KERNEL_NO_BPF: built where the kernel has no BTF */
+
+static int krOf(tq_pm_private *p) {
+  const KRelDef *d = p->data;
+  return d ? d->kr : -1;
+}
+static char groupArgs[128];
+static tq_pm_status relInit(tq_pm_global *g, tq_pm_private *p, const KRelDef *d) {
+  p->caps = TQ_PM_PRODUCER;
+  p->sync = TQ_PM_SYNC_SNAPSHOT;
+  p->produces = d->rel;
+  if (d->kr != KR_PROCESSOR) p->privileges[p->nprivileges++] = "read:/sys/kernel/btf/vmlinux";
+  return TQ_PM_OK;
+}
+static tq_pm_status relCall(tq_pm_global *g, tq_pm_private *p, int what, const tq_record_set *rs) {
+  if (what == TQ_PM_START && krOf(p) != KR_PROCESSOR && g->needed(g, p->rel)) {
+    snprintf(p->message, sizeof p->message,
+             "tqmon was built without BPF (the build machine's kernel has no BTF at /sys/kernel/btf/vmlinux)");
+    return TQ_PM_FATAL;
+  }
+  return TQ_PM_OK;
+}
+static tq_pm_status relEnable(tq_pm_global *g, tq_pm_private *p, int64_t entity, int on) { return TQ_PM_OK; }
+
+#endif
+
+static tq_pm_status relDescribe(tq_pm_global *g, tq_pm_private *p, int rel, char *out, int n) {
+  const KRelDef *d = p->data;
+  if (!d) return TQ_PM_OK;
+  if (d->kr == KR_PROCESSOR) {
+    snprintf(out, (size_t)n, "the online CPUs (/sys/devices/system/cpu/online), once");
+    return TQ_PM_OK;
+  }
+  char tps[200];
+  tpList(d->progs, tps, sizeof tps);
+  if (d->kr == KR_THREAD)
+    snprintf(out, (size_t)n, "kernel tracepoints %s (BPF); the threads alive at the start from /proc", tps);
+  else
+    snprintf(out, (size_t)n, "kernel tracepoints %s (BPF), enable flag per thread in the kernel", tps);
+  return TQ_PM_OK;
+}
+
+/* ================================================================ the PM table */
+
+#define KERNEL_PM(var, idx, what, desc)                                                                      \
+  static tq_pm_status var##Init(tq_pm_global *g, tq_pm_private *p) {                                      \
+    p->data = (void *)&relDefs[idx];                                                                      \
+    return relInit(g, p, &relDefs[idx]);                                                                  \
+  }                                                                                                       \
+  const tq_pm var = {.version = TQ_PM_VERSION,                                                            \
+                     .name = what,                                                                        \
+                     .description = desc,                                                                 \
+                     .init = var##Init,                                                                   \
+                     .call = relCall,                                                                     \
+                     .enable = relEnable,                                                                 \
+                     .describe = relDescribe}
+
+KERNEL_PM(snsKernelForkPm, KR_FORK, "kernel_fork",
+          "PRODUCER of the event Fork (sched_process_fork)");
+KERNEL_PM(snsKernelExecPm, KR_EXEC, "kernel_exec",
+          "PRODUCER of the event Exec (sched_process_exec)");
+KERNEL_PM(snsKernelExitPm, KR_EXIT, "kernel_exit",
+          "PRODUCER of the event Exit (sched_process_exit)");
+KERNEL_PM(snsKernelRunningOnPm, KR_RUNNINGON, "kernel_runningon",
+          "PRODUCER of the interval RunningOn (sched_switch)");
+KERNEL_PM(snsKernelReadyPm, KR_READY, "kernel_ready",
+          "PRODUCER of the interval Ready (sched_waking to sched_switch)");
+KERNEL_PM(snsKernelBlockedPm, KR_BLOCKED, "kernel_blocked",
+          "PRODUCER of the interval Blocked (sched_switch to sched_waking)");
+KERNEL_PM(snsKernelWokePm, KR_WOKE, "kernel_woke",
+          "PRODUCER of the event Woke (sched_waking)");
+KERNEL_PM(snsKernelSyscallPm, KR_SYSCALL, "kernel_syscall",
+          "PRODUCER of the interval Syscall (raw_syscalls sys_enter to sys_exit)");
+KERNEL_PM(snsKernelBlockIoPm, KR_BLOCKIO, "kernel_blockio",
+          "PRODUCER of the interval BlockIo (block_rq_issue to block_rq_complete)");
+KERNEL_PM(snsKernelSendPm, KR_SEND, "kernel_send",
+          "PRODUCER of the event Send (sock_send_length)");
+KERNEL_PM(snsKernelReceivePm, KR_RECEIVE, "kernel_receive",
+          "PRODUCER of the event Receive (sock_recv_length)");
+KERNEL_PM(snsKernelThreadPm, KR_THREAD, "kernel_thread",
+          "PRODUCER of the entity relation Thread (fork, exec, exit, rename)");
+KERNEL_PM(snsKernelProcessorPm, KR_PROCESSOR, "kernel_processor",
+          "PRODUCER of the entity relation Processor (the online CPUs)");
+
+/* The grouper (tqmon run --kernel); args: ring=KB, the ring buffer's size. */
+static tq_pm_status groupInit(tq_pm_global *g, tq_pm_private *p) {
+  p->caps = TQ_PM_GROUPER;
+  for (int i = 0; i < KS_NPM; i++) p->members[p->nmembers++] = relDefs[i].pm;
+  snprintf(groupArgs, sizeof groupArgs, "%s", p->args ? p->args : "");
+  return TQ_PM_OK;
+}
+
+const tq_pm snsKernelPm = {
+    .version = TQ_PM_VERSION,
+    .name = "kernel",
+    .description = "GROUPER: the Linux kernel through BPF (relations of sensors/kernel.tq; args ring=KB)",
+    .init = groupInit,
+};

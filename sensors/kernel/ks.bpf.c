@@ -1,0 +1,391 @@
+/*
+** ks.bpf.c - the kernel sensors: BPF programs on scheduler, system call,
+** block and socket tracepoints (BTF-typed, tp_btf), compiled once with
+** clang and relocated by libbpf against the running kernel's BTF (CO-RE).
+** sensors/kernel.c loads only the programs the queries need and attaches
+** them; sensors/kernel.md says which tracepoint makes which relation.
+**
+** Every program first looks up the enable flag of the thread the packet is
+** about (flags[tid], one bit per relation: the paper's enable flag) and
+** writes to the ring buffer only when it is set: events of threads no query
+** enabled never leave the kernel.  The lifecycle (fork, exec, exit, rename)
+** is always written: it makes the entity relation Thread, which is always
+** enabled.  Per-CPU counters count, per relation, the firings seen, the
+** packets written, those dropped because the ring buffer was full, and the
+** ends whose begin was not written.
+*/
+#include "vmlinux.h"
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+
+typedef __u8 uint8_t;
+typedef __u16 uint16_t;
+typedef __u32 uint32_t;
+typedef __u64 uint64_t;
+typedef __s64 int64_t;
+#include "ks.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+/* Set by user space before loading (read-only data: the verifier prunes
+** the branches they rule out). */
+const volatile int use_tai = 0;     /* bpf_ktime_get_tai_ns exists */
+const volatile uint32_t attached = 0; /* relations whose programs are loaded (bits KR_*) */
+
+struct {
+  __uint(type, BPF_MAP_TYPE_RINGBUF);
+  __uint(max_entries, 1 << 24); /* user space sets the size */
+} ring SEC(".maps");
+
+struct {
+  __uint(type, BPF_MAP_TYPE_ARRAY);
+  __uint(map_flags, BPF_F_MMAPABLE);
+  __type(key, uint32_t);
+  __type(value, uint64_t); /* (array elements are 8-byte aligned: user space maps them so) */
+  __uint(max_entries, 32768); /* user space sets it to pid_max */
+} flags SEC(".maps");
+
+struct {
+  __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+  __type(key, uint32_t);
+  __type(value, uint64_t);
+  __uint(max_entries, KS_NCOUNTERS);
+} counters SEC(".maps");
+
+/* Block requests issued by an enabled thread, until they complete. */
+struct {
+  __uint(type, BPF_MAP_TYPE_HASH);
+  __type(key, uint64_t);   /* the request's address */
+  __type(value, uint32_t); /* the issuing thread */
+  __uint(max_entries, 16384);
+} ios SEC(".maps");
+
+static __always_inline uint64_t now(void) { return use_tai ? bpf_ktime_get_tai_ns() : bpf_ktime_get_boot_ns(); }
+
+static __always_inline void count(int rel, int what) {
+  uint32_t k = (uint32_t)(rel * KS_NCNT + what);
+  uint64_t *c = bpf_map_lookup_elem(&counters, &k);
+  if (c) (*c)++;
+}
+
+/* The flag word of thread tid, or NULL (tid 0, the idle tasks, is no
+** thread; a tid past the array is counted). */
+static __always_inline uint64_t *flagsOf(uint32_t tid) {
+  if (!tid) return NULL;
+  uint64_t *f = bpf_map_lookup_elem(&flags, &tid);
+  if (!f) {
+    uint32_t k = KS_CNT_GLOBAL + KG_BEYOND;
+    uint64_t *c = bpf_map_lookup_elem(&counters, &k);
+    if (c) (*c)++;
+  }
+  return f;
+}
+
+static __always_inline int on(uint32_t f, int rel) { return (f >> rel) & 1; }
+
+/* A packet of relation rel: reserved, stamped, or NULL (counted dropped). */
+static __always_inline struct ks_rec *reserve(int rel, int op, uint32_t tid, uint64_t size) {
+  struct ks_rec *r = bpf_ringbuf_reserve(&ring, size, 0);
+  if (!r) {
+    count(rel, KC_DROPPED);
+    return NULL;
+  }
+  r->t = now();
+  r->rel = (uint16_t)rel;
+  r->op = (uint16_t)op;
+  r->tid = tid;
+  r->tgid = 0;
+  r->cpu = bpf_get_smp_processor_id();
+  r->a32 = r->b32 = 0;
+  r->a64 = r->b64 = 0;
+  return r;
+}
+
+static __always_inline void submit(struct ks_rec *r, int rel) {
+  bpf_ringbuf_submit(r, 0);
+  count(rel, KC_WRITTEN);
+}
+
+/* ================================================================ lifecycle */
+
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(ks_fork, struct task_struct *parent, struct task_struct *child) {
+  uint32_t ptid = BPF_CORE_READ(parent, pid), ctid = BPF_CORE_READ(child, pid);
+  uint64_t *pf = flagsOf(ptid), *cf = flagsOf(ctid);
+  uint32_t inherit = pf ? ((uint32_t)*pf & KS_ENABLE_MASK) : 0;
+  /* the new thread starts with no open interval and its creator's flags */
+  if (cf) *cf = (*cf & KS_ENABLE_MASK) | inherit;
+  count(KR_THREAD, KC_SEEN);
+  if (on(inherit, KR_FORK)) count(KR_FORK, KC_SEEN);
+  struct ks_rec *r = reserve(KR_THREAD, KO_FORK, ctid, sizeof(struct ks_rec));
+  if (!r) return 0;
+  r->tgid = BPF_CORE_READ(child, tgid);
+  r->a32 = ptid;
+  r->b32 = inherit;
+  BPF_CORE_READ_STR_INTO(&r->comm, child, comm);
+  submit(r, KR_THREAD);
+  if (on(inherit, KR_FORK)) count(KR_FORK, KC_WRITTEN);
+  return 0;
+}
+
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(ks_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm) {
+  uint32_t tid = BPF_CORE_READ(p, pid);
+  uint64_t *f = flagsOf(tid), *of = (uint32_t)old_pid != tid ? flagsOf((uint32_t)old_pid) : NULL;
+  uint32_t fl = f ? (uint32_t)*f : 0;
+  if (of) {
+    /* a thread other than the leader executed: it takes the leader's id */
+    fl = (fl & KS_ENABLE_MASK) | ((uint32_t)*of & KS_OPEN_MASK);
+    if (f) *f = fl;
+    __sync_fetch_and_and(of, (uint64_t)KS_ENABLE_MASK);
+  }
+  count(KR_THREAD, KC_SEEN);
+  if (on(fl, KR_EXEC)) count(KR_EXEC, KC_SEEN);
+  struct ks_rec_name *n = (struct ks_rec_name *)reserve(KR_THREAD, KO_EXEC, tid, sizeof(struct ks_rec_name));
+  if (!n) return 0;
+  n->r.tgid = BPF_CORE_READ(p, tgid);
+  n->r.a32 = (uint32_t)old_pid;
+  n->r.b32 = fl;
+  BPF_CORE_READ_STR_INTO(&n->r.comm, p, comm);
+  const char *file = BPF_CORE_READ(bprm, filename);
+  if (bpf_probe_read_kernel_str(n->name, sizeof n->name, file) < 0) n->name[0] = 0;
+  submit(&n->r, KR_THREAD);
+  if (on(fl, KR_EXEC)) count(KR_EXEC, KC_WRITTEN);
+  return 0;
+}
+
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(ks_exit, struct task_struct *p) {
+  uint32_t tid = BPF_CORE_READ(p, pid);
+  uint64_t *f = flagsOf(tid);
+  uint32_t fl = f ? (uint32_t)*f : 0;
+  /* its system call never returns, and it is neither ready nor blocked;
+  ** its RunningOn ends at its last switch */
+  if (f) __sync_fetch_and_and(f, (uint64_t)(KS_ENABLE_MASK | KS_OPEN_RUN));
+  count(KR_THREAD, KC_SEEN);
+  if (on(fl, KR_EXIT)) count(KR_EXIT, KC_SEEN);
+  struct ks_rec *r = reserve(KR_THREAD, KO_EXIT, tid, sizeof(struct ks_rec));
+  if (!r) return 0;
+  r->tgid = BPF_CORE_READ(p, tgid);
+  r->b32 = fl;
+  r->a64 = BPF_CORE_READ(p, exit_code);
+  submit(r, KR_THREAD);
+  if (on(fl, KR_EXIT)) count(KR_EXIT, KC_WRITTEN);
+  return 0;
+}
+
+SEC("tp_btf/task_rename")
+int BPF_PROG(ks_rename, struct task_struct *task, const char *comm) {
+  uint32_t tid = BPF_CORE_READ(task, pid);
+  count(KR_THREAD, KC_SEEN);
+  struct ks_rec *r = reserve(KR_THREAD, KO_RENAME, tid, sizeof(struct ks_rec));
+  if (!r) return 0;
+  r->tgid = BPF_CORE_READ(task, tgid);
+  if (bpf_probe_read_kernel_str(r->comm, sizeof r->comm, comm) < 0) r->comm[0] = 0;
+  submit(r, KR_THREAD);
+  return 0;
+}
+
+/* ================================================================ scheduler */
+
+/* Writes a BEGIN or END of rel for thread tid; 1 if written. */
+static __always_inline int ivPacket(int rel, int op, uint32_t tid, uint32_t cpu, uint32_t a32, int64_t a64) {
+  struct ks_rec *r = reserve(rel, op, tid, sizeof(struct ks_rec));
+  if (!r) return 0;
+  r->a32 = a32;
+  r->a64 = a64;
+  if (cpu != (uint32_t)-1) r->cpu = cpu;
+  submit(r, rel);
+  return 1;
+}
+
+/* Ends interval rel of thread tid if its BEGIN was written (open bit),
+** else counts an end whose begin was not written when the thread is
+** enabled. */
+static __always_inline void ivEnd(uint64_t *f, uint32_t fl, int rel, uint32_t bit, uint32_t tid) {
+  if (fl & bit) {
+    __sync_fetch_and_and(f, ~(uint64_t)bit);
+    ivPacket(rel, KO_END, tid, (uint32_t)-1, 0, 0);
+  } else if (on(fl, rel)) {
+    count(rel, KC_UNBEGUN);
+  }
+}
+
+/* Begins interval rel of thread tid when its flag is on. */
+static __always_inline void ivBegin(uint64_t *f, uint32_t fl, int rel, uint32_t bit, uint32_t tid, uint32_t a32,
+                                    int64_t a64) {
+  count(rel, KC_SEEN);
+  if (!on(fl, rel) || (fl & bit)) return;
+  if (ivPacket(rel, KO_BEGIN, tid, (uint32_t)-1, a32, a64)) __sync_fetch_and_or(f, (uint64_t)bit);
+}
+
+static __always_inline uint32_t blockedState(unsigned int s) {
+  if (s & 0x0001) return KB_SLEEPING;   /* TASK_INTERRUPTIBLE */
+  if (s & 0x0002) return KB_DISKSLEEP;  /* TASK_UNINTERRUPTIBLE */
+  if (s & 0x000c) return KB_STOPPED;    /* __TASK_STOPPED, __TASK_TRACED */
+  return KB_OTHER;
+}
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(ks_switch, bool preempt, struct task_struct *prev, struct task_struct *next, unsigned int prev_state) {
+  uint32_t ptid = BPF_CORE_READ(prev, pid), ntid = BPF_CORE_READ(next, pid);
+  uint64_t *pf = flagsOf(ptid), *nf = flagsOf(ntid);
+  if (pf) {
+    uint32_t fl = (uint32_t)*pf;
+    if (attached & (1u << KR_RUNNINGON)) {
+      count(KR_RUNNINGON, KC_SEEN);
+      ivEnd(pf, fl, KR_RUNNINGON, KS_OPEN_RUN, ptid);
+    }
+    int runnable = preempt || prev_state == 0; /* TASK_RUNNING: preempted, still ready */
+    int dead = prev_state & 0x80;              /* TASK_DEAD: its last switch */
+    if (runnable && !dead && (attached & (1u << KR_READY))) ivBegin(pf, fl, KR_READY, KS_OPEN_READY, ptid, 0, 0);
+    if (!runnable && !dead && (attached & (1u << KR_BLOCKED)))
+      ivBegin(pf, fl, KR_BLOCKED, KS_OPEN_BLOCKED, ptid, blockedState(prev_state), prev_state);
+  }
+  if (nf) {
+    uint32_t fl = (uint32_t)*nf;
+    if (attached & (1u << KR_READY)) ivEnd(nf, fl, KR_READY, KS_OPEN_READY, ntid);
+    if ((attached & (1u << KR_BLOCKED)) && (fl & KS_OPEN_BLOCKED)) ivEnd(nf, fl, KR_BLOCKED, KS_OPEN_BLOCKED, ntid);
+    if ((attached & (1u << KR_RUNNINGON)) && on(fl, KR_RUNNINGON) && !(fl & KS_OPEN_RUN)) {
+      /* the switch runs on the CPU next runs on */
+      if (ivPacket(KR_RUNNINGON, KO_BEGIN, ntid, (uint32_t)-1, 0, 0)) __sync_fetch_and_or(nf, (uint64_t)KS_OPEN_RUN);
+    }
+  }
+  return 0;
+}
+
+SEC("tp_btf/sched_waking")
+int BPF_PROG(ks_waking, struct task_struct *p) {
+  uint32_t tid = BPF_CORE_READ(p, pid);
+  uint64_t *f = flagsOf(tid);
+  count(KR_WOKE, KC_SEEN);
+  if (!f || !on((uint32_t)*f, KR_WOKE)) return 0;
+  struct ks_rec *r = reserve(KR_WOKE, KO_EVENT, tid, sizeof(struct ks_rec));
+  if (r) {
+    r->a32 = (uint32_t)bpf_get_current_pid_tgid(); /* the waker: the thread running now */
+    submit(r, KR_WOKE);
+  }
+  return 0;
+}
+
+/* The thread is on a run queue again: it is no longer blocked, and it is
+** ready unless it never left its CPU (woken before it switched out). */
+SEC("tp_btf/sched_wakeup")
+int BPF_PROG(ks_wakeup, struct task_struct *p) {
+  uint32_t tid = BPF_CORE_READ(p, pid);
+  uint64_t *f = flagsOf(tid);
+  if (!f) return 0;
+  uint32_t fl = (uint32_t)*f;
+  if ((attached & (1u << KR_BLOCKED)) && (fl & KS_OPEN_BLOCKED)) ivEnd(f, fl, KR_BLOCKED, KS_OPEN_BLOCKED, tid);
+  if ((attached & (1u << KR_READY)) && !BPF_CORE_READ(p, on_cpu)) ivBegin(f, fl, KR_READY, KS_OPEN_READY, tid, 0, 0);
+  return 0;
+}
+
+SEC("tp_btf/sched_wakeup_new")
+int BPF_PROG(ks_wakeup_new, struct task_struct *p) {
+  uint32_t tid = BPF_CORE_READ(p, pid);
+  uint64_t *f = flagsOf(tid);
+  if (f) ivBegin(f, (uint32_t)*f, KR_READY, KS_OPEN_READY, tid, 0, 0);
+  return 0;
+}
+
+/* ================================================================ system calls */
+
+SEC("tp_btf/sys_enter")
+int BPF_PROG(ks_sys_enter, struct pt_regs *regs, long id) {
+  uint32_t tid = (uint32_t)bpf_get_current_pid_tgid();
+  uint64_t *f = flagsOf(tid);
+  count(KR_SYSCALL, KC_SEEN);
+  if (!f) return 0;
+  uint32_t fl = (uint32_t)*f;
+  if (!on(fl, KR_SYSCALL)) return 0;
+  if (fl & KS_OPEN_SYSCALL) {
+    /* the previous one never returned (a restarted call): it ends here */
+    __sync_fetch_and_and(f, ~(uint64_t)KS_OPEN_SYSCALL);
+    ivPacket(KR_SYSCALL, KO_END, tid, (uint32_t)-1, 0, 0);
+  }
+  if (ivPacket(KR_SYSCALL, KO_BEGIN, tid, (uint32_t)-1, (uint32_t)id, 0)) __sync_fetch_and_or(f, (uint64_t)KS_OPEN_SYSCALL);
+  return 0;
+}
+
+SEC("tp_btf/sys_exit")
+int BPF_PROG(ks_sys_exit, struct pt_regs *regs, long ret) {
+  uint32_t tid = (uint32_t)bpf_get_current_pid_tgid();
+  uint64_t *f = flagsOf(tid);
+  if (!f) return 0;
+  uint32_t fl = (uint32_t)*f;
+  if (fl & KS_OPEN_SYSCALL) {
+    __sync_fetch_and_and(f, ~(uint64_t)KS_OPEN_SYSCALL);
+    ivPacket(KR_SYSCALL, KO_END, tid, (uint32_t)-1, 0, ret);
+  } else if (on(fl, KR_SYSCALL)) {
+    count(KR_SYSCALL, KC_UNBEGUN);
+  }
+  return 0;
+}
+
+/* ================================================================ block I/O */
+
+SEC("tp_btf/block_rq_issue")
+int BPF_PROG(ks_rq_issue, struct request *rq) {
+  uint32_t tid = (uint32_t)bpf_get_current_pid_tgid();
+  uint64_t *f = flagsOf(tid);
+  count(KR_BLOCKIO, KC_SEEN);
+  if (!f || !on((uint32_t)*f, KR_BLOCKIO)) return 0;
+  uint64_t key = (uint64_t)rq;
+  if (bpf_map_update_elem(&ios, &key, &tid, BPF_ANY)) {
+    count(KR_BLOCKIO, KC_DROPPED); /* too many requests in flight */
+    return 0;
+  }
+  struct ks_rec_name *n = (struct ks_rec_name *)reserve(KR_BLOCKIO, KO_BEGIN, tid, sizeof(struct ks_rec) + KS_NAME);
+  if (!n) {
+    bpf_map_delete_elem(&ios, &key);
+    return 0;
+  }
+  uint32_t opf = BPF_CORE_READ(rq, cmd_flags) & 0xff; /* REQ_OP_MASK */
+  n->r.a32 = opf == 0 ? KI_READ : opf == 1 ? KI_WRITE : opf == 2 ? KI_FLUSH : opf == 3 ? KI_DISCARD : KI_OTHER;
+  n->r.a64 = (int64_t)BPF_CORE_READ(rq, __sector);
+  n->r.b64 = BPF_CORE_READ(rq, __data_len);
+  n->r.b32 = (uint32_t)key; /* the request, low bits: matches its end */
+  if (BPF_CORE_READ_STR_INTO(&n->name, rq, q, disk, disk_name) < 0) n->name[0] = 0;
+  submit(&n->r, KR_BLOCKIO);
+  return 0;
+}
+
+SEC("tp_btf/block_rq_complete")
+int BPF_PROG(ks_rq_complete, struct request *rq, blk_status_t error, unsigned int nr_bytes) {
+  uint64_t key = (uint64_t)rq;
+  uint32_t *tid = bpf_map_lookup_elem(&ios, &key);
+  if (!tid) return 0;
+  uint32_t t = *tid;
+  bpf_map_delete_elem(&ios, &key);
+  struct ks_rec *r = reserve(KR_BLOCKIO, KO_END, t, sizeof(struct ks_rec));
+  if (!r) return 0;
+  r->b32 = (uint32_t)key;
+  r->a64 = error;
+  submit(r, KR_BLOCKIO);
+  return 0;
+}
+
+/* ================================================================ sockets */
+
+static __always_inline int sockPacket(int rel, struct sock *sk, int ret) {
+  uint32_t tid = (uint32_t)bpf_get_current_pid_tgid();
+  uint64_t *f = flagsOf(tid);
+  count(rel, KC_SEEN);
+  if (!f || !on((uint32_t)*f, rel)) return 0;
+  struct ks_rec *r = reserve(rel, KO_EVENT, tid, sizeof(struct ks_rec));
+  if (!r) return 0;
+  r->tgid = (uint32_t)(bpf_get_current_pid_tgid() >> 32);
+  r->a32 = BPF_CORE_READ(sk, __sk_common.skc_family);
+  r->a64 = ret;
+  r->b64 = (int64_t)BPF_CORE_READ(sk, sk_socket, file, f_inode, i_ino);
+  submit(r, rel);
+  return 0;
+}
+
+SEC("tp_btf/sock_send_length")
+int BPF_PROG(ks_send, struct sock *sk, int ret, int fl) { return sockPacket(KR_SEND, sk, ret); }
+
+SEC("tp_btf/sock_recv_length")
+int BPF_PROG(ks_recv, struct sock *sk, int ret, int fl) { return sockPacket(KR_RECEIVE, sk, ret); }

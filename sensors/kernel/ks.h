@@ -1,0 +1,108 @@
+/*
+** ks.h - what the kernel sensors (ks.bpf.c) and their processor modules
+** (sensors/kernel.c) share: the relation numbers, the bits of the per-thread
+** flag word, the counters, and the layout of a packet in the ring buffer.
+** Included by the BPF program (after vmlinux.h) and by user space (after
+** <stdint.h>), so it uses only the fixed-width types both define.
+**
+** The flag word of thread TID is flags[TID] (an array map of 64-bit values,
+** mmapped by user space; only the low 32 bits are used).  Its low KS_NREL bits are the enable flags, one per relation:
+** user space sets and clears them when the engine enables or disables a
+** sensor on that thread (the paper's enable flag), and the fork program
+** copies the creating thread's flags to the new one (provisionally: user
+** space takes back what the queries do not confirm).  The high bits say
+** which intervals of the thread are open in the ring buffer (a BEGIN was
+** written whose END has not been): only BPF programs change them.
+*/
+#ifndef KS_H
+#define KS_H
+
+/* Relations (bit numbers of the enable flags, indexes of the counters). */
+enum {
+  KR_FORK = 0,   /* event Fork (Parent, Child) */
+  KR_EXEC,       /* event Exec (Thread, File) */
+  KR_EXIT,       /* event Exit (Thread, Code) */
+  KR_RUNNINGON,  /* interval RunningOn (Thread, Processor) */
+  KR_READY,      /* interval Ready (Thread): runnable, waiting for a CPU */
+  KR_BLOCKED,    /* interval Blocked (Thread, State) */
+  KR_WOKE,       /* event Woke (Waker, Wakee) */
+  KR_SYSCALL,    /* interval Syscall (Thread, Call, Result) */
+  KR_BLOCKIO,    /* interval BlockIo (Thread, Device, Operation, Sector, Bytes) */
+  KR_SEND,       /* event Send (Thread, Socket, Family, Bytes) */
+  KR_RECEIVE,    /* event Receive (Thread, Socket, Family, Bytes) */
+  KR_THREAD,     /* the entity relation Thread (lifecycle: never filtered) */
+  KS_NREL
+};
+
+/* The flag word. */
+#define KS_ENABLE_MASK 0xffffu       /* enable flags: bit KR_* */
+#define KS_OPEN_SYSCALL (1u << 16)   /* a Syscall BEGIN was written */
+#define KS_OPEN_RUN (1u << 17)       /* a RunningOn BEGIN was written */
+#define KS_OPEN_READY (1u << 18)     /* a Ready BEGIN was written */
+#define KS_OPEN_BLOCKED (1u << 19)   /* a Blocked BEGIN was written */
+#define KS_OPEN_MASK (0xfu << 16)
+
+/* Counters, per CPU: KS_NCNT per relation (index rel * KS_NCNT + what), then
+** the ones of the whole sensor set from KS_CNT_GLOBAL on. */
+enum {
+  KC_SEEN = 0,    /* the tracepoint fired for this relation */
+  KC_WRITTEN,     /* a packet was written to the ring buffer */
+  KC_DROPPED,     /* the ring buffer was full: the packet is lost */
+  KC_UNBEGUN,     /* an END of an enabled thread whose BEGIN was not written
+                  ** (it began before the sensor was enabled on the thread) */
+  KS_NCNT
+};
+#define KS_CNT_GLOBAL (KS_NREL * KS_NCNT)
+enum {
+  KG_BEYOND = 0,  /* a thread id past the flag array (pid_max grew) */
+  KS_NGLOBAL
+};
+#define KS_NCOUNTERS (KS_CNT_GLOBAL + KS_NGLOBAL)
+
+/* Packet operations. */
+enum {
+  KO_EVENT = 1,   /* an event of relation rel */
+  KO_BEGIN,       /* an interval of rel begins (per thread: one open at a time) */
+  KO_END,         /* it ends */
+  KO_FORK,        /* lifecycle: tid was created by a32 (its tgid, comm) */
+  KO_EXEC,        /* lifecycle: tid executed a program (a32: its old tid; name) */
+  KO_EXIT,        /* lifecycle: tid exits (a64: exit code) */
+  KO_RENAME       /* lifecycle: tid's comm changed */
+};
+
+/* States of Blocked (the scheduler's state of a thread that gives up its CPU). */
+enum { KB_SLEEPING = 0, KB_DISKSLEEP, KB_STOPPED, KB_OTHER };
+
+/* Operations of BlockIo. */
+enum { KI_READ = 0, KI_WRITE, KI_FLUSH, KI_DISCARD, KI_OTHER };
+
+#define KS_COMM 16
+#define KS_NAME 32    /* a block device's name */
+#define KS_FILE 256   /* an executed file's name (Exec) */
+
+/* One packet.  t is the time in ns of the BPF clock (TAI, or boot time on a
+** kernel without bpf_ktime_get_tai_ns: user space converts it). */
+struct ks_rec {
+  uint64_t t;
+  uint16_t rel;        /* KR_* */
+  uint16_t op;         /* KO_* */
+  uint32_t tid;        /* the thread (flag entity) */
+  uint32_t tgid;       /* its process */
+  uint32_t cpu;        /* the CPU it happened on */
+  uint32_t a32;        /* Syscall: number; Woke: waker; Fork: parent; Exec: old tid;
+                       ** Blocked: KB_*; BlockIo: KI_*; Send/Receive: family */
+  uint32_t b32;        /* Fork: the flags the child inherited; lifecycle: the
+                       ** flags of the thread then (its Fork/Exec/Exit enables) */
+  int64_t a64;         /* Syscall: result; Exit: code; BlockIo: sector;
+                       ** Send/Receive: bytes; Blocked: raw state */
+  int64_t b64;         /* BlockIo: bytes; Send/Receive: socket inode */
+  char comm[KS_COMM];  /* lifecycle: the command; BlockIo: -- */
+};
+
+/* A packet with a name after it (Exec: the file; BlockIo: the device). */
+struct ks_rec_name {
+  struct ks_rec r;
+  char name[KS_FILE];
+};
+
+#endif
