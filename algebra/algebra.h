@@ -155,7 +155,10 @@ typedef enum AlgExprKind {
   AX_PRECEDE, /* predicates on temporal values */
   AX_TEQUAL,
   AX_TOVERLAP,
-  AX_AGG      /* value of aggregate column name (computed by an ALG_AGG below) */
+  AX_AGG,     /* value of aggregate column name (computed by an ALG_AGG below) */
+  AX_LIKE,    /* a like b: string a matches pattern b (% any string, _ any character) */
+  AX_CONCAT,  /* a || b: the string a followed by b */
+  AX_PREFIX   /* prefix(a, b): op 0: a's first b characters; op 1: a up to the first b */
 } AlgExprKind;
 
 typedef struct AlgExpr AlgExpr;

@@ -543,6 +543,46 @@ static AlgNode *ruleO6(Opt *o, AlgNode *n) {
   return NULL;
 }
 
+/* NOW-CLIP: piT[at now, clipped by agg_i](... agg_i ...)
+**       -> piT[at now, clipped by agg_i](... sigmaT[agg_i overlap now](agg_i) ...)
+** through selections and products.  Exact: the result (an event at now)
+** keeps only the aggregate tuples whose span holds now, so the others can
+** be dropped before the product, as soon as their end is known: a `for
+** ever` profile read at now joins only each group's last value, not every
+** value it ever had. */
+static int isNowClip(const AlgNode *n) {
+  const AlgExpr *p = n->kind == ALG_SIGMAT ? n->pred : NULL;
+  return p && p->kind == AX_TOVERLAP && p->a->kind == AX_TVAR && p->b->kind == AX_NOW &&
+         n->kid[0]->kind == ALG_AGG && streq(p->a->var, n->kid[0]->var);
+}
+static int inClip(const AlgExpr *e, const char *var) {
+  if (!e) return 0;
+  if (e->kind == AX_TVAR) return streq(e->var, var);
+  return (e->kind == AX_OVERLAP || e->kind == AX_TOVERLAP) && (inClip(e->a, var) || inClip(e->b, var));
+}
+static AlgNode *clipAggs(Opt *o, AlgNode *n, const AlgExpr *clip) {
+  if (isNowClip(n)) return NULL;
+  if (n->kind == ALG_AGG) {
+    if (!inClip(clip, n->var)) return NULL;
+    AlgExpr *v = algExprNew(o->a, AX_TVAR, (AlgType){TY_TIME, NULL, NULL});
+    v->var = n->var;
+    AlgExpr *now = algExprNew(o->a, AX_NOW, (AlgType){TY_TIME, NULL, NULL});
+    return algSigmaT(o->a, algExprBin(o->a, AX_TOVERLAP, 0, tyBool(), v, now), n);
+  }
+  if (n->kind != ALG_SIGMA && n->kind != ALG_SIGMAT && n->kind != ALG_PRODUCT && n->kind != ALG_OPRODUCT) return NULL;
+  AlgNode *c = NULL;
+  for (int i = 0; i < n->nkid; i++) {
+    AlgNode *k = clipAggs(o, c ? c->kid[i] : n->kid[i], clip);
+    if (k) c = withKid(o, c ? c : n, i, k);
+  }
+  return c;
+}
+static AlgNode *ruleNowClip(Opt *o, AlgNode *n) {
+  if (n->kind != ALG_PIT || !n->validAt || !n->vclip || n->vfrom->kind != AX_NOW) return NULL;
+  AlgNode *k = clipAggs(o, n->kid[0], n->vclip);
+  return k ? withKid(o, n, 0, k) : NULL;
+}
+
 static int64_t gcdI(int64_t a, int64_t b) {
   while (b) {
     int64_t t = a % b;
@@ -678,6 +718,7 @@ static const Rule rules[] = {
     {"O2", 2, ruleO2},                {"O3", 2, ruleO3},                     {"SJ", 2, ruleSJ},
     {"O4", 3, ruleO4},
     {"O5", 3, ruleO5},                {"O6", 4, ruleO6},                     {"O7", 4, ruleO7},
+    {"NOW-CLIP", 4, ruleNowClip},
     {"PIT-ID", 5, rulePiTId},         {"PI-ID", 5, rulePiId},                {"X1", 5, ruleX1},
     {"JOIN", 5, ruleJoin},
 };

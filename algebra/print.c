@@ -19,13 +19,15 @@ static int prec(const AlgExpr *e) {
     case AX_AND: return 2;
     case AX_NOT: return 3;
     case AX_CMP:
+    case AX_LIKE:
     case AX_PRECEDE:
     case AX_TEQUAL:
     case AX_TOVERLAP: return 4;
     case AX_OVERLAP:
     case AX_EXTEND: return 5;
     case AX_ARITH: return e->op == OPB_ADD || e->op == OPB_SUB ? 6 : 7;
-    case AX_TSHIFT: return 6;
+    case AX_TSHIFT:
+    case AX_CONCAT: return 6;
     case AX_NEG:
     case AX_BEGINOF:
     case AX_ENDOF: return 8;
@@ -81,6 +83,19 @@ void algExprPrint(const AlgExpr *e, TqBuf *b) {
       sub(e->a, prec(e), b);
       tqBufPuts(b, cmpOp(e->op));
       sub(e->b, prec(e) + (e->kind == AX_ARITH), b);
+      break;
+    case AX_LIKE:
+    case AX_CONCAT:
+      sub(e->a, prec(e), b);
+      tqBufPuts(b, e->kind == AX_LIKE ? " like " : " || ");
+      sub(e->b, prec(e) + 1, b);
+      break;
+    case AX_PREFIX:
+      tqBufPuts(b, "prefix(");
+      algExprPrint(e->a, b);
+      tqBufPuts(b, ", ");
+      algExprPrint(e->b, b);
+      tqBufPuts(b, ")");
       break;
     case AX_NEG:
       tqBufPuts(b, "-");

@@ -25,9 +25,14 @@ typedef struct CpVarInfo {
 typedef struct CpAggInfo {
   const char *var;              /* the aggregate's variable (agg1, ...) */
   const AlgAggSpec *spec;       /* function, argument, by-list, inner where, window */
-  CpVarInfo local;              /* its own tuple variable */
+  CpVarInfo local;              /* its own tuple variable (the first of locals) */
   const AlgExpr *when;          /* inner when, or NULL */
-  int linked;                   /* linked to the outer variable of the same name */
+  int linked;                   /* some by-value is linked to the outer variables */
+  int nlocal;                   /* its own tuple variables: more than one is a join, whose
+                                ** tuples are the combinations that overlap (and pass the
+                                ** inner when), valid over their intersection */
+  const CpVarInfo *locals;
+  const int *linkedBy;          /* per by-value: linked (its variables are all outer ones) */
 } CpAggInfo;
 typedef struct CpSem {
   int nvar;                     /* outer tuple variables, in product order */
@@ -106,6 +111,8 @@ typedef struct CpProgram {
   TqVec displays;      /* CpDisplay*, in program order */
   int timeRep;         /* time as ...: DSPT_* (0: not given, animationtrace) */
   int fade;            /* animationtrace: past states shown (0: default) */
+  TqVec programs;      /* const char*: the patterns of `monitor programs` (shell globs over
+                       ** a process's command); empty: every process */
 } CpProgram;
 
 /* Reads and compiles files[0..n) in order as one program.  Returns NULL

@@ -38,7 +38,10 @@ typedef struct QCtx {
     const char *var; /* the aggregate's tuple variable (agg1, ...) */
     AlgNode *node;   /* its ALG_AGG term */
     AlgExpr *link;   /* by-list link to the outer variables, or NULL */
-    CpRange *range;  /* its local variable's binding */
+    int nlocal;      /* its own tuple variables (a join when more than one) */
+    CpRange *range[8]; /* their bindings */
+    int *linkedBy;   /* per by-expression: linked to the outer variables */
+    AlgExpr *when;   /* its inner when, or NULL */
   } agg[16];
 } QCtx;
 
@@ -173,6 +176,9 @@ static void collectVars(QCtx *q, AstNode *e, int temporal) {
       /* by-lists link the aggregate to outer variables of the same name */
       return;
     }
+    case AST_CALL:
+      for (AstNode *x = e->k[0]; x; x = x->next) collectVars(q, x, temporal);
+      return;
     default: break;
   }
   for (int i = 0; i < 4; i++) collectVars(q, e->k[i], temporal);
@@ -269,6 +275,8 @@ static AlgExpr *resolved(QCtx *q, AlgExpr *e) {
 static AlgExpr *tyValue(QCtx *q, AstNode *x);
 static AlgExpr *tyTime(QCtx *q, AstNode *x);
 static AlgExpr *tyAggregate(QCtx *q, AstNode *x);
+static AlgExpr *tyString(QCtx *q, AstNode *x);
+static AlgExpr *tyCall(QCtx *q, AstNode *x);
 static int aggFn(QCtx *q, const AstNode *x);
 static AlgExpr *toPred(QCtx *q, AlgExpr *e, TqLoc loc);
 static AlgNode *termFor(QCtx *q, VarUse *u);
@@ -407,8 +415,56 @@ static AlgExpr *tyValue(QCtx *q, AstNode *x) {
     case AST_FOREVER:
       return err(q, x->loc, "temporal expression outside a when or valid clause (where and target lists take explicit attributes)");
     case AST_AGG: return tyAggregate(q, x);
+    case AST_LIKE:
+    case AST_CONCAT: return tyString(q, x);
+    case AST_CALL: return tyCall(q, x);
     default: return err(q, x->loc, "unexpected expression");
   }
+  e->loc = x->loc;
+  return e;
+}
+
+/* ================================================================ strings */
+
+/* An operand of a string operation: a string, or an entity (its name).
+** what names the operation for messages. */
+static AlgExpr *strOperand(QCtx *q, AstNode *x, const char *what) {
+  AlgExpr *e = resolved(q, tyValue(q, x));
+  if (!e) return NULL;
+  char b1[64];
+  if (e->type.kind != TY_STRING && e->type.kind != TY_ENTITY)
+    return err(q, x->loc, "%s needs a string or an entity name, not %s", what,
+               e->type.kind == TY_BOOL ? "a condition" : algTypeName(e->type, b1, sizeof b1));
+  return e;
+}
+
+/* s like "pattern" (a condition) and s1 || s2 (a string). */
+static AlgExpr *tyString(QCtx *q, AstNode *x) {
+  int like = x->kind == AST_LIKE;
+  const char *what = like ? "'like'" : "'||'";
+  AlgExpr *l = strOperand(q, x->k[0], what), *r = strOperand(q, x->k[1], what);
+  if (!l || !r) return NULL;
+  AlgExpr *e = algExprBin(q->a, like ? AX_LIKE : AX_CONCAT, 0, tyOf(like ? TY_BOOL : TY_STRING), l, r);
+  e->loc = x->loc;
+  return e;
+}
+
+/* The functions (a call with two or more arguments; one with a single
+** argument parses as an aggregate and is reported by aggFn). */
+static AlgExpr *tyCall(QCtx *q, AstNode *x) {
+  if (strcasecmp(x->s, "prefix"))
+    return err(q, x->loc, "unknown function '%s' (functions: prefix(STRING, LENGTH), prefix(STRING, SEPARATOR))", x->s);
+  int n = astLen(x->k[0]);
+  if (n != 2)
+    return err(q, x->loc, "prefix takes two arguments: prefix(STRING, LENGTH) or prefix(STRING, SEPARATOR), not %d", n);
+  AlgExpr *s = strOperand(q, x->k[0], "prefix");
+  AlgExpr *k = resolved(q, tyValue(q, x->k[0]->next));
+  if (!s || !k) return NULL;
+  char b1[64];
+  if (k->type.kind != TY_INT && k->type.kind != TY_STRING)
+    return err(q, x->k[0]->next->loc, "prefix takes a length (int) or a separator (string), not %s",
+               k->type.kind == TY_BOOL ? "a condition" : algTypeName(k->type, b1, sizeof b1));
+  AlgExpr *e = algExprBin(q->a, AX_PREFIX, k->type.kind == TY_STRING, tyOf(TY_STRING), s, k);
   e->loc = x->loc;
   return e;
 }
@@ -521,6 +577,10 @@ static AlgExpr *tyTime(QCtx *q, AstNode *x) {
       e = algExprNew(q->a, AX_NOT, tyOf(TY_BOOL));
       e->a = l;
       break;
+    case AST_LIKE: return err(q, x->loc, "'like' in a temporal clause (it matches explicit attributes: use a where clause)");
+    case AST_CONCAT:
+    case AST_CALL:
+      return err(q, x->loc, "string operation in a temporal clause (it takes explicit attributes: use it in where or the target list)");
     case AST_AGG:
       if (!aggFn(q, x)) return NULL;
       return err(q, x->loc, "aggregate in a temporal clause (aggregates give values: use them in the target list or where)");
@@ -620,6 +680,34 @@ static void aggVars(AstNode *e, const char **names, TqLoc *locs, int *n, int max
   }
 }
 
+/* The same for the tuple variables an inner when names (bare names that
+** are ranged: `T overlap E`, `begin of T`). */
+static void aggTimeVars(QCtx *q, AstNode *e, const char **names, TqLoc *locs, int *n, int max) {
+  for (; e; e = e->next) {
+    if (e->kind == AST_NAME && cpRangeLookup(q->s, e->s)) {
+      int found = 0;
+      for (int i = 0; i < *n; i++)
+        if (!strcasecmp(names[i], e->s)) found = 1;
+      if (!found && *n < max) {
+        locs[*n] = e->loc;
+        names[(*n)++] = e->s;
+      }
+    }
+    for (int i = 0; i < 4; i++) aggTimeVars(q, e->k[i], names, locs, n, max);
+  }
+}
+
+/* Are the tuple variables of an expression all outer ones (and is there one)? */
+typedef struct OuterCheck {
+  QCtx *q;
+  int any, all;
+} OuterCheck;
+static void outerVar(void *ctx, const char *var, int isTime) {
+  OuterCheck *c = ctx;
+  c->any = 1;
+  if (!findVar(c->q, var)) c->all = 0;
+}
+
 static const struct {
   const char *name;
   int fn;
@@ -632,6 +720,10 @@ static const struct {
 static int aggFn(QCtx *q, const AstNode *x) {
   for (size_t i = 0; i < TQ_ARRAY_SIZE(aggFns); i++)
     if (!strcasecmp(aggFns[i].name, x->s)) return aggFns[i].fn;
+  if (!strcasecmp(x->s, "prefix")) {
+    err(q, x->loc, "prefix takes two arguments: prefix(STRING, LENGTH) or prefix(STRING, SEPARATOR)");
+    return 0;
+  }
   TqBuf b = {0};
   for (size_t i = 0; i < TQ_ARRAY_SIZE(aggFns); i++) tqBufPrintf(&b, "%s%s", i ? ", " : "", algAggName(aggFns[i].fn));
   err(q, x->loc, "unknown aggregate '%s' (aggregates: %s)", x->s, b.s);
@@ -666,29 +758,36 @@ static AlgExpr *tyAggregate(QCtx *q, AstNode *x) {
     return err(q, arg0->loc, "an aggregate takes a value, not the tuple variable '%s' itself (for example %s(%s.%s))", arg0->s,
                x->s, arg0->s, at[0].name);
   }
-  /* its one tuple variable */
-  const char *names[8];
-  TqLoc locs[8];
+  /* its tuple variables: one, or several joined (their tuples overlap) */
+  const char *names[9];
+  TqLoc locs[9];
   int nn = 0;
-  aggVars(x->k[0], names, locs, &nn, 8);
-  if (by) aggVars(by->k[0], names, locs, &nn, 8);
-  if (where) aggVars(where->k[0], names, locs, &nn, 8);
+  aggVars(x->k[0], names, locs, &nn, 9);
+  if (by) aggVars(by->k[0], names, locs, &nn, 9);
+  if (where) aggVars(where->k[0], names, locs, &nn, 9);
+  if (when) aggTimeVars(q, when->k[0], names, locs, &nn, 9);
   if (nn == 0) return err(q, x->loc, "an aggregate needs a tuple variable (for example count(W.Process))");
   for (int i = 0; i < nn; i++)
     if (!cpRangeLookup(q->s, names[i]))
       return err(q, locs[i], "tuple variable '%s' is not ranged (write: range of %s is <relation>)", names[i], names[i]);
-  if (nn > 1) return err(q, x->loc, "an aggregate may range over one tuple variable only; found %s and %s", names[0], names[1]);
-  CpRange *r = cpRangeLookup(q->s, names[0]);
-  if (r->bad) {
-    q->bad = 1;
-    return NULL;
+  if (nn > 8) return err(q, locs[8], "an aggregate may range over at most 8 tuple variables");
+  CpRange *rs[8];
+  for (int i = 0; i < nn; i++) {
+    rs[i] = cpRangeLookup(q->s, names[i]);
+    if (rs[i]->bad) {
+      q->bad = 1;
+      return NULL;
+    }
   }
-  /* type the inside with only the local variable in scope */
+  /* type the inside with only the local variables in scope */
   int saveN = q->nvar;
-  VarUse saveV0 = q->var[0];
-  VarUse local = {r->var, r, x->loc};
-  q->var[0] = local;
-  q->nvar = 1;
+  VarUse saveV[8], local[8];
+  for (int i = 0; i < nn; i++) {
+    saveV[i] = q->var[i];
+    local[i] = (VarUse){rs[i]->var, rs[i], x->loc};
+    q->var[i] = local[i];
+  }
+  q->nvar = nn;
   q->inAgg = 1;
   AlgExpr *arg = resolved(q, tyValue(q, x->k[0]));
   int nby = astLen(by ? by->k[0] : NULL);
@@ -704,6 +803,9 @@ static AlgExpr *tyAggregate(QCtx *q, AstNode *x) {
     }
     byN[i] = byE[i] && byE[i]->kind == AX_COL ? byE[i]->name : tqArenaPrintf(q->a, "by%d", i + 1);
   }
+  for (int j = 0; j < nby && ok; j++) /* two by-values named alike (T.Kind, E.Kind) get distinct columns */
+    for (int k2 = 0; k2 < j; k2++)
+      if (!strcasecmp(byN[j], byN[k2])) byN[j] = tqArenaPrintf(q->a, "by%d", j + 1);
   AlgExpr *wh = NULL, *wn = NULL;
   if (where) {
     wh = resolved(q, tyValue(q, where->k[0]));
@@ -715,7 +817,7 @@ static AlgExpr *tyAggregate(QCtx *q, AstNode *x) {
     if (!wn) ok = 0;
   }
   q->inAgg = 0;
-  q->var[0] = saveV0;
+  for (int j = 0; j < nn; j++) q->var[j] = saveV[j];
   q->nvar = saveN;
   if (!ok) return NULL;
   char b1[64];
@@ -744,38 +846,76 @@ static AlgExpr *tyAggregate(QCtx *q, AstNode *x) {
   g->byName = byN;
   g->where = wh;
   g->type = vt;
-  g->set = r->derived && (fn == AGG_COUNT || fn == AGG_SUM || fn == AGG_AVG);
+  int anyDerived = 0;
+  for (int j = 0; j < nn; j++) anyDerived |= rs[j]->derived != NULL;
+  g->set = anyDerived && (fn == AGG_COUNT || fn == AGG_SUM || fn == AGG_AVG);
   if (win) {
     g->window = win->op2;
     g->width = win->i;
     if (win->op2 == WIN_EACH && win->i <= 0) return err(q, win->loc2, "a window must be longer than zero");
   }
-  /* The inner when is a filter like the inner where: it decides what
-  ** counts, not which groups exist (a group whose tuples all fail it
-  ** counts 0).  With a by-list the operator evaluates it; a scalar
-  ** aggregate has one group whatever comes, so a sigmaT below it is the
-  ** same and lets the optimizer narrow what its sensors collect. */
-  AlgNode *inner = termFor(q, &local);
-  if (wn && nby) g->when = wn;
-  else if (wn) inner = algSigmaT(q->a, wn, inner);
   const char *av;
   int k = q->nagg + 1;
   do av = tqArenaPrintf(q->a, "agg%d", k++);
   while (cpRangeLookup(q->s, av) || findVar(q, av));
-  AlgNode *node = algAgg(q->a, g, av, inner);
-  /* link through the by-list to the outer variable of the same name */
-  AlgExpr *link = NULL;
-  if (findVar(q, r->var)) {
-    for (int j = 0; j < nby; j++) {
-      AlgExpr *e = algExprBin(q->a, AX_CMP, OPB_EQ, tyOf(TY_BOOL), algExprCopy(q->a, byE[j]),
-                              algExprCol(q->a, av, byN[j], byE[j]->type));
-      link = link ? algExprBin(q->a, AX_AND, 0, tyOf(TY_BOOL), link, e) : e;
+  AlgNode *inner = NULL;
+  if (nn == 1) {
+    /* The inner when is a filter like the inner where: it decides what
+    ** counts, not which groups exist (a group whose tuples all fail it
+    ** counts 0).  With a by-list the operator evaluates it; a scalar
+    ** aggregate has one group whatever comes, so a sigmaT below it is the
+    ** same and lets the optimizer narrow what its sensors collect. */
+    inner = termFor(q, &local[0]);
+    if (wn && nby) g->when = wn;
+    else if (wn) inner = algSigmaT(q->a, wn, inner);
+  } else {
+    /* A join: a tuple of the aggregate is a combination of its variables'
+    ** tuples that overlap (and pass the inner when), valid over their
+    ** intersection: an event when one of them is an event. */
+    int anyEvent = 0;
+    AlgExpr *ov = NULL;
+    for (int j = 0; j < nn; j++) {
+      AlgNode *term = termFor(q, &local[j]);
+      inner = j ? algProduct(q->a, ALG_PRODUCT, inner, term) : term;
+      anyEvent |= isEventVar(&local[j]);
+      AlgExpr *tv = algExprNew(q->a, AX_TVAR, tyOf(TY_TIME));
+      tv->var = local[j].var;
+      ov = ov ? algExprBin(q->a, AX_OVERLAP, 0, tyOf(TY_TIME), ov, tv) : tv;
     }
+    AlgExpr *pred = algExprCopy(q->a, ov);
+    pred->kind = AX_TOVERLAP;
+    pred->type = tyOf(TY_BOOL);
+    if (wn) pred = algExprBin(q->a, AX_AND, 0, tyOf(TY_BOOL), pred, wn);
+    inner = algSigmaT(q->a, pred, inner);
+    AlgExpr *b = algExprNew(q->a, AX_BEGINOF, tyOf(TY_TIME)), *e = NULL;
+    b->a = ov;
+    if (!anyEvent) {
+      e = algExprNew(q->a, AX_ENDOF, tyOf(TY_TIME));
+      e->a = algExprCopy(q->a, ov);
+    }
+    inner = algPiT(q->a, anyEvent, b, e, av, inner);
   }
+  AlgNode *node = algAgg(q->a, g, av, inner);
+  /* link through the by-list to the outer variables of the same names:
+  ** each by-value whose tuple variables are all outer variables */
+  AlgExpr *link = NULL;
+  int *linkedBy = tqArenaAlloc(q->a, sizeof(int) * (size_t)(nby ? nby : 1));
+  for (int j = 0; j < nby; j++) {
+    OuterCheck oc = {q, 0, 1};
+    algExprVars(byE[j], outerVar, &oc);
+    if (!oc.any || !oc.all) continue;
+    linkedBy[j] = 1;
+    AlgExpr *e = algExprBin(q->a, AX_CMP, OPB_EQ, tyOf(TY_BOOL), algExprCopy(q->a, byE[j]),
+                            algExprCol(q->a, av, byN[j], byE[j]->type));
+    link = link ? algExprBin(q->a, AX_AND, 0, tyOf(TY_BOOL), link, e) : e;
+  }
+  q->agg[q->nagg].nlocal = nn;
+  for (int j = 0; j < nn; j++) q->agg[q->nagg].range[j] = rs[j];
+  q->agg[q->nagg].linkedBy = linkedBy;
+  q->agg[q->nagg].when = wn;
   q->agg[q->nagg].var = av;
   q->agg[q->nagg].node = node;
   q->agg[q->nagg].link = link;
-  q->agg[q->nagg].range = r;
   q->nagg++;
   AlgExpr *v = algExprCol(q->a, av, "value", vt);
   v->loc = x->loc;
@@ -1009,10 +1149,14 @@ static void retrieveInner(CpSema *s, AstNode *st) {
   sem->aggs = tqArenaAlloc(q.a, sizeof(CpAggInfo) * (size_t)(q.nagg ? q.nagg : 1));
   for (int i = 0; i < q.nagg; i++) {
     AlgNode *an = q.agg[i].node;
-    AlgNode *inner = an->kid[0];
-    const AlgExpr *iw = an->agg->when ? an->agg->when : inner->kind == ALG_SIGMAT ? inner->pred : NULL;
-    CpRange *r = q.agg[i].range;
-    sem->aggs[i] = (CpAggInfo){q.agg[i].var, an->agg, {r->var, r->rel, r->derived, r->clockN}, iw, q.agg[i].link != NULL};
+    int nl = q.agg[i].nlocal;
+    CpVarInfo *loc = tqArenaAlloc(q.a, sizeof(CpVarInfo) * (size_t)nl);
+    for (int j = 0; j < nl; j++) {
+      CpRange *r = q.agg[i].range[j];
+      loc[j] = (CpVarInfo){r->var, r->rel, r->derived, r->clockN};
+    }
+    sem->aggs[i] = (CpAggInfo){q.agg[i].var, an->agg, loc[0], q.agg[i].when, q.agg[i].link != NULL, nl, loc,
+                               q.agg[i].linkedBy};
   }
   sem->ntarget = np;
   sem->targets = (const AlgExpr **)pe;

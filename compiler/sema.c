@@ -286,6 +286,26 @@ static void declRel(CpSema *s, AstNode *st) {
     if (o->op == OPT_DELTA) declDelta(s, r, o);
 }
 
+/* monitor programs "db*", "httpd": the live sources make entities only of
+** the processes whose command matches one of the patterns (shell globs). */
+static void declPrograms(CpSema *s, AstNode *st) {
+  for (AstNode *x = st->k[0]; x; x = x->next) {
+    if (!*x->s) {
+      tqError(s->diag, x->loc, "an empty program pattern matches no command (use \"*\" for every program)");
+      continue;
+    }
+    if (strchr(x->s, '/')) {
+      tqError(s->diag, x->loc, "a program pattern matches a command name, which has no '/': '%s'", x->s);
+      continue;
+    }
+    if (s->prog->programs.n == 64) {
+      tqError(s->diag, x->loc, "more than 64 program patterns");
+      return;
+    }
+    tqVecPush(&s->prog->programs, (void *)x->s);
+  }
+}
+
 /* ================================================================ driver */
 
 CpRange *cpRangeLookup(CpSema *s, const char *var) {
@@ -331,6 +351,8 @@ CpProgram *cpCompileSources(int n, TqSource **srcs, TqDiag *d) {
         p->cat.tickSet = 1;
       } else if (st->kind == AST_ENTITY) {
         declEntity(&s, st);
+      } else if (st->kind == AST_PROGRAMS) {
+        declPrograms(&s, st);
       } else if (st->kind == AST_RETRIEVE && st->s) {
         tqVecPush(&s.laterNames, st);
       }
@@ -384,6 +406,7 @@ void cpProgramFree(CpProgram *p) {
   tqVecFree(&p->sources);
   tqVecFree(&p->queries);
   tqVecFree(&p->displays);
+  tqVecFree(&p->programs);
   algCatFree(&p->cat);
   tqArenaDelete(p->arena);
   free(p);

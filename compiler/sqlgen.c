@@ -278,6 +278,30 @@ static const char *flatSql(Sg *g, const AlgExpr *e) {
   return r;
 }
 
+/* The pattern of `like` (% and _, case-sensitive) as a GLOB pattern
+** (case-sensitive, unlike SQL's LIKE): % is *, _ is ?, and the characters
+** special to GLOB match themselves through a class ([*], [?], [[]). */
+static const char *likeGlob(Sg *g, const AlgExpr *p) {
+  if (p->kind == AX_CONST) {
+    TqBuf b = {0};
+    for (const char *c = tqSymName((int32_t)p->ival); *c; c++) {
+      switch (*c) {
+        case '%': tqBufPuts(&b, "*"); break;
+        case '_': tqBufPuts(&b, "?"); break;
+        case '*': tqBufPuts(&b, "[*]"); break;
+        case '?': tqBufPuts(&b, "[?]"); break;
+        case '[': tqBufPuts(&b, "[[]"); break;
+        default: tqBufAdd(&b, c, 1); break;
+      }
+    }
+    const char *r = qstr(g, b.s ? b.s : "");
+    tqBufFree(&b);
+    return r;
+  }
+  return pf(g, "replace(replace(replace(replace(replace(%s, '[', '[[]'), '*', '[*]'), '?', '[?]'), '%%', '*'), '_', '?')",
+            valueSql(g, p));
+}
+
 static const char *valueSql(Sg *g, const AlgExpr *e) {
   switch (e->kind) {
     case AX_COL:
@@ -304,6 +328,13 @@ static const char *valueSql(Sg *g, const AlgExpr *e) {
       int odd = 1; /* not not x is x: no nesting for SQLite's parser */
       for (; e->a->kind == AX_NOT; e = e->a) odd = !odd;
       return odd ? pf(g, "(NOT %s)", valueSql(g, e->a)) : pf(g, "(%s <> 0)", valueSql(g, e->a));
+    }
+    case AX_LIKE: return pf(g, "(%s GLOB %s)", valueSql(g, e->a), likeGlob(g, e->b));
+    case AX_CONCAT: return pf(g, "(%s || %s)", valueSql(g, e->a), valueSql(g, e->b));
+    case AX_PREFIX: {
+      const char *a = valueSql(g, e->a), *b = valueSql(g, e->b);
+      if (e->op == 0) return pf(g, "substr(%s, 1, %s)", a, b);
+      return pf(g, "(CASE WHEN instr(%s, %s) > 0 THEN substr(%s, 1, instr(%s, %s) - 1) ELSE %s END)", a, b, a, a, b, a);
     }
     default: fail(g, "unexpected expression in a value"); return "NULL";
   }
@@ -428,27 +459,48 @@ static const char *predSql(Sg *g, const Scope *s, const AlgExpr *e) {
 
 static const char *aggView(Sg *g, const CpAggInfo *ai) {
   const AlgAggSpec *sp = ai->spec;
-  const char *v = viewOf(g, &ai->local);
-  Scope s = {{ai->local.var}, {0}, 1};
-  const AlgRel *lr = ai->local.rel;
-  int ev = ai->local.clockN || (lr && (lr->isEvent || lr->mode == ALG_MODE_SAMPLED)) || (ai->local.derived && ai->local.derived->isEvent);
-  s.event[0] = ev;
-  const char *lv = qid(g, ai->local.var);
-  TqBuf b = {0};
+  Scope s = {0};
+  TqBuf b = {0}, from = {0};
+  /* its own variables: one, or a join whose tuples are the combinations
+  ** that overlap, valid over the intersection */
+  AlgExpr *all = NULL;
+  int ev = 0;
+  for (int i = 0; i < ai->nlocal; i++) {
+    const CpVarInfo *lv = &ai->locals[i];
+    const char *v = viewOf(g, lv);
+    const AlgRel *lr = lv->rel;
+    int e1 = lv->clockN || (lr && (lr->isEvent || lr->mode == ALG_MODE_SAMPLED)) || (lv->derived && lv->derived->isEvent);
+    s.var[s.n] = lv->var;
+    s.event[s.n++] = e1;
+    ev |= e1;
+    tqBufPrintf(&from, "%s%s %s", i ? ", " : "", v, qid(g, lv->var));
+    AlgExpr *tv = algExprNew(g->a, AX_TVAR, (AlgType){TY_TIME, NULL, NULL});
+    tv->var = lv->var;
+    all = all ? algExprBin(g->a, AX_OVERLAP, 0, (AlgType){TY_TIME, NULL, NULL}, all, tv) : tv;
+  }
+  Tv span = tvSql(g, &s, all);
   /* contributions */
   tqBufPuts(&b, "SELECT ");
   for (int i = 0; i < sp->nby; i++) tqBufPrintf(&b, "%s AS b%d, ", valueSql(g, sp->by[i]), i);
-  const char *from = ev ? pf(g, "%s.valid_at", lv) : pf(g, "%s.valid_from", lv);
-  const char *end = ev ? addT(g, from, 1) : pf(g, "%s.valid_to", lv);
+  const char *cfrom = span.b;
+  const char *end = ev ? addT(g, cfrom, 1) : span.e;
   const char *to;
   if (sp->window == WIN_EVER) to = F_STR;
   else if (sp->window == WIN_EACH) to = pf(g, "(CASE WHEN %s >= " F_STR " THEN " F_STR " ELSE %s END)", end, addT(g, end, sp->width - 1));
   else to = end;
   /* the inner where and when decide what counts (q), not which groups
-  ** exist: a group whose tuples all fail them counts 0 */
+  ** exist: a group whose tuples all fail them counts 0; over a join, the
+  ** inner when (with the overlap) says which combinations are tuples */
   const char *q = sp->where ? valueSql(g, sp->where) : "1";
-  if (ai->when) q = pf(g, "(%s AND %s)", q, predSql(g, &s, ai->when));
-  tqBufPrintf(&b, "%s AS val, %s AS q, %s AS cf, %s AS ct FROM %s %s", valueSql(g, sp->arg), q, from, to, v, lv);
+  const char *cond = "1";
+  if (ai->nlocal > 1) {
+    cond = span.ne;
+    if (ai->when) cond = pf(g, "(%s AND %s)", cond, predSql(g, &s, ai->when));
+  } else if (ai->when) {
+    q = pf(g, "(%s AND %s)", q, predSql(g, &s, ai->when));
+  }
+  tqBufPrintf(&b, "%s AS val, %s AS q, %s AS cf, %s AS ct FROM %s WHERE %s", valueSql(g, sp->arg), q, cfrom, to, from.s, cond);
+  tqBufFree(&from);
   const char *contrib = newCte(g, "contrib", tqArenaStrdup(g->a, b.s));
   tqBufFree(&b);
   /* group columns */
@@ -531,8 +583,8 @@ static const char *querySql(Sg *g, const CpQuery *q, int internal) {
     tqBufPrintf(&from, "%s%s %s", from.n ? ", " : "", view, qid(g, ai->var));
     s.var[s.n] = ai->var;
     s.event[s.n++] = 0;
-    if (ai->linked)
-      for (int j = 0; j < ai->spec->nby; j++)
+    for (int j = 0; j < ai->spec->nby; j++)
+      if (ai->linkedBy[j])
         tqBufPrintf(&where, " AND %s = %s.%s", valueSql(g, ai->spec->by[j]), qid(g, ai->var), qid(g, ai->spec->byName[j]));
   }
   if (sem->where) tqBufPrintf(&where, " AND %s", valueSql(g, sem->where));

@@ -33,6 +33,7 @@ typedef enum AstKind {
                     numeric range; s = position/order attribute, op2 = DSPO_*, i = hold */
   AST_TIMEREP,   /* time as ...: op = DSPT_*, i = fade (0: default) */
   AST_OPT,       /* option of a sensor or aggregate: op = OPT_*, op2, i, k0 */
+  AST_PROGRAMS,  /* monitor programs: k0 = the patterns (AST_STR list) */
   /* expressions */
   AST_COL,       /* s.s2 */
   AST_NAME,      /* bare identifier s */
@@ -53,7 +54,10 @@ typedef enum AstKind {
   AST_EXTEND,    /* k0 extend k1 */
   AST_PRECEDE,   /* k0 precede k1 */
   AST_EQUAL,     /* k0 equal k1 */
-  AST_AGG        /* op = aggregate; k0 arg, k1 by-list, k2 where, k3 when, i window, op2 kind */
+  AST_AGG,       /* op = aggregate; k0 arg, k1 by-list, k2 where, k3 when, i window, op2 kind */
+  AST_LIKE,      /* k0 like k1 (a pattern: % any string, _ any character) */
+  AST_CONCAT,    /* k0 || k1 (string concatenation) */
+  AST_CALL       /* function s (k0 = the arguments, a list) */
 } AstKind;
 
 enum { AT_INT = 1, AT_FLOAT, AT_STRING, AT_ENUM, AT_NAMED };

@@ -109,14 +109,14 @@ void grSyntaxError(GrParse *ps, void *parser, int major, GrToken tok);
 
 /* Keywords that may also be used as names where no keyword is expected. */
 %fallback ID PERFORMER INITIATOR TARGET COUNTER KEY CLOCK ENTITY EVENT INTERVAL
-             TRACED SAMPLED DISABLE INSTANT EVER EACH ALL AGG DELTA.
+             TRACED SAMPLED DISABLE INSTANT EVER EACH ALL AGG DELTA MONITOR PROGRAMS.
 
 %left OR.
 %left AND.
 %right NOT.
-%nonassoc EQ NE LT LE GT GE PRECEDE EQUAL.
+%nonassoc EQ NE LT LE GT GE PRECEDE EQUAL LIKE.
 %left OVERLAP EXTEND.
-%left PLUS MINUS.
+%left PLUS MINUS CONCAT.
 %left STAR SLASH.
 %right BEGIN END UMINUS.
 
@@ -165,6 +165,12 @@ relopt(A) ::= COUNTER INTEGER(N).    { A = mkOpt(ps, N, OPT_COUNTER, 0, parseInt
 relopt(A) ::= KEY(T) LP ids(L) RP.   { A = mkOpt(ps, T, OPT_KEY, 0, 0, L); }
 relopt(A) ::= DELTA(T) ID(N).        { A = mkOpt(ps, T, OPT_DELTA, 0, 0, NULL); A->s = STR(N); A->loc2 = N.loc; }
 
+/* monitor programs "db*", "httpd": only processes whose command matches one
+** of the patterns become entities of the live sources */
+stmt(A) ::= MONITOR(T) PROGRAMS strs(L). { A = MK(AST_PROGRAMS, T); A->k[0] = L; }
+strs(A) ::= STRINGLIT(S).            { A = MK(AST_STR, S); A->s = unquote(ps, S); }
+strs(A) ::= strs(L) COMMA STRINGLIT(S). { AstNode *x = MK(AST_STR, S); x->s = unquote(ps, S); A = astAppend(L, x); }
+
 /* ---------------------------------------------------------- TQuel */
 stmt(A) ::= RANGE(T) OF ID(V) IS ID(R).  { A = MK(AST_RANGE, T); A->s = STR(V); A->s2 = STR(R); A->loc = R.loc; }
 stmt(A) ::= RANGE(T) OF ID(V) IS ID(R) LB INTEGER(N) RB.
@@ -210,6 +216,8 @@ expr(A) ::= expr(L) SLASH(T) expr(R). { A = mkBin(ps, T, OPB_DIV, L, R); }
 expr(A) ::= MINUS(T) expr(E). [UMINUS] { A = mk1(ps, AST_NEG, T, E); }
 expr(A) ::= expr(L) PRECEDE(T) expr(R). { A = mk2(ps, AST_PRECEDE, T, L, R); }
 expr(A) ::= expr(L) EQUAL(T) expr(R). { A = mk2(ps, AST_EQUAL, T, L, R); }
+expr(A) ::= expr(L) LIKE(T) expr(R). { A = mk2(ps, AST_LIKE, T, L, R); }
+expr(A) ::= expr(L) CONCAT(T) expr(R). { A = mk2(ps, AST_CONCAT, T, L, R); }
 expr(A) ::= expr(L) OVERLAP(T) expr(R). { A = mk2(ps, AST_OVERLAP, T, L, R); }
 expr(A) ::= expr(L) EXTEND(T) expr(R). { A = mk2(ps, AST_EXTEND, T, L, R); }
 expr(A) ::= BEGIN(T) OF expr(E).     { A = mk1(ps, AST_BEGINOF, T, E); }
@@ -230,6 +238,11 @@ expr(A) ::= AGG(F) LP expr(E) aggopts(O) RP.
 /* any other name used like one: the semantic pass reports the unknown aggregate */
 expr(A) ::= ID(F) LP expr(E) aggopts(O) RP.
                                      { A = mk2(ps, AST_AGG, F, E, O); A->s = STR(F); }
+
+/* a function of two or more arguments (prefix(s, 3)); the semantic pass
+** checks its name */
+expr(A) ::= ID(F) LP expr(E) COMMA exprs(L) RP.
+                                     { A = MK(AST_CALL, F); A->s = STR(F); A->k[0] = astAppend(E, L); }
 
 aggopts(A) ::= .                     { A = NULL; }
 aggopts(A) ::= aggopts(L) aggopt(X). { A = astAppend(L, X); }
@@ -348,6 +361,7 @@ const char *grTokenDesc(int code) {
     case TK_MINUS: return "'-'";
     case TK_STAR: return "'*'";
     case TK_SLASH: return "'/'";
+    case TK_CONCAT: return "'||'";
     case TK_AGG: return "an aggregate";
     default: break;
   }
@@ -412,7 +426,7 @@ void grSyntaxError(GrParse *ps, void *parser, int major, GrToken tok) {
   for (int t = 0; t < YYNTOKEN; t++) {
     int isOp = t == TK_OR || t == TK_AND || t == TK_EQ || t == TK_NE || t == TK_LT || t == TK_LE || t == TK_GT ||
                t == TK_GE || t == TK_PLUS || t == TK_MINUS || t == TK_STAR || t == TK_SLASH || t == TK_PRECEDE ||
-               t == TK_EQUAL || t == TK_OVERLAP || t == TK_EXTEND;
+               t == TK_EQUAL || t == TK_OVERLAP || t == TK_EXTEND || t == TK_LIKE || t == TK_CONCAT;
     /* in an expression these are implied by "an expression"; elsewhere (a
     ** display aspect's value) they are listed */
     if ((t == TK_FLOATNUM || t == TK_STRINGLIT || t == TK_NOW || t == TK_BEGINNING || t == TK_FOREVER) &&

@@ -99,8 +99,79 @@ double rtEvalFloat(const RtExpr *e, const int64_t *v) {
   return (double)rtEvalInt(e, v);
 }
 
+/* ---------------------------------------------------------------- strings
+** Strings and entity names are symbols; a computed string is interned (a
+** symbol lives as long as the process, like every name the run saw).
+** Lengths count UTF-8 characters, as SQL's substr and LIKE do. */
+
+/* The length in bytes of the UTF-8 character at s (1 for a stray byte). */
+static size_t utf8Len(const char *s) {
+  size_t n = 1;
+  while (s[n] && ((unsigned char)s[n] & 0xC0) == 0x80) n++;
+  return n;
+}
+
+/* Does s match pattern p (% any string, _ any one character, the rest
+** itself, case-sensitive)?  Iterative, with one backtrack point: linear in
+** practice, quadratic at worst. */
+int rtLikeMatch(const char *s, const char *p) {
+  const char *star = NULL, *resume = NULL;
+  while (*s) {
+    if (*p == '%') {
+      while (*p == '%') p++;
+      if (!*p) return 1;
+      star = p;
+      resume = s;
+    } else if (*p == '_') {
+      p++;
+      s += utf8Len(s);
+    } else if (*p && *p == *s) {
+      p++;
+      s++;
+    } else if (star) {
+      p = star;
+      resume += utf8Len(resume);
+      s = resume;
+    } else {
+      return 0;
+    }
+  }
+  while (*p == '%') p++;
+  return !*p;
+}
+
+static int64_t concatSym(const RtExpr *e, const int64_t *v) {
+  const char *a = tqSymName((int32_t)rtEvalInt(e->a, v)), *b = tqSymName((int32_t)rtEvalInt(e->b, v));
+  size_t na = strlen(a), nb = strlen(b);
+  char small[256], *buf = na + nb <= sizeof small ? small : tqMalloc(na + nb);
+  memcpy(buf, a, na);
+  memcpy(buf + na, b, nb);
+  int32_t id = tqSym(buf, na + nb);
+  if (buf != small) free(buf);
+  return id;
+}
+
+static int64_t prefixSym(const RtExpr *e, const int64_t *v) {
+  int64_t sym = rtEvalInt(e->a, v);
+  const char *s = tqSymName((int32_t)sym);
+  size_t n = 0;
+  if (e->op == 1) { /* up to the first separator */
+    const char *at = strstr(s, tqSymName((int32_t)rtEvalInt(e->b, v)));
+    if (!at) return sym;
+    n = (size_t)(at - s);
+  } else {
+    int64_t k = rtEvalInt(e->b, v);
+    for (int64_t i = 0; i < k && s[n]; i++) n += utf8Len(s + n);
+    if (!s[n]) return sym;
+  }
+  return tqSym(s, n);
+}
+
 int64_t rtEvalInt(const RtExpr *e, const int64_t *v) {
   switch (e->kind) {
+    case AX_CONCAT: return concatSym(e, v);
+    case AX_PREFIX: return prefixSym(e, v);
+    case AX_LIKE: return rtEvalBool(e, v);
     case AX_COL:
     case AX_AGG:
       if (e->ty == TY_FLOAT) return (int64_t)asF(v[e->idx]);
@@ -163,6 +234,8 @@ int rtEvalBool(const RtExpr *e, const int64_t *v) {
     case AX_OR: return rtEvalBool(e->a, v) || rtEvalBool(e->b, v);
     case AX_NOT: return !rtEvalBool(e->a, v);
     case AX_CONST: return e->ival != 0;
+    case AX_LIKE:
+      return rtLikeMatch(tqSymName((int32_t)rtEvalInt(e->a, v)), tqSymName((int32_t)rtEvalInt(e->b, v)));
     case AX_CMP: {
       int c = cmp3(e, v);
       switch (e->op) {

@@ -41,6 +41,9 @@ double rtEvalFloat(const RtExpr *e, const int64_t *vals);
 /* Value of e stored into a 64-bit slot (doubles as their bits). */
 int64_t rtEvalSlot(const RtExpr *e, const int64_t *vals);
 int rtEvalBool(const RtExpr *e, const int64_t *vals);
+/* Does string s match the pattern p of `like` (% any string, _ any one
+** UTF-8 character, any other character itself, case-sensitive)? */
+int rtLikeMatch(const char *s, const char *p);
 
 /* ---------------------------------------------------------------- time */
 typedef struct RtBound {
