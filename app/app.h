@@ -1,17 +1,26 @@
 /*
 ** app.h - the top layer: what embeds the engine.  The engine (runtime/)
 ** names no processor module; this layer gives it tqmon's built-in ones
-** (builtins.c: libtqmon's tq_init, and the list the tqmon command shows)
-** and holds the tqmon command (main.c).  See docs/design.md.
+** (builtins.c: libtqmon's tq_init, and the list the tqmon command shows),
+** loads text recordings into SQLite (load.c) and holds the tqmon command
+** (main.c).  See docs/design.md.
 */
 #ifndef APP_H
 #define APP_H
 
 #include "../include/tqmon.h"
+#include "../sensors/sensors.h"
 
 /* Every built-in PM, in the order `tqmon pms` lists them: the PMs of
 ** sensors/, display/ and runtime/store.c, and the groupers default and
 ** all.  Sets *n; the list is static. */
 const tq_pm *const *appBuiltinPms(int *n);
+
+/* Writes every packet of text recording t (read against prog) into the
+** SQLite file path as tables of the primitive relations, all sensors
+** enabled, with the recording's first and last times and the base tick
+** (tqmon load; the store PM writes the same from any extractor).  Returns
+** 0, or -1 with the error in d. */
+int appLoadTrace(const SnsTrace *t, const CpProgram *prog, const char *path, TqDiag *d);
 
 #endif

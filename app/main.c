@@ -556,9 +556,9 @@ static int cmdPms(Args *a) {
   return 0;
 }
 
-/* tqmon load: every record of a recording (text or binary, read by its
-** extractor) into tables of the primitive relations (the store PM), or
-** into CSV files. */
+/* tqmon load: every record of a recording into tables of the primitive
+** relations (a text one by load.c, a binary one by the store PM), or into
+** CSV files. */
 static int cmdLoad(Args *a) {
   if (!a->replay || !a->db == !a->csv) {
     fprintf(stderr, "tqmon load: give --replay RECORDING and either --db FILE or --csv DIR\n");
@@ -575,18 +575,31 @@ static int cmdLoad(Args *a) {
     tqDiagFree(&d);
     return rc;
   }
-  if (a->nfiles == 0) {
-    fprintf(stderr, "tqmon load: no sensor configuration given (FILE.tq)\n");
-    return 2;
+  if (isCollectionFile(a->replay)) {
+    /* a binary recording: read by the engine, every record stored */
+    if (a->nfiles == 0) {
+      fprintf(stderr, "tqmon load: no sensor configuration given (FILE.tq)\n");
+      return 2;
+    }
+    tq_engine *e = newEngine(a);
+    if (!e) return 2;
+    int rc = 1;
+    if (registerExtractor(e, a->replay) || tq_register(e, "store", a->db) || tq_prepare(e, a->nfiles, a->files))
+      engineFail(e, 1);
+    else
+      rc = runToEnd(e);
+    tq_finish(e);
+    return rc;
   }
-  tq_engine *e = newEngine(a);
-  if (!e) return 2;
-  int rc = 1;
-  if (registerExtractor(e, a->replay) || tq_register(e, "store", a->db) || tq_prepare(e, a->nfiles, a->files))
-    engineFail(e, 1);
-  else
-    rc = runToEnd(e);
-  tq_finish(e);
+  /* a text recording: read whole, then stored (load.c) */
+  TqDiag d = {0};
+  CpProgram *p = compile(a, &d);
+  SnsTrace *tr = p ? snsTraceRead(a->replay, p, &d) : NULL;
+  int rc = tr ? (appLoadTrace(tr, p, a->db, &d) ? 1 : 0) : 1;
+  reportDiag(&d);
+  snsTraceFree(tr);
+  cpProgramFree(p);
+  tqDiagFree(&d);
   return rc;
 }
 

@@ -118,23 +118,8 @@ static tq_pm_status traceExtract(tq_pm_global *g, tq_pm_private *p) {
   if (st->next >= tr->npk) return TQ_PM_DONE;
   TqTime boundary = tqTickAfter(tr->pk[st->next].t, g->tick);
   while (st->next < tr->npk && tr->pk[st->next].t < boundary) {
-    const SnsPacket *pk = &tr->pk[st->next++];
-    tq_record r = {0};
-    r.rel = pk->rel + 1;
-    r.nvals = ((AlgRel *)enProgram(g)->cat.rels.v[pk->rel])->nattr;
-    if (pk->kind == PK_EVENT || pk->kind == PK_SAMPLE) {
-      r.kind = pk->kind == PK_EVENT ? TQ_REC_EVENT : TQ_REC_SAMPLE;
-      r.t = pk->t;
-      r.vals = tr->vals + pk->vals;
-    } else {
-      const SnsIv *iv = &tr->iv[pk->iv];
-      r.kind = pk->kind == PK_BEGIN ? TQ_REC_BEGIN : pk->kind == PK_END ? TQ_REC_END : TQ_REC_WHOLE;
-      r.id = (uint64_t)pk->iv;
-      r.from = iv->from;
-      r.to = iv->to;
-      r.t = pk->t;
-      r.vals = tr->vals + iv->vals;
-    }
+    tq_record r;
+    snsTraceRecord(tr, st->next++, &r);
     if (g->produce(g, &r)) return TQ_PM_FATAL;
   }
   return st->next >= tr->npk ? TQ_PM_DONE : TQ_PM_OK;
@@ -273,10 +258,10 @@ const tq_pm snsProgressPm = {
 
 /* ================================================================ replay of a recording read already */
 
-int snsReplay(CpProgram *p, RtNet *net, SnsTrace *tr, const tq_pm *also, const char *args) {
+int snsReplay(CpProgram *p, RtNet *net, SnsTrace *tr) {
   tq_engine *e = enNew();
   int rc = -1;
-  if (enRegisterData(e, &snsTracePm, "(memory)", tr) || (also && tq_register_pm(e, also, args)) || enBind(e, p, net)) {
+  if (enRegisterData(e, &snsTracePm, "(memory)", tr) || enBind(e, p, net)) {
     fputs(tq_errors(e), stderr);
   } else {
     rc = tq_start(e) ? -1 : 0;

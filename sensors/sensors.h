@@ -42,11 +42,14 @@ SnsTrace *snsTraceParse(TqSource *src, const CpProgram *prog, TqDiag *d); /* tak
 void snsTraceFree(SnsTrace *t);
 /* Replays tr (kept by the caller) through net, built on p (kept by the
 ** caller too), with the engine's delivery: for tests and tools that hold
-** their own network.  also, when not NULL, is a PM registered after the
-** trace PM with args (a consumer of the records: the store).  Returns 0
-** or -1 (the messages on standard error). */
-int snsReplay(CpProgram *p, RtNet *net, SnsTrace *tr, const tq_pm *also, const char *args);
+** their own network.  Returns 0 or -1 (the messages on standard error). */
+int snsReplay(CpProgram *p, RtNet *net, SnsTrace *tr);
 int64_t snsTracePackets(const SnsTrace *t);
+/* Packet i (0 <= i < snsTracePackets) as a record, as the trace PM produces
+** it: an interval's id is its index, and its from and to are known at its
+** BEGIN already (to is TQ_OPEN when the recording never ends it); vals
+** point into t. */
+void snsTraceRecord(const SnsTrace *t, int64_t i, tq_record *r);
 TqTime snsTraceFirst(const SnsTrace *t);
 TqTime snsTraceLast(const SnsTrace *t);
 

@@ -614,6 +614,25 @@ void snsTraceFree(SnsTrace *t) {
 }
 
 int64_t snsTracePackets(const SnsTrace *t) { return t->npk; }
+
+void snsTraceRecord(const SnsTrace *t, int64_t i, tq_record *r) {
+  const SnsPacket *pk = &t->pk[i];
+  memset(r, 0, sizeof *r);
+  r->rel = pk->rel + 1;
+  r->nvals = ((const AlgRel *)t->prog->cat.rels.v[pk->rel])->nattr;
+  r->t = pk->t;
+  if (pk->kind == PK_EVENT || pk->kind == PK_SAMPLE) {
+    r->kind = pk->kind == PK_EVENT ? TQ_REC_EVENT : TQ_REC_SAMPLE;
+    r->vals = t->vals + pk->vals;
+  } else {
+    const SnsIv *iv = &t->iv[pk->iv];
+    r->kind = pk->kind == PK_BEGIN ? TQ_REC_BEGIN : pk->kind == PK_END ? TQ_REC_END : TQ_REC_WHOLE;
+    r->id = (uint64_t)pk->iv;
+    r->from = iv->from;
+    r->to = iv->to;
+    r->vals = t->vals + iv->vals;
+  }
+}
 TqTime snsTraceFirst(const SnsTrace *t) { return t->first; }
 TqTime snsTraceLast(const SnsTrace *t) { return t->last; }
 

@@ -32,6 +32,7 @@
 #include "runtime.h"
 #include "engine.h"
 #include "sensors.h"
+#include "../app/app.h"
 
 /* ================================================================ random */
 static uint64_t rs;
@@ -528,7 +529,7 @@ static char *engineRun(CpProgram *p, const char *trace, int noOpt, TqDiag *d) {
   FILE *f = open_memstream(&buf, &len);
   RtConsumer *c = dspTextConsumer(f, DSP_CSV);
   rtNetAddConsumer(net, c);
-  snsReplay(p, net, tr, NULL, NULL);
+  snsReplay(p, net, tr);
   fclose(f);
   dspTextConsumerFree(c);
   rtNetFree(net);
@@ -589,19 +590,6 @@ static void onCrash(int sig) {
   raise(sig);
 }
 
-/* The SQL oracle's store: every record of tr as tables of the primitive
-** relations, as tqmon load writes them (the store PM). */
-static int storeTrace(CpProgram *p, SnsTrace *tr, const char *path) {
-  TqDiag d = {0};
-  RtOptions o = {0, snsTraceLast(tr), 0};
-  RtNet *net = rtNetNew(p, &o, &d);
-  int rc = net ? snsReplay(p, net, tr, &rtStorePm, path) : -1;
-  if (d.out.s) fputs(d.out.s, stderr);
-  rtNetFree(net);
-  tqDiagFree(&d);
-  return rc;
-}
-
 static void onePair(int seed) {
   rs = (uint64_t)seed * 0x9e3779b97f4a7c15ULL + 7;
   for (int i = 0; i < 4; i++) rnd();
@@ -632,7 +620,7 @@ static void onePair(int seed) {
   SnsTrace *tr = snsTraceParse(tqSourceFromString("prop.trace", trace.s), p, &d);
   RtStore *st = NULL;
   TqBuf ora = {0};
-  if (tr && !storeTrace(p, tr, dbp)) st = rtStoreOpen(dbp, &d);
+  if (tr && !appLoadTrace(tr, p, dbp, &d)) st = rtStoreOpen(dbp, &d);
   CpSqlParams par = {tr ? snsTraceFirst(tr) : 0, tr ? snsTraceLast(tr) : 0};
   for (int i = 0; st && i < p->queries.n; i++) {
     CpQuery *q = p->queries.v[i];

@@ -68,7 +68,7 @@ static char *runWith(CpProgram *p, const char *trace, int noOpt) {
   FILE *f = open_memstream(&buf, &len);
   RtConsumer *c = dspTextConsumer(f, DSP_CSV);
   rtNetAddConsumer(net, c);
-  snsReplay(p, net, tr, NULL, NULL);
+  snsReplay(p, net, tr);
   fclose(f);
   dspTextConsumerFree(c);
   rtNetFree(net);
@@ -429,7 +429,7 @@ static int64_t productPeak(int noOpt) {
   tqBufFree(&tr);
   RtOptions o = {noOpt, snsTraceLast(t), 0};
   RtNet *net = rtNetNew(p, &o, &d);
-  snsReplay(p, net, t, NULL, NULL);
+  snsReplay(p, net, t);
   int64_t peak = -1, rows = net->result[0].rows;
   for (int i = 0; i < net->ops.n; i++) {
     RtOp *op = net->ops.v[i];
@@ -463,7 +463,7 @@ static int64_t liveWithOpenInterval(const char *query, int64_t rows) {
   int64_t before = rtTupLive();
   RtOptions o = {0, snsTraceLast(t), 0};
   RtNet *net = rtNetNew(p, &o, &d);
-  snsReplay(p, net, t, NULL, NULL);
+  snsReplay(p, net, t);
   int64_t live = net->result[0].rows == rows ? rtTupLive() - before : -1;
   rtNetFree(net);
   snsTraceFree(t);
@@ -660,7 +660,7 @@ static int aggOverProductTimely(int noOpt) {
   RowTimes rt = {net, 0, {0}, {0}};
   RtConsumer c = {"rowtimes", &rt, NULL, rowTimesRow, NULL, NULL};
   rtNetAddConsumer(net, &c);
-  snsReplay(p, net, t, NULL, NULL);
+  snsReplay(p, net, t);
   rtNetFree(net);
   snsTraceFree(t);
   cpProgramFree(p);
