@@ -13,7 +13,8 @@
 ** something newer than version 1 checks g->version.  Version 2 added
 ** g->set_range, version 3 g->announce_whole, version 4 g->set_start,
 ** g->counts and TQ_PM_SYNC_DISPLAYS, version 5 g->needed,
-** g->attribute_type, g->relation_mode and tq_pm.describe.  sensors/README.md describes the
+** g->attribute_type, g->relation_mode and tq_pm.describe, version 6
+** g->relation_name and g->set_detail.  sensors/README.md describes the
 ** interface with a worked example; docs/design.md says where PMs sit.
 **
 ** Life of a PM in an operation (collection or extraction):
@@ -39,7 +40,7 @@
 
 #include <stdint.h>
 
-#define TQ_PM_VERSION 5
+#define TQ_PM_VERSION 6
 #define TQ_PM_VERSION_MIN 1
 
 typedef int64_t tq_time; /* nanoseconds */
@@ -215,9 +216,9 @@ struct tq_pm_global {
   ** program lacks, or with from not strictly between beginning and
   ** forever. */
   int (*announce_whole)(tq_pm_global *g, int rel, tq_time from);
-  /* (version 4) TIMERs of a live collection, at START: its first time is
-  ** t (the built-in realtime clock gives CLOCK_REALTIME ns; Clock ticks
-  ** and `now` start there).  Returns 0, or -1 (and ignores it) outside
+  /* (version 4) TIMERs of a collection, at START: its first time is t
+  ** (the built-in realtime clock gives CLOCK_REALTIME ns, the pcp PM an
+  ** archive's first sample; Clock ticks and `now` start there).  Returns 0, or -1 (and ignores it) outside
   ** the START calls of a collection, or with t not strictly between
   ** beginning and forever. */
   int (*set_start)(tq_pm_global *g, tq_time t);
@@ -240,6 +241,15 @@ struct tq_pm_global {
   ** traced) or TQ_MODE_DELTA (a delta relation, made by the engine); 0 for
   ** an unknown rel. */
   int (*relation_mode)(tq_pm_global *g, int rel);
+  /* (version 6) The name of relation rel, NULL if there is none (ids run
+  ** from 1 up to the first NULL): a PRODUCER of "*" whose relations come
+  ** from its own configuration names the ones it cannot map. */
+  const char *(*relation_name)(tq_pm_global *g, int rel);
+  /* (version 6) Any PM: its figures as one JSON value (an object, say),
+  ** shown as its "detail" in tq_stats_json (--stats).  The text is copied;
+  ** NULL clears it.  Returns 0, or -1 (and keeps the old one) when json is
+  ** not one JSON value. */
+  int (*set_detail)(tq_pm_global *g, tq_pm_private *p, const char *json);
 };
 
 /* Per-PM context: what the PM declares at init, and the engine's view of it. */

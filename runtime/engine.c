@@ -49,6 +49,7 @@ typedef struct EnPm {
   int unbound;         /* a member producing a relation the program does not declare: left out */
   RtConsumer *rc;      /* built-in CONSUMER: its result consumer */
   char *argsCopy;
+  char *detail;        /* its figures as one JSON value (g->set_detail), or NULL */
 } EnPm;
 
 typedef struct OpenIv {
@@ -612,8 +613,8 @@ static int gAnnounceWhole(tq_pm_global *g, int rel, tq_time from) {
   return 0;
 }
 
-/* g->set_start (version 4): a live collection's first time, from its
-** timer's START (the realtime clock: times are then CLOCK_REALTIME ns). */
+/* g->set_start (version 4): a collection's first time, from its
+** timer's START (the realtime clock: CLOCK_REALTIME ns; pcp: an archive's). */
 static int gSetStart(tq_pm_global *g, tq_time t) {
   tq_engine *e = enOf(g);
   if (!e->starting || e->extractor || t <= TQ_BEGINNING || t >= TQ_FOREVER) {
@@ -632,6 +633,72 @@ static void gCounts(tq_pm_global *g, int64_t *records, int64_t *snapshots) {
   tq_engine *e = enOf(g);
   if (records) *records = e->packets;
   if (snapshots) *snapshots = e->snapSeq;
+}
+
+/* ---------------------------------------------------------------- version 6 */
+
+static const char *gRelationName(tq_pm_global *g, int rel) {
+  const AlgRel *r = relOf(enOf(g), rel);
+  return r ? r->name : NULL;
+}
+
+static const char *jsonBlank(const char *s) {
+  while (*s == ' ' || *s == '\n' || *s == '\t' || *s == '\r') s++;
+  return s;
+}
+/* Skips one JSON value at s (after blanks).  Returns the text after it, or
+** NULL when s does not start with one (depth bounds the nesting). */
+static const char *jsonSkip(const char *s, int depth) {
+  s = jsonBlank(s);
+  if (depth > 64) return NULL;
+  if (*s == '{' || *s == '[') {
+    char close = *s == '{' ? '}' : ']';
+    int obj = *s == '{';
+    s++;
+    s = jsonBlank(s);
+    if (*s == close) return s + 1;
+    for (;;) {
+      if (obj) {
+        s = jsonBlank(s);
+        if (*s != '"' || !(s = jsonSkip(s, depth + 1))) return NULL;
+        s = jsonBlank(s);
+        if (*s++ != ':') return NULL;
+      }
+      if (!(s = jsonSkip(s, depth + 1))) return NULL;
+      s = jsonBlank(s);
+      if (*s == close) return s + 1;
+      if (*s++ != ',') return NULL;
+    }
+  }
+  if (*s == '"') {
+    for (s++; *s && *s != '"'; s++) {
+      if ((unsigned char)*s < 0x20) return NULL;
+      if (*s == '\\' && !*++s) return NULL;
+    }
+    return *s ? s + 1 : NULL;
+  }
+  if (!strncmp(s, "true", 4) || !strncmp(s, "null", 4)) return s + 4;
+  if (!strncmp(s, "false", 5)) return s + 5;
+  char *end;
+  if (*s != '-' && (*s < '0' || *s > '9')) return NULL;
+  strtod(s, &end);
+  return end > s ? end : NULL;
+}
+
+static int gSetDetail(tq_pm_global *g, tq_pm_private *p, const char *json) {
+  EnPm *m = pmOfPriv(enOf(g), p);
+  if (!m) return -1;
+  if (json) {
+    const char *end = jsonSkip(json, 0);
+    if (end) end = jsonBlank(end);
+    if (!end || *end) {
+      gLog(g, p, TQ_LOG_WARNING, "set_detail ignored: not one JSON value");
+      return -1;
+    }
+  }
+  free(m->detail);
+  m->detail = json ? tqStrdup(json) : NULL;
+  return 0;
 }
 
 /* A whole interval came: if announced, its begin no longer holds the mark
@@ -1252,6 +1319,8 @@ tq_engine *enNew(void) {
   e->g.needed = gNeeded;
   e->g.attribute_type = gAttributeType;
   e->g.relation_mode = gRelationMode;
+  e->g.relation_name = gRelationName;
+  e->g.set_detail = gSetDetail;
   e->opt.nowValue = TQ_OPEN;
   e->maxTicks = EN_MAX_TICKS;
   e->instArena = tqArenaNew();
@@ -2040,6 +2109,7 @@ const char *tq_stats_json(tq_engine *e) {
     tqBufPrintf(&e->stats, ", \"calls\": %lld, \"disabled\": %s, \"message\": ", (long long)m->calls,
                 m->priv.disabled ? "true" : "false");
     jsonString(&e->stats, m->priv.message);
+    if (m->detail) tqBufPrintf(&e->stats, ", \"detail\": %s", m->detail);
     tqBufPuts(&e->stats, "}");
   }
   tqBufPuts(&e->stats, "\n  ]\n}\n");
@@ -2063,6 +2133,7 @@ void tq_finish(tq_engine *e) {
   for (int i = 0; i < e->npm; i++) {
     EnPm *m = e->pm[i];
     free(m->argsCopy);
+    free(m->detail);
   }
   for (int i = 0; i < e->npm; i++)
     if (e->pm[i]->dl) dlclose(e->pm[i]->dl);
