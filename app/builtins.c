@@ -39,7 +39,7 @@ const tq_pm *const *appBuiltinPms(int *n) {
                                       &snsKernelPm,      &snsKernelProcessorPm, &snsKernelThreadPm, &snsKernelForkPm,
                                       &snsKernelExecPm,  &snsKernelExitPm,    &snsKernelRunningOnPm, &snsKernelReadyPm,
                                       &snsKernelBlockedPm, &snsKernelWokePm,  &snsKernelSyscallPm, &snsKernelBlockIoPm,
-                                      &snsKernelSendPm,  &snsKernelReceivePm};
+                                      &snsKernelSendPm,  &snsKernelReceivePm, &snsPcpPm,         &snsPcpClockPm};
   *n = (int)TQ_ARRAY_SIZE(list);
   return list;
 }

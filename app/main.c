@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include <dirent.h>
+#include <unistd.h>
 
 #include "../compiler/compiler.h"
 #include "../runtime/engine.h"
@@ -49,6 +50,10 @@ static const char *usageText =
     "      --kernel                this Linux kernel through BPF (root, or CAP_BPF\n"
     "                              and CAP_PERFMON): give sensors/kernel.tq before\n"
     "                              your queries (sensors/kernel.md); with --host too\n"
+    "      --pcp HOST[,HOST...]    PCP metrics from pmcd on each host (host, host:port,\n"
+    "                              or a file listing them); give the configuration\n"
+    "                              'tqmon pcp describe' wrote (sensors/pcp.md)\n"
+    "      --pcp-archive FILE[,FILE...]  the same from pmlogger archives\n"
     "      --db FILE               store named results in an SQLite file\n"
     "      --format table|csv|jsonl  results on standard output (default table)\n"
     "      --quiet                 no results on standard output\n"
@@ -79,6 +84,9 @@ static const char *usageText =
     "                              record every packet of every sensor, all\n"
     "                              enabled, for later analysis by any query\n"
     "  convert SENSORS.tq... IN OUT  between text (.trace) and binary recordings\n"
+    "  pcp describe [-h HOST] [-o FILE.tq] METRIC...\n"
+    "                              write a sensor configuration for PCP metrics\n"
+    "                              from pmcd's metadata (sensors/pcp.md)\n"
     "  sensors gen SENSORS.tq... [-o sensors.h]\n"
     "                              generate the C sensors of a configuration (link\n"
     "                              the program with build/libtqsensor.a)\n"
@@ -112,6 +120,7 @@ typedef struct Args {
   const char *files[256];
   int nfiles;
   const char *replay, *db, *csv, *stats, *format, *timeLimit, *record, *out, *pmPath, *snapshots, *traceLevel, *maxTicks;
+  const char *pcp, *pcpArchive; /* --pcp hosts, --pcp-archive files */
   const char *pm[64];
   int npm;
   char *exec;       /* --exec: the command words joined by \x1f */
@@ -146,6 +155,8 @@ static int parseArgs(int argc, char **argv, Args *a) {
     else if (!strcmp(s, "--record")) NEEDARG(record);
     else if (!strcmp(s, "-o") || !strcmp(s, "--output")) NEEDARG(out);
     else if (!strcmp(s, "--pm-path")) NEEDARG(pmPath);
+    else if (!strcmp(s, "--pcp")) NEEDARG(pcp);
+    else if (!strcmp(s, "--pcp-archive")) NEEDARG(pcpArchive);
     else if (!strcmp(s, "--snapshots")) {
       static char clockArgs[64];
       if (i + 1 >= argc || atoll(argv[i + 1]) <= 0) {
@@ -351,13 +362,29 @@ static int registerExtractor(tq_engine *e, const char *path) {
   return tq_register(e, isCollectionFile(path) ? "colfil" : "trace", path);
 }
 
-static int live(const Args *a) { return a->exec || a->attach || a->host || a->kernel; }
+static int live(const Args *a) { return a->exec || a->attach || a->host || a->kernel || a->pcp; }
 
 /* The user named a clock (or another timer) with --pm: no second one. */
 static int userClock(const Args *a) {
   for (int i = 0; i < a->npm; i++)
     if (!strncmp(a->pm[i], "clock", 5) && (a->pm[i][5] == 0 || a->pm[i][5] == '=')) return 1;
   return 0;
+}
+
+/* --pcp HOSTS or --pcp-archive FILES: the pcp PM (sensors/pcp.md), given
+** the program's files for its '-- pcp:' lines; a replay of archives is
+** timed by pcp_clock over their time range (a live run by the realtime
+** clock of registerLive). */
+static int registerPcp(tq_engine *e, const Args *a) {
+  if (!a->pcp && !a->pcpArchive) return 0;
+  TqBuf b = {0};
+  tqBufPrintf(&b, "%s=%s", a->pcp ? "host" : "archive", a->pcp ? a->pcp : a->pcpArchive);
+  for (int i = 0; i < a->nfiles; i++) tqBufPrintf(&b, "\nfile=%s", a->files[i]);
+  int rc = 0;
+  if (a->pcpArchive && !userClock(a)) rc = tq_register(e, "pcp_clock", b.s);
+  if (!rc) rc = tq_register(e, "pcp", b.s);
+  tqBufFree(&b);
+  return rc;
 }
 
 /* The live sources of --exec / --attach (the shm PM; all: every sensor
@@ -399,12 +426,16 @@ static int cmdRun(Args *a) {
     }
     fmt = a->format;
   }
-  if (!a->replay && !a->npm && !live(a)) {
-    fprintf(stderr, "tqmon run: give a recording with --replay FILE, a program with --exec CMD or --attach PID, or sensors with --host, --kernel or --pm NAME\n");
+  if (!a->replay && !a->npm && !live(a) && !a->pcpArchive) {
+    fprintf(stderr, "tqmon run: give a recording with --replay FILE, a program with --exec CMD or --attach PID, or sensors with --host, --kernel, --pcp HOSTS, --pcp-archive FILES or --pm NAME\n");
     return 2;
   }
   if ((a->host || a->kernel) && a->replay) {
     fprintf(stderr, "tqmon run: --%s collects live; it cannot be used with --replay\n", a->host ? "host" : "kernel");
+    return 2;
+  }
+  if ((a->pcp || a->pcpArchive) && (a->replay || a->host || a->kernel || a->exec || a->attach || (a->pcp && a->pcpArchive))) {
+    fprintf(stderr, "tqmon run: --pcp or --pcp-archive is the run's only source\n");
     return 2;
   }
   if (a->nfiles == 0) {
@@ -417,8 +448,10 @@ static int cmdRun(Args *a) {
   char *textArgs = NULL, *recArgs = NULL;
   /* the extractor first: a bad recording stops the run before a store is opened */
   if (a->replay && registerExtractor(e, a->replay)) goto out;
-  if (registerLive(e, a, 0) || registerPms(e, a)) goto out;
-  if (!a->replay && !live(a) && !userClock(a) && tq_register(e, "clock", a->snapshots ? a->snapshots : NULL)) goto out;
+  if (registerLive(e, a, 0) || registerPcp(e, a) || registerPms(e, a)) goto out;
+  if (!a->replay && !live(a) && !a->pcpArchive && !userClock(a) &&
+      tq_register(e, "clock", a->snapshots ? a->snapshots : NULL))
+    goto out;
   if (a->db && tq_register(e, "sqlite", a->db)) goto out;
   if (a->record) {
     recArgs = tqMprintf("write:%s", a->record);
@@ -431,7 +464,7 @@ static int cmdRun(Args *a) {
     if (tq_register(e, "text", textArgs)) goto out;
   }
   if (a->display && tq_register(e, "display", a->display)) goto out;
-  if (!a->host && !a->kernel && tq_register(e, "progress", NULL)) goto out; /* a live run shows its results as they come */
+  if (!a->host && !a->kernel && !a->pcp && tq_register(e, "progress", NULL)) goto out; /* a live run shows its results as they come */
   if (tq_prepare(e, a->nfiles, a->files)) goto out;
   rc = runToEnd(e);
   if (a->stats) {
@@ -685,6 +718,46 @@ static int cmdShow(Args *a) {
   return rc;
 }
 
+/* tqmon pcp describe [-h HOST] [-o FILE.tq] METRIC...: the configuration
+** of PCP metrics from pmcd's metadata (sensors/pcp.md), written whole or
+** not at all (a temporary file renamed over FILE). */
+static int cmdPcp(int argc, char **argv) {
+  const char *host = "local:", *out = NULL;
+  int i = 1;
+  if (argc < 1 || strcmp(argv[0], "describe")) i = argc + 1;
+  for (; i < argc && argv[i][0] == '-'; i++) {
+    if (!strcmp(argv[i], "-h") && i + 1 < argc) host = argv[++i];
+    else if (!strcmp(argv[i], "-o") && i + 1 < argc) out = argv[++i];
+    else i = argc + 1;
+  }
+  if (i >= argc) {
+    fprintf(stderr, "usage: tqmon pcp describe [-h HOST[:PORT]] [-o FILE.tq] METRIC...\n"
+                    "  writes a sensor configuration for the metrics (a non-leaf name: every metric below it)\n"
+                    "  from pmcd's metadata on HOST (default local:); see sensors/pcp.md\n");
+    return 2;
+  }
+  TqBuf text = {0}, err = {0};
+  int rc = 0;
+  if (snsPcpDescribe(host, argc - i, (const char *const *)argv + i, &text, &err)) {
+    fprintf(stderr, "tqmon pcp describe: %s\n", err.s);
+    rc = 1;
+  } else if (out) {
+    char *tmp = tqMprintf("%s.tmp%ld", out, (long)getpid());
+    FILE *f = fopen(tmp, "w");
+    if (!f || fwrite(text.s, 1, text.n, f) != text.n || fclose(f) || rename(tmp, out)) {
+      fprintf(stderr, "tqmon pcp describe: cannot write %s: %s\n", out, strerror(errno));
+      remove(tmp);
+      rc = 1;
+    }
+    free(tmp);
+  } else if (fwrite(text.s, 1, text.n, stdout) != text.n || fflush(stdout)) {
+    rc = 1;
+  }
+  tqBufFree(&text);
+  tqBufFree(&err);
+  return rc;
+}
+
 static int dispatch(int argc, char **argv, Args *ap);
 
 int main(int argc, char **argv) {
@@ -696,6 +769,8 @@ int main(int argc, char **argv) {
 
 static int dispatch(int argc, char **argv, Args *ap) {
   Args a;
+  memset(ap, 0, sizeof *ap);
+  if (argc >= 2 && !strcmp(argv[1], "pcp")) return cmdPcp(argc - 2, argv + 2); /* -h is its HOST */
   int rc = parseArgs(argc, argv, &a);
   *ap = a;
   if (rc == -1) return 0;

@@ -32,6 +32,21 @@ extern const tq_pm snsHostPm, snsHostProcessPm, snsHostProcessorPm, snsHostState
 extern const tq_pm snsKernelPm, snsKernelProcessorPm, snsKernelThreadPm, snsKernelForkPm, snsKernelExecPm,
     snsKernelExitPm, snsKernelRunningOnPm, snsKernelReadyPm, snsKernelBlockedPm, snsKernelWokePm, snsKernelSyscallPm,
     snsKernelBlockIoPm, snsKernelSendPm, snsKernelReceivePm; /* kernel.c */
+/* pcp.c (sensors/pcp.md): pcp, PRODUCER of "*", the relations mapped by the
+** program's "-- pcp:" lines, fetched from pmcd on many hosts or read from
+** pmlogger archives; args are KEY=VALUE lines: host=SPEC (a host,
+** host:port, a comma-separated list of them or a file listing them),
+** archive=FILE[,FILE...], file=PROGRAM.tq (the program's files).
+** pcp_clock, TIMER of a replay of archives: a snapshot every base tick
+** over their time range (args: the archive= lines). */
+extern const tq_pm snsPcpPm, snsPcpClockPm;
+
+/* tqmon pcp describe (pcpconf.c): the sensor configuration of the PCP
+** metrics metrics[0..n) (a non-leaf name stands for every metric below
+** it) from the metadata of pmcd on host, into out.  Returns 0, or -1 with
+** the reason in err (an unknown metric, an unreachable host, a type no
+** attribute holds) and nothing in out. */
+int snsPcpDescribe(const char *host, int n, const char *const *metrics, TqBuf *out, TqBuf *err);
 
 typedef struct SnsTrace SnsTrace;
 

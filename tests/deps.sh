@@ -1,10 +1,14 @@
 #!/bin/sh
 # deps.sh - install the Debian packages tqmon needs, only when missing.
-#   sh tests/deps.sh build    lemon, flex, libsqlite3-dev (and a C compiler);
+#   sh tests/deps.sh build    lemon, flex, libsqlite3-dev, libpcp3-dev (the
+#                             PCP client library: sensors/pcp.c) and a C
+#                             compiler;
 #                             for the kernel sensors clang, bpftool and
 #                             libbpf-dev (with libelf-dev and zlib1g-dev)
 #   sh tests/deps.sh test     the above plus what the tests use: the sqlite3
-#                             CLI, ps (procps: the host sensor tests), clang
+#                             CLI, ps (procps: the host sensor tests), pcp
+#                             (pmcd, pminfo, pmlogger, PMDAs: the PCP tests
+#                             start pmcd processes of their own), clang
 #                             for the libFuzzer target, and for the
 #                             browser test of the display page Debian's
 #                             chromium and playwright-core from the npm
@@ -24,6 +28,7 @@ need=""
 command -v lemon >/dev/null 2>&1 || need="$need lemon"
 command -v flex >/dev/null 2>&1 || need="$need flex"
 [ -f /usr/include/sqlite3.h ] || need="$need libsqlite3-dev"
+[ -f /usr/include/pcp/pmapi.h ] || need="$need libpcp3-dev"
 command -v cc >/dev/null 2>&1 || need="$need gcc libc6-dev"
 command -v make >/dev/null 2>&1 || need="$need make"
 # the kernel sensors: BPF objects built with clang, skeletons with bpftool
@@ -38,6 +43,7 @@ if [ "$1" = test ]; then
   # libFuzzer's runtime is only recommended by clang (installs run without recommends)
   ls /usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a >/dev/null 2>&1 || need="$need libclang-rt-dev"
   { command -v pkill && command -v ps; } >/dev/null 2>&1 || need="$need procps"
+  { [ -r /etc/pcp.conf ] && command -v pminfo && command -v pmlogger; } >/dev/null 2>&1 || need="$need pcp"
 fi
 if [ "$1" = bench ]; then
   command -v sqlite3 >/dev/null 2>&1 || need="$need sqlite3"
@@ -46,11 +52,32 @@ if [ "$1" = bench ]; then
 fi
 if [ "$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo"; fi
 export DEBIAN_FRONTEND=noninteractive
+# pcp's post-install script needs systemd and fails without it (a container,
+# CI): its files are unpacked and work, but dpkg keeps it unconfigured and
+# every later apt-get run ends in an error.  So an install is judged by
+# what it installed (missing() below), not by apt-get's exit status.
+missing() {
+  m=""
+  for p in "$@"; do
+    case $p in
+      lemon|flex|sqlite3|clang|make) command -v $p >/dev/null 2>&1 || m="$m $p" ;;
+      libsqlite3-dev) [ -f /usr/include/sqlite3.h ] || m="$m $p" ;;
+      libpcp3-dev) [ -f /usr/include/pcp/pmapi.h ] || m="$m $p" ;;
+      pcp) { [ -r /etc/pcp.conf ] && command -v pminfo && command -v pmlogger; } >/dev/null 2>&1 || m="$m $p" ;;
+      procps) command -v ps >/dev/null 2>&1 || m="$m $p" ;;
+      gcc) command -v cc >/dev/null 2>&1 || m="$m $p" ;;
+      *) dpkg -s "$p" 2>/dev/null | grep -q '^Status: .* \(installed\|unpacked\|half-configured\)' || m="$m $p" ;;
+    esac
+  done
+  echo "$m"
+}
 aptInstall() {
-  $SUDO apt-get install -y --no-install-recommends "$@" >/dev/null 2>&1 || {
-    $SUDO apt-get update >/dev/null 2>&1 || true
-    $SUDO apt-get install -y --no-install-recommends "$@"
-  }
+  $SUDO apt-get install -y --no-install-recommends "$@" >/dev/null 2>&1 && return 0
+  [ -z "$(missing "$@")" ] && return 0
+  $SUDO apt-get update >/dev/null 2>&1 || true
+  $SUDO apt-get install -y --no-install-recommends "$@" || true
+  left=$(missing "$@")
+  [ -z "$left" ] || { echo "deps: could not install:$left"; return 1; }
 }
 if [ -n "$need" ]; then
   echo "deps: installing missing Debian packages:$need"

@@ -1,0 +1,1558 @@
+/*
+** pcp.c - Performance Co-Pilot hosts and archives as relations: the
+** processor modules `pcp` (PRODUCER of "*") and `pcp_clock` (TIMER of a
+** replay of archives).  sensors/pcp.md documents them for users;
+** pcpconf.c reads the mapping of relations to metrics.
+**
+** Hosts.  Every host of `host=` gets a PMAPI context of its own, owned by a
+** worker thread: all PMAPI calls for a host run in its thread, so a slow
+** host delays only its own answers.  At each snapshot the PM hands every
+** idle worker a job (list the instance domains the queries need, fetch the
+** sampled relations with their profiles) and waits for them until a
+** deadline (0.8 of a tick in a live run; no deadline over archives).  A
+** worker that misses it is "late": its host gives nothing for that tick
+** (counted), and gets no new job until it is done.  A host whose pmcd is
+** lost (the connection fails) is reported; its entities end at that
+** snapshot, and the other hosts go on.
+**
+** Entities.  An instance domain mapped by "-- pcp: entity R D.S" is the
+** entity relation R: its entities are named HOST:INSTANCE (the instance
+** name up to its first space) and carry Host, Inst and Name.  Host is the
+** entity relation of the hosts themselves, named by pmcd's host name (or
+** the archive's).  Instances are listed (pmGetInDom) only for entity
+** relations the operation needs.
+**
+** Enabling is the instance profile.  enable(e, on) adds or removes e's
+** instance in the enabled set of (e's host, relation).  A fetch of a
+** relation on a host sets the context's profile to exactly the enabled
+** instances that exist now (pmDelProfile of all, pmAddProfile of them),
+** and a relation with no enabled instance on a host is not fetched there.
+** sample() answers from the values fetched for that tick; an instance
+** enabled during the tick (an entity that began in it) gets one more
+** fetch of its relation on its host, at that tick.
+**
+** Values received are counted from the results (numval of every value
+** set): the PM's detail in --stats shows them per host and relation, with
+** the instances of the last fetch, the fetches, late and lost ticks, and
+** the clock offset of each host (pmcd's timestamps against the monitor's
+** clock, from the fetch with the shortest round trip of the last 16).
+**
+** Archives.  With archive= instead of host=, each host's archives (by the
+** host name of their labels) form one archive context, read at each tick
+** in PM_MODE_INTERP; the instance domains are as the archive holds them at
+** the tick.  pcp_clock ticks over the archives' time range.  Every archive
+** is read through once at START: a truncated or corrupt one refuses the
+** run (FATAL) before anything is produced.
+*/
+#include <errno.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "pcpInt.h"
+#include "sensors.h"
+
+#define SEC INT64_C(1000000000)
+#define MAX_HOSTS 256
+#define OFFSET_WINDOW 16
+#define PCP_MAX_ATTRS 64 /* attributes of a relation the PM fills */
+
+/* ================================================================ small helpers */
+
+static void *xcalloc(size_t n, size_t k) {
+  void *p = calloc(n ? n : 1, k ? k : 1);
+  if (!p) abort();
+  return p;
+}
+static void *xrealloc(void *p, size_t n) {
+  p = realloc(p, n ? n : 1);
+  if (!p) abort();
+  return p;
+}
+static char *xstrdup(const char *s) {
+  char *d = strdup(s ? s : "");
+  if (!d) abort();
+  return d;
+}
+static int64_t nowNs(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return (int64_t)ts.tv_sec * SEC + ts.tv_nsec;
+}
+static struct timespec tsOf(int64_t t) {
+  struct timespec ts = {(time_t)(t / SEC), (long)(t % SEC)};
+  if (ts.tv_nsec < 0) {
+    ts.tv_sec--;
+    ts.tv_nsec += SEC;
+  }
+  return ts;
+}
+static int64_t nsOf(const struct timespec *ts) { return (int64_t)ts->tv_sec * SEC + ts->tv_nsec; }
+
+/* The instance name up to its first space: what names an entity (PCP's
+** instance names are unique in their leading non-space characters). */
+static void firstWord(const char *s, char *out, size_t n) {
+  size_t k = 0;
+  while (s[k] && s[k] != ' ' && k + 1 < n) {
+    out[k] = s[k];
+    k++;
+  }
+  out[k] = 0;
+}
+
+/* Appends to a growing JSON/text buffer. */
+typedef struct Buf {
+  char *s;
+  size_t n, cap;
+} Buf;
+static void bufPrintf(Buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void bufPrintf(Buf *b, const char *fmt, ...) {
+  va_list ap;
+  for (;;) {
+    va_start(ap, fmt);
+    int k = vsnprintf(b->s ? b->s + b->n : NULL, b->s ? b->cap - b->n : 0, fmt, ap);
+    va_end(ap);
+    if (k < 0) return;
+    if (b->s && b->n + (size_t)k < b->cap) {
+      b->n += (size_t)k;
+      return;
+    }
+    b->cap = (b->n + (size_t)k + 1) * 2;
+    b->s = xrealloc(b->s, b->cap);
+  }
+}
+static void bufJsonString(Buf *b, const char *s) {
+  bufPrintf(b, "\"");
+  for (; *s; s++) {
+    unsigned char c = (unsigned char)*s;
+    if (c == '"' || c == '\\') bufPrintf(b, "\\%c", c);
+    else if (c < 0x20) bufPrintf(b, "\\u%04x", c);
+    else bufPrintf(b, "%c", c);
+  }
+  bufPrintf(b, "\"");
+}
+
+/* ================================================================ the mapping, bound to the program */
+
+/* An entity relation: an instance domain, or the hosts (indom null). */
+typedef struct Ent {
+  char name[PCP_NAME_MAX];
+  int rel;       /* relation id, -1: the program does not declare it */
+  pmInDom indom; /* PM_INDOM_NULL: Host */
+  int nattr;
+  int aHost, aInst, aName, aSpec; /* attribute indexes, -1 when absent */
+  int needed;    /* the operation needs it (its instances are listed) */
+} Ent;
+
+/* A sampled relation: the metrics of one instance domain. */
+typedef struct Rel {
+  char name[PCP_NAME_MAX];
+  int rel;        /* relation id */
+  int ent;        /* its entity relation (index in Pcp.ent) */
+  pmInDom indom;
+  int nattr;
+  int flagAttr;   /* the attribute holding the entity (the performer) */
+  int hostAttr;   /* Host, or -1 */
+  int nm;         /* metrics */
+  int metric[PCP_MAX_METRICS]; /* index in conf.metric */
+  int attr[PCP_MAX_METRICS];   /* attribute each fills */
+  int ty[PCP_MAX_METRICS];     /* TQ_TY_* of that attribute */
+  int needed;
+} Rel;
+
+/* One fetched value. */
+typedef struct Val {
+  int ok;
+  int64_t i;
+  double d;
+  char *s;
+} Val;
+
+/* The values of one relation on one host at one tick. */
+typedef struct Cache {
+  int64_t t;   /* the tick (valid when set) */
+  int valid;
+  int n;       /* instances */
+  int *inst;   /* their ids */
+  Val *v;      /* n * Rel.nm */
+  int refetched; /* an instance enabled during the tick was fetched at t */
+} Cache;
+
+/* An instance of an entity relation on a host, while it exists. */
+typedef struct Inst {
+  int id;
+  char *name;   /* up to the first space */
+  char *full;   /* the whole external name */
+  int64_t sym;  /* the entity (HOST:NAME) */
+  uint64_t iv;  /* its interval */
+  int64_t from;
+  int mark;     /* seen in the current listing */
+} Inst;
+
+typedef struct InstSet {
+  Inst *v;
+  int n, cap;
+} InstSet;
+
+/* The names a relation is enabled on, on one host. */
+typedef struct NameSet {
+  char **v;
+  int n, cap;
+} NameSet;
+
+/* A listing of an instance domain made by a worker. */
+typedef struct Listing {
+  int want;     /* asked in this job */
+  int n;
+  int *id;
+  char **name;
+} Listing;
+
+enum { H_NEW = 0, H_UP, H_LOST, H_OUT, H_ENDED };
+enum { JOB_NONE = 0, JOB_CONNECT, JOB_TICK, JOB_QUIT };
+
+typedef struct Pcp Pcp;
+
+typedef struct Host {
+  Pcp *pcp;
+  char spec[512];     /* as given (host, host:port; archives: the files, comma-separated) */
+  char name[512];     /* pmcd's host name (or the archive label's; the spec when two share one) */
+  int64_t sym;        /* the Host entity */
+  int ctx;            /* PMAPI context (-1 none) */
+  int state;          /* H_* */
+  char why[512];      /* why it is out, lost or ended */
+  pmID *pmid;         /* per conf metric (this host's PMNS) */
+  /* the worker */
+  pthread_t th;
+  int thread;         /* started */
+  int job;            /* JOB_* posted, JOB_NONE when idle */
+  int busy;           /* running a job */
+  int done;           /* the job is done, results not yet taken */
+  int64_t jobT;       /* the tick of the job */
+  int *fetch;         /* per Rel: fetch it in this job */
+  int **prof;         /* per Rel: the profile (instance ids) */
+  int *nprof;
+  Listing *list;      /* per Ent */
+  Cache *next;        /* per Rel: what the job fetched */
+  int sts;            /* the job's error (<0), 0 */
+  char err[256];      /* its message */
+  int64_t rttBest[OFFSET_WINDOW], offBest[OFFSET_WINDOW];
+  int noff;
+  /* engine-side state */
+  InstSet *inst;      /* per Ent: the instances that exist */
+  NameSet *en;        /* per Rel: enabled names */
+  Cache *cache;       /* per Rel: values of the last tick */
+  uint64_t hostIv;    /* its Host interval (0: none open) */
+  int64_t hostFrom;
+  int64_t *lastN;     /* per Rel: instances in the last fetch */
+  int64_t *relValues; /* per Rel: values received */
+  /* counts (written by the worker under the lock) */
+  int64_t fetches, values, listings, late, pending;
+  int64_t offset, rtt; /* the estimate (ns) */
+  int offsetKnown;
+} Host;
+
+struct Pcp {
+  PcpConf conf;
+  int archive;        /* replaying archives */
+  Ent *ent;
+  int nent;
+  int hostEnt;        /* index of Host in ent, -1 if not declared */
+  Rel *rel;
+  int nrel;
+  Host *host;
+  int nhost;
+  pthread_mutex_t mu;
+  pthread_cond_t work, finished;
+  int quit;
+  uint64_t nextIv;
+  int64_t tick;
+  int64_t ticks;
+  int64_t rcharStart;
+};
+
+static Rel *relById(Pcp *pc, int rel) {
+  for (int i = 0; i < pc->nrel; i++)
+    if (pc->rel[i].rel == rel) return &pc->rel[i];
+  return NULL;
+}
+static Host *hostByName(Pcp *pc, const char *name, size_t len) {
+  for (int i = 0; i < pc->nhost; i++)
+    if (strlen(pc->host[i].name) == len && !strncmp(pc->host[i].name, name, len)) return &pc->host[i];
+  return NULL;
+}
+
+/* ================================================================ sets */
+
+static int nameFind(const NameSet *s, const char *name) {
+  for (int i = 0; i < s->n; i++)
+    if (!strcmp(s->v[i], name)) return i;
+  return -1;
+}
+static void nameAdd(NameSet *s, const char *name) {
+  if (nameFind(s, name) >= 0) return;
+  if (s->n == s->cap) {
+    s->cap = s->cap ? 2 * s->cap : 8;
+    s->v = xrealloc(s->v, sizeof *s->v * (size_t)s->cap);
+  }
+  s->v[s->n++] = xstrdup(name);
+}
+static void nameDel(NameSet *s, const char *name) {
+  int k = nameFind(s, name);
+  if (k < 0) return;
+  free(s->v[k]);
+  s->v[k] = s->v[--s->n];
+}
+static Inst *instByName(InstSet *s, const char *name) {
+  for (int i = 0; i < s->n; i++)
+    if (!strcmp(s->v[i].name, name)) return &s->v[i];
+  return NULL;
+}
+static Inst *instById(InstSet *s, int id) {
+  for (int i = 0; i < s->n; i++)
+    if (s->v[i].id == id) return &s->v[i];
+  return NULL;
+}
+
+static void cacheClear(Cache *c, int nm) {
+  for (int i = 0; c->v && i < c->n * nm; i++) free(c->v[i].s);
+  free(c->v);
+  free(c->inst);
+  memset(c, 0, sizeof *c);
+}
+
+/* ================================================================ the worker */
+
+/* Is this error a lost connection to pmcd? */
+static int connectionLost(int sts) {
+  return sts == PM_ERR_IPC || sts == PM_ERR_TIMEOUT || sts == -ECONNRESET || sts == -EPIPE || sts == -ECONNREFUSED ||
+         sts == PM_ERR_NOCONTEXT || sts == -ETIMEDOUT || sts == -ENOTCONN;
+}
+
+/* Connects (or opens the archives) and checks the metadata against the
+** configuration.  Runs in the worker.  Returns 0, or -1 with h->err. */
+static int workConnect(Host *h) {
+  Pcp *pc = h->pcp;
+  h->ctx = pmNewContext(pc->archive ? PM_CONTEXT_ARCHIVE : PM_CONTEXT_HOST, h->spec);
+  if (h->ctx < 0) {
+    pcpSay(h->err, sizeof h->err, "%s %s: %s", pc->archive ? "cannot read the archive" : "cannot reach pmcd on", h->spec,
+             pmErrStr(h->ctx));
+    return -1;
+  }
+  if (pc->archive) {
+    pmHighResLogLabel lab;
+    int sts = pmGetHighResArchiveLabel(&lab);
+    if (sts < 0) {
+      pcpSay(h->err, sizeof h->err, "%s: %s", h->spec, pmErrStr(sts));
+      return -1;
+    }
+    snprintf(h->name, sizeof h->name, "%s", lab.hostname);
+  } else {
+    char nm[256];
+    if (pmGetContextHostName_r(h->ctx, nm, sizeof nm) && nm[0]) snprintf(h->name, sizeof h->name, "%s", nm);
+    else snprintf(h->name, sizeof h->name, "%s", h->spec);
+  }
+  h->pmid = xcalloc((size_t)pc->conf.nmetric, sizeof(pmID));
+  for (int i = 0; i < pc->conf.nmetric; i++) {
+    const PcpMetricConf *m = &pc->conf.metric[i];
+    int used = 0;
+    for (int r = 0; r < pc->nrel && !used; r++)
+      if (pc->rel[r].needed && !strcasecmp(pc->rel[r].name, m->rel)) used = 1;
+    if (!used) continue; /* a relation no query needs: never looked up */
+    const char *name = m->metric;
+    pmDesc d;
+    int sts = pmLookupName(1, &name, &h->pmid[i]);
+    if (sts >= 0) sts = pmLookupDesc(h->pmid[i], &d);
+    if (sts < 0) {
+      pcpSay(h->err, sizeof h->err, "%s:%d: %s has no metric %s (%s)", m->file, m->line, h->name, m->metric,
+               pmErrStr(sts));
+      return -1;
+    }
+    if (d.type != m->type || d.sem != m->sem || d.indom != m->indom) {
+      char want[32], got[32];
+      pcpIndomText(m->indom, want, sizeof want);
+      pcpIndomText(d.indom, got, sizeof got);
+      pcpSay(h->err, sizeof h->err,
+               "%s:%d: on %s, %s is %s %s over instance domain %s; the configuration says %s %s over %s", m->file,
+               m->line, h->name, m->metric, pcpTypeName(d.type), pcpSemName(d.sem), got, pcpTypeName(m->type),
+               pcpSemName(m->sem), want);
+      return -1;
+    }
+  }
+  return 0;
+}
+
+/* Reads the whole archive set once: a truncated or corrupt archive is
+** refused before the run.  Runs in the worker.  Returns 0 or -1. */
+static int workCheckArchive(Host *h) {
+  struct timespec origin = {0, 0}, step = {0, 0};
+  int sts = pmSetModeHighRes(PM_MODE_FORW, &origin, &step);
+  int64_t records = 0;
+  while (sts >= 0) {
+    pmHighResResult *r;
+    sts = pmFetchHighResArchive(&r);
+    if (sts >= 0) {
+      records++;
+      pmFreeHighResResult(r);
+    }
+  }
+  if (sts != PM_ERR_EOL) {
+    pcpSay(h->err, sizeof h->err, "archive %s is truncated or corrupt after %lld records: %s", h->spec,
+             (long long)records, pmErrStr(sts));
+    return -1;
+  }
+  if (records == 0) {
+    pcpSay(h->err, sizeof h->err, "archive %s holds no records", h->spec);
+    return -1;
+  }
+  return 0;
+}
+
+static void offsetNote(Host *h, int64_t sent, int64_t got, int64_t stamp) {
+  int64_t rtt = got - sent, off = stamp - (sent + got) / 2;
+  int k = h->noff % OFFSET_WINDOW;
+  h->rttBest[k] = rtt;
+  h->offBest[k] = off;
+  h->noff++;
+  int n = h->noff < OFFSET_WINDOW ? h->noff : OFFSET_WINDOW, best = 0;
+  for (int i = 1; i < n; i++)
+    if (h->rttBest[i] < h->rttBest[best]) best = i;
+  h->offset = h->offBest[best];
+  h->rtt = h->rttBest[best];
+  h->offsetKnown = 1;
+}
+
+/* One tick's job: the listings and fetches asked.  Runs in the worker.
+** Returns 0, or the first PMAPI error (h->err says where). */
+static int workTick(Host *h) {
+  Pcp *pc = h->pcp;
+  int sts;
+  if (pc->archive) {
+    struct timespec when = tsOf(h->jobT), delta = tsOf(pc->tick);
+    if ((sts = pmSetModeHighRes(PM_MODE_INTERP, &when, &delta)) < 0) {
+      pcpSay(h->err, sizeof h->err, "pmSetMode: %s", pmErrStr(sts));
+      return sts;
+    }
+  }
+  for (int e = 0; e < pc->nent; e++) {
+    Listing *l = &h->list[e];
+    if (!l->want) continue;
+    free(l->id);
+    free(l->name);
+    l->id = NULL;
+    l->name = NULL;
+    l->n = 0;
+    if ((sts = pmGetInDom(pc->ent[e].indom, &l->id, &l->name)) < 0) {
+      if (pc->archive && (sts == PM_ERR_INDOM_LOG || sts == PM_ERR_INDOM)) continue; /* none yet at t */
+      pcpSay(h->err, sizeof h->err, "instances of %s: %s", pc->ent[e].name, pmErrStr(sts));
+      return sts;
+    }
+    l->n = sts;
+    h->listings++;
+  }
+  for (int r = 0; r < pc->nrel; r++) {
+    if (!h->fetch[r]) continue;
+    Rel *rl = &pc->rel[r];
+    Cache *c = &h->next[r];
+    cacheClear(c, rl->nm);
+    if (rl->indom != PM_INDOM_NULL) {
+      if ((sts = pmDelProfile(rl->indom, 0, NULL)) < 0 || (sts = pmAddProfile(rl->indom, h->nprof[r], h->prof[r])) < 0) {
+        pcpSay(h->err, sizeof h->err, "profile of %s: %s", rl->name, pmErrStr(sts));
+        return sts;
+      }
+    }
+    pmID ids[PCP_MAX_METRICS];
+    for (int k = 0; k < rl->nm; k++) ids[k] = h->pmid[rl->metric[k]];
+    pmHighResResult *res;
+    int64_t sent = nowNs();
+    sts = pmFetchHighRes(rl->nm, ids, &res);
+    int64_t got = nowNs();
+    if (sts < 0) {
+      pcpSay(h->err, sizeof h->err, "fetch of %s: %s", rl->name, pmErrStr(sts));
+      return sts;
+    }
+    h->fetches++;
+    if (!pc->archive) offsetNote(h, sent, got, nsOf(&res->timestamp));
+    /* the instances: those of the profile that came back */
+    int cap = 0;
+    for (int k = 0; k < res->numpmid; k++)
+      if (res->vset[k]->numval > cap) cap = res->vset[k]->numval;
+    c->inst = xcalloc((size_t)cap, sizeof(int));
+    c->v = xcalloc((size_t)cap * (size_t)rl->nm, sizeof(Val));
+    for (int k = 0; k < res->numpmid && k < rl->nm; k++) {
+      pmValueSet *vs = res->vset[k];
+      if (vs->numval <= 0) continue;
+      h->values += vs->numval;
+      h->relValues[r] += vs->numval;
+      int type = pc->conf.metric[rl->metric[k]].type;
+      for (int j = 0; j < vs->numval; j++) {
+        int inst = rl->indom == PM_INDOM_NULL ? (int)PM_IN_NULL : vs->vlist[j].inst;
+        int slot = 0;
+        while (slot < c->n && c->inst[slot] != inst) slot++;
+        if (slot == c->n) {
+          if (c->n == cap) break; /* more instances than any value set: cannot happen */
+          c->inst[c->n++] = inst;
+        }
+        pmAtomValue a;
+        Val *v = &c->v[slot * rl->nm + k];
+        int out = type == PM_TYPE_STRING ? PM_TYPE_STRING
+                  : type == PM_TYPE_FLOAT || type == PM_TYPE_DOUBLE ? PM_TYPE_DOUBLE
+                  : type == PM_TYPE_U64 || type == PM_TYPE_U32 ? PM_TYPE_U64
+                                                               : PM_TYPE_64;
+        if (pmExtractValue(vs->valfmt, &vs->vlist[j], type, &a, out) < 0) continue;
+        v->ok = 1;
+        if (out == PM_TYPE_STRING) v->s = a.cp;
+        else if (out == PM_TYPE_DOUBLE) v->d = a.d;
+        else if (out == PM_TYPE_U64) v->i = (int64_t)a.ull;
+        else v->i = a.ll;
+      }
+    }
+    pmFreeHighResResult(res);
+    c->t = h->jobT;
+    c->valid = 1;
+  }
+  return 0;
+}
+
+static void *worker(void *arg) {
+  Host *h = arg;
+  Pcp *pc = h->pcp;
+  pthread_mutex_lock(&pc->mu);
+  for (;;) {
+    while (h->job == JOB_NONE && !pc->quit) pthread_cond_wait(&pc->work, &pc->mu);
+    if (pc->quit || h->job == JOB_QUIT) break;
+    int job = h->job;
+    h->busy = 1;
+    pthread_mutex_unlock(&pc->mu);
+    int sts = 0;
+    h->err[0] = 0;
+    if (job == JOB_CONNECT) {
+      sts = workConnect(h);
+      if (!sts && pc->archive) sts = workCheckArchive(h);
+    } else if (h->ctx >= 0) {
+      if ((sts = pmUseContext(h->ctx)) >= 0) sts = workTick(h);
+    }
+    pthread_mutex_lock(&pc->mu);
+    h->sts = sts;
+    h->busy = 0;
+    h->job = JOB_NONE;
+    h->done = 1;
+    pthread_cond_broadcast(&pc->finished);
+  }
+  pthread_mutex_unlock(&pc->mu);
+  if (h->ctx >= 0) pmDestroyContext(h->ctx);
+  h->ctx = -1;
+  return NULL;
+}
+
+/* Posts a job to every host in posted[] and waits for them until
+** deadline (0: none).  Hosts still busy then are left running. */
+static void runJobs(Pcp *pc, const int *posted, int job, int64_t deadline) {
+  pthread_mutex_lock(&pc->mu);
+  for (int i = 0; i < pc->nhost; i++)
+    if (posted[i]) {
+      pc->host[i].job = job;
+      pc->host[i].done = 0;
+    }
+  pthread_cond_broadcast(&pc->work);
+  for (;;) {
+    int left = 0;
+    for (int i = 0; i < pc->nhost; i++)
+      if (posted[i] && !pc->host[i].done) left++;
+    if (!left) break;
+    if (deadline) {
+      struct timespec ts = tsOf(deadline);
+      if (pthread_cond_timedwait(&pc->finished, &pc->mu, &ts) == ETIMEDOUT) break;
+    } else {
+      pthread_cond_wait(&pc->finished, &pc->mu);
+    }
+  }
+  pthread_mutex_unlock(&pc->mu);
+}
+
+/* ================================================================ binding the program */
+
+/* The attribute of rel named name, checked for type ty (and entity type
+** ent).  Returns its index, -1 when absent; -2 with msg when of another type. */
+static int attrOf(tq_pm_global *g, int rel, const char *name, int ty, const char *ent, char *msg, size_t n) {
+  int a = g->attribute(g, rel, name);
+  if (a < 0) return -1;
+  const char *e = NULL;
+  int t = g->attribute_type(g, rel, a, &e);
+  if (t != ty || (ent && (!e || strcasecmp(e, ent)))) {
+    pcpSay(msg, n, "%s.%s must be of type %s", g->relation_name(g, rel), name,
+             ent ? ent : ty == TQ_TY_INT ? "int" : ty == TQ_TY_STRING ? "string" : "float");
+    return -2;
+  }
+  return a;
+}
+
+/* Binds the mapping to the program's catalog.  Returns 0, or -1 with the
+** reason in msg. */
+static int bindProgram(tq_pm_global *g, Pcp *pc, char *msg, size_t n) {
+  const PcpConf *c = &pc->conf;
+  /* entity relations: Host, then each mapped instance domain */
+  pc->ent = xcalloc((size_t)c->nindom + 1, sizeof(Ent));
+  pc->hostEnt = 0;
+  Ent *h = &pc->ent[pc->nent++];
+  snprintf(h->name, sizeof h->name, "Host");
+  h->indom = PM_INDOM_NULL;
+  for (int i = 0; i < c->nindom; i++) {
+    Ent *e = &pc->ent[pc->nent++];
+    snprintf(e->name, sizeof e->name, "%s", c->indom[i].rel);
+    e->indom = c->indom[i].indom;
+  }
+  for (int i = 0; i < pc->nent; i++) {
+    Ent *e = &pc->ent[i];
+    e->rel = g->relation(g, e->name);
+    e->aHost = e->aInst = e->aName = e->aSpec = -1;
+    if (e->rel < 0) {
+      if (i > 0) {
+        pcpSay(msg, n, "%s:%d: the program declares no entity relation %s", c->indom[i - 1].file, c->indom[i - 1].line,
+                 e->name);
+        return -1;
+      }
+      continue;
+    }
+    const char *et = NULL;
+    e->nattr = g->nattributes(g, e->rel);
+    if (g->attribute_type(g, e->rel, 0, &et) != TQ_TY_ENTITY || !et || strcasecmp(et, e->name)) {
+      pcpSay(msg, n, "%s must be an entity relation (entity %s ...)", e->name, e->name);
+      return -1;
+    }
+    int k = 1;
+    if (i == 0) {
+      if ((e->aSpec = attrOf(g, e->rel, "Spec", TQ_TY_STRING, NULL, msg, n)) == -2) return -1;
+      k += e->aSpec >= 0;
+    } else {
+      if ((e->aHost = attrOf(g, e->rel, "Host", TQ_TY_ENTITY, "Host", msg, n)) == -2 ||
+          (e->aInst = attrOf(g, e->rel, "Inst", TQ_TY_INT, NULL, msg, n)) == -2 ||
+          (e->aName = attrOf(g, e->rel, "Name", TQ_TY_STRING, NULL, msg, n)) == -2)
+        return -1;
+      k += (e->aHost >= 0) + (e->aInst >= 0) + (e->aName >= 0);
+    }
+    if (k != e->nattr) {
+      pcpSay(msg, n, "%s has attributes the pcp sensors do not fill (they fill %s)", e->name,
+               i == 0 ? "Spec" : "Host, Inst and Name");
+      return -1;
+    }
+    e->needed = g->needed(g, e->rel);
+  }
+  /* sampled relations: one per relation named in the metric lines */
+  pc->rel = xcalloc((size_t)c->nmetric, sizeof(Rel));
+  for (int i = 0; i < c->nmetric; i++) {
+    const PcpMetricConf *m = &c->metric[i];
+    Rel *r = NULL;
+    for (int k = 0; k < pc->nrel && !r; k++)
+      if (!strcasecmp(pc->rel[k].name, m->rel)) r = &pc->rel[k];
+    if (!r) {
+      r = &pc->rel[pc->nrel++];
+      snprintf(r->name, sizeof r->name, "%s", m->rel);
+      r->indom = m->indom;
+      r->ent = -1;
+      for (int e = 0; e < pc->nent; e++)
+        if (pc->ent[e].indom == m->indom) r->ent = e;
+      if (r->ent < 0) {
+        char ind[32];
+        pcpIndomText(m->indom, ind, sizeof ind);
+        pcpSay(msg, n, "%s:%d: no '-- pcp: entity' line maps instance domain %s", m->file, m->line, ind);
+        return -1;
+      }
+      r->rel = g->relation(g, r->name);
+      if (r->rel < 0) {
+        pcpSay(msg, n, "%s:%d: the program declares no relation %s", m->file, m->line, r->name);
+        return -1;
+      }
+      const Ent *e = &pc->ent[r->ent];
+      if (e->rel < 0) {
+        pcpSay(msg, n, "%s is sampled on %s, which the program does not declare", r->name, e->name);
+        return -1;
+      }
+      r->nattr = g->nattributes(g, r->rel);
+      r->flagAttr = r->hostAttr = -1;
+      for (int a = 0; a < r->nattr; a++) {
+        const char *et = NULL;
+        if (g->attribute_type(g, r->rel, a, &et) == TQ_TY_ENTITY && et && !strcasecmp(et, e->name)) {
+          r->flagAttr = a;
+          break;
+        }
+      }
+      if (r->flagAttr < 0) {
+        pcpSay(msg, n, "%s needs an attribute of type %s (its performer)", r->name, e->name);
+        return -1;
+      }
+      if (r->ent != 0 && (r->hostAttr = attrOf(g, r->rel, "Host", TQ_TY_ENTITY, "Host", msg, n)) == -2) return -1;
+      r->needed = g->needed(g, r->rel);
+    }
+    if (r->nm == PCP_MAX_METRICS) {
+      pcpSay(msg, n, "%s:%d: %s maps more than %d metrics", m->file, m->line, r->name, PCP_MAX_METRICS);
+      return -1;
+    }
+    int a = g->attribute(g, r->rel, m->attr);
+    if (a < 0) {
+      pcpSay(msg, n, "%s:%d: %s has no attribute %s", m->file, m->line, r->name, m->attr);
+      return -1;
+    }
+    int ty = g->attribute_type(g, r->rel, a, NULL);
+    int want = m->type == PM_TYPE_STRING ? TQ_TY_STRING
+               : m->type == PM_TYPE_FLOAT || m->type == PM_TYPE_DOUBLE ? TQ_TY_FLOAT
+                                                                       : TQ_TY_INT;
+    if (ty != want && !(want == TQ_TY_INT && ty == TQ_TY_FLOAT)) {
+      pcpSay(msg, n, "%s:%d: %s.%s holds %s (a %s metric): it must be of type %s", m->file, m->line, r->name, m->attr,
+               m->metric, pcpTypeName(m->type), want == TQ_TY_STRING ? "string" : want == TQ_TY_FLOAT ? "float" : "int");
+      return -1;
+    }
+    r->metric[r->nm] = i;
+    r->attr[r->nm] = a;
+    r->ty[r->nm] = ty;
+    r->nm++;
+  }
+  for (int k = 0; k < pc->nrel; k++) {
+    Rel *r = &pc->rel[k];
+    int filled = 1 + (r->hostAttr >= 0) + r->nm;
+    if (filled != r->nattr) {
+      pcpSay(msg, n, "%s has attributes no '-- pcp: metric' line maps", r->name);
+      return -1;
+    }
+  }
+  /* every relation the operation needs must be mapped (this PM produces
+  ** every relation no other PM produces) */
+  for (int id = 1; g->relation_name(g, id); id++) {
+    if (!g->needed(g, id)) continue;
+    int ok = relById(pc, id) != NULL;
+    for (int e = 0; e < pc->nent && !ok; e++) ok = pc->ent[e].rel == id;
+    if (!ok) {
+      pcpSay(msg, n, "relation %s is needed by a query, but no '-- pcp:' line maps it", g->relation_name(g, id));
+      return -1;
+    }
+  }
+  return 0;
+}
+
+/* ================================================================ arguments */
+
+/* Adds the hosts of one host= value: a host, host:port, or a file of them
+** (one a line, '#' comments). */
+static int addHosts(Pcp *pc, const char *v, char *msg, size_t n) {
+  struct stat st;
+  char **list = NULL;
+  int nl = 0;
+  if (stat(v, &st) == 0 && S_ISREG(st.st_mode)) {
+    FILE *f = fopen(v, "r");
+    if (!f) {
+      pcpSay(msg, n, "%s: %s", v, strerror(errno));
+      return -1;
+    }
+    char line[512];
+    while (fgets(line, sizeof line, f)) {
+      char *s = line;
+      s[strcspn(s, "#\r\n")] = 0;
+      while (*s == ' ' || *s == '\t') s++;
+      size_t k = strlen(s);
+      while (k && (s[k - 1] == ' ' || s[k - 1] == '\t')) s[--k] = 0;
+      if (!*s) continue;
+      list = xrealloc(list, sizeof(char *) * (size_t)(nl + 1));
+      list[nl++] = xstrdup(s);
+    }
+    fclose(f);
+    if (!nl) {
+      pcpSay(msg, n, "%s lists no host", v);
+      return -1;
+    }
+  } else {
+    const char *s = v;
+    while (*s) {
+      size_t k = strcspn(s, ",");
+      if (k) {
+        list = xrealloc(list, sizeof(char *) * (size_t)(nl + 1));
+        list[nl] = xcalloc(k + 1, 1);
+        memcpy(list[nl++], s, k);
+      }
+      s += k + (s[k] == ',');
+    }
+  }
+  int rc = 0;
+  for (int i = 0; i < nl; i++) {
+    if (!rc && pc->nhost >= MAX_HOSTS) {
+      pcpSay(msg, n, "more than %d hosts", MAX_HOSTS);
+      rc = -1;
+    }
+    if (!rc) {
+      Host *h = &pc->host[pc->nhost++];
+      snprintf(h->spec, sizeof h->spec, "%s", list[i]);
+    }
+    free(list[i]);
+  }
+  free(list);
+  return rc;
+}
+
+/* Parses the args lines.  Returns 0 or -1 with msg. */
+static int parseArgs(Pcp *pc, const char *args, char *msg, size_t n) {
+  pc->host = xcalloc(MAX_HOSTS, sizeof(Host));
+  const char *s = args ? args : "";
+  int nfiles = 0;
+  char **archives = NULL;
+  int na = 0;
+  while (*s) {
+    size_t k = strcspn(s, "\n");
+    char line[4096];
+    snprintf(line, sizeof line, "%.*s", (int)(k < sizeof line ? k : sizeof line - 1), s);
+    s += k + (s[k] == '\n');
+    char *eq = strchr(line, '=');
+    if (!line[0]) continue;
+    if (!eq) {
+      pcpSay(msg, n, "bad argument '%s' (KEY=VALUE lines: host, archive, file)", line);
+      return -1;
+    }
+    *eq = 0;
+    const char *v = eq + 1;
+    if (!strcmp(line, "host")) {
+      if (addHosts(pc, v, msg, n)) return -1;
+    } else if (!strcmp(line, "archive")) {
+      const char *q = v;
+      while (*q) {
+        size_t l = strcspn(q, ",");
+        if (l) {
+          archives = xrealloc(archives, sizeof(char *) * (size_t)(na + 1));
+          archives[na] = xcalloc(l + 1, 1);
+          memcpy(archives[na++], q, l);
+        }
+        q += l + (q[l] == ',');
+      }
+    } else if (!strcmp(line, "file")) {
+      if (pcpConfRead(&pc->conf, v, msg, n)) return -1;
+      nfiles++;
+    } else {
+      pcpSay(msg, n, "unknown argument '%s' (host, archive, file)", line);
+      return -1;
+    }
+  }
+  if (na && pc->nhost) {
+    pcpSay(msg, n, "give hosts or archives, not both");
+    return -1;
+  }
+  if (na) {
+    /* archives of one host form one context: group them by their labels */
+    pc->archive = 1;
+    for (int i = 0; i < na; i++) {
+      int ctx = pmNewContext(PM_CONTEXT_ARCHIVE, archives[i]);
+      if (ctx < 0) {
+        pcpSay(msg, n, "cannot read the archive %s: %s", archives[i], pmErrStr(ctx));
+        for (int k = i; k < na; k++) free(archives[k]);
+        free(archives);
+        return -1;
+      }
+      pmHighResLogLabel lab;
+      int sts = pmGetHighResArchiveLabel(&lab);
+      pmDestroyContext(ctx);
+      if (sts < 0) {
+        pcpSay(msg, n, "%s: %s", archives[i], pmErrStr(sts));
+        for (int k = i; k < na; k++) free(archives[k]);
+        free(archives);
+        return -1;
+      }
+      Host *h = NULL;
+      for (int k = 0; k < pc->nhost && !h; k++)
+        if (!strcmp(pc->host[k].name, lab.hostname)) h = &pc->host[k];
+      if (!h && pc->nhost < MAX_HOSTS) {
+        h = &pc->host[pc->nhost++];
+        snprintf(h->name, sizeof h->name, "%s", lab.hostname);
+      }
+      if (h) {
+        size_t used = strlen(h->spec);
+        snprintf(h->spec + used, sizeof h->spec - used, "%s%s", used ? "," : "", archives[i]);
+      }
+      free(archives[i]);
+    }
+    free(archives);
+  }
+  if (!pc->nhost) {
+    pcpSay(msg, n, "no host and no archive given (host=HOST or archive=FILE)");
+    return -1;
+  }
+  if (!nfiles) {
+    pcpSay(msg, n, "no program file given (file=PROGRAM.tq: the '-- pcp:' lines map relations to metrics)");
+    return -1;
+  }
+  return 0;
+}
+
+/* ================================================================ records */
+
+
+/* The tuple of instance in of entity relation e on host h. */
+static void entVals(tq_pm_global *g, const Ent *e, const Host *h, const Inst *in, int64_t *v) {
+  memset(v, 0, sizeof(int64_t) * (size_t)e->nattr);
+  v[0] = in ? in->sym : h->sym;
+  if (e->aSpec >= 0) v[e->aSpec] = g->symbol(g, h->spec, -1);
+  if (e->aHost >= 0) v[e->aHost] = h->sym;
+  if (e->aInst >= 0 && in) v[e->aInst] = in->id;
+  if (e->aName >= 0 && in) v[e->aName] = g->symbol(g, in->full, -1);
+}
+
+static int produceIv(tq_pm_global *g, int rel, int kind, int64_t from, int64_t to, uint64_t id, int nv,
+                     const int64_t *v) {
+  tq_record r = {rel, kind, kind == TQ_REC_BEGIN ? from : to, from, to, id, nv, v};
+  return g->produce(g, &r);
+}
+
+/* Ends every entity of host h at t: it was lost, or its archive ended. */
+static int endHost(tq_pm_global *g, Pcp *pc, Host *h, int64_t t) {
+  int rc = 0;
+  int64_t v[PCP_MAX_ATTRS];
+  for (int e = 1; e < pc->nent; e++) {
+    Ent *en = &pc->ent[e];
+    InstSet *s = &h->inst[e];
+    for (int i = 0; i < s->n; i++) {
+      Inst *in = &s->v[i];
+      if (in->iv && en->rel >= 0) {
+        entVals(g, en, h, in, v);
+        rc |= produceIv(g, en->rel, TQ_REC_END, in->from, t, in->iv, en->nattr, v);
+      }
+      free(in->name);
+      free(in->full);
+    }
+    s->n = 0;
+  }
+  if (h->hostIv && pc->ent[0].rel >= 0) {
+    entVals(g, &pc->ent[0], h, NULL, v);
+    rc |= produceIv(g, pc->ent[0].rel, TQ_REC_END, h->hostFrom, t, h->hostIv, pc->ent[0].nattr, v);
+  }
+  h->hostIv = 0;
+  for (int r = 0; r < pc->nrel; r++) cacheClear(&h->cache[r], pc->rel[r].nm);
+  return rc;
+}
+
+/* Applies a listing of entity relation e on h at t: new instances begin,
+** vanished ones end. */
+static int applyListing(tq_pm_global *g, Pcp *pc, Host *h, int e, Listing *l, int64_t t) {
+  Ent *en = &pc->ent[e];
+  InstSet *s = &h->inst[e];
+  int64_t v[PCP_MAX_ATTRS];
+  int rc = 0;
+  for (int i = 0; i < s->n; i++) s->v[i].mark = 0;
+  for (int k = 0; k < l->n; k++) {
+    char nm[256];
+    firstWord(l->name[k], nm, sizeof nm);
+    Inst *in = instById(s, l->id[k]);
+    if (in && strcmp(in->name, nm)) in = NULL; /* the id was reused: another instance */
+    if (in) {
+      in->mark = 1;
+      continue;
+    }
+    if (s->n == s->cap) {
+      s->cap = s->cap ? 2 * s->cap : 64;
+      s->v = xrealloc(s->v, sizeof *s->v * (size_t)s->cap);
+    }
+    in = &s->v[s->n++];
+    memset(in, 0, sizeof *in);
+    in->id = l->id[k];
+    in->name = xstrdup(nm);
+    in->full = xstrdup(l->name[k]);
+    char ent[sizeof h->name + 256 + 1];
+    snprintf(ent, sizeof ent, "%s:%s", h->name, nm);
+    in->sym = g->symbol(g, ent, -1);
+    in->mark = 1;
+    in->from = t;
+    in->iv = ++pc->nextIv;
+    entVals(g, en, h, in, v);
+    rc |= produceIv(g, en->rel, TQ_REC_BEGIN, t, 0, in->iv, en->nattr, v);
+  }
+  for (int i = 0; i < s->n;) {
+    Inst *in = &s->v[i];
+    if (in->mark) {
+      i++;
+      continue;
+    }
+    entVals(g, en, h, in, v);
+    rc |= produceIv(g, en->rel, TQ_REC_END, in->from, t, in->iv, en->nattr, v);
+    free(in->name);
+    free(in->full);
+    s->v[i] = s->v[--s->n];
+  }
+  return rc;
+}
+
+/* ================================================================ the detail */
+
+static int64_t rchar(void) {
+  FILE *f = fopen("/proc/self/io", "r");
+  if (!f) return -1;
+  char line[128];
+  int64_t v = -1;
+  while (fgets(line, sizeof line, f))
+    if (!strncmp(line, "rchar:", 6)) v = strtoll(line + 6, NULL, 10);
+  fclose(f);
+  return v;
+}
+
+static const char *stateName(int s) {
+  return s == H_UP ? "up" : s == H_LOST ? "lost" : s == H_OUT ? "left out" : s == H_ENDED ? "ended" : "new";
+}
+
+/* The PM's message and its detail (--stats). */
+static void report(tq_pm_global *g, tq_pm_private *p, Pcp *pc) {
+  Buf b = {0};
+  int64_t values = 0, fetches = 0, late = 0, up = 0;
+  bufPrintf(&b, "{\"source\": \"%s\", \"ticks\": %lld, \"hosts\": [", pc->archive ? "archives" : "pmcd",
+            (long long)pc->ticks);
+  pthread_mutex_lock(&pc->mu);
+  for (int i = 0; i < pc->nhost; i++) {
+    Host *h = &pc->host[i];
+    values += h->values;
+    fetches += h->fetches;
+    late += h->late;
+    up += h->state == H_UP;
+    bufPrintf(&b, "%s\n    {\"host\": ", i ? "," : "");
+    bufJsonString(&b, h->name[0] ? h->name : h->spec);
+    bufPrintf(&b, ", \"spec\": ");
+    bufJsonString(&b, h->spec);
+    bufPrintf(&b, ", \"state\": \"%s\"", stateName(h->state));
+    if (h->why[0]) {
+      bufPrintf(&b, ", \"why\": ");
+      bufJsonString(&b, h->why);
+    }
+    bufPrintf(&b, ", \"fetches\": %lld, \"values\": %lld, \"listings\": %lld, \"late\": %lld", (long long)h->fetches,
+              (long long)h->values, (long long)h->listings, (long long)h->late);
+    if (h->offsetKnown)
+      bufPrintf(&b, ", \"clock_offset_ms\": %.3f, \"rtt_ms\": %.3f", (double)h->offset / 1e6, (double)h->rtt / 1e6);
+    bufPrintf(&b, ", \"relations\": {");
+    int first = 1;
+    for (int r = 0; r < pc->nrel; r++) {
+      if (!pc->rel[r].needed) continue;
+      bufPrintf(&b, "%s", first ? "" : ", ");
+      first = 0;
+      bufJsonString(&b, pc->rel[r].name);
+      bufPrintf(&b, ": {\"enabled\": %d, \"instances_last_fetch\": %lld, \"values\": %lld}", h->en ? h->en[r].n : 0,
+                h->lastN ? (long long)h->lastN[r] : 0LL, h->relValues ? (long long)h->relValues[r] : 0LL);
+    }
+    bufPrintf(&b, "}}");
+  }
+  pthread_mutex_unlock(&pc->mu);
+  int64_t rc = pc->rcharStart >= 0 ? rchar() : -1;
+  bufPrintf(&b, "\n  ], \"values\": %lld, \"fetches\": %lld, \"late\": %lld, \"bytes_read\": %lld",
+            (long long)values, (long long)fetches, (long long)late,
+            rc >= 0 && pc->rcharStart >= 0 ? (long long)(rc - pc->rcharStart) : -1LL);
+  bufPrintf(&b, "}");
+  if (g->version >= 6) g->set_detail(g, p, b.s);
+  free(b.s);
+  pcpSay(p->message, sizeof p->message, "hosts=%d up=%lld ticks=%lld fetches=%lld values=%lld late=%lld", pc->nhost,
+           (long long)up, (long long)pc->ticks, (long long)fetches, (long long)values, (long long)late);
+}
+
+/* ================================================================ START, SNAPSHOT, END */
+
+static void stopWorkers(Pcp *pc) {
+  pthread_mutex_lock(&pc->mu);
+  pc->quit = 1;
+  pthread_cond_broadcast(&pc->work);
+  pthread_mutex_unlock(&pc->mu);
+  for (int i = 0; i < pc->nhost; i++)
+    if (pc->host[i].thread) pthread_join(pc->host[i].th, NULL);
+}
+
+static void pcpFree(Pcp *pc) {
+  if (!pc) return;
+  stopWorkers(pc);
+  for (int i = 0; i < pc->nhost; i++) {
+    Host *h = &pc->host[i];
+    for (int r = 0; r < pc->nrel; r++) {
+      if (h->cache) cacheClear(&h->cache[r], pc->rel[r].nm);
+      if (h->next) cacheClear(&h->next[r], pc->rel[r].nm);
+      if (h->en) {
+        for (int k = 0; k < h->en[r].n; k++) free(h->en[r].v[k]);
+        free(h->en[r].v);
+      }
+      if (h->prof) free(h->prof[r]);
+    }
+    for (int e = 0; h->inst && e < pc->nent; e++) {
+      for (int k = 0; k < h->inst[e].n; k++) {
+        free(h->inst[e].v[k].name);
+        free(h->inst[e].v[k].full);
+      }
+      free(h->inst[e].v);
+    }
+    for (int e = 0; h->list && e < pc->nent; e++) {
+      free(h->list[e].id);
+      if (h->list[e].name) free(h->list[e].name); /* pmGetInDom: one allocation */
+    }
+    free(h->cache), free(h->next), free(h->en), free(h->prof), free(h->nprof), free(h->fetch);
+    free(h->inst), free(h->list), free(h->pmid), free(h->lastN), free(h->relValues);
+  }
+  free(pc->host);
+  free(pc->ent);
+  free(pc->rel);
+  pcpConfFree(&pc->conf);
+  pthread_mutex_destroy(&pc->mu);
+  pthread_cond_destroy(&pc->work);
+  pthread_cond_destroy(&pc->finished);
+  free(pc);
+}
+
+static tq_pm_status pcpStart(tq_pm_global *g, tq_pm_private *p) {
+  char msg[sizeof p->message];
+  if (g->version < 6) {
+    pcpSay(p->message, sizeof p->message, "needs an engine of interface version 6");
+    return TQ_PM_FATAL;
+  }
+  Pcp *pc = xcalloc(1, sizeof *pc);
+  p->data = pc;
+  pthread_mutex_init(&pc->mu, NULL);
+  pthread_cond_init(&pc->work, NULL);
+  pthread_cond_init(&pc->finished, NULL);
+  pc->tick = g->tick > 0 ? g->tick : SEC;
+  pc->rcharStart = -1;
+  if (parseArgs(pc, p->args, msg, sizeof msg) || bindProgram(g, pc, msg, sizeof msg)) {
+    pcpSay(p->message, sizeof p->message, "%s", msg);
+    return TQ_PM_FATAL; /* nothing produced: nothing half-stored */
+  }
+  for (int i = 0; i < pc->nhost; i++) {
+    Host *h = &pc->host[i];
+    h->pcp = pc;
+    h->ctx = -1;
+    h->fetch = xcalloc((size_t)pc->nrel, sizeof(int));
+    h->prof = xcalloc((size_t)pc->nrel, sizeof(int *));
+    h->nprof = xcalloc((size_t)pc->nrel, sizeof(int));
+    h->next = xcalloc((size_t)pc->nrel, sizeof(Cache));
+    h->cache = xcalloc((size_t)pc->nrel, sizeof(Cache));
+    h->en = xcalloc((size_t)pc->nrel, sizeof(NameSet));
+    h->lastN = xcalloc((size_t)pc->nrel, sizeof(int64_t));
+    h->relValues = xcalloc((size_t)pc->nrel, sizeof(int64_t));
+    h->list = xcalloc((size_t)pc->nent, sizeof(Listing));
+    h->inst = xcalloc((size_t)pc->nent, sizeof(InstSet));
+    if (pthread_create(&h->th, NULL, worker, h)) {
+      pcpSay(p->message, sizeof p->message, "cannot start a thread: %s", strerror(errno));
+      return TQ_PM_FATAL;
+    }
+    h->thread = 1;
+  }
+  /* connect to every host at once; each is checked against the mapping */
+  int posted[MAX_HOSTS];
+  for (int i = 0; i < pc->nhost; i++) posted[i] = 1;
+  runJobs(pc, posted, JOB_CONNECT, pc->archive ? 0 : nowNs() + 30 * SEC);
+  int usable = 0;
+  for (int i = 0; i < pc->nhost; i++) {
+    Host *h = &pc->host[i];
+    pthread_mutex_lock(&pc->mu);
+    int done = h->done, sts = h->sts;
+    pthread_mutex_unlock(&pc->mu);
+    if (!done) pcpSay(h->err, sizeof h->err, "%s did not answer within 30 s", h->spec);
+    if (!done || sts) {
+      h->state = H_OUT;
+      pcpSay(h->why, sizeof h->why, "%s", h->err);
+      g->log(g, p, pc->archive ? TQ_LOG_ERROR : TQ_LOG_WARNING, "host %s left out: %s", h->name[0] ? h->name : h->spec,
+             h->err);
+      if (pc->archive) {
+        pcpSay(p->message, sizeof p->message, "%s", h->err);
+        return TQ_PM_FATAL; /* a bad archive refuses the run */
+      }
+      continue;
+    }
+    for (int k = 0; k < i; k++)
+      if (pc->host[k].state == H_UP && !strcmp(pc->host[k].name, h->name)) {
+        /* two pmcds answering with one name: tell them apart by spec */
+        snprintf(h->name, sizeof h->name, "%s", h->spec);
+      }
+    h->sym = g->symbol(g, h->name, -1);
+    h->state = H_UP;
+    usable++;
+  }
+  if (!usable) {
+    pcpSay(p->message, sizeof p->message, "no host can be used (%s)", pc->host[0].why);
+    return TQ_PM_FATAL;
+  }
+  pc->rcharStart = rchar();
+  report(g, p, pc);
+  return TQ_PM_OK;
+}
+
+/* The profile of relation r on host h: the enabled instances that exist. */
+static void buildProfile(Pcp *pc, Host *h, int r) {
+  Rel *rl = &pc->rel[r];
+  NameSet *en = &h->en[r];
+  free(h->prof[r]);
+  h->prof[r] = NULL;
+  h->nprof[r] = 0;
+  h->fetch[r] = 0;
+  if (!rl->needed || !en->n) return;
+  if (rl->indom == PM_INDOM_NULL) {
+    h->fetch[r] = nameFind(en, h->name) >= 0;
+    return;
+  }
+  h->prof[r] = xcalloc((size_t)en->n, sizeof(int));
+  InstSet *s = &h->inst[rl->ent];
+  for (int k = 0; k < en->n; k++) {
+    Inst *in = instByName(s, en->v[k]);
+    if (in) h->prof[r][h->nprof[r]++] = in->id;
+  }
+  h->fetch[r] = h->nprof[r] > 0;
+}
+
+/* Takes what a host's finished job brought: listings become entity
+** records, fetched values the cache of the tick.  A lost host ends. */
+static int takeJob(tq_pm_global *g, tq_pm_private *p, Pcp *pc, Host *h, int64_t t) {
+  int rc = 0;
+  if (h->sts < 0) {
+    if (pc->archive && h->sts == PM_ERR_EOL) {
+      h->state = H_ENDED;
+      pcpSay(h->why, sizeof h->why, "the archive ends");
+      g->log(g, p, TQ_LOG_INFO, "host %s: its archive ends before %lld", h->name, (long long)t);
+    } else if (pc->archive || connectionLost(h->sts)) {
+      h->state = H_LOST;
+      pcpSay(h->why, sizeof h->why, "%s", h->err);
+      g->log(g, p, TQ_LOG_WARNING, "host %s (%s) lost at %lld: %s: its entities end", h->name, h->spec, (long long)t,
+             h->err);
+    } else {
+      g->log(g, p, TQ_LOG_WARNING, "host %s: %s", h->name, h->err);
+      return 0;
+    }
+    return endHost(g, pc, h, t);
+  }
+  if (!h->hostIv && pc->ent[0].rel >= 0 && pc->ent[0].needed) {
+    int64_t v[PCP_MAX_ATTRS];
+    h->hostIv = ++pc->nextIv;
+    h->hostFrom = t;
+    entVals(g, &pc->ent[0], h, NULL, v);
+    rc |= produceIv(g, pc->ent[0].rel, TQ_REC_BEGIN, t, 0, h->hostIv, pc->ent[0].nattr, v);
+  }
+  for (int e = 1; e < pc->nent; e++)
+    if (h->list[e].want) {
+      rc |= applyListing(g, pc, h, e, &h->list[e], t);
+      free(h->list[e].id);
+      free(h->list[e].name);
+      h->list[e].id = NULL;
+      h->list[e].name = NULL;
+      h->list[e].n = 0;
+    }
+  for (int r = 0; r < pc->nrel; r++)
+    if (h->fetch[r]) {
+      cacheClear(&h->cache[r], pc->rel[r].nm);
+      h->cache[r] = h->next[r];
+      memset(&h->next[r], 0, sizeof h->next[r]);
+      h->lastN[r] = h->cache[r].n;
+    }
+  return rc;
+}
+
+static tq_pm_status pcpSnapshot(tq_pm_global *g, tq_pm_private *p, Pcp *pc) {
+  int64_t t = g->now;
+  int posted[MAX_HOSTS];
+  pc->ticks++;
+  for (int e = 0; e < pc->nent; e++) pc->ent[e].needed = pc->ent[e].rel >= 0 && g->needed(g, pc->ent[e].rel);
+  for (int i = 0; i < pc->nhost; i++) {
+    Host *h = &pc->host[i];
+    posted[i] = 0;
+    if (h->state != H_UP) continue;
+    pthread_mutex_lock(&pc->mu);
+    int busy = h->busy || h->job != JOB_NONE;
+    pthread_mutex_unlock(&pc->mu);
+    if (busy) {
+      h->late++; /* still on an earlier tick: nothing from it now */
+      continue;
+    }
+    h->jobT = t;
+    for (int e = 1; e < pc->nent; e++) h->list[e].want = pc->ent[e].needed;
+    for (int r = 0; r < pc->nrel; r++) buildProfile(pc, h, r);
+    posted[i] = 1;
+  }
+  runJobs(pc, posted, JOB_TICK, pc->archive ? 0 : nowNs() + pc->tick * 8 / 10);
+  int rc = 0;
+  for (int i = 0; i < pc->nhost; i++) {
+    Host *h = &pc->host[i];
+    if (!posted[i]) continue;
+    pthread_mutex_lock(&pc->mu);
+    int done = h->done;
+    h->done = 0;
+    pthread_mutex_unlock(&pc->mu);
+    if (!done) {
+      h->late++;
+      continue;
+    }
+    rc |= takeJob(g, p, pc, h, t);
+  }
+  report(g, p, pc);
+  if (rc) {
+    pcpSay(p->message, sizeof p->message, "the engine refused a record");
+    return TQ_PM_FATAL;
+  }
+  int up = 0;
+  int64_t values = 0;
+  for (int i = 0; i < pc->nhost; i++) {
+    up += pc->host[i].state == H_UP;
+    values += pc->host[i].values;
+  }
+  g->log(g, p, TQ_LOG_INFO, "tick %lld: %d of %d hosts up, %lld values so far", (long long)t, up, pc->nhost,
+         (long long)values);
+  if (!up && pc->archive) g->halt(g); /* every archive ended */
+  return TQ_PM_OK;
+}
+
+static tq_pm_status pcpCall(tq_pm_global *g, tq_pm_private *p, int what, const tq_record_set *rs) {
+  Pcp *pc = p->data;
+  switch (what) {
+    case TQ_PM_START: return pcpStart(g, p);
+    case TQ_PM_SNAPSHOT: return pc ? pcpSnapshot(g, p, pc) : TQ_PM_OK;
+    case TQ_PM_END:
+      if (pc) {
+        report(g, p, pc);
+        pcpFree(pc);
+      }
+      p->data = NULL;
+      return TQ_PM_OK;
+    default: return TQ_PM_OK;
+  }
+}
+
+/* ================================================================ enable, sample, delta */
+
+/* The host and instance name an entity names ("HOST:NAME"), or for the
+** Host entity the host alone (*inst = NULL).  Returns the host or NULL. */
+static Host *entityHost(tq_pm_global *g, Pcp *pc, const Rel *rl, int64_t entity, const char **inst) {
+  const char *s = g->symbol_name(g, entity);
+  *inst = NULL;
+  if (!s) return NULL;
+  if (rl->indom == PM_INDOM_NULL) return hostByName(pc, s, strlen(s));
+  const char *colon = strchr(s, ':');
+  if (!colon) return NULL;
+  *inst = colon + 1;
+  return hostByName(pc, s, (size_t)(colon - s));
+}
+
+static tq_pm_status pcpEnable(tq_pm_global *g, tq_pm_private *p, int64_t entity, int on) {
+  Pcp *pc = p->data;
+  Rel *rl = pc ? relById(pc, p->rel) : NULL;
+  if (!rl) return TQ_PM_OK;
+  const char *inst;
+  Host *h = entityHost(g, pc, rl, entity, &inst);
+  if (!h) {
+    if (on) g->log(g, p, TQ_LOG_INFO, "%s enabled on %s, which names no host of the run", rl->name, g->symbol_name(g, entity));
+    return TQ_PM_OK;
+  }
+  NameSet *en = &h->en[rl - pc->rel];
+  const char *key = inst ? inst : h->name;
+  if (on) nameAdd(en, key);
+  else nameDel(en, key);
+  return TQ_PM_OK;
+}
+
+static tq_pm_status pcpSample(tq_pm_global *g, tq_pm_private *p, int attr, int64_t who, tq_time t, void *cookie) {
+  Pcp *pc = p->data;
+  Rel *rl = pc ? relById(pc, p->rel) : NULL;
+  if (!rl || attr != rl->flagAttr) return TQ_PM_OK;
+  const char *inst;
+  Host *h = entityHost(g, pc, rl, who, &inst);
+  if (!h || h->state != H_UP) return TQ_PM_OK;
+  int r = (int)(rl - pc->rel);
+  int id = (int)PM_IN_NULL;
+  if (inst) {
+    Inst *in = instByName(&h->inst[rl->ent], inst);
+    if (!in) return TQ_PM_OK; /* not an instance now */
+    id = in->id;
+  }
+  Cache *c = &h->cache[r];
+  int slot = -1;
+  for (int tries = 0; tries < 2; tries++) {
+    if (c->valid && c->t == t)
+      for (int k = 0; k < c->n && slot < 0; k++)
+        if (c->inst[k] == id) slot = k;
+    if (slot >= 0 || tries || (c->valid && c->t == t && c->refetched)) break;
+    /* enabled during this tick (it began in it): one more fetch of the
+    ** relation on this host, with the profile as it is now */
+    int posted[MAX_HOSTS] = {0};
+    pthread_mutex_lock(&pc->mu);
+    int busy = h->busy || h->job != JOB_NONE;
+    pthread_mutex_unlock(&pc->mu);
+    if (busy) break;
+    for (int k = 0; k < pc->nrel; k++) h->fetch[k] = 0;
+    for (int e = 0; e < pc->nent; e++) h->list[e].want = 0;
+    buildProfile(pc, h, r);
+    if (!h->fetch[r]) break;
+    h->jobT = t;
+    posted[h - pc->host] = 1;
+    runJobs(pc, posted, JOB_TICK, pc->archive ? 0 : nowNs() + pc->tick * 8 / 10);
+    pthread_mutex_lock(&pc->mu);
+    int done = h->done;
+    h->done = 0;
+    pthread_mutex_unlock(&pc->mu);
+    if (!done) {
+      h->late++;
+      break;
+    }
+    if (takeJob(g, p, pc, h, t)) return TQ_PM_FATAL;
+    if (h->state != H_UP) return TQ_PM_OK;
+    c = &h->cache[r];
+    c->refetched = 1;
+  }
+  if (slot < 0) return TQ_PM_OK; /* no value at t: the instance went away */
+  int64_t v[PCP_MAX_ATTRS];
+  memset(v, 0, sizeof v);
+  v[rl->flagAttr] = who;
+  if (rl->hostAttr >= 0) v[rl->hostAttr] = h->sym;
+  for (int k = 0; k < rl->nm; k++) {
+    const Val *x = &c->v[slot * rl->nm + k];
+    if (!x->ok) return TQ_PM_OK; /* a metric without a value for it: no tuple */
+    int type = pc->conf.metric[rl->metric[k]].type;
+    if (rl->ty[k] == TQ_TY_STRING) {
+      v[rl->attr[k]] = g->symbol(g, x->s ? x->s : "", -1);
+    } else if (rl->ty[k] == TQ_TY_FLOAT) {
+      double d = type == PM_TYPE_FLOAT || type == PM_TYPE_DOUBLE ? x->d : (double)x->i;
+      memcpy(&v[rl->attr[k]], &d, sizeof d);
+    } else {
+      v[rl->attr[k]] = x->i;
+    }
+  }
+  g->sample_answer(g, cookie, v);
+  return TQ_PM_OK;
+}
+
+/* The delta relation: a counter's increase over the tick (a counter that
+** wrapped at 32 or 64 bits counts from its wrap), the other metrics as
+** they are at the tick. */
+static tq_pm_status pcpDelta(tq_pm_global *g, tq_pm_private *p, const tq_record *cur, const tq_record *prev,
+                             int64_t *out) {
+  Pcp *pc = p->data;
+  Rel *rl = pc ? relById(pc, p->rel) : NULL;
+  if (!rl) return TQ_PM_OK;
+  for (int k = 0; k < rl->nm; k++) {
+    const PcpMetricConf *m = &pc->conf.metric[rl->metric[k]];
+    int a = rl->attr[k];
+    if (m->sem != PM_SEM_COUNTER || rl->ty[k] == TQ_TY_STRING) {
+      out[a] = cur->vals[a];
+    } else if (rl->ty[k] == TQ_TY_FLOAT) {
+      double c, q;
+      memcpy(&c, &cur->vals[a], sizeof c);
+      memcpy(&q, &prev->vals[a], sizeof q);
+      c -= q;
+      memcpy(&out[a], &c, sizeof c);
+    } else if (m->type == PM_TYPE_U32) {
+      out[a] = (int64_t)(((uint64_t)cur->vals[a] - (uint64_t)prev->vals[a]) & 0xffffffffu);
+    } else {
+      out[a] = (int64_t)((uint64_t)cur->vals[a] - (uint64_t)prev->vals[a]);
+    }
+  }
+  return TQ_PM_OK;
+}
+
+static tq_pm_status pcpInit(tq_pm_global *g, tq_pm_private *p) {
+  p->caps = TQ_PM_PRODUCER;
+  p->sync = TQ_PM_SYNC_SNAPSHOT;
+  p->produces = "*";
+  return TQ_PM_OK;
+}
+
+const tq_pm snsPcpPm = {
+    .version = TQ_PM_VERSION,
+    .name = "pcp",
+    .description = "PRODUCER of the relations the program's '-- pcp:' lines map, from pmcd on many hosts or archives",
+    .init = pcpInit,
+    .call = pcpCall,
+    .enable = pcpEnable,
+    .sample = pcpSample,
+    .delta = pcpDelta,
+};
+
+/* ================================================================ pcp_clock: the timer of a replay */
+
+typedef struct ClockState {
+  int64_t end; /* the last archive time */
+} ClockState;
+
+/* The first and last times of the archives of the args. */
+static int archiveRange(const char *args, int64_t *first, int64_t *last, char *msg, size_t n) {
+  const char *s = args ? args : "";
+  int found = 0;
+  while (*s) {
+    size_t k = strcspn(s, "\n");
+    if (k > 8 && !strncmp(s, "archive=", 8)) {
+      const char *q = s + 8, *end = s + k;
+      while (q < end) {
+        size_t l = strcspn(q, ",\n");
+        char file[4096];
+        snprintf(file, sizeof file, "%.*s", (int)l, q);
+        q += l + (q[l] == ',');
+        if (!file[0]) continue;
+        int ctx = pmNewContext(PM_CONTEXT_ARCHIVE, file);
+        if (ctx < 0) {
+          pcpSay(msg, n, "cannot read the archive %s: %s", file, pmErrStr(ctx));
+          return -1;
+        }
+        pmHighResLogLabel lab;
+        struct timespec e;
+        int sts = pmGetHighResArchiveLabel(&lab);
+        if (sts >= 0) sts = pmGetHighResArchiveEnd(&e);
+        pmDestroyContext(ctx);
+        if (sts < 0) {
+          pcpSay(msg, n, "archive %s: %s", file, pmErrStr(sts));
+          return -1;
+        }
+        int64_t a = nsOf(&lab.start), b = nsOf(&e);
+        if (!found || a < *first) *first = a;
+        if (!found || b > *last) *last = b;
+        found = 1;
+      }
+    }
+    s += k + (s[k] == '\n');
+  }
+  if (!found) {
+    pcpSay(msg, n, "no archive given (archive=FILE)");
+    return -1;
+  }
+  return 0;
+}
+
+static tq_pm_status clockCall(tq_pm_global *g, tq_pm_private *p, int what, const tq_record_set *rs) {
+  ClockState *c = p->data;
+  if (what == TQ_PM_START) {
+    if (g->version < 4) {
+      pcpSay(p->message, sizeof p->message, "needs an engine of interface version 4");
+      return TQ_PM_FATAL;
+    }
+    c = xcalloc(1, sizeof *c);
+    p->data = c;
+    int64_t first, last;
+    if (archiveRange(p->args, &first, &last, p->message, sizeof p->message)) return TQ_PM_FATAL;
+    int64_t tick = g->tick > 0 ? g->tick : SEC;
+    /* the ticks of a live run: multiples of the tick, from the first one
+    ** at or after the archives' start */
+    int64_t t0 = first / tick * tick;
+    if (t0 < first) t0 += tick;
+    c->end = last;
+    if (g->set_start(g, t0)) {
+      pcpSay(p->message, sizeof p->message, "the engine refused the archives' start time");
+      return TQ_PM_FATAL;
+    }
+    pcpSay(p->message, sizeof p->message, "from %lld to %lld", (long long)t0, (long long)last);
+  } else if (what == TQ_PM_END) {
+    free(c);
+    p->data = NULL;
+  }
+  return TQ_PM_OK;
+}
+
+/* The first snapshot is at the start time itself; then one per tick up to
+** the archives' end. */
+static tq_pm_status clockTimer(tq_pm_global *g, tq_pm_private *p, tq_time *next) {
+  ClockState *c = p->data;
+  *next = g->now + g->tick;
+  return *next > c->end ? TQ_PM_DONE : TQ_PM_OK;
+}
+
+static tq_pm_status clockInit(tq_pm_global *g, tq_pm_private *p) {
+  p->caps = TQ_PM_TIMER;
+  return TQ_PM_OK;
+}
+
+const tq_pm snsPcpClockPm = {
+    .version = TQ_PM_VERSION,
+    .name = "pcp_clock",
+    .description = "TIMER of a replay of PCP archives: a snapshot every base tick over their time range",
+    .init = clockInit,
+    .call = clockCall,
+    .timer = clockTimer,
+};

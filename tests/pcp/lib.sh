@@ -1,0 +1,92 @@
+# lib.sh - start and stop pmcd processes of the PCP tests' own (sourced by
+# tests/scripts/pcp_*.sh and bench/pcp.sh).  Never touches a system pmcd:
+# every pmcd gets a free loopback port, its own host name (pmcd -H), and
+# its own configuration, namespace, run and log directories under $PCPDIR
+# (a mktemp directory).  The linux PMDA runs inside pmcd (a DSO), the proc
+# PMDA as a pipe agent with -A (no access checks: the tests read the
+# processes of a non-root pmcd user too).
+#
+#   pcpSetup            find PCP (exit 77 when it is not installed), make $PCPDIR
+#   pcpStart NAME       start a pmcd called NAME; sets PORT_NAME and PID_NAME
+#   pcpStop NAME        stop it (SIGTERM, then SIGKILL)
+#   pcpStopAll          stop every pmcd started (trap it on EXIT)
+PCP_STARTED=""
+
+pcpSetup() {
+  [ -r /etc/pcp.conf ] || { echo "SKIP: PCP is not installed (/etc/pcp.conf; sh tests/deps.sh test)"; exit 77; }
+  PCP_BINADM=$(. /etc/pcp.conf; echo "$PCP_BINADM_DIR")
+  PCP_PMDAS=$(. /etc/pcp.conf; echo "$PCP_PMDAS_DIR")
+  PCP_PMNSSRC=$(. /etc/pcp.conf; echo "$PCP_VAR_DIR")/pmns
+  [ -x "$PCP_BINADM/pmcd" ] || { echo "SKIP: no pmcd in $PCP_BINADM"; exit 77; }
+  for f in "$PCP_PMDAS/linux/pmda_linux.so" "$PCP_PMDAS/pmcd/pmda_pmcd.so" "$PCP_PMDAS/proc/pmdaproc"; do
+    [ -e "$f" ] || { echo "SKIP: no $f"; exit 77; }
+  done
+  command -v pminfo >/dev/null || { echo "SKIP: no pminfo"; exit 77; }
+  PCPDIR=$(mktemp -d "${TMPDIR:-/tmp}/tqmon-pcp.XXXXXX")
+  chmod 755 "$PCPDIR"
+  # the namespace pmcd serves: the root, pmcd, linux and proc subtrees
+  src=/usr/lib/pcp/pmns
+  [ -f "$src/root_linux" ] || src=$PCP_PMNSSRC
+  "$PCP_BINADM/pmnsmerge" "$src/root_root" "$src/root_pmcd" "$src/root_linux" "$src/root_proc" "$PCPDIR/root" \
+    >"$PCPDIR/pmnsmerge.log" 2>&1 || { echo "SKIP: pmnsmerge failed: $(cat "$PCPDIR/pmnsmerge.log")"; exit 77; }
+}
+
+# A free loopback TCP port (bind to port 0 and ask).
+# (python3 binds port 0; without it a random high port, and pcpStart tries
+# another when pmcd cannot bind it.)
+pcpFreePort() {
+  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()' \
+    2>/dev/null || shuf -i 20000-60999 -n 1
+}
+
+pcpStart() {
+  name=$1
+  d="$PCPDIR/$name"
+  mkdir -p "$d/run" "$d/log"
+  chmod 777 "$d/run" "$d/log" # pmcd drops to the pcp user
+  cat >"$d/pmcd.conf" <<CONF
+pmcd	2	dso	pmcd_init	$PCP_PMDAS/pmcd/pmda_pmcd.so
+linux	60	dso	linux_init	$PCP_PMDAS/linux/pmda_linux.so
+proc	3	pipe	binary	$PCP_PMDAS/proc/pmdaproc -d 3 -A -l $d/log/proc.log
+
+[access]
+allow 127.0.0.1 : fetch;
+disallow * : all;
+CONF
+  for try in 1 2 3 4 5; do
+    port=$(pcpFreePort)
+    PCP_RUN_DIR="$d/run" PCP_LOG_DIR="$d/log" "$PCP_BINADM/pmcd" -f -A -H "$name" -p "$port" -i 127.0.0.1 \
+      -c "$d/pmcd.conf" -n "$PCPDIR/root" -l "$d/log/pmcd.log" -s "$d/run/pmcd.socket" >"$d/out" 2>&1 &
+    pid=$!
+    # ready when pminfo answers (at most 30 s)
+    for i in $(seq 1 300); do
+      if pminfo -h "127.0.0.1:$port" -f pmcd.hostname >/dev/null 2>&1; then break; fi
+      kill -0 "$pid" 2>/dev/null || break
+      sleep 0.1
+    done
+    if kill -0 "$pid" 2>/dev/null && pminfo -h "127.0.0.1:$port" -f pmcd.hostname >/dev/null 2>&1; then
+      eval "PORT_$name=$port PID_$name=$pid"
+      PCP_STARTED="$PCP_STARTED $name"
+      return 0
+    fi
+    kill -9 "$pid" 2>/dev/null; wait "$pid" 2>/dev/null
+  done
+  echo "pmcd $name did not start:"; cat "$d/log/pmcd.log" "$d/out" 2>/dev/null
+  return 1
+}
+
+pcpStop() {
+  eval "pid=\${PID_$1:-}"
+  [ -n "$pid" ] || return 0
+  kill "$pid" 2>/dev/null
+  for i in $(seq 1 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+  kill -9 "$pid" 2>/dev/null
+  wait "$pid" 2>/dev/null
+  eval "PID_$1="
+}
+
+pcpStopAll() {
+  for n in $PCP_STARTED; do pcpStop "$n"; done
+  [ -n "${PCPDIR:-}" ] && [ -z "${KEEP:-}" ] && rm -rf "$PCPDIR"
+  return 0
+}

@@ -1,0 +1,115 @@
+#!/bin/sh
+# pcp_hosts.sh - PCP metrics of three hosts as relations (sensors/pcp.md).
+# The test starts three pmcd processes of its own (tests/pcp/lib.sh: free
+# loopback ports, host names h1, h2, h3) and three sleep processes, then:
+#   - `tqmon pcp describe` writes the configuration, which compiles;
+#   - a run over the three hosts answers tests/pcp/hosts.tq: each process's
+#     command and parent are what pminfo reads from the same pmcd, the
+#     cross-host join pairs h1's and h2's sleeps, every host gives its CPUs;
+#   - the profile: each host fetched only the one process the query names
+#     (instances_last_fetch 1 in the detail of --stats);
+#   - the same queries unoptimized (--no-opt) give the same answers;
+#   - killing h3's pmcd mid-run ends h3's entities with a message while h1
+#     and h2 go on to the end.
+set -u
+T=${T:-build/asan/tqmon}
+OUT=${OUT:-build/test-out}
+. tests/pcp/lib.sh
+fails=0
+bad() { echo "FAIL: $*"; fails=$((fails + 1)); }
+pids=""
+cleanup() { for p in $pids; do kill "$p" 2>/dev/null; done; pcpStopAll; }
+trap cleanup EXIT
+pcpSetup
+dir=$OUT/pcp_hosts
+rm -rf "$dir" && mkdir -p "$dir"
+for n in h1 h2 h3; do pcpStart $n || exit 1; done
+H="127.0.0.1:$PORT_h1,127.0.0.1:$PORT_h2,127.0.0.1:$PORT_h3"
+sleep 600 & p1=$!
+sleep 600 & p2=$!
+sleep 600 & p3=$!
+pids="$p1 $p2 $p3"
+inst() { printf '%06d' "$1"; }
+
+# ---------------------------------------------------------------- describe
+$T pcp describe -h "127.0.0.1:$PORT_h1" -o "$dir/pcp.tq" proc.psinfo.cmd proc.psinfo.ppid proc.psinfo.utime \
+  hinv.ncpu kernel.all.load 2>"$dir/describe.err" || bad "describe: $(cat "$dir/describe.err")"
+grep -q '^-- pcp: entity Proc 3.9$' "$dir/pcp.tq" || bad "describe: no Proc entity line"
+grep -q '^-- pcp: metric ProcSample.PsinfoUtime proc.psinfo.utime 3.9 u64 counter$' "$dir/pcp.tq" ||
+  bad "describe: no utime line"
+grep -q 'delta ProcRate;' "$dir/pcp.tq" || bad "describe: the counter gave no delta relation"
+sed "s/P1/$(inst $p1)/g; s/P2/$(inst $p2)/g; s/P3/$(inst $p3)/g" tests/pcp/hosts.tq >"$dir/q.tq"
+$T check "$dir/pcp.tq" "$dir/q.tq" >"$dir/check.out" 2>&1 || bad "check: $(cat "$dir/check.out")"
+
+# ---------------------------------------------------------------- three hosts
+$T run "$dir/pcp.tq" "$dir/q.tq" --pcp "$H" --snapshots 3 --format csv --stats "$dir/stats.json" \
+  >"$dir/out.csv" 2>"$dir/err" || bad "run: exit $? $(cat "$dir/err")"
+cat "$dir/out.csv"
+section() { awk -v n="# $2" '$0 == n { on = 1; getline; next } /^# / { on = 0 } on && NF' "$1"; }
+for k in 1 2 3; do
+  eval "p=\$p$k"
+  port=$(eval echo "\$PORT_h$k")
+  i=$(inst "$p")
+  cmd=$(pminfo -h "127.0.0.1:$port" -f proc.psinfo.cmd | sed -n "s/^ *inst \[$p or \"$i .*\] value \"\(.*\)\"$/\1/p")
+  ppid=$(pminfo -h "127.0.0.1:$port" -f proc.psinfo.ppid | sed -n "s/^ *inst \[$p or \"$i .*\] value \(.*\)$/\1/p")
+  [ -n "$cmd" ] && [ -n "$ppid" ] || bad "pminfo on h$k has no process $p"
+  rows=$(section "$dir/out.csv" Three | grep -c "^h$k:$i,h$k,$cmd,$ppid,")
+  [ "$rows" -eq 3 ] || bad "Three: h$k:$i should be $cmd (parent $ppid) at 3 ticks, as pminfo says; $rows rows"
+done
+[ "$(section "$dir/out.csv" Three | wc -l)" -eq 3 ] || [ "$(section "$dir/out.csv" Three | wc -l)" -eq 9 ] ||
+  bad "Three: not 9 rows"
+[ "$(section "$dir/out.csv" Same | grep -c "^h1:$(inst $p1),h2:$(inst $p2),sleep,")" -eq 3 ] ||
+  bad "Same: the two sleeps should pair at 3 ticks"
+for k in 1 2 3; do
+  n=$(pminfo -h "127.0.0.1:$(eval echo "\$PORT_h$k")" -f hinv.ncpu | sed -n 's/^ *value //p')
+  [ "$(section "$dir/out.csv" Cpus | grep -c "^h$k,$n,")" -eq 3 ] || bad "Cpus: h$k should have $n CPUs at 3 ticks"
+done
+python3 - "$dir/stats.json" <<'PY' || bad "the profile fetched more than the queries asked (see above)"
+import json, sys
+d = [p for p in json.load(open(sys.argv[1]))["pms"] if p["name"] == "pcp"][0]["detail"]
+ok = True
+for h in d["hosts"]:
+    r = h["relations"]["ProcSample"]
+    print(h["host"], "ProcSample enabled", r["enabled"], "last fetch", r["instances_last_fetch"], "values", r["values"])
+    if h["state"] != "up" or r["instances_last_fetch"] != 1:
+        ok = False
+sys.exit(0 if ok else 1)
+PY
+
+# ---------------------------------------------------------------- unoptimized: the same answers
+$T run "$dir/pcp.tq" "$dir/q.tq" --pcp "$H" --snapshots 3 --format csv --no-opt >"$dir/noopt.csv" 2>"$dir/noopt.err" ||
+  bad "run --no-opt: exit $? $(cat "$dir/noopt.err")"
+# the ticks differ between two runs: compare without the time
+strip() { sed 's/,[0-9]*$//' "$1" | sort; }
+[ "$(strip "$dir/out.csv")" = "$(strip "$dir/noopt.csv")" ] || bad "--no-opt answers differ"
+
+# ---------------------------------------------------------------- a host lost mid-run
+# the run says at each tick how many hosts are up (--trace-level 2): h3 is
+# stopped after the second tick
+$T run "$dir/pcp.tq" "$dir/q.tq" --pcp "$H" --snapshots 8 --format csv --trace-level 2 \
+  >"$dir/lost.csv" 2>"$dir/lost.err" &
+run=$!
+n=0
+while [ "$(grep -c 'tick [0-9]*: 3 of 3 hosts up' "$dir/lost.err")" -lt 2 ]; do
+  n=$((n + 1))
+  [ $n -gt 600 ] && break
+  sleep 0.1
+done
+pcpStop h3
+wait $run || bad "run with a host lost: exit $? $(cat "$dir/lost.err")"
+cat "$dir/lost.err"
+grep -q "host h3 (127.0.0.1:$PORT_h3) lost at [0-9]*: .*: its entities end" "$dir/lost.err" ||
+  bad "no message for the lost host"
+c1=$(section "$dir/lost.csv" Cpus | grep -c '^h1,') c3=$(section "$dir/lost.csv" Cpus | grep -c '^h3,')
+echo "Cpus rows: h1 $c1, h3 $c3"
+[ "$c1" -eq 8 ] || bad "h1 should answer at every one of the 8 ticks"
+[ "$c3" -ge 1 ] && [ "$c3" -lt 8 ] || bad "h3 should answer until it was lost"
+last1=$(section "$dir/lost.csv" Cpus | grep '^h1,' | tail -n 1 | cut -d, -f3)
+last3=$(section "$dir/lost.csv" Cpus | grep '^h3,' | tail -n 1 | cut -d, -f3)
+[ "$last1" -gt "$last3" ] || bad "h1 should go on after h3 is lost"
+
+if [ $fails -ne 0 ]; then
+  for n in h1 h2 h3; do echo "== pmcd $n"; tail -n 8 "$PCPDIR/$n/log/pmcd.log"; done
+  exit 1
+fi
+echo "pcp_hosts: ok"
