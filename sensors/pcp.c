@@ -273,7 +273,6 @@ struct Pcp {
   uint64_t nextIv;
   int64_t tick;
   int64_t ticks;
-  int64_t rcharStart;
 };
 
 static Rel *relById(Pcp *pc, int rel) {
@@ -981,17 +980,6 @@ static int applyListing(tq_pm_global *g, Pcp *pc, Host *h, int e, Listing *l, in
 
 /* ================================================================ the detail */
 
-static int64_t rchar(void) {
-  FILE *f = fopen("/proc/self/io", "r");
-  if (!f) return -1;
-  char line[128];
-  int64_t v = -1;
-  while (fgets(line, sizeof line, f))
-    if (!strncmp(line, "rchar:", 6)) v = strtoll(line + 6, NULL, 10);
-  fclose(f);
-  return v;
-}
-
 static const char *stateName(int s) {
   return s == H_UP ? "up" : s == H_LOST ? "lost" : s == H_OUT ? "left out" : s == H_ENDED ? "ended" : "new";
 }
@@ -1035,10 +1023,8 @@ static void report(tq_pm_global *g, tq_pm_private *p, Pcp *pc) {
     bufPrintf(&b, "}}");
   }
   pthread_mutex_unlock(&pc->mu);
-  int64_t rc = pc->rcharStart >= 0 ? rchar() : -1;
-  bufPrintf(&b, "\n  ], \"values\": %lld, \"fetches\": %lld, \"late\": %lld, \"bytes_read\": %lld",
-            (long long)values, (long long)fetches, (long long)late,
-            rc >= 0 && pc->rcharStart >= 0 ? (long long)(rc - pc->rcharStart) : -1LL);
+  bufPrintf(&b, "\n  ], \"values\": %lld, \"fetches\": %lld, \"late\": %lld", (long long)values,
+            (long long)fetches, (long long)late);
   bufPrintf(&b, "}");
   if (g->version >= 6) g->set_detail(g, p, b.s);
   free(b.s);
@@ -1107,7 +1093,6 @@ static tq_pm_status pcpStart(tq_pm_global *g, tq_pm_private *p) {
   pthread_cond_init(&pc->work, NULL);
   pthread_cond_init(&pc->finished, NULL);
   pc->tick = g->tick > 0 ? g->tick : SEC;
-  pc->rcharStart = -1;
   if (parseArgs(pc, p->args, msg, sizeof msg) || bindProgram(g, pc, msg, sizeof msg)) {
     pcpSay(p->message, sizeof p->message, "%s", msg);
     return TQ_PM_FATAL; /* nothing produced: nothing half-stored */
@@ -1167,7 +1152,6 @@ static tq_pm_status pcpStart(tq_pm_global *g, tq_pm_private *p) {
     pcpSay(p->message, sizeof p->message, "no host can be used (%s)", pc->host[0].why);
     return TQ_PM_FATAL;
   }
-  pc->rcharStart = rchar();
   report(g, p, pc);
   return TQ_PM_OK;
 }
