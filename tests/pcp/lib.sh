@@ -10,6 +10,8 @@
 #   pcpStart NAME       start a pmcd called NAME; sets PORT_NAME and PID_NAME
 #   pcpStop NAME        stop it (SIGTERM, then SIGKILL)
 #   pcpStopAll          stop every pmcd started (trap it on EXIT)
+#   pcpTest NAME        a test's beginning: pcpSetup, bad(), $pids killed
+#                       and the pmcds stopped at exit, $dir = $OUT/NAME, inst()
 PCP_STARTED=""
 
 pcpSetup() {
@@ -90,3 +92,15 @@ pcpStopAll() {
   [ -n "${PCPDIR:-}" ] && [ -z "${KEEP:-}" ] && rm -rf "$PCPDIR"
   return 0
 }
+
+pcpTest() {
+  fails=0
+  pids=""
+  trap 'for p in $pids; do kill "$p" 2>/dev/null; done; pcpStopAll' EXIT
+  pcpSetup
+  dir=$OUT/$1
+  rm -rf "$dir" && mkdir -p "$dir"
+}
+bad() { echo "FAIL: $*"; fails=$((fails + 1)); }
+# the instance name of a process in the proc instance domain (its first word)
+inst() { printf '%06d' "$1"; }

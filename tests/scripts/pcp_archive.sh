@@ -12,19 +12,11 @@ set -u
 T=${T:-build/asan/tqmon}
 OUT=${OUT:-build/test-out}
 . tests/pcp/lib.sh
-fails=0
-bad() { echo "FAIL: $*"; fails=$((fails + 1)); }
-pids=""
-cleanup() { for p in $pids; do kill "$p" 2>/dev/null; done; pcpStopAll; }
-trap cleanup EXIT
-pcpSetup
-dir=$OUT/pcp_archive
-rm -rf "$dir" && mkdir -p "$dir"
+pcpTest pcp_archive
 for n in h1 h2; do pcpStart $n || exit 1; done
 sleep 600 & p1=$!
 sleep 600 & p2=$!
 pids="$p1 $p2"
-inst() { printf '%06d' "$1"; }
 $T pcp describe -h "127.0.0.1:$PORT_h1" -o "$dir/pcp.tq" proc.psinfo.cmd proc.psinfo.ppid hinv.ncpu \
   2>"$dir/describe.err" || bad "describe: $(cat "$dir/describe.err")"
 sed "s/P1/$(inst $p1)/g; s/P2/$(inst $p2)/g" tests/pcp/archive.tq >"$dir/q.tq"

@@ -15,21 +15,13 @@ set -u
 T=${T:-build/asan/tqmon}
 OUT=${OUT:-build/test-out}
 . tests/pcp/lib.sh
-fails=0
-bad() { echo "FAIL: $*"; fails=$((fails + 1)); }
-pids=""
-cleanup() { for p in $pids; do kill "$p" 2>/dev/null; done; pcpStopAll; }
-trap cleanup EXIT
-pcpSetup
-dir=$OUT/pcp_hosts
-rm -rf "$dir" && mkdir -p "$dir"
+pcpTest pcp_hosts
 for n in h1 h2 h3; do pcpStart $n || exit 1; done
 H="127.0.0.1:$PORT_h1,127.0.0.1:$PORT_h2,127.0.0.1:$PORT_h3"
 sleep 600 & p1=$!
 sleep 600 & p2=$!
 sleep 600 & p3=$!
 pids="$p1 $p2 $p3"
-inst() { printf '%06d' "$1"; }
 
 # ---------------------------------------------------------------- describe
 $T pcp describe -h "127.0.0.1:$PORT_h1" -o "$dir/pcp.tq" proc.psinfo.cmd proc.psinfo.ppid proc.psinfo.utime \

@@ -10,14 +10,7 @@ set -u
 T=${T:-build/asan/tqmon}
 OUT=${OUT:-build/test-out}
 . tests/pcp/lib.sh
-fails=0
-bad() { echo "FAIL: $*"; fails=$((fails + 1)); }
-pids=""
-cleanup() { for p in $pids; do kill "$p" 2>/dev/null; done; pcpStopAll; }
-trap cleanup EXIT
-pcpSetup
-dir=$OUT/pcp_profile
-rm -rf "$dir" && mkdir -p "$dir"
+pcpTest pcp_profile
 pcpStart h1 || exit 1
 sleep 600 & p1=$!
 sleep 600 & p2=$!
@@ -29,7 +22,6 @@ while [ "$n" -lt 110 ]; do
   pids="$pids $!"
   n=$((n + 1))
 done
-inst() { printf '%06d' "$1"; }
 $T pcp describe -h "127.0.0.1:$PORT_h1" -o "$dir/pcp.tq" proc.psinfo.cmd proc.psinfo.ppid 2>"$dir/describe.err" ||
   bad "describe: $(cat "$dir/describe.err")"
 sed "s/P1/$(inst $p1)/g; s/P2/$(inst $p2)/g; s/P3/$(inst $p3)/g" tests/pcp/profile.tq >"$dir/q.tq"
