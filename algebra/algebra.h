@@ -240,6 +240,10 @@ typedef struct AlgAggSpec {
   int window;          /* WIN_INSTANT / WIN_EVER / WIN_EACH */
   TqTime width;        /* WIN_EACH: window width */
   AlgType type;        /* value type */
+  TqTime sample;       /* the argument is a sampled interval relation, asked every `sample`
+                       ** ns (the base tick): `for each instant` counts a sample until the
+                       ** next request, and the value exists from the first request on,
+                       ** not from beginning (0: not sampled) */
   int set;             /* the argument is a derived relation, a set: value-equivalent
                        ** tuples count once (set for count, sum and avg, which
                        ** duplicates would change) */

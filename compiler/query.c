@@ -849,6 +849,11 @@ static AlgExpr *tyAggregate(QCtx *q, AstNode *x) {
   int anyDerived = 0;
   for (int j = 0; j < nn; j++) anyDerived |= rs[j]->derived != NULL;
   g->set = anyDerived && (fn == AGG_COUNT || fn == AGG_SUM || fn == AGG_AVG);
+  /* a sampled interval relation is known only at its samples: each stands
+  ** for the state until the next request (a step function, not a spike
+  ** per sample with a false 0 between them), and nothing is known before
+  ** the first request (one variable; a join is over what its spans share) */
+  if (nn == 1 && rs[0]->rel && rs[0]->rel->mode == ALG_MODE_SAMPLED && !rs[0]->rel->isEvent) g->sample = q->s->prog->cat.tick;
   if (win) {
     g->window = win->op2;
     g->width = win->i;

@@ -485,8 +485,14 @@ static const char *aggView(Sg *g, const CpAggInfo *ai) {
   const char *cfrom = span.b;
   const char *end = ev ? addT(g, cfrom, 1) : span.e;
   const char *to;
+  /* over a sampled relation, `for each instant` counts a sample until the
+  ** next request: a window of one sampling period */
+  TqTime width = sp->window == WIN_EACH ? sp->width : sp->window == WIN_INSTANT && sp->sample ? sp->sample : 1;
   if (sp->window == WIN_EVER) to = F_STR;
-  else if (sp->window == WIN_EACH) to = pf(g, "(CASE WHEN %s >= " F_STR " THEN " F_STR " ELSE %s END)", end, addT(g, end, sp->width - 1));
+  else if (sp->window == WIN_INSTANT && width > 1) /* the last samples hold past the end: open */
+    to = pf(g, "(CASE WHEN %s >= " F_STR " OR %s > %lld THEN " F_STR " ELSE %s END)", end, addT(g, end, width - 1),
+            (long long)g->par->last, addT(g, end, width - 1));
+  else if (width > 1) to = pf(g, "(CASE WHEN %s >= " F_STR " THEN " F_STR " ELSE %s END)", end, addT(g, end, width - 1));
   else to = end;
   /* the inner where and when decide what counts (q), not which groups
   ** exist: a group whose tuples all fail them counts 0; over a join, the
@@ -517,12 +523,21 @@ static const char *aggView(Sg *g, const CpAggInfo *ai) {
   tqBufFree(&eq);
   tqBufFree(&part);
   int scalar = sp->nby == 0;
+  /* a scalar aggregate has a value from beginning on; over samples, from
+  ** the first request (the first base tick of the recording) if there is one */
+  const char *scalarFrom = " UNION SELECT " B_STR;
+  if (scalar && sp->sample) {
+    TqTime q0 = g->par->first / sp->sample;
+    if (q0 * sp->sample < g->par->first) q0++;
+    TqTime t0 = q0 * sp->sample;
+    scalarFrom = t0 <= g->par->last ? pf(g, " UNION SELECT %lld", (long long)t0) : "";
+  }
   /* change points: every known one, also after the end of the recording (a
   ** window that stretches a closed contribution past it); an open end is
   ** FOREVER and changes nothing */
   const char *pts = newCte(g, "points",
                            pf(g, "SELECT DISTINCT %st FROM (SELECT %scf AS t FROM %s UNION SELECT %sct FROM %s%s) WHERE t < " F_STR,
-                              BY, BY, contrib, BY, contrib, scalar ? " UNION SELECT " B_STR : ""));
+                              BY, BY, contrib, BY, contrib, scalar ? scalarFrom : ""));
   const char *per = newCte(g, "periods", pf(g, "SELECT %st AS pf, COALESCE(LEAD(t) OVER (%s ORDER BY t), " F_STR ") AS pt FROM %s",
                                             BY, PART, pts));
   const char *inEffect = pf(g, "c.cf <= p.pf AND p.pf < c.ct%s", EQ);

@@ -14,6 +14,10 @@
 ** tuple [p, t) is closed and a new one [t, ...) begun, so the output has one
 ** tuple per constant period.
 **
+** Over a sampled interval relation (spec.sample), `for each instant`
+** counts a sample for the sampling period, [t, t + sample), and the scalar
+** group exists from the first sample request on (the run's first base tick).
+**
 ** A group exists while some tuple of it is in effect (before the inner
 ** where and when, which only decide what counts: Quel's partitions survive
 ** them, with count 0); a scalar aggregate (no by-list) always exists, from
@@ -638,14 +642,16 @@ static int aggPush(RtOp *op, int port, int kind, RtTup *t) {
 /* Applies the change points before `limit`, instant by instant, and shows
 ** each touched group's new value from that instant on. */
 static void applyBefore(Agg *a, TqTime limit) {
-  /* the scalar group shows its value from beginning on: the empty one,
-  ** unless contributions begin at beginning (then their batch shows it;
-  ** until no more can come, it waits) */
-  if (a->scalar && !a->primed && limit > TQ_BEGINNING && !(a->nheap && a->heap[0].t == TQ_BEGINNING)) {
+  /* the scalar group shows its value from beginning on (over samples,
+  ** from the first request t0, if the run got there): the empty one,
+  ** unless contributions begin at t0 (then their batch shows it; until no
+  ** more can come, it waits) */
+  TqTime t0 = a->spec.sample ? tqTickAtOrAfter(a->op.net->origin, a->spec.sample) : TQ_BEGINNING;
+  if (a->scalar && !a->primed && limit > t0 && !(a->nheap && a->heap[0].t <= t0) && t0 <= a->op.net->now) {
     int64_t v = 0;
     Group *g = groupGet(a, NULL);
     int has = groupValue(a, g, &v);
-    show(a, g, TQ_BEGINNING, 1, has, v);
+    show(a, g, t0, 1, has, v);
     a->primed = 1;
   }
   while (a->nheap && a->heap[0].t < limit) {
@@ -695,7 +701,9 @@ static void aggFinish(RtOp *op, TqTime now) {
   /* members still open end together, after the end */
   for (int i = 0; i < a->nhold; i++) keyResolve(a, a->hold[i], 1);
   undecidedLow(a, 1);
-  applyBefore(a, TQ_FOREVER);
+  /* the last samples hold as far as anyone knows: their periods past the
+  ** end of the run stay open (a window's end is known, and is applied) */
+  applyBefore(a, a->spec.sample && a->spec.window == WIN_INSTANT ? tqTimeAdd(now, 1) : TQ_FOREVER);
   /* nothing comes any more; what is still open never ends */
   op->low = op->maxLow = now;
   op->endLow = TQ_FOREVER;
@@ -812,7 +820,7 @@ RtOp *rtOpAgg(RtNet *net, const AlgNode *n, TqBuf *msg) {
   a->scalar = g->nby == 0;
   a->vty = g->type.kind;
   a->aty = g->arg->type.kind;
-  a->stretch = g->window == WIN_EACH ? g->width - 1 : 0;
+  a->stretch = g->window == WIN_EACH ? g->width - 1 : g->window == WIN_INSTANT && g->sample ? g->sample - 1 : 0;
   a->set = g->set && n->kid[0]->sch.ntv == 1;
   a->inEvent = n->kid[0]->sch.ntv == 1 && n->kid[0]->sch.tv[0].isEvent;
   return &a->op;

@@ -143,7 +143,8 @@ typedef struct ClockState {
   TqTime lag;        /* realtime: a snapshot at T is taken at T + lag (live
                      ** sources merge their buffers in time order up to T) */
   struct timespec t0;
-  TqTime base;       /* collection time at t0 */
+  TqTime base;       /* collection time at t0 (realtime: CLOCK_REALTIME then) */
+  int started;       /* the first snapshot is taken (it is at the start time) */
 } ClockState;
 
 static tq_pm_status clockInit(tq_pm_global *g, tq_pm_private *p) {
@@ -166,14 +167,22 @@ static tq_pm_status clockCall(tq_pm_global *g, tq_pm_private *p, int what, const
     const char *l = strstr(a, "lag=");
     if (l) c->lag = (TqTime)(atof(l + 4) * (double)TQ_MSEC);
     if (c->realtime) {
+      /* the first snapshot is at the next tick: the collection's first
+      ** time, so the first Clock tick has the first snapshot's records
+      ** (at the tick before now, it ticked before anything was read and
+      ** counted nothing: issue 14.6) */
       struct timespec now;
       clock_gettime(CLOCK_REALTIME, &now);
-      TqTime t = (TqTime)now.tv_sec * TQ_SEC + now.tv_nsec;
-      g->set_start(g, t / g->tick * g->tick);
+      g->set_start(g, tqTickAtOrAfter((TqTime)now.tv_sec * TQ_SEC + now.tv_nsec, g->tick));
     }
   } else if (what == TQ_PM_PREBASELINE) {
     clock_gettime(CLOCK_MONOTONIC, &c->t0);
     c->base = g->now;
+    if (c->realtime) { /* the wall clock at t0: a snapshot at T is taken at T + lag */
+      struct timespec now;
+      clock_gettime(CLOCK_REALTIME, &now);
+      c->base = (TqTime)now.tv_sec * TQ_SEC + now.tv_nsec;
+    }
   } else if (what == TQ_PM_END) {
     free(c);
     p->data = NULL;
@@ -185,9 +194,13 @@ static tq_pm_status clockTimer(tq_pm_global *g, tq_pm_private *p, tq_time *next)
   ClockState *c = p->data;
   if (c->count == 0) return TQ_PM_DONE;
   if (c->count > 0) c->count--;
-  *next = g->now + g->tick;
+  /* live, the first snapshot is at the start time (the tick after the
+  ** program started); simulated, a tick after time 0 */
+  *next = c->started || !c->realtime ? g->now + g->tick : g->now;
+  c->started = 1;
   if (c->realtime) {
     TqTime due = *next - c->base + c->lag;
+    if (due < 0) due = 0;
     struct timespec ts = {c->t0.tv_sec + (time_t)(due / TQ_SEC), c->t0.tv_nsec + (long)(due % TQ_SEC)};
     if (ts.tv_nsec >= 1000000000L) {
       ts.tv_sec++;
