@@ -78,6 +78,9 @@ typedef struct RelState {
   int fhead, fn, fcap;
   int32_t *aliveN;     /* entity relations: open tuples per entity (symbols are dense) */
   int64_t aliveCap;
+  uint8_t *ever;       /* entity relations: 1 for each entity that existed at some time */
+  int64_t everCap;
+  int64_t nbegun;      /* entity relations: begins seen */
   int state;           /* keeps its open intervals (a query traces or samples it) */
   OpenIv *freeIv;      /* closed ones, for reuse (all of one relation have its size) */
   TqTime *ann, *annDone; /* min-heaps: begins of whole intervals announced, and of those that came */
@@ -933,6 +936,56 @@ static void aliveAdd(RelState *r, int64_t v, int d) {
   }
   r->aliveN[v] += d;
   if (r->aliveN[v] < 0) r->aliveN[v] = 0;
+  if (d > 0) {
+    if (v >= r->everCap) {
+      int64_t nc = r->aliveCap;
+      r->ever = tqRealloc(r->ever, (size_t)nc);
+      memset(r->ever + r->everCap, 0, (size_t)(nc - r->everCap));
+      r->everCap = nc;
+    }
+    r->ever[v] = 1;
+    r->nbegun++;
+  }
+}
+
+/* Warns once per (query, entity) when a query names an entity (a constant
+** in an alpha's argument or compared with an entity attribute) that never
+** existed during the run although its entity relation was collected: the
+** query's condition on it selected nothing (a pid or a CPU that is not
+** there, a misspelt name).  Never silent about an answer empty for that. */
+static void warnAbsentExpr(tq_engine *e, const char *qname, const AlgExpr *x, TqMap *said);
+static void warnAbsentOne(tq_engine *e, const char *qname, const AlgEntity *ent, int64_t v, TqMap *said) {
+  if (!ent || !ent->rel || v < 0) return;
+  RelState *r = &e->rs[ent->rel->id - 1];
+  if (!r->nbegun || (v < r->everCap && r->ever[v])) return; /* not collected, or it existed */
+  uint64_t key = tqHash64((uint64_t)v * 31 + (uint64_t)ent->rel->id) | 2;
+  if (tqMapGet(said, key)) return;
+  tqMapPut(said, key, (void *)1);
+  gLog(&e->g, NULL, TQ_LOG_WARNING, "%s names the %s %s, which did not exist during the run: nothing came of it", qname,
+       ent->name, tqSymName((int32_t)v));
+}
+static void warnAbsentExpr(tq_engine *e, const char *qname, const AlgExpr *x, TqMap *said) {
+  if (!x) return;
+  if (x->kind == AX_CMP && x->op == OPB_EQ) {
+    const AlgExpr *k = x->a->kind == AX_CONST ? x->a : x->b->kind == AX_CONST ? x->b : NULL;
+    if (k && k->type.kind == TY_ENTITY) warnAbsentOne(e, qname, k->type.ent, k->ival, said);
+  }
+  warnAbsentExpr(e, qname, x->a, said);
+  warnAbsentExpr(e, qname, x->b, said);
+}
+static void warnAbsentTree(tq_engine *e, const char *qname, const AlgNode *n, TqMap *said) {
+  if (n->kind == ALG_CONST && n->ktype.kind == TY_ENTITY) warnAbsentOne(e, qname, n->ktype.ent, n->kval, said);
+  warnAbsentExpr(e, qname, n->pred, said);
+  for (int i = 0; i < n->nkid; i++) warnAbsentTree(e, qname, n->kid[i], said);
+}
+static void warnAbsent(tq_engine *e) {
+  TqMap said = {0};
+  for (int i = 0; i < e->prog->queries.n; i++) {
+    CpQuery *q = e->prog->queries.v[i];
+    const AlgNode *t = !e->opt.noOpt && q->opt ? q->opt : q->tree;
+    warnAbsentTree(e, q->name ? q->name : tqArenaPrintf(e->prog->arena, "query%d", i + 1), t, &said);
+  }
+  tqMapFree(&said);
 }
 
 /* Can anything of instant t reach the network: a tick, an arming that
@@ -2018,6 +2071,7 @@ int tq_end(tq_engine *e) {
     e->net->packetsSeen = e->packets;
     e->net->packetsTotal = e->packetsTotal ? e->packetsTotal : e->packets;
     if (rtNetFinish(e->net, endT, 1)) ok = 0;
+    warnAbsent(e);
     for (int i = 0; i < e->npm; i++) {
       EnPm *m = e->order[i];
       if ((m->priv.sync & TQ_PM_SYNC_COLLECTION_END) && !m->priv.disabled && m->started)
@@ -2163,6 +2217,7 @@ void tq_finish(tq_engine *e) {
     tqVecFree(&r->dprev);
     tqMapFree(&r->dmap);
     free(r->aliveN);
+    free(r->ever);
     free(r->cur.rec);
     free(r->cur.vals);
     free(e->prevStore[i].rec);

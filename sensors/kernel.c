@@ -153,7 +153,8 @@ typedef struct KRelDef {
 
 #define LIFE (P_FORK | P_EXEC | P_EXIT | P_RENAME)
 static const KRelDef relDefs[KS_NPM] = {
-    {KR_FORK, "kernel_fork", "Fork", 0, LIFE, {A_THREAD("Parent"), {"Child", KA_CHILD, TQ_TY_ENTITY, "Thread", NULL, 0}, A_END}},
+    {KR_FORK, "kernel_fork", "Fork", 0, LIFE,
+     {{"Parent", KA_PARENT, TQ_TY_ENTITY, "Thread", NULL, 0}, {"Child", KA_CHILD, TQ_TY_ENTITY, "Thread", NULL, 0}, A_END}},
     {KR_EXEC, "kernel_exec", "Exec", 0, LIFE, {A_THREAD("Thread"), {"File", KA_FILE, TQ_TY_STRING, NULL, NULL, 0}, A_END}},
     {KR_EXIT, "kernel_exit", "Exit", 0, LIFE, {A_THREAD("Thread"), {"Code", KA_CODE, TQ_TY_INT, NULL, NULL, 0}, A_END}},
     {KR_RUNNINGON, "kernel_runningon", "RunningOn", 1, P_SWITCH,
@@ -441,14 +442,21 @@ static TqTime clockOffset(const KSession *s) {
 
 /* ================================================================ loading */
 
+/* libbpf's messages while loading: the first warning is kept (the most
+** specific: which program the kernel refused, and why); TQMON_BPF_DEBUG set
+** shows all of them on standard error. */
 static char bpfLog[512];
 static int bpfPrint(enum libbpf_print_level level, const char *fmt, va_list ap) {
-  if (level == LIBBPF_DEBUG) return 0;
-  char line[256];
+  char line[512];
+  va_list cp;
+  va_copy(cp, ap);
+  if (getenv("TQMON_BPF_DEBUG")) vfprintf(stderr, fmt, cp);
+  va_end(cp);
   vsnprintf(line, sizeof line, fmt, ap);
+  if (level == LIBBPF_DEBUG || bpfLog[0]) return 0;
   size_t k = strlen(line);
   while (k && line[k - 1] == '\n') line[--k] = 0;
-  if (k) snprintf(bpfLog, sizeof bpfLog, "%s", line);
+  snprintf(bpfLog, sizeof bpfLog, "%s", line);
   return 0;
 }
 
@@ -558,8 +566,8 @@ static int loadBpf(KSession *s) {
   }
   s->flags = m;
   s->rb = ring_buffer__new(bpf_map__fd(s->skel->maps.ring), ksOnPacket, s, NULL);
-  if (!s->rb) {
-    fatal(s, "cannot open the ring buffer: %s", bpfLog[0] ? bpfLog : strerror(errno));
+  if (!s->rb || ring_buffer__add(s->rb, bpf_map__fd(s->skel->maps.life), ksOnPacket, s)) {
+    fatal(s, "cannot open the ring buffers: %s", bpfLog[0] ? bpfLog : strerror(errno));
     goto out;
   }
   /* the lifecycle first, so no thread is missed between it and /proc */

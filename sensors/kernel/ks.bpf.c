@@ -33,10 +33,16 @@ char LICENSE[] SEC("license") = "GPL";
 const volatile int use_tai = 0;     /* bpf_ktime_get_tai_ns exists */
 const volatile uint32_t attached = 0; /* relations whose programs are loaded (bits KR_*) */
 
+/* The packets of the traced relations, and apart (so that a flood of
+** those never loses a thread's birth or death) the lifecycle's. */
 struct {
   __uint(type, BPF_MAP_TYPE_RINGBUF);
   __uint(max_entries, 1 << 24); /* user space sets the size */
 } ring SEC(".maps");
+struct {
+  __uint(type, BPF_MAP_TYPE_RINGBUF);
+  __uint(max_entries, 1 << 20);
+} life SEC(".maps");
 
 struct {
   __uint(type, BPF_MAP_TYPE_ARRAY);
@@ -86,7 +92,7 @@ static __always_inline int on(uint32_t f, int rel) { return (f >> rel) & 1; }
 
 /* A packet of relation rel: reserved, stamped, or NULL (counted dropped). */
 static __always_inline struct ks_rec *reserve(int rel, int op, uint32_t tid, uint64_t size) {
-  struct ks_rec *r = bpf_ringbuf_reserve(&ring, size, 0);
+  struct ks_rec *r = bpf_ringbuf_reserve(rel == KR_THREAD ? (void *)&life : (void *)&ring, size, 0);
   if (!r) {
     count(rel, KC_DROPPED);
     return NULL;
@@ -337,7 +343,7 @@ int BPF_PROG(ks_rq_issue, struct request *rq) {
     count(KR_BLOCKIO, KC_DROPPED); /* too many requests in flight */
     return 0;
   }
-  struct ks_rec_name *n = (struct ks_rec_name *)reserve(KR_BLOCKIO, KO_BEGIN, tid, sizeof(struct ks_rec) + KS_NAME);
+  struct ks_rec_dev *n = (struct ks_rec_dev *)reserve(KR_BLOCKIO, KO_BEGIN, tid, sizeof(struct ks_rec_dev));
   if (!n) {
     bpf_map_delete_elem(&ios, &key);
     return 0;

@@ -99,10 +99,15 @@ struct ks_rec {
   char comm[KS_COMM];  /* lifecycle: the command; BlockIo: -- */
 };
 
-/* A packet with a name after it (Exec: the file; BlockIo: the device). */
+/* A packet with a name after it: Exec (the file) and BlockIo's begin (the
+** device). */
 struct ks_rec_name {
   struct ks_rec r;
   char name[KS_FILE];
+};
+struct ks_rec_dev {
+  struct ks_rec r;
+  char name[KS_NAME];
 };
 
 #endif

@@ -1,0 +1,81 @@
+#!/bin/sh
+# kernel_bad.sh - the kernel sensors on bad input, never silent:
+#   - a relation whose tracepoint this kernel lacks (TQMON_KERNEL_HIDE makes
+#     the kernel PM see sock_send_length as missing): the run refuses to go
+#     on, exit 1, with the tracepoint named;
+#   - a relation declared with an attribute the kernel cannot fill: its
+#     sensor is disabled with the reason;
+#   - a thread id no thread has, a CPU this machine lacks, a name that is no
+#     thread id: empty answers, each said on standard error;
+#   - a ring buffer too small for the events of a busy process: the losses
+#     counted in --stats and reported on standard error, the answer short
+#     by them;
+#   - no privilege (an unprivileged user; root without CAP_BPF): the run
+#     refuses to start and names the privilege.
+set -u
+KORACLE=
+. tests/kernel/lib.sh
+kcheck
+d=$OUT/kernel_bad
+rm -rf "$d" && mkdir -p "$d"
+
+# a missing tracepoint
+TQMON_KERNEL_HIDE=sock_send_length $T run --kernel sensors/kernel.tq tests/kernel/send.tq --snapshots 2 --db "$d/send.db" \
+  >"$d/send.out" 2>"$d/send.err"
+rc=$?
+cat "$d/send.err"
+[ $rc -eq 1 ] || bad "missing tracepoint: exit $rc, not 1"
+grep -q "kernel_send: .*Send needs the tracepoint sock_send_length, which this kernel does not have" "$d/send.err" ||
+  bad "missing tracepoint: no message naming it"
+
+# an attribute of the wrong type
+$T run --kernel tests/kernel/wrongtype.tq --snapshots 1 --format csv >"$d/type.out" 2>"$d/type.err"
+cat "$d/type.err"
+grep -q "kernel_syscall: .*Syscall.Call must be of type string" "$d/type.err" || bad "wrong type: no message"
+
+# what is not there
+tid=$(cat /proc/sys/kernel/pid_max)
+tid=$((tid - 1))
+while [ -e /proc/$tid ]; do tid=$((tid - 1)); done
+sed -e "s/NOTID/$tid/" -e "s/SELF/$$/" tests/kernel/bad.tq >"$d/bad.tq"
+$T run --kernel sensors/kernel.tq "$d/bad.tq" --snapshots 2 --format csv >"$d/bad.out" 2>"$d/bad.err"
+rc=$?
+cat "$d/bad.err"
+[ $rc -eq 0 ] || bad "absent entities: exit $rc"
+[ "$(section "$d/bad.out" NoThread | wc -l)" -eq 0 ] || bad "rows for thread $tid"
+grep -q "NoThread names the Thread $tid, which did not exist during the run" "$d/bad.err" || bad "no message for thread $tid"
+grep -q "NoCpu names the Processor cpu4095, which did not exist during the run" "$d/bad.err" || bad "no message for cpu4095"
+grep -q "kernel_syscall: warning: Syscall enabled on 'init', which is no thread id" "$d/bad.err" || bad "no message for 'init'"
+
+# a ring buffer that overflows
+kstart "$d" syscalls 200000 || exit 1
+sed -e "s/CALLER/$caller/" tests/kernel/flood.tq >"$d/flood.tq"
+kargs=",ring=4" ktqmon "$d" "$d/flood.tq" || exit 1
+kgo "$d"
+cat "$d/err"
+msg=$(pmmsg "$d/stats.json" kernel_syscall)
+echo "kernel_syscall: $msg"
+dropped=$(field "$msg" dropped)
+rows=$(section "$d/out.csv" Calls | grep -c '^getppid,')
+echo "getppid rows: $rows of 200000, $dropped packets dropped"
+[ "${dropped:-0}" -gt 0 ] || bad "a 4 KiB ring buffer dropped nothing of 200000 calls"
+grep -q "kernel_syscall: warning: [0-9]* packets of Syscall lost.*the kernel's ring buffer was full" "$d/err" ||
+  bad "the losses are not reported on standard error"
+[ "$rows" -lt 200000 ] || bad "every call answered although packets were lost"
+
+# no privilege
+chmod 755 "$d"
+setpriv --reuid=65534 --regid=65534 --clear-groups $T run --kernel sensors/kernel.tq tests/kernel/send.tq --snapshots 1 \
+  >"$d/user.out" 2>"$d/user.err"
+rc=$?
+cat "$d/user.err"
+[ $rc -eq 1 ] || bad "unprivileged user: exit $rc, not 1"
+grep -q "needs the privilege cap:CAP_BPF, which this process does not have: not started" "$d/user.err" ||
+  bad "unprivileged user: no message naming CAP_BPF"
+setpriv --bounding-set=-bpf $T run --kernel sensors/kernel.tq tests/kernel/send.tq --snapshots 1 \
+  >"$d/nobpf.out" 2>"$d/nobpf.err"
+rc=$?
+[ $rc -eq 1 ] || bad "root without CAP_BPF: exit $rc, not 1"
+grep -q "needs the privilege cap:CAP_BPF" "$d/nobpf.err" || bad "root without CAP_BPF: no message"
+[ $fails -eq 0 ] && echo ok
+exit $fails
