@@ -401,46 +401,86 @@ static int promptIntervals(const AlgNode *n) {
   return 0;
 }
 
+/* Does a selection of n restrict its entities (else enabling on them is
+** enabling on all)? */
+static int selects(const AlgNode *n) {
+  for (; n->kind == ALG_SIGMA || n->kind == ALG_PI; n = n->kid[0])
+    if (n->kind == ALG_SIGMA) return 1;
+  return 0;
+}
+
 /* SJ (semi-join; traced and disable-traced placements):
-**   sigmaT[t overlap E2](sigma[t.flag = E2.A](alpha_t(E1) x E2))
-**     -> sigmaT[t overlap E2](sigma[t.flag = E2.A](alpha_t(E1 intersect
-**          pi[E2.A](piT[from E2 to forever](E2))) x E2))
-** The sensor is enabled only on the entities E2 names (the threads of one
-** process: sigma[T.Process = 1234](Thread_T)), from the begin of the first
-** E2 tuple that names each.  The product stays: nothing above changes.
+**   F(L[alpha_t(E1)] x E2)  ->  F(L[alpha_t(E1 intersect pi[E2.A](piT[from E2 to forever](E2)))] x E2)
+** where F is a chain of selections, temporal selections and projections
+** whose conditions include, as conjuncts, t.flag = E2.A and t overlap E2
+** (the default when of a query over both), and L reaches alpha_t through
+** products, selections and projections only.  The sensor is enabled only
+** on the entities E2 names (the threads of one process:
+** sigma[T.Process = 1234](Thread_T)), from the begin of the first E2 tuple
+** that names each.  F, L and E2 stay: nothing above changes.
 ** Preconditions:
 **   (1) E1 is an entity source or a constant (O5 then leaves the new
-**       argument alone);
-**   (2) E2 is a selection or projection of an entity relation (its
-**       intervals come when they begin, so the enabling is not late);
-**   (3) the when predicate is exactly t overlap E2 (the default when).
-** Exact: a tuple of t that survives has an E2 tuple e with e.A = t.flag
-** that it overlaps, so t ends after e begins.  From e's begin on, the
-** entity stays enabled (to forever: an interval of t that began before e
-** and ends after it, or across a gap between E2's tuples, is still
-** delivered whole at its end), so every such t is delivered; an event
-** at e's begin sees the enabling, which takes effect when the entity
-** relation's begin is processed, before the instant's other records. */
-static AlgNode *ruleSJ(Opt *o, AlgNode *n) {
-  if (n->kind != ALG_SIGMAT || n->pred->kind != AX_TOVERLAP) return NULL;
-  const AlgExpr *w = n->pred;
-  if (w->a->kind != AX_TVAR || w->b->kind != AX_TVAR) return NULL;
-  AlgNode *s = n->kid[0];
-  if (s->kind != ALG_SIGMA || s->pred->kind != AX_CMP || s->pred->op != OPB_EQ) return NULL;
-  AlgNode *p = s->kid[0];
-  if (p->kind != ALG_PRODUCT) return NULL;
-  for (int side = 0; side < 2; side++) {
-    AlgNode *al = p->kid[side], *e2 = p->kid[1 - side];
-    if (al->kind != ALG_ALPHA || al->rel->mode == ALG_MODE_SAMPLED) continue;
-    if (!entitySource(al->kid[0]) && al->kid[0]->kind != ALG_CONST) continue; /* (1) */
-    if (!promptIntervals(e2) || e2->sch.ntv != 1 || e2->sch.tv[0].isEvent) continue; /* (2) */
-    const char *ev = e2->sch.tv[0].var;
-    if (!((streq(w->a->var, al->var) && streq(w->b->var, ev)) || (streq(w->b->var, al->var) && streq(w->a->var, ev))))
-      continue; /* (3) */
-    const AlgExpr *q = s->pred, *ea = NULL;
+**       argument alone; the rule does not fire twice);
+**   (2) E2 is a selection (and projections) of an entity relation: its
+**       intervals come when they begin, so the enabling is not late, and
+**       it names fewer entities than the entity source;
+**   (3) the conditions on every tuple leaving F include both conjuncts.
+** Exact: a t tuple that reaches F's output has an E2 tuple e with e.A =
+** t.flag that it overlaps, so t ends after e begins.  From e's begin on,
+** the entity stays enabled (to forever: an interval of t that began before
+** e and ends after it, or across a gap between E2's tuples, is still
+** delivered whole at its end), so every such t is delivered; an event at
+** e's begin sees the enabling, which takes effect when the entity
+** relation's begin is processed, before the instant's other records.  The
+** operators on L's path use each t tuple only combined with others, so a
+** t tuple that does not survive F changes nothing there. */
+typedef struct SjConds {
+  const AlgExpr *c[64]; /* the conjuncts of F */
+  int n;
+} SjConds;
+
+static void sjConjuncts(const AlgExpr *e, SjConds *k) {
+  if (!e) return;
+  if (e->kind == AX_AND) {
+    sjConjuncts(e->a, k);
+    sjConjuncts(e->b, k);
+  } else if (k->n < (int)TQ_ARRAY_SIZE(k->c)) {
+    k->c[k->n++] = e;
+  }
+}
+
+static int sjHasOverlap(const SjConds *k, const char *t, const char *v) {
+  for (int i = 0; i < k->n; i++) {
+    const AlgExpr *w = k->c[i];
+    if (w->kind != AX_TOVERLAP || w->a->kind != AX_TVAR || w->b->kind != AX_TVAR) continue;
+    if ((streq(w->a->var, t) && streq(w->b->var, v)) || (streq(w->b->var, t) && streq(w->a->var, v))) return 1;
+  }
+  return 0;
+}
+
+/* The column of E2 that conjunct t.flag = E2.A names, or NULL. */
+static const AlgExpr *sjEquality(const SjConds *k, const AlgNode *al, const AlgNode *e2) {
+  for (int i = 0; i < k->n; i++) {
+    const AlgExpr *q = k->c[i], *ea = NULL;
+    if (q->kind != AX_CMP || q->op != OPB_EQ) continue;
     if (isFlagCol(al, q->a, al->rel->flagAttr) && q->b->kind == AX_COL) ea = q->b;
     else if (isFlagCol(al, q->b, al->rel->flagAttr) && q->a->kind == AX_COL) ea = q->a;
-    if (!ea || algSchemaCol(&e2->sch, ea->var, ea->name) < 0) continue;
+    if (ea && algSchemaCol(&e2->sch, ea->var, ea->name) >= 0) return ea;
+  }
+  return NULL;
+}
+
+/* Rewrites the first alpha below n (through products, selections and
+** projections) that the conditions allow; returns the new subtree (copies
+** along the path) or NULL. */
+static AlgNode *sjInto(Opt *o, AlgNode *n, const SjConds *k, const AlgNode *e2) {
+  if (n->kind == ALG_ALPHA) {
+    if (n->rel->mode == ALG_MODE_SAMPLED) return NULL;
+    if (!entitySource(n->kid[0]) && n->kid[0]->kind != ALG_CONST) return NULL; /* (1) */
+    const char *ev = e2->sch.tv[0].var;
+    if (!sjHasOverlap(k, n->var, ev)) return NULL; /* (3) */
+    const AlgExpr *ea = sjEquality(k, n, e2);
+    if (!ea) return NULL;
     AlgExpr *from = algExprNew(o->a, AX_TVAR, tyTime());
     from->var = ev;
     AlgExpr *to = algExprNew(o->a, AX_TCONST, tyTime());
@@ -450,12 +490,42 @@ static AlgNode *ruleSJ(Opt *o, AlgNode *n) {
     const char **pn = tqArenaAlloc(o->a, sizeof(char *));
     pe[0] = algExprCopy(o->a, ea);
     pn[0] = ea->name;
-    AlgNode *na = copyNode(o, al);
-    na->kid[0] = algIntersect(o->a, al->kid[0], algPi(o->a, 1, pe, pn, ea->var, span));
+    AlgNode *na = copyNode(o, n);
+    na->kid[0] = algIntersect(o->a, n->kid[0], algPi(o->a, 1, pe, pn, ea->var, span));
     na->note = "SJ: enabled on the entities the join names, from their first qualifying tuple on";
     algSchemaCompute(o->a, na);
-    AlgNode *np = withKid(o, p, side, na);
-    return withKid(o, n, 0, withKid(o, s, 0, np));
+    return na;
+  }
+  if (n->kind != ALG_PRODUCT && n->kind != ALG_OPRODUCT && n->kind != ALG_SIGMA && n->kind != ALG_SIGMAT &&
+      n->kind != ALG_PI)
+    return NULL;
+  for (int i = 0; i < n->nkid; i++) {
+    AlgNode *m = sjInto(o, n->kid[i], k, e2);
+    if (m) return withKid(o, n, i, m);
+  }
+  return NULL;
+}
+
+static AlgNode *ruleSJ(Opt *o, AlgNode *n) {
+  if (n->kind != ALG_SIGMA && n->kind != ALG_SIGMAT) return NULL;
+  SjConds k = {{0}, 0};
+  AlgNode *chain[64];
+  int nc = 0;
+  AlgNode *p = n;
+  while ((p->kind == ALG_SIGMA || p->kind == ALG_SIGMAT || p->kind == ALG_PI) && nc < (int)TQ_ARRAY_SIZE(chain)) {
+    if (p->kind != ALG_PI) sjConjuncts(p->pred, &k);
+    chain[nc++] = p;
+    p = p->kid[0];
+  }
+  if (p->kind != ALG_PRODUCT && p->kind != ALG_OPRODUCT) return NULL;
+  for (int side = 0; side < 2; side++) {
+    const AlgNode *e2 = p->kid[1 - side];
+    if (!promptIntervals(e2) || !selects(e2) || e2->sch.ntv != 1 || e2->sch.tv[0].isEvent) continue; /* (2) */
+    AlgNode *l = sjInto(o, p->kid[side], &k, e2);
+    if (!l) continue;
+    AlgNode *m = withKid(o, p, side, l);
+    for (int i = nc - 1; i >= 0; i--) m = withKid(o, chain[i], 0, m);
+    return m;
   }
   return NULL;
 }

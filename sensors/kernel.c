@@ -159,8 +159,8 @@ static const KRelDef relDefs[KS_NPM] = {
     {KR_EXIT, "kernel_exit", "Exit", 0, LIFE, {A_THREAD("Thread"), {"Code", KA_CODE, TQ_TY_INT, NULL, NULL, 0}, A_END}},
     {KR_RUNNINGON, "kernel_runningon", "RunningOn", 1, P_SWITCH,
      {A_THREAD("Thread"), {"Processor", KA_PROCESSOR, TQ_TY_ENTITY, "Processor", NULL, 0}, A_END}},
-    {KR_READY, "kernel_ready", "Ready", 1, P_SWITCH | P_WAKEUP | P_WAKEUP_NEW, {A_THREAD("Thread"), A_END}},
-    {KR_BLOCKED, "kernel_blocked", "Blocked", 1, P_SWITCH | P_WAKEUP,
+    {KR_READY, "kernel_ready", "Ready", 1, P_SWITCH | P_WAKING | P_WAKEUP | P_WAKEUP_NEW, {A_THREAD("Thread"), A_END}},
+    {KR_BLOCKED, "kernel_blocked", "Blocked", 1, P_SWITCH | P_WAKING | P_WAKEUP,
      {A_THREAD("Thread"), {"State", KA_STATE, TQ_TY_ENUM, NULL, stateValues, 4}, A_END}},
     {KR_WOKE, "kernel_woke", "Woke", 0, P_WAKING,
      {{"Waker", KA_WAKER, TQ_TY_ENTITY, "Thread", NULL, 0}, {"Wakee", KA_WAKEE, TQ_TY_ENTITY, "Thread", NULL, 0}, A_END}},
@@ -318,6 +318,7 @@ typedef struct KThread {
   uint32_t tid, tgid;
   int64_t sym;       /* the entity */
   char comm[KS_COMM];
+  int exited;        /* its Exit came; it ends when it leaves its CPU for good */
 } KThread;
 
 /* A thread that inherited flags at its creation, until the engine had its
@@ -549,6 +550,7 @@ static int loadBpf(KSession *s) {
   if (pidMax > 4194304) pidMax = 4194304;
   s->nflags = (uint32_t)pidMax;
   if (bpf_map__set_max_entries(s->skel->maps.flags, s->nflags) ||
+      bpf_map__set_max_entries(s->skel->maps.wakets, s->nflags) ||
       bpf_map__set_max_entries(s->skel->maps.ring, s->ringBytes)) {
     fatal(s, "cannot size the BPF maps: %s", bpfLog);
     goto out;
@@ -946,11 +948,22 @@ static void lifecycle(KSession *s, KPkt *k) {
         s->unknownExit++;
         break;
       }
-      /* its system call never returns; it ends just after its Exit event
-      ** (a sensor lives in its thread: the event needs it alive) */
+      /* its system call never returns */
       if (live(s, KR_SYSCALL)) ivEnd(s, KR_SYSCALL, r->tid, t);
       for (int u = 0; u < s->nuntil; u++)
         if (r->tid == (uint32_t)s->until[u] && --s->untilLeft == 0 && !s->untilState) s->untilState = 1;
+      if (s->progs & P_SWITCH) { /* it still runs, in the kernel, until its last switch */
+        th->exited = 1;
+        break;
+      }
+      /* it ends just after its Exit event (a sensor lives in its thread:
+      ** the event needs it alive) */
+      threadEnd(s, th, t + 1);
+      tqMapDel(&s->threads, (uint64_t)r->tid + 2);
+      free(th);
+      break;
+    case KO_GONE:
+      if (!th || !th->exited) break; /* (a leader whose id an exec took over goes on) */
       threadEnd(s, th, t + 1);
       tqMapDel(&s->threads, (uint64_t)r->tid + 2);
       free(th);

@@ -59,6 +59,17 @@ struct {
   __uint(max_entries, KS_NCOUNTERS);
 } counters SEC(".maps");
 
+/* The time of the last wakeup (sched_waking) of a thread whose Ready or
+** Blocked sensor is on: its Ready interval begins then, at the time of its
+** Woke event, although the scheduler puts it on a run queue a little
+** later (sched_wakeup). */
+struct {
+  __uint(type, BPF_MAP_TYPE_ARRAY);
+  __type(key, uint32_t);
+  __type(value, uint64_t);
+  __uint(max_entries, 32768); /* user space sets it to pid_max */
+} wakets SEC(".maps");
+
 /* Block requests issued by an enabled thread, until they complete. */
 struct {
   __uint(type, BPF_MAP_TYPE_HASH);
@@ -195,35 +206,49 @@ int BPF_PROG(ks_rename, struct task_struct *task, const char *comm) {
 
 /* ================================================================ scheduler */
 
-/* Writes a BEGIN or END of rel for thread tid; 1 if written. */
-static __always_inline int ivPacket(int rel, int op, uint32_t tid, uint32_t cpu, uint32_t a32, int64_t a64) {
+/* Writes a BEGIN or END of rel for thread tid at time t (0: now); 1 if
+** written. */
+static __always_inline int ivPacketAt(int rel, int op, uint32_t tid, uint32_t cpu, uint32_t a32, int64_t a64,
+                                      uint64_t t) {
   struct ks_rec *r = reserve(rel, op, tid, sizeof(struct ks_rec));
   if (!r) return 0;
+  if (t) r->t = t;
   r->a32 = a32;
   r->a64 = a64;
   if (cpu != (uint32_t)-1) r->cpu = cpu;
   submit(r, rel);
   return 1;
 }
+static __always_inline int ivPacket(int rel, int op, uint32_t tid, uint32_t cpu, uint32_t a32, int64_t a64) {
+  return ivPacketAt(rel, op, tid, cpu, a32, a64, 0);
+}
 
 /* Ends interval rel of thread tid if its BEGIN was written (open bit),
 ** else counts an end whose begin was not written when the thread is
 ** enabled. */
-static __always_inline void ivEnd(uint64_t *f, uint32_t fl, int rel, uint32_t bit, uint32_t tid) {
+static __always_inline void ivEndAt(uint64_t *f, uint32_t fl, int rel, uint32_t bit, uint32_t tid, uint64_t t) {
   if (fl & bit) {
     __sync_fetch_and_and(f, ~(uint64_t)bit);
-    ivPacket(rel, KO_END, tid, (uint32_t)-1, 0, 0);
+    ivPacketAt(rel, KO_END, tid, (uint32_t)-1, 0, 0, t);
   } else if (on(fl, rel)) {
     count(rel, KC_UNBEGUN);
   }
 }
 
-/* Begins interval rel of thread tid when its flag is on. */
-static __always_inline void ivBegin(uint64_t *f, uint32_t fl, int rel, uint32_t bit, uint32_t tid, uint32_t a32,
-                                    int64_t a64) {
+static __always_inline void ivEnd(uint64_t *f, uint32_t fl, int rel, uint32_t bit, uint32_t tid) {
+  ivEndAt(f, fl, rel, bit, tid, 0);
+}
+
+/* Begins interval rel of thread tid at t (0: now) when its flag is on. */
+static __always_inline void ivBeginAt(uint64_t *f, uint32_t fl, int rel, uint32_t bit, uint32_t tid, uint32_t a32,
+                                      int64_t a64, uint64_t t) {
   count(rel, KC_SEEN);
   if (!on(fl, rel) || (fl & bit)) return;
-  if (ivPacket(rel, KO_BEGIN, tid, (uint32_t)-1, a32, a64)) __sync_fetch_and_or(f, (uint64_t)bit);
+  if (ivPacketAt(rel, KO_BEGIN, tid, (uint32_t)-1, a32, a64, t)) __sync_fetch_and_or(f, (uint64_t)bit);
+}
+static __always_inline void ivBegin(uint64_t *f, uint32_t fl, int rel, uint32_t bit, uint32_t tid, uint32_t a32,
+                                    int64_t a64) {
+  ivBeginAt(f, fl, rel, bit, tid, a32, a64, 0);
 }
 
 static __always_inline uint32_t blockedState(unsigned int s) {
@@ -239,6 +264,14 @@ int BPF_PROG(ks_switch, bool preempt, struct task_struct *prev, struct task_stru
   uint64_t *pf = flagsOf(ptid), *nf = flagsOf(ntid);
   if (pf) {
     uint32_t fl = (uint32_t)*pf;
+    if (prev_state & 0x80) { /* TASK_DEAD: the thread is gone for good */
+      count(KR_THREAD, KC_SEEN);
+      struct ks_rec *g = reserve(KR_THREAD, KO_GONE, ptid, sizeof(struct ks_rec));
+      if (g) {
+        g->tgid = BPF_CORE_READ(prev, tgid);
+        submit(g, KR_THREAD);
+      }
+    }
     if (attached & (1u << KR_RUNNINGON)) {
       count(KR_RUNNINGON, KC_SEEN);
       ivEnd(pf, fl, KR_RUNNINGON, KS_OPEN_RUN, ptid);
@@ -265,10 +298,19 @@ SEC("tp_btf/sched_waking")
 int BPF_PROG(ks_waking, struct task_struct *p) {
   uint32_t tid = BPF_CORE_READ(p, pid);
   uint64_t *f = flagsOf(tid);
-  count(KR_WOKE, KC_SEEN);
-  if (!f || !on((uint32_t)*f, KR_WOKE)) return 0;
+  if (attached & (1u << KR_WOKE)) count(KR_WOKE, KC_SEEN);
+  if (!f) return 0;
+  uint32_t fl = (uint32_t)*f;
+  if (!(fl & (1u << KR_WOKE | 1u << KR_READY | 1u << KR_BLOCKED))) return 0;
+  uint64_t t = now();
+  if (fl & (1u << KR_READY | 1u << KR_BLOCKED)) {
+    uint64_t *w = bpf_map_lookup_elem(&wakets, &tid);
+    if (w) *w = t;
+  }
+  if (!on(fl, KR_WOKE)) return 0;
   struct ks_rec *r = reserve(KR_WOKE, KO_EVENT, tid, sizeof(struct ks_rec));
   if (r) {
+    r->t = t;
     r->a32 = (uint32_t)bpf_get_current_pid_tgid(); /* the waker: the thread running now */
     submit(r, KR_WOKE);
   }
@@ -283,8 +325,14 @@ int BPF_PROG(ks_wakeup, struct task_struct *p) {
   uint64_t *f = flagsOf(tid);
   if (!f) return 0;
   uint32_t fl = (uint32_t)*f;
-  if ((attached & (1u << KR_BLOCKED)) && (fl & KS_OPEN_BLOCKED)) ivEnd(f, fl, KR_BLOCKED, KS_OPEN_BLOCKED, tid);
-  if ((attached & (1u << KR_READY)) && !BPF_CORE_READ(p, on_cpu)) ivBegin(f, fl, KR_READY, KS_OPEN_READY, tid, 0, 0);
+  uint64_t t = 0, *w = bpf_map_lookup_elem(&wakets, &tid);
+  if (w) {
+    t = *w; /* its sched_waking, just before */
+    *w = 0;
+  }
+  if ((attached & (1u << KR_BLOCKED)) && (fl & KS_OPEN_BLOCKED)) ivEndAt(f, fl, KR_BLOCKED, KS_OPEN_BLOCKED, tid, t);
+  if ((attached & (1u << KR_READY)) && !BPF_CORE_READ(p, on_cpu))
+    ivBeginAt(f, fl, KR_READY, KS_OPEN_READY, tid, 0, 0, t);
   return 0;
 }
 

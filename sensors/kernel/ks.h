@@ -67,7 +67,8 @@ enum {
   KO_FORK,        /* lifecycle: tid was created by a32 (its tgid, comm) */
   KO_EXEC,        /* lifecycle: tid executed a program (a32: its old tid; name) */
   KO_EXIT,        /* lifecycle: tid exits (a64: exit code) */
-  KO_RENAME       /* lifecycle: tid's comm changed */
+  KO_RENAME,      /* lifecycle: tid's comm changed */
+  KO_GONE         /* lifecycle: tid left its CPU for the last time (dead) */
 };
 
 /* States of Blocked (the scheduler's state of a thread that gives up its CPU). */
