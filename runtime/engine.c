@@ -2071,7 +2071,7 @@ int tq_end(tq_engine *e) {
     e->net->packetsSeen = e->packets;
     e->net->packetsTotal = e->packetsTotal ? e->packetsTotal : e->packets;
     if (rtNetFinish(e->net, endT, 1)) ok = 0;
-    warnAbsent(e);
+    if (!e->fatal && !e->diag.nerr && !(e->extractor && e->extractor->priv.disabled)) warnAbsent(e); /* (a run cut short: no) */
     for (int i = 0; i < e->npm; i++) {
       EnPm *m = e->order[i];
       if ((m->priv.sync & TQ_PM_SYNC_COLLECTION_END) && !m->priv.disabled && m->started)
