@@ -18,7 +18,7 @@ CSTD    := -std=c11 -D_GNU_SOURCE
 WARN    := -Wall -Wextra -Werror -Wno-unused-parameter -Wshadow -Wstrict-prototypes
 OPT     ?= -O2 -g
 ASANF   := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
-LIBS    := -lsqlite3 -lpcp -lm -ldl -lpthread -lrt
+LIBS    := -lsqlite3 -lpcp -ldw -lelf -lm -ldl -lpthread -lrt
 
 B       := build
 GEN     := $(B)/gen
@@ -185,7 +185,7 @@ run: all
 
 # Fragments add their own programs and shared objects to TEST_DEPS.
 TEST_DEPS :=
-include examples/examples.mk tests/testpm.mk tests/kernel/kernel.mk
+include examples/examples.mk tests/testpm.mk tests/strobe.mk tests/kernel/kernel.mk
 
 # What the tests use beyond the build (sqlite3; chromium and playwright-core
 # for the browser test, best effort), installed once when missing.

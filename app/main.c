@@ -107,6 +107,11 @@ static const char *usageText =
     "  --pm-path DIRS              where PMs are loaded from (colon-separated;\n"
     "                              also TQMON_PM_PATH; never . unless named)\n"
     "  --trace-level 0-3           messages of the PMs: errors .. debug (default 1)\n"
+    "  --programs PATTERNS         live sources measure only the processes whose\n"
+    "                              command matches (comma-separated shell wildcards,\n"
+    "                              with the program's `monitor programs`)\n"
+    "  --pm cpusample              CPU samples of the enabled processes: the relation\n"
+    "                              Executing (give sensors/cpusample.tq)\n"
     "\n"
     "Several FILE.tq are read in order as one program.\n";
 
@@ -119,7 +124,7 @@ typedef struct Args {
   const char *cmd;
   const char *files[256];
   int nfiles;
-  const char *replay, *db, *csv, *stats, *format, *timeLimit, *record, *out, *pmPath, *snapshots, *traceLevel, *maxTicks;
+  const char *replay, *db, *csv, *stats, *format, *timeLimit, *record, *out, *pmPath, *snapshots, *traceLevel, *maxTicks, *programs;
   const char *pcp, *pcpArchive; /* --pcp hosts, --pcp-archive files */
   const char *pm[64];
   int npm;
@@ -157,6 +162,7 @@ static int parseArgs(int argc, char **argv, Args *a) {
     else if (!strcmp(s, "--pm-path")) NEEDARG(pmPath);
     else if (!strcmp(s, "--pcp")) NEEDARG(pcp);
     else if (!strcmp(s, "--pcp-archive")) NEEDARG(pcpArchive);
+    else if (!strcmp(s, "--programs")) NEEDARG(programs);
     else if (!strcmp(s, "--snapshots")) {
       static char clockArgs[64];
       if (i + 1 >= argc || atoll(argv[i + 1]) <= 0) {
@@ -349,7 +355,8 @@ static tq_engine *newEngine(Args *a) {
   if ((a->pmPath && tq_set_option(e, "pm-path", a->pmPath)) || (a->noOpt && tq_set_option(e, "no-opt", "1")) ||
       (a->timeLimit && tq_set_option(e, "time-limit", a->timeLimit)) ||
       (a->maxTicks && tq_set_option(e, "max-ticks", a->maxTicks)) ||
-      (a->traceLevel && tq_set_option(e, "trace-level", a->traceLevel))) {
+      (a->traceLevel && tq_set_option(e, "trace-level", a->traceLevel)) ||
+      (a->programs && tq_set_option(e, "programs", a->programs))) {
     engineFail(e, 0);
     tq_finish(e);
     return NULL;

@@ -14,7 +14,8 @@
 ** g->set_range, version 3 g->announce_whole, version 4 g->set_start,
 ** g->counts and TQ_PM_SYNC_DISPLAYS, version 5 g->needed,
 ** g->attribute_type, g->relation_mode and tq_pm.describe, version 6
-** g->relation_name and g->set_detail.  sensors/README.md describes the
+** g->relation_name and g->set_detail, version 7 g->program_wanted.
+** sensors/README.md describes the
 ** interface with a worked example; docs/design.md says where PMs sit.
 **
 ** Life of a PM in an operation (collection or extraction):
@@ -40,7 +41,7 @@
 
 #include <stdint.h>
 
-#define TQ_PM_VERSION 6
+#define TQ_PM_VERSION 7
 #define TQ_PM_VERSION_MIN 1
 
 typedef int64_t tq_time; /* nanoseconds */
@@ -250,6 +251,15 @@ struct tq_pm_global {
   ** NULL clears it.  Returns 0, or -1 (and keeps the old one) when json is
   ** not one JSON value. */
   int (*set_detail)(tq_pm_global *g, tq_pm_private *p, const char *json);
+  /* (version 7) The program list (`monitor programs "db*"` in the program,
+  ** --programs): may process pid, whose command name is `command`, become
+  ** an entity of a live source (or be sampled)?  1 when no list is given
+  ** or one of its patterns (shell wildcards) matches the name, and each
+  ** pattern that matches counts pid; else 0.  command NULL asks only
+  ** whether a list is given (0 when one is).  A pattern that matched no
+  ** process by the end of a collection is reported.  (The built-in PMs
+  ** find a pid's names with snsProcessWanted, sensors/programs.c.) */
+  int (*program_wanted)(tq_pm_global *g, int64_t pid, const char *command);
 };
 
 /* Per-PM context: what the PM declares at init, and the engine's view of it. */

@@ -177,6 +177,7 @@ struct tq_engine {
   int noffered;
   int held;               /* the program and the network are the caller's (enBind) */
   int64_t maxTicks;       /* the most Clock and delta ticks a replay makes (0: no bound) */
+  RtPrograms programs;    /* the program list: `monitor programs` and the option "programs" */
   int64_t nticks;         /* a replay's ticks so far */
 };
 
@@ -283,6 +284,11 @@ static int gRelationMode(tq_pm_global *g, int rel) {
   if (r->entity) return TQ_MODE_ENTITY;
   if (r->deltaOf) return TQ_MODE_DELTA;
   return r->mode == ALG_MODE_SAMPLED ? TQ_MODE_SAMPLED : r->mode == ALG_MODE_DISABLE ? TQ_MODE_DISABLE : TQ_MODE_TRACED;
+}
+static int gProgramWanted(tq_pm_global *g, int64_t pid, const char *command) {
+  tq_engine *e = enOf(g);
+  if (!command) return e->programs.n == 0;
+  return rtProgramsWanted(&e->programs, pid, command);
 }
 static int needed(tq_engine *e, int rel);
 static int gNeeded(tq_pm_global *g, int rel) {
@@ -1374,6 +1380,7 @@ tq_engine *enNew(void) {
   e->g.relation_mode = gRelationMode;
   e->g.relation_name = gRelationName;
   e->g.set_detail = gSetDetail;
+  e->g.program_wanted = gProgramWanted;
   e->opt.nowValue = TQ_OPEN;
   e->maxTicks = EN_MAX_TICKS;
   e->instArena = tqArenaNew();
@@ -1411,6 +1418,20 @@ int tq_set_option(tq_engine *e, const char *name, const char *value) {
     e->pmPath = tqStrdup(value);
   } else if (!strcmp(name, "no-opt")) {
     e->opt.noOpt = atoi(value) != 0;
+  } else if (!strcmp(name, "programs")) {
+    /* comma-separated patterns, added to the program's own */
+    char *all = tqStrdup(value), *save = NULL;
+    TqBuf why = {0};
+    for (char *w = strtok_r(all, ",", &save); w; w = strtok_r(NULL, ",", &save))
+      if (rtProgramsAdd(&e->programs, w, &why)) break;
+    if (!*value) rtProgramsAdd(&e->programs, value, &why);
+    free(all);
+    if (why.n) {
+      fail(e, "--programs: %s", why.s);
+      tqBufFree(&why);
+      collectErrors(e);
+      return -1;
+    }
   } else if (!strcmp(name, "trace-level")) {
     e->g.trace_level = atoi(value);
   } else if (!strcmp(name, "time-limit")) {
@@ -1675,6 +1696,11 @@ int tq_prepare(tq_engine *e, int nfiles, const char *const *files) {
   if (!e->prog) {
     collectErrors(e);
     return -1;
+  }
+  for (int i = 0; i < e->prog->programs.n; i++) {
+    TqBuf why = {0};
+    rtProgramsAdd(&e->programs, e->prog->programs.v[i], &why); /* checked by the compiler already */
+    tqBufFree(&why);
   }
   if (wantsDisplays(e) && cpDisplayQueries(e->prog, &e->diag)) {
     collectErrors(e);
@@ -2084,6 +2110,10 @@ int tq_end(tq_engine *e) {
     EnPm *m = e->order ? e->order[i] : e->pm[i];
     if (m->started) callPm(e, m, TQ_PM_END, NULL);
   }
+  /* never silent: a program pattern no process matched says so */
+  for (int i = 0; e->state == 2 && !e->extractor && i < e->programs.n; i++)
+    if (!e->programs.pat[i].pids.n)
+      gLog(&e->g, NULL, TQ_LOG_WARNING, "program pattern \"%s\" matched no process", e->programs.pat[i].text);
   e->state = 3;
   collectErrors(e);
   return ok && !e->fatal ? 0 : -1;
@@ -2166,7 +2196,22 @@ const char *tq_stats_json(tq_engine *e) {
     if (m->detail) tqBufPrintf(&e->stats, ", \"detail\": %s", m->detail);
     tqBufPuts(&e->stats, "}");
   }
-  tqBufPuts(&e->stats, "\n  ]\n}\n");
+  tqBufPuts(&e->stats, "\n  ]");
+  if (e->programs.n) { /* the program list: the processes each pattern matched */
+    tqBufPuts(&e->stats, ",\n  \"programs\": [");
+    for (int i = 0; i < e->programs.n; i++) {
+      const RtPattern *x = &e->programs.pat[i];
+      tqBufPrintf(&e->stats, "%s\n    {\"pattern\": ", i ? "," : "");
+      jsonString(&e->stats, x->text);
+      tqBufPrintf(&e->stats, ", \"processes\": %u%s, \"pids\": [", x->pids.n, x->more ? ", \"more\": true" : "");
+      int k = 0;
+      for (uint32_t j = 0; j < x->pids.cap; j++)
+        if (x->pids.slot[j].key > 1) tqBufPrintf(&e->stats, "%s%lld", k++ ? ", " : "", (long long)x->pids.slot[j].key - 2);
+      tqBufPuts(&e->stats, "]}");
+    }
+    tqBufPuts(&e->stats, "\n  ]");
+  }
+  tqBufPuts(&e->stats, "\n}\n");
   return e->stats.s;
 }
 
@@ -2238,6 +2283,7 @@ void tq_finish(tq_engine *e) {
   free(e->gat);
   tqArenaDelete(e->gatArena);
   cpProgramFree(e->prog);
+  rtProgramsFree(&e->programs);
   free(e->pmPath);
   tqBufFree(&e->explain);
   tqBufFree(&e->stats);

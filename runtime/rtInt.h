@@ -128,4 +128,24 @@ uint32_t rtDenseGrow(void **v, uint32_t *n, size_t sz, int64_t e);
 static inline int rtTupClosed(const RtTup *t) { return t->nopen == 0; }
 RtTup *rtTupCopyShape(const RtTup *src); /* new tuple with the same spans and values */
 
+/* ---------------------------------------------------------------- program lists (programs.c) */
+#define RT_PROGRAMS_MAX 64    /* patterns */
+#define RT_PROGRAMS_PIDS 4096 /* distinct processes counted per pattern */
+typedef struct RtPattern {
+  char *text;   /* the shell wildcard (fnmatch) */
+  TqMap pids;   /* pid + 2 -> matched (up to RT_PROGRAMS_PIDS) */
+  int more;     /* it matched more processes than counted */
+} RtPattern;
+typedef struct RtPrograms {
+  int n;        /* patterns; none: every process is wanted */
+  RtPattern pat[RT_PROGRAMS_MAX];
+} RtPrograms;
+/* Adds a pattern (a second copy of one is ignored).  Returns 0, or -1 with
+** the reason in err: empty, with a '/', or too many. */
+int rtProgramsAdd(RtPrograms *p, const char *pattern, TqBuf *err);
+/* Is a process whose command is `command` wanted: no pattern, or one
+** matches (each matching pattern counts pid)?  A NULL command is not. */
+int rtProgramsWanted(RtPrograms *p, int64_t pid, const char *command);
+void rtProgramsFree(RtPrograms *p); /* the patterns (p itself is the caller's) */
+
 #endif

@@ -455,12 +455,16 @@ typedef struct ProcTable {
   int64_t epoch;        /* listings so far */
   uint64_t nextId;
   int64_t begun, ended;
+  int list;             /* a program list is given (g->program_wanted) */
+  int64_t unwanted;     /* processes of the last listing it left out */
 } ProcTable;
 
 static void processMessage(tq_pm_private *p, const ProcTable *st) {
-  snprintf(p->message, sizeof p->message, "listings=%lld reads=%lld failed=%lld begun=%lld ended=%lld alive=%u",
+  char other[48] = "";
+  if (st->list) snprintf(other, sizeof other, " unwanted=%lld", (long long)st->unwanted);
+  snprintf(p->message, sizeof p->message, "listings=%lld reads=%lld failed=%lld begun=%lld ended=%lld alive=%u%s",
            (long long)st->epoch, (long long)st->rd.reads, (long long)st->rd.failed, (long long)st->begun,
-           (long long)st->ended, st->ents.n);
+           (long long)st->ended, st->ents.n, other);
 }
 
 /* One snapshot: list /proc; new pids begin, pids no longer listed end. */
@@ -471,6 +475,8 @@ static tq_pm_status processSnapshot(tq_pm_global *g, tq_pm_private *p, ProcTable
     return TQ_PM_ERROR;
   }
   st->epoch++;
+  st->unwanted = 0;
+  st->list = g->version >= 7 && g->program_wanted && !g->program_wanted(g, -1, NULL);
   TqTime now = g->now;
   int nv = st->l.nattr;
   struct dirent *de;
@@ -484,6 +490,12 @@ static tq_pm_status processSnapshot(tq_pm_global *g, tq_pm_private *p, ProcTable
       continue;
     }
     ProcInfo pi;
+    /* a program list: only the processes it names (asked again at each
+    ** listing: a process may exec a named program later) */
+    if (st->list && !snsProcessWanted(g, pid, NULL)) {
+      st->unwanted++;
+      continue;
+    }
     if (readProc(&st->rd, pid, st->l.need, &pi)) continue; /* gone already */
     pe = tqCalloc(1, sizeof(ProcEnt) + sizeof(int64_t) * (size_t)(nv ? nv : 1));
     if (layoutFill(g, &st->l, &pi, g->symbol(g, de->d_name, -1), pe->vals)) {

@@ -47,6 +47,15 @@ extern const tq_pm snsPcpPm, snsPcpClockPm;
 ** the reason in err (an unknown metric, an unreachable host, a type no
 ** attribute holds) and nothing in out. */
 int snsPcpDescribe(const char *host, int n, const char *const *metrics, TqBuf *out, TqBuf *err);
+extern const tq_pm snsCpuSamplePm;                       /* cpusample.c */
+
+/* The program list for a live PM (programs.c): may process pid become an
+** entity, or be sampled?  Asks g->program_wanted with its command name
+** (comm, read from /proc/PID/comm when comm is NULL) and, when the kernel
+** may have cut comm at 15 characters, with the base name of its first
+** argument.  Returns 1 when it may (also with no program list, and with an
+** engine older than interface version 7), 0 when it may not or is gone. */
+int snsProcessWanted(tq_pm_global *g, int64_t pid, const char *comm);
 
 typedef struct SnsTrace SnsTrace;
 

@@ -4,11 +4,14 @@
 #                             PCP client library: sensors/pcp.c) and a C
 #                             compiler;
 #                             for the kernel sensors clang, bpftool and
-#                             libbpf-dev (with libelf-dev and zlib1g-dev)
+#                             libbpf-dev (with libelf-dev and zlib1g-dev);
+#                             for the CPU sampler's symbols libdw-dev (elfutils)
 #   sh tests/deps.sh test     the above plus what the tests use: the sqlite3
 #                             CLI, ps (procps: the host sensor tests), pcp
 #                             (pmcd, pminfo, pmlogger, PMDAs: the PCP tests
-#                             start pmcd processes of their own), clang
+#                             start pmcd processes of their own), perf
+#                             (linux-perf: the independent check of the CPU
+#                             sampler) and strip/nm (binutils), clang
 #                             for the libFuzzer target, and for the
 #                             browser test of the display page Debian's
 #                             chromium and playwright-core from the npm
@@ -37,6 +40,7 @@ command -v bpftool >/dev/null 2>&1 || need="$need bpftool"
 [ -f /usr/include/bpf/libbpf.h ] || need="$need libbpf-dev"
 [ -f /usr/include/libelf.h ] || need="$need libelf-dev"
 [ -f /usr/include/zlib.h ] || need="$need zlib1g-dev"
+[ -f /usr/include/elfutils/libdwfl.h ] || need="$need libdw-dev"
 if [ "$1" = test ]; then
   command -v sqlite3 >/dev/null 2>&1 || need="$need sqlite3"
   command -v clang >/dev/null 2>&1 || need="$need clang"
@@ -44,6 +48,8 @@ if [ "$1" = test ]; then
   ls /usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a >/dev/null 2>&1 || need="$need libclang-rt-dev"
   { command -v pkill && command -v ps; } >/dev/null 2>&1 || need="$need procps"
   { [ -r /etc/pcp.conf ] && command -v pminfo && command -v pmlogger; } >/dev/null 2>&1 || need="$need pcp"
+  command -v perf >/dev/null 2>&1 || need="$need linux-perf"
+  { command -v strip && command -v nm; } >/dev/null 2>&1 || need="$need binutils"
 fi
 if [ "$1" = bench ]; then
   command -v sqlite3 >/dev/null 2>&1 || need="$need sqlite3"
