@@ -73,7 +73,11 @@ void algExprPrint(const AlgExpr *e, TqBuf *b) {
           tqBufPuts(b, e->type.en && e->ival >= 0 && e->ival < e->type.en->n ? e->type.en->names[e->ival] : "?");
           break;
         case TY_STRING: tqBufPrintf(b, "\"%s\"", tqSymName((int32_t)e->ival)); break;
-        case TY_FLOAT: tqBufPrintf(b, "%g", e->fval); break;
+        case TY_FLOAT: {
+          char num[32];
+          tqBufPuts(b, tqFloatFormat(num, sizeof num, e->fval));
+          break;
+        }
         case TY_BOOL: tqBufPuts(b, e->ival ? "true" : "false"); break;
         default: tqBufPrintf(b, "%lld", (long long)e->ival); break;
       }

@@ -6,6 +6,7 @@
 #include "tq.h"
 
 #include <ctype.h>
+#include <math.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <time.h>
@@ -23,6 +24,58 @@ TqTime tqTimeAdd(TqTime a, TqTime b) {
   if (r >= TQ_FOREVER) return TQ_FOREVER;
   if (r <= TQ_BEGINNING) return TQ_BEGINNING;
   return r;
+}
+
+char *tqFloatFormat(char *buf, size_t n, double d) {
+  if (isnan(d)) {
+    snprintf(buf, n, "nan");
+    return buf;
+  }
+  if (isinf(d)) {
+    snprintf(buf, n, d < 0 ? "-inf" : "inf");
+    return buf;
+  }
+  /* the fewest significant digits that read back (17 always do) */
+  char e[40];
+  for (int p = 1; p <= 17; p++) {
+    snprintf(e, sizeof e, "%.*e", p - 1, d);
+    if (strtod(e, NULL) == d) break;
+  }
+  /* e is [-]D[.DDD]e(+|-)XX: the digits and the decimal exponent */
+  const char *m = e + (e[0] == '-');
+  char dig[24];
+  int nd = 0;
+  for (; *m && *m != 'e'; m++)
+    if (*m != '.') dig[nd++] = *m;
+  int x = atoi(m + 1);
+  while (nd > 1 && dig[nd - 1] == '0') nd--;
+  char out[48];
+  int k = 0;
+  if (e[0] == '-') out[k++] = '-';
+  if (x >= -4 && x < 16) { /* positional, as Python's repr (without its ".0") */
+    if (x < 0) {
+      out[k++] = '0';
+      out[k++] = '.';
+      for (int i = 0; i < -x - 1; i++) out[k++] = '0';
+      for (int i = 0; i < nd; i++) out[k++] = dig[i];
+    } else {
+      for (int i = 0; i <= x; i++) out[k++] = i < nd ? dig[i] : '0';
+      if (nd > x + 1) {
+        out[k++] = '.';
+        for (int i = x + 1; i < nd; i++) out[k++] = dig[i];
+      }
+    }
+    out[k] = 0;
+  } else {
+    out[k++] = dig[0];
+    if (nd > 1) {
+      out[k++] = '.';
+      for (int i = 1; i < nd; i++) out[k++] = dig[i];
+    }
+    snprintf(out + k, sizeof out - (size_t)k, "e%c%02d", x < 0 ? '-' : '+', x < 0 ? -x : x);
+  }
+  snprintf(buf, n, "%s", out);
+  return buf;
 }
 
 char *tqTimeFormat(char *buf, size_t n, TqTime t) {

@@ -48,6 +48,11 @@ static inline TqTime tqTickAtOrAfter(TqTime t, TqTime tick) {
 /* Formats t as h:mm:ss[.fraction] (fraction only when not whole seconds);
 ** beginning/forever/open print as words. Returns buf. */
 char *tqTimeFormat(char *buf, size_t n, TqTime t);
+/* d in the shortest form that reads back as d (strtod), as Python's repr
+** and JavaScript print it: 0.8333333333333334, not %.17g's
+** 0.83333333333333337; "nan", "inf", "-inf" when not finite.  Writes at
+** most n bytes (32 are always enough) into buf and returns buf. */
+char *tqFloatFormat(char *buf, size_t n, double d);
 /* Parses "h:mm:ss[.frac]", "N[ns|us|ms|s|min|h]" or a bare integer of ns.
 ** Returns 0 and sets *out, -1 on a malformed string, -2 when the value does
 ** not fit in 64-bit nanoseconds. */

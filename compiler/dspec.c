@@ -114,7 +114,8 @@ static void valueAspect(CpSema *s, CpDisplay *d, AstNode *x) {
       return;
     }
   } else if (x->op == DSPA_LABEL) {
-    a->str = v->kind == AST_STR ? v->s : tqArenaPrintf(s->a, "%g", v->f);
+    char num[32];
+    a->str = v->kind == AST_STR ? v->s : tqArenaStrdup(s->a, tqFloatFormat(num, sizeof num, v->f));
   } else if (x->op == DSPA_COLOUR) {
     if (v->kind != AST_STR || !v->s[0] || strpbrk(v->s, "<>\"'&;{}")) {
       tqError(s->diag, v->loc, "colour takes an attribute or a colour in quotes (\"red\", \"#3366cc\")");

@@ -310,7 +310,10 @@ static const char *valueSql(Sg *g, const AlgExpr *e) {
       switch (e->type.kind) {
         case TY_ENTITY:
         case TY_STRING: return qstr(g, tqSymName((int32_t)e->ival));
-        case TY_FLOAT: return pf(g, "%.17g", e->fval);
+        case TY_FLOAT: {
+          char num[32];
+          return pf(g, "%s", tqFloatFormat(num, sizeof num, e->fval));
+        }
         default: return pf(g, "%lld", (long long)e->ival);
       }
     case AX_NEG: return pf(g, "(-%s)", valueSql(g, e->a));

@@ -38,7 +38,7 @@ const char *dspValue(char *buf, size_t n, AlgType t, int64_t v) {
     case TY_FLOAT: {
       double d;
       memcpy(&d, &v, sizeof d);
-      snprintf(buf, n, "%.17g", d);
+      tqFloatFormat(buf, n, d);
       break;
     }
     case TY_ENUM: snprintf(buf, n, "%s", v >= 0 && v < t.en->n ? t.en->names[v] : "?"); break;
@@ -156,7 +156,8 @@ static void writeJsonl(Text *t, const RtResult *res, Row **v, int n) {
       jsonStr(f, res->attr[i].name);
       fputc(':', f);
       dspValue(buf, sizeof buf, res->attr[i].type, v[r]->vals[i]);
-      if (res->attr[i].type.kind == TY_INT || res->attr[i].type.kind == TY_FLOAT) fputs(buf, f);
+      if (res->attr[i].type.kind == TY_FLOAT && (buf[0] == 'n' || buf[strlen(buf) - 1] == 'f')) fputs("null", f); /* JSON has no nan, inf */
+      else if (res->attr[i].type.kind == TY_INT || res->attr[i].type.kind == TY_FLOAT) fputs(buf, f);
       else jsonStr(f, buf);
     }
     if (res->isEvent) fprintf(f, ",\"valid_at\":%lld}\n", (long long)v[r]->from);

@@ -250,7 +250,7 @@ int rtStoreQueryCsv(RtStore *st, const char *sql, FILE *out) {
       char num[64];
       const char *txt;
       if (sqlite3_column_type(s, i) == SQLITE_FLOAT) {
-        snprintf(num, sizeof num, "%.17g", sqlite3_column_double(s, i)); /* as the engine prints doubles */
+        tqFloatFormat(num, sizeof num, sqlite3_column_double(s, i)); /* as the engine prints doubles */
         txt = num;
       } else {
         const unsigned char *v = sqlite3_column_text(s, i);

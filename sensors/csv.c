@@ -152,7 +152,7 @@ int snsCsvRow(SnsCsv *c, int rel, const int64_t *vals, TqTime from, TqTime to) {
         double x;
         char tmp[40];
         memcpy(&x, &vals[k], sizeof x);
-        csvPut(c, f, tmp, (size_t)snprintf(tmp, sizeof tmp, "%.17g", x));
+        csvPut(c, f, tmp, strlen(tqFloatFormat(tmp, sizeof tmp, x)));
         break;
       }
       case TY_ENUM: csvText(c, f, vals[k] >= 0 && vals[k] < ty->en->n ? ty->en->names[vals[k]] : "?"); break;

@@ -662,7 +662,8 @@ static void putValue(SnsTextWriter *w, const AlgAttr *a, int64_t v) {
     case TY_FLOAT: {
       double d;
       memcpy(&d, &v, sizeof d);
-      fprintf(w->f, " %.17g", d);
+      char num[32];
+      fprintf(w->f, " %s", tqFloatFormat(num, sizeof num, d));
       break;
     }
     case TY_ENUM: fprintf(w->f, " %s", v >= 0 && v < a->type.en->n ? a->type.en->names[v] : "?"); break;

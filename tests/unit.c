@@ -735,8 +735,37 @@ static void testCatalogNames(void) {
   free(names);
 }
 
+/* Floats print in the shortest form that reads back (Python's repr, without
+** its ".0" on whole numbers): known cases, and a million random bit patterns
+** that must read back exactly. */
+static void testFloatFormat(void) {
+  static const struct {
+    double d;
+    const char *s;
+  } k[] = {{5.0 / 6, "0.8333333333333334"}, {0.1 + 0.2, "0.30000000000000004"}, {2.55, "2.55"}, {10, "10"},
+           {1e15, "1000000000000000"}, {1e16, "1e+16"}, {1e-4, "0.0001"}, {1e-5, "1e-05"}, {-1.5, "-1.5"},
+           {0, "0"}, {5e-324, "5e-324"}, {1.7976931348623157e308, "1.7976931348623157e+308"},
+           {123456789012345678.0, "1.2345678901234568e+17"}, {1.0 / 0.0, "inf"}, {-1.0 / 0.0, "-inf"}};
+  char b[64];
+  for (size_t i = 0; i < TQ_ARRAY_SIZE(k); i++) {
+    tqFloatFormat(b, sizeof b, k[i].d);
+    CHECK(!strcmp(b, k[i].s), k[i].s);
+  }
+  uint64_t x = 0x9e3779b97f4a7c15ULL;
+  int bad = 0;
+  for (int i = 0; i < 1000000; i++) {
+    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+    double d;
+    memcpy(&d, &x, sizeof d);
+    if (d != d || d - d != 0) continue; /* nan, inf */
+    if (strtod(tqFloatFormat(b, sizeof b, d), NULL) != d) bad++;
+  }
+  CHECK(bad == 0, "a million random floats read back exactly");
+}
+
 int main(void) {
   testMapChurn();
+  testFloatFormat();
   testCatalogNames();
   testCrc32c();
   testTime();
