@@ -39,7 +39,7 @@ const tq_pm *const *appBuiltinPms(int *n) {
                                       &snsKernelPm,      &snsKernelProcessorPm, &snsKernelThreadPm, &snsKernelForkPm,
                                       &snsKernelExecPm,  &snsKernelExitPm,    &snsKernelRunningOnPm, &snsKernelReadyPm,
                                       &snsKernelBlockedPm, &snsKernelWokePm,  &snsKernelSyscallPm, &snsKernelBlockIoPm,
-                                      &snsKernelSendPm,  &snsKernelReceivePm, &snsPcpPm,         &snsPcpClockPm};
+                                      &snsKernelSendPm,  &snsKernelReceivePm, &snsPcpPm};
   *n = (int)TQ_ARRAY_SIZE(list);
   return list;
 }

@@ -263,6 +263,7 @@ static void usedRels(const AlgNode *t, const AlgRel **out, int *n, int max) {
 
 static int registerLive(tq_engine *e, Args *a, int all);
 static int live(const Args *a);
+static int registerPcp(tq_engine *e, const Args *a);
 static tq_engine *newEngine(Args *a);
 static int registerPms(tq_engine *e, Args *a);
 
@@ -280,10 +281,10 @@ static int cmdExplain(Args *a) {
   }
   /* with a source (--kernel, --host, --pm): how each sensor is collected */
   tq_engine *e = NULL;
-  if (a->kernel || a->host || a->npm) {
+  if (a->kernel || a->host || a->npm || a->pcp || a->pcpArchive) {
     e = newEngine(a);
-    if (!e || registerLive(e, a, 0) || registerPms(e, a) ||
-        (!live(a) && tq_register(e, "clock", NULL)) || tq_prepare(e, a->nfiles, a->files)) {
+    if (!e || registerLive(e, a, 0) || registerPcp(e, a) || registerPms(e, a) ||
+        (!live(a) && !a->pcpArchive && tq_register(e, "clock", NULL)) || tq_prepare(e, a->nfiles, a->files)) {
       if (e) fputs(tq_errors(e), stderr);
       tq_finish(e);
       cpProgramFree(p);
@@ -379,17 +380,28 @@ static int userClock(const Args *a) {
 }
 
 /* --pcp HOSTS or --pcp-archive FILES: the pcp PM (sensors/pcp.md), given
-** the program's files for its '-- pcp:' lines; a replay of archives is
-** timed by pcp_clock over their time range (a live run by the realtime
-** clock of registerLive). */
+** the program's files for its '-- pcp:' lines.  A replay of archives is
+** timed by the clock over their time range (from=, to=), a live run by
+** the realtime clock of registerLive. */
 static int registerPcp(tq_engine *e, const Args *a) {
   if (!a->pcp && !a->pcpArchive) return 0;
   TqBuf b = {0};
   tqBufPrintf(&b, "%s=%s", a->pcp ? "host" : "archive", a->pcp ? a->pcp : a->pcpArchive);
   for (int i = 0; i < a->nfiles; i++) tqBufPrintf(&b, "\nfile=%s", a->files[i]);
-  int rc = 0;
-  if (a->pcpArchive && !userClock(a)) rc = tq_register(e, "pcp_clock", b.s);
-  if (!rc) rc = tq_register(e, "pcp", b.s);
+  int rc = tq_register(e, "pcp", b.s);
+  int64_t first, last;
+  if (!rc && a->pcpArchive && !userClock(a)) {
+    TqBuf err = {0}, clock = {0};
+    if (snsPcpArchiveRange(a->pcpArchive, &first, &last, &err)) {
+      fprintf(stderr, "tqmon: %s\n", err.s);
+      rc = -1;
+    } else {
+      tqBufPrintf(&clock, "from=%lld,to=%lld", (long long)first, (long long)last);
+      rc = tq_register(e, "clock", clock.s);
+    }
+    tqBufFree(&err);
+    tqBufFree(&clock);
+  }
   tqBufFree(&b);
   return rc;
 }

@@ -1,7 +1,7 @@
 /*
 ** pcp.c - Performance Co-Pilot hosts and archives as relations: the
-** processor modules `pcp` (PRODUCER of "*") and `pcp_clock` (TIMER of a
-** replay of archives).  sensors/pcp.md documents them for users;
+** processor module `pcp` (PRODUCER of "*"), and the time range of
+** archives (snsPcpArchiveRange: the built-in clock ticks over it).  sensors/pcp.md documents them for users;
 ** pcpconf.c reads the mapping of relations to metrics.
 **
 ** Hosts.  Every host of `host=` gets a PMAPI context of its own, owned by a
@@ -40,7 +40,7 @@
 ** Archives.  With archive= instead of host=, each host's archives (by the
 ** host name of their labels) form one archive context, read at each tick
 ** in PM_MODE_INTERP; the instance domains are as the archive holds them at
-** the tick.  pcp_clock ticks over the archives' time range.  Every archive
+** the tick.  Every archive
 ** is read through once at START: a truncated or corrupt one refuses the
 ** run (FATAL) before anything is produced.
 */
@@ -64,21 +64,6 @@
 
 /* ================================================================ small helpers */
 
-static void *xcalloc(size_t n, size_t k) {
-  void *p = calloc(n ? n : 1, k ? k : 1);
-  if (!p) abort();
-  return p;
-}
-static void *xrealloc(void *p, size_t n) {
-  p = realloc(p, n ? n : 1);
-  if (!p) abort();
-  return p;
-}
-static char *xstrdup(const char *s) {
-  char *d = strdup(s ? s : "");
-  if (!d) abort();
-  return d;
-}
 static int64_t nowNs(void) {
   struct timespec ts;
   clock_gettime(CLOCK_REALTIME, &ts);
@@ -105,36 +90,16 @@ static void firstWord(const char *s, char *out, size_t n) {
   out[k] = 0;
 }
 
-/* Appends to a growing JSON/text buffer. */
-typedef struct Buf {
-  char *s;
-  size_t n, cap;
-} Buf;
-static void bufPrintf(Buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void bufPrintf(Buf *b, const char *fmt, ...) {
-  va_list ap;
-  for (;;) {
-    va_start(ap, fmt);
-    int k = vsnprintf(b->s ? b->s + b->n : NULL, b->s ? b->cap - b->n : 0, fmt, ap);
-    va_end(ap);
-    if (k < 0) return;
-    if (b->s && b->n + (size_t)k < b->cap) {
-      b->n += (size_t)k;
-      return;
-    }
-    b->cap = (b->n + (size_t)k + 1) * 2;
-    b->s = xrealloc(b->s, b->cap);
-  }
-}
-static void bufJsonString(Buf *b, const char *s) {
-  bufPrintf(b, "\"");
+/* A JSON string of s into b. */
+static void bufJsonString(TqBuf *b, const char *s) {
+  tqBufPuts(b, "\"");
   for (; *s; s++) {
     unsigned char c = (unsigned char)*s;
-    if (c == '"' || c == '\\') bufPrintf(b, "\\%c", c);
-    else if (c < 0x20) bufPrintf(b, "\\u%04x", c);
-    else bufPrintf(b, "%c", c);
+    if (c == '"' || c == '\\') tqBufPrintf(b, "\\%c", c);
+    else if (c < 0x20) tqBufPrintf(b, "\\u%04x", c);
+    else tqBufAdd(b, s, 1);
   }
-  bufPrintf(b, "\"");
+  tqBufPuts(b, "\"");
 }
 
 /* ================================================================ the mapping, bound to the program */
@@ -297,9 +262,9 @@ static void nameAdd(NameSet *s, const char *name) {
   if (nameFind(s, name) >= 0) return;
   if (s->n == s->cap) {
     s->cap = s->cap ? 2 * s->cap : 8;
-    s->v = xrealloc(s->v, sizeof *s->v * (size_t)s->cap);
+    s->v = tqRealloc(s->v, sizeof *s->v * (size_t)s->cap);
   }
-  s->v[s->n++] = xstrdup(name);
+  s->v[s->n++] = tqStrdup(name);
 }
 static void nameDel(NameSet *s, const char *name) {
   int k = nameFind(s, name);
@@ -356,7 +321,7 @@ static int workConnect(Host *h) {
     if (pmGetContextHostName_r(h->ctx, nm, sizeof nm) && nm[0]) snprintf(h->name, sizeof h->name, "%s", nm);
     else snprintf(h->name, sizeof h->name, "%s", h->spec);
   }
-  h->pmid = xcalloc((size_t)pc->conf.nmetric, sizeof(pmID));
+  h->pmid = tqCalloc((size_t)pc->conf.nmetric, sizeof(pmID));
   for (int i = 0; i < pc->conf.nmetric; i++) {
     const PcpMetricConf *m = &pc->conf.metric[i];
     int used = 0;
@@ -481,8 +446,8 @@ static int workTick(Host *h) {
     int cap = 0;
     for (int k = 0; k < res->numpmid; k++)
       if (res->vset[k]->numval > cap) cap = res->vset[k]->numval;
-    c->inst = xcalloc((size_t)cap, sizeof(int));
-    c->v = xcalloc((size_t)cap * (size_t)rl->nm, sizeof(Val));
+    c->inst = tqCalloc((size_t)cap, sizeof(int));
+    c->v = tqCalloc((size_t)cap * (size_t)rl->nm, sizeof(Val));
     for (int k = 0; k < res->numpmid && k < rl->nm; k++) {
       pmValueSet *vs = res->vset[k];
       if (vs->numval <= 0) continue;
@@ -574,6 +539,29 @@ static void runJobs(Pcp *pc, const int *posted, int job, int64_t deadline) {
   pthread_mutex_unlock(&pc->mu);
 }
 
+/* When a tick's jobs are given up: 0.8 of a tick from now in a live run;
+** never over archives (0). */
+static int64_t tickDeadline(const Pcp *pc) { return pc->archive ? 0 : nowNs() + pc->tick * 8 / 10; }
+
+/* Is the worker of h on a job (one not taken yet included)? */
+static int hostBusy(Pcp *pc, Host *h) {
+  pthread_mutex_lock(&pc->mu);
+  int busy = h->busy || h->job != JOB_NONE;
+  pthread_mutex_unlock(&pc->mu);
+  return busy;
+}
+
+/* Did the job posted to h end (then its results are taken)?  One that did
+** not, by the deadline, makes the host late for this tick. */
+static int jobEnded(Pcp *pc, Host *h) {
+  pthread_mutex_lock(&pc->mu);
+  int done = h->done;
+  h->done = 0;
+  pthread_mutex_unlock(&pc->mu);
+  if (!done) h->late++;
+  return done;
+}
+
 /* ================================================================ binding the program */
 
 /* The attribute of rel named name, checked for type ty (and entity type
@@ -596,7 +584,7 @@ static int attrOf(tq_pm_global *g, int rel, const char *name, int ty, const char
 static int bindProgram(tq_pm_global *g, Pcp *pc, char *msg, size_t n) {
   const PcpConf *c = &pc->conf;
   /* entity relations: Host, then each mapped instance domain */
-  pc->ent = xcalloc((size_t)c->nindom + 1, sizeof(Ent));
+  pc->ent = tqCalloc((size_t)c->nindom + 1, sizeof(Ent));
   pc->hostEnt = 0;
   Ent *h = &pc->ent[pc->nent++];
   snprintf(h->name, sizeof h->name, "Host");
@@ -643,7 +631,7 @@ static int bindProgram(tq_pm_global *g, Pcp *pc, char *msg, size_t n) {
     e->needed = g->needed(g, e->rel);
   }
   /* sampled relations: one per relation named in the metric lines */
-  pc->rel = xcalloc((size_t)c->nmetric, sizeof(Rel));
+  pc->rel = tqCalloc((size_t)c->nmetric, sizeof(Rel));
   for (int i = 0; i < c->nmetric; i++) {
     const PcpMetricConf *m = &c->metric[i];
     Rel *r = NULL;
@@ -735,142 +723,158 @@ static int bindProgram(tq_pm_global *g, Pcp *pc, char *msg, size_t n) {
 
 /* ================================================================ arguments */
 
-/* Adds the hosts of one host= value: a host, host:port, or a file of them
-** (one a line, '#' comments). */
-static int addHosts(Pcp *pc, const char *v, char *msg, size_t n) {
-  struct stat st;
-  char **list = NULL;
-  int nl = 0;
-  if (stat(v, &st) == 0 && S_ISREG(st.st_mode)) {
-    FILE *f = fopen(v, "r");
-    if (!f) {
-      pcpSay(msg, n, "%s: %s", v, strerror(errno));
-      return -1;
+/* The items of a comma-separated list v (empty items skipped), appended
+** to *list (*n of them). */
+static void splitList(const char *v, char ***list, int *n) {
+  while (*v) {
+    size_t k = strcspn(v, ",");
+    if (k) {
+      *list = tqRealloc(*list, sizeof(char *) * (size_t)(*n + 1));
+      (*list)[(*n)++] = tqStrndup(v, k);
     }
-    char line[512];
-    while (fgets(line, sizeof line, f)) {
-      char *s = line;
-      s[strcspn(s, "#\r\n")] = 0;
-      while (*s == ' ' || *s == '\t') s++;
-      size_t k = strlen(s);
-      while (k && (s[k - 1] == ' ' || s[k - 1] == '\t')) s[--k] = 0;
-      if (!*s) continue;
-      list = xrealloc(list, sizeof(char *) * (size_t)(nl + 1));
-      list[nl++] = xstrdup(s);
-    }
-    fclose(f);
-    if (!nl) {
-      pcpSay(msg, n, "%s lists no host", v);
-      return -1;
-    }
-  } else {
-    const char *s = v;
-    while (*s) {
-      size_t k = strcspn(s, ",");
-      if (k) {
-        list = xrealloc(list, sizeof(char *) * (size_t)(nl + 1));
-        list[nl] = xcalloc(k + 1, 1);
-        memcpy(list[nl++], s, k);
-      }
-      s += k + (s[k] == ',');
-    }
+    v += k + (v[k] == ',');
   }
-  int rc = 0;
-  for (int i = 0; i < nl; i++) {
-    if (!rc && pc->nhost >= MAX_HOSTS) {
-      pcpSay(msg, n, "more than %d hosts", MAX_HOSTS);
-      rc = -1;
-    }
-    if (!rc) {
-      Host *h = &pc->host[pc->nhost++];
-      snprintf(h->spec, sizeof h->spec, "%s", list[i]);
-    }
-    free(list[i]);
-  }
-  free(list);
-  return rc;
 }
 
-/* Parses the args lines.  Returns 0 or -1 with msg. */
-static int parseArgs(Pcp *pc, const char *args, char *msg, size_t n) {
-  pc->host = xcalloc(MAX_HOSTS, sizeof(Host));
-  const char *s = args ? args : "";
-  int nfiles = 0;
-  char **archives = NULL;
-  int na = 0;
-  while (*s) {
-    size_t k = strcspn(s, "\n");
-    char line[4096];
-    snprintf(line, sizeof line, "%.*s", (int)(k < sizeof line ? k : sizeof line - 1), s);
-    s += k + (s[k] == '\n');
-    char *eq = strchr(line, '=');
-    if (!line[0]) continue;
-    if (!eq) {
-      pcpSay(msg, n, "bad argument '%s' (KEY=VALUE lines: host, archive, file)", line);
-      return -1;
-    }
-    *eq = 0;
-    const char *v = eq + 1;
-    if (!strcmp(line, "host")) {
-      if (addHosts(pc, v, msg, n)) return -1;
-    } else if (!strcmp(line, "archive")) {
-      const char *q = v;
-      while (*q) {
-        size_t l = strcspn(q, ",");
-        if (l) {
-          archives = xrealloc(archives, sizeof(char *) * (size_t)(na + 1));
-          archives[na] = xcalloc(l + 1, 1);
-          memcpy(archives[na++], q, l);
-        }
-        q += l + (q[l] == ',');
-      }
-    } else if (!strcmp(line, "file")) {
-      if (pcpConfRead(&pc->conf, v, msg, n)) return -1;
-      nfiles++;
-    } else {
-      pcpSay(msg, n, "unknown argument '%s' (host, archive, file)", line);
-      return -1;
-    }
+/* The hosts of one host= value: a comma-separated list of hosts or
+** host:port, or a file of them (one a line, '#' comments), appended to
+** *list.  Returns 0 or -1 with msg. */
+static int hostList(const char *v, char ***list, int *nl, char *msg, size_t n) {
+  struct stat st;
+  if (stat(v, &st) != 0 || !S_ISREG(st.st_mode)) {
+    splitList(v, list, nl);
+    return 0;
   }
-  if (na && pc->nhost) {
-    pcpSay(msg, n, "give hosts or archives, not both");
+  FILE *f = fopen(v, "r");
+  if (!f) {
+    pcpSay(msg, n, "%s: %s", v, strerror(errno));
     return -1;
   }
-  if (na) {
-    /* archives of one host form one context: group them by their labels */
-    pc->archive = 1;
-    for (int i = 0; i < na; i++) {
-      int ctx = pmNewContext(PM_CONTEXT_ARCHIVE, archives[i]);
-      if (ctx < 0) {
-        pcpSay(msg, n, "cannot read the archive %s: %s", archives[i], pmErrStr(ctx));
-        for (int k = i; k < na; k++) free(archives[k]);
-        free(archives);
-        return -1;
-      }
-      pmHighResLogLabel lab;
-      int sts = pmGetHighResArchiveLabel(&lab);
-      pmDestroyContext(ctx);
-      if (sts < 0) {
-        pcpSay(msg, n, "%s: %s", archives[i], pmErrStr(sts));
-        for (int k = i; k < na; k++) free(archives[k]);
-        free(archives);
-        return -1;
-      }
-      Host *h = NULL;
-      for (int k = 0; k < pc->nhost && !h; k++)
-        if (!strcmp(pc->host[k].name, lab.hostname)) h = &pc->host[k];
-      if (!h && pc->nhost < MAX_HOSTS) {
-        h = &pc->host[pc->nhost++];
-        snprintf(h->name, sizeof h->name, "%s", lab.hostname);
-      }
-      if (h) {
-        size_t used = strlen(h->spec);
-        snprintf(h->spec + used, sizeof h->spec - used, "%s%s", used ? "," : "", archives[i]);
-      }
-      free(archives[i]);
-    }
-    free(archives);
+  int before = *nl;
+  char line[512];
+  while (fgets(line, sizeof line, f)) {
+    char *s = line;
+    s[strcspn(s, "#\r\n")] = 0;
+    while (*s == ' ' || *s == '\t') s++;
+    size_t k = strlen(s);
+    while (k && (s[k - 1] == ' ' || s[k - 1] == '\t')) s[--k] = 0;
+    if (!*s) continue;
+    *list = tqRealloc(*list, sizeof(char *) * (size_t)(*nl + 1));
+    (*list)[(*nl)++] = tqStrdup(s);
   }
+  fclose(f);
+  if (*nl == before) {
+    pcpSay(msg, n, "%s lists no host", v);
+    return -1;
+  }
+  return 0;
+}
+
+static void freeList(char **list, int n) {
+  for (int i = 0; i < n; i++) free(list[i]);
+  free(list);
+}
+
+/* Adds a host (or an archive host) named by spec. */
+static Host *addHost(Pcp *pc, const char *spec, char *msg, size_t n) {
+  if (pc->nhost >= MAX_HOSTS) {
+    pcpSay(msg, n, "more than %d hosts", MAX_HOSTS);
+    return NULL;
+  }
+  Host *h = &pc->host[pc->nhost++];
+  snprintf(h->spec, sizeof h->spec, "%s", spec);
+  return h;
+}
+
+/* The label of archive file and the time of its last record.  Returns 0,
+** or a PMAPI error (< 0) with msg. */
+static int archiveInfo(const char *file, pmHighResLogLabel *lab, struct timespec *end, char *msg, size_t n) {
+  int ctx = pmNewContext(PM_CONTEXT_ARCHIVE, file), sts = ctx;
+  if (ctx >= 0 && (sts = pmGetHighResArchiveLabel(lab)) >= 0) sts = pmGetHighResArchiveEnd(end);
+  if (ctx >= 0) pmDestroyContext(ctx);
+  if (sts < 0) pcpSay(msg, n, "cannot read the archive %s: %s", file, pmErrStr(sts));
+  return sts < 0 ? sts : 0;
+}
+
+int snsPcpArchiveRange(const char *files, int64_t *first, int64_t *last, TqBuf *err) {
+  char **list = NULL, msg[512];
+  int n = 0, rc = 0;
+  splitList(files, &list, &n);
+  for (int i = 0; i < n && !rc; i++) {
+    pmHighResLogLabel lab;
+    struct timespec end;
+    if ((rc = archiveInfo(list[i], &lab, &end, msg, sizeof msg))) {
+      tqBufPuts(err, msg);
+      break;
+    }
+    if (!i || nsOf(&lab.start) < *first) *first = nsOf(&lab.start);
+    if (!i || nsOf(&end) > *last) *last = nsOf(&end);
+  }
+  if (!n && !rc) {
+    tqBufPuts(err, "no archive given");
+    rc = -1;
+  }
+  freeList(list, n);
+  return rc ? -1 : 0;
+}
+
+/* Parses the args lines (pcpArgs: host=, archive=, file=).  Returns 0 or
+** -1 with msg. */
+static int parseArgs(Pcp *pc, const char *args, char *msg, size_t n) {
+  pc->host = tqCalloc(MAX_HOSTS, sizeof(Host));
+  char **hosts = NULL, **archives = NULL;
+  int nh = 0, na = 0, nfiles = 0, rc = 0;
+  for (const char *s = args ? args : ""; *s && !rc;) {
+    size_t k = strcspn(s, "\n");
+    char *line = tqStrndup(s, k);
+    s += k + (s[k] == '\n');
+    char *eq = strchr(line, '=');
+    if (line[0] && !eq) {
+      pcpSay(msg, n, "bad argument '%s' (KEY=VALUE lines: host, archive, file)", line);
+      rc = -1;
+    } else if (line[0]) {
+      *eq = 0;
+      const char *v = eq + 1;
+      if (!strcmp(line, "host")) rc = hostList(v, &hosts, &nh, msg, n);
+      else if (!strcmp(line, "archive")) splitList(v, &archives, &na);
+      else if (!strcmp(line, "file")) {
+        rc = pcpConfRead(&pc->conf, v, msg, n);
+        nfiles++;
+      } else {
+        pcpSay(msg, n, "unknown argument '%s' (host, archive, file)", line);
+        rc = -1;
+      }
+    }
+    free(line);
+  }
+  if (!rc && na && nh) {
+    pcpSay(msg, n, "give hosts or archives, not both");
+    rc = -1;
+  }
+  for (int i = 0; i < nh && !rc; i++)
+    if (!addHost(pc, hosts[i], msg, n)) rc = -1;
+  /* archives of one host form one context: group them by their labels */
+  pc->archive = na > 0;
+  for (int i = 0; i < na && !rc; i++) {
+    pmHighResLogLabel lab;
+    struct timespec end;
+    if (archiveInfo(archives[i], &lab, &end, msg, n)) {
+      rc = -1;
+      break;
+    }
+    Host *h = NULL;
+    for (int k = 0; k < pc->nhost && !h; k++)
+      if (!strcmp(pc->host[k].name, lab.hostname)) h = &pc->host[k];
+    if (!h && !(h = addHost(pc, "", msg, n))) rc = -1;
+    if (h) {
+      snprintf(h->name, sizeof h->name, "%s", lab.hostname);
+      size_t used = strlen(h->spec);
+      snprintf(h->spec + used, sizeof h->spec - used, "%s%s", used ? "," : "", archives[i]);
+    }
+  }
+  freeList(hosts, nh);
+  freeList(archives, na);
+  if (rc) return -1;
   if (!pc->nhost) {
     pcpSay(msg, n, "no host and no archive given (host=HOST or archive=FILE)");
     return -1;
@@ -947,13 +951,13 @@ static int applyListing(tq_pm_global *g, Pcp *pc, Host *h, int e, Listing *l, in
     }
     if (s->n == s->cap) {
       s->cap = s->cap ? 2 * s->cap : 64;
-      s->v = xrealloc(s->v, sizeof *s->v * (size_t)s->cap);
+      s->v = tqRealloc(s->v, sizeof *s->v * (size_t)s->cap);
     }
     in = &s->v[s->n++];
     memset(in, 0, sizeof *in);
     in->id = l->id[k];
-    in->name = xstrdup(nm);
-    in->full = xstrdup(l->name[k]);
+    in->name = tqStrdup(nm);
+    in->full = tqStrdup(l->name[k]);
     char ent[sizeof h->name + 256 + 1];
     snprintf(ent, sizeof ent, "%s:%s", h->name, nm);
     in->sym = g->symbol(g, ent, -1);
@@ -986,9 +990,9 @@ static const char *stateName(int s) {
 
 /* The PM's message and its detail (--stats). */
 static void report(tq_pm_global *g, tq_pm_private *p, Pcp *pc) {
-  Buf b = {0};
+  TqBuf b = {0};
   int64_t values = 0, fetches = 0, late = 0, up = 0;
-  bufPrintf(&b, "{\"source\": \"%s\", \"ticks\": %lld, \"hosts\": [", pc->archive ? "archives" : "pmcd",
+  tqBufPrintf(&b, "{\"source\": \"%s\", \"ticks\": %lld, \"hosts\": [", pc->archive ? "archives" : "pmcd",
             (long long)pc->ticks);
   pthread_mutex_lock(&pc->mu);
   for (int i = 0; i < pc->nhost; i++) {
@@ -997,37 +1001,37 @@ static void report(tq_pm_global *g, tq_pm_private *p, Pcp *pc) {
     fetches += h->fetches;
     late += h->late;
     up += h->state == H_UP;
-    bufPrintf(&b, "%s\n    {\"host\": ", i ? "," : "");
+    tqBufPrintf(&b, "%s\n    {\"host\": ", i ? "," : "");
     bufJsonString(&b, h->name[0] ? h->name : h->spec);
-    bufPrintf(&b, ", \"spec\": ");
+    tqBufPrintf(&b, ", \"spec\": ");
     bufJsonString(&b, h->spec);
-    bufPrintf(&b, ", \"state\": \"%s\"", stateName(h->state));
+    tqBufPrintf(&b, ", \"state\": \"%s\"", stateName(h->state));
     if (h->why[0]) {
-      bufPrintf(&b, ", \"why\": ");
+      tqBufPrintf(&b, ", \"why\": ");
       bufJsonString(&b, h->why);
     }
-    bufPrintf(&b, ", \"fetches\": %lld, \"values\": %lld, \"listings\": %lld, \"late\": %lld", (long long)h->fetches,
+    tqBufPrintf(&b, ", \"fetches\": %lld, \"values\": %lld, \"listings\": %lld, \"late\": %lld", (long long)h->fetches,
               (long long)h->values, (long long)h->listings, (long long)h->late);
     if (h->offsetKnown)
-      bufPrintf(&b, ", \"clock_offset_ms\": %.3f, \"rtt_ms\": %.3f", (double)h->offset / 1e6, (double)h->rtt / 1e6);
-    bufPrintf(&b, ", \"relations\": {");
+      tqBufPrintf(&b, ", \"clock_offset_ms\": %.3f, \"rtt_ms\": %.3f", (double)h->offset / 1e6, (double)h->rtt / 1e6);
+    tqBufPrintf(&b, ", \"relations\": {");
     int first = 1;
     for (int r = 0; r < pc->nrel; r++) {
       if (!pc->rel[r].needed) continue;
-      bufPrintf(&b, "%s", first ? "" : ", ");
+      tqBufPrintf(&b, "%s", first ? "" : ", ");
       first = 0;
       bufJsonString(&b, pc->rel[r].name);
-      bufPrintf(&b, ": {\"enabled\": %d, \"instances_last_fetch\": %lld, \"values\": %lld}", h->en ? h->en[r].n : 0,
+      tqBufPrintf(&b, ": {\"enabled\": %d, \"instances_last_fetch\": %lld, \"values\": %lld}", h->en ? h->en[r].n : 0,
                 h->lastN ? (long long)h->lastN[r] : 0LL, h->relValues ? (long long)h->relValues[r] : 0LL);
     }
-    bufPrintf(&b, "}}");
+    tqBufPrintf(&b, "}}");
   }
   pthread_mutex_unlock(&pc->mu);
-  bufPrintf(&b, "\n  ], \"values\": %lld, \"fetches\": %lld, \"late\": %lld", (long long)values,
+  tqBufPrintf(&b, "\n  ], \"values\": %lld, \"fetches\": %lld, \"late\": %lld", (long long)values,
             (long long)fetches, (long long)late);
-  bufPrintf(&b, "}");
+  tqBufPrintf(&b, "}");
   if (g->version >= 6) g->set_detail(g, p, b.s);
-  free(b.s);
+  tqBufFree(&b);
   pcpSay(p->message, sizeof p->message, "hosts=%d up=%lld ticks=%lld fetches=%lld values=%lld late=%lld", pc->nhost,
            (long long)up, (long long)pc->ticks, (long long)fetches, (long long)values, (long long)late);
 }
@@ -1081,17 +1085,22 @@ static void pcpFree(Pcp *pc) {
   free(pc);
 }
 
+static Pcp *pcpNew(void) {
+  Pcp *pc = tqCalloc(1, sizeof *pc);
+  pthread_mutex_init(&pc->mu, NULL);
+  pthread_cond_init(&pc->work, NULL);
+  pthread_cond_init(&pc->finished, NULL);
+  return pc;
+}
+
 static tq_pm_status pcpStart(tq_pm_global *g, tq_pm_private *p) {
   char msg[sizeof p->message];
   if (g->version < 6) {
     pcpSay(p->message, sizeof p->message, "needs an engine of interface version 6");
     return TQ_PM_FATAL;
   }
-  Pcp *pc = xcalloc(1, sizeof *pc);
+  Pcp *pc = pcpNew();
   p->data = pc;
-  pthread_mutex_init(&pc->mu, NULL);
-  pthread_cond_init(&pc->work, NULL);
-  pthread_cond_init(&pc->finished, NULL);
   pc->tick = g->tick > 0 ? g->tick : SEC;
   if (parseArgs(pc, p->args, msg, sizeof msg) || bindProgram(g, pc, msg, sizeof msg)) {
     pcpSay(p->message, sizeof p->message, "%s", msg);
@@ -1101,16 +1110,16 @@ static tq_pm_status pcpStart(tq_pm_global *g, tq_pm_private *p) {
     Host *h = &pc->host[i];
     h->pcp = pc;
     h->ctx = -1;
-    h->fetch = xcalloc((size_t)pc->nrel, sizeof(int));
-    h->prof = xcalloc((size_t)pc->nrel, sizeof(int *));
-    h->nprof = xcalloc((size_t)pc->nrel, sizeof(int));
-    h->next = xcalloc((size_t)pc->nrel, sizeof(Cache));
-    h->cache = xcalloc((size_t)pc->nrel, sizeof(Cache));
-    h->en = xcalloc((size_t)pc->nrel, sizeof(NameSet));
-    h->lastN = xcalloc((size_t)pc->nrel, sizeof(int64_t));
-    h->relValues = xcalloc((size_t)pc->nrel, sizeof(int64_t));
-    h->list = xcalloc((size_t)pc->nent, sizeof(Listing));
-    h->inst = xcalloc((size_t)pc->nent, sizeof(InstSet));
+    h->fetch = tqCalloc((size_t)pc->nrel, sizeof(int));
+    h->prof = tqCalloc((size_t)pc->nrel, sizeof(int *));
+    h->nprof = tqCalloc((size_t)pc->nrel, sizeof(int));
+    h->next = tqCalloc((size_t)pc->nrel, sizeof(Cache));
+    h->cache = tqCalloc((size_t)pc->nrel, sizeof(Cache));
+    h->en = tqCalloc((size_t)pc->nrel, sizeof(NameSet));
+    h->lastN = tqCalloc((size_t)pc->nrel, sizeof(int64_t));
+    h->relValues = tqCalloc((size_t)pc->nrel, sizeof(int64_t));
+    h->list = tqCalloc((size_t)pc->nent, sizeof(Listing));
+    h->inst = tqCalloc((size_t)pc->nent, sizeof(InstSet));
     if (pthread_create(&h->th, NULL, worker, h)) {
       pcpSay(p->message, sizeof p->message, "cannot start a thread: %s", strerror(errno));
       return TQ_PM_FATAL;
@@ -1169,7 +1178,7 @@ static void buildProfile(Pcp *pc, Host *h, int r) {
     h->fetch[r] = nameFind(en, h->name) >= 0;
     return;
   }
-  h->prof[r] = xcalloc((size_t)en->n, sizeof(int));
+  h->prof[r] = tqCalloc((size_t)en->n, sizeof(int));
   InstSet *s = &h->inst[rl->ent];
   for (int k = 0; k < en->n; k++) {
     Inst *in = instByName(s, en->v[k]);
@@ -1233,10 +1242,7 @@ static tq_pm_status pcpSnapshot(tq_pm_global *g, tq_pm_private *p, Pcp *pc) {
     Host *h = &pc->host[i];
     posted[i] = 0;
     if (h->state != H_UP) continue;
-    pthread_mutex_lock(&pc->mu);
-    int busy = h->busy || h->job != JOB_NONE;
-    pthread_mutex_unlock(&pc->mu);
-    if (busy) {
+    if (hostBusy(pc, h)) {
       h->late++; /* still on an earlier tick: nothing from it now */
       continue;
     }
@@ -1245,20 +1251,11 @@ static tq_pm_status pcpSnapshot(tq_pm_global *g, tq_pm_private *p, Pcp *pc) {
     for (int r = 0; r < pc->nrel; r++) buildProfile(pc, h, r);
     posted[i] = 1;
   }
-  runJobs(pc, posted, JOB_TICK, pc->archive ? 0 : nowNs() + pc->tick * 8 / 10);
+  runJobs(pc, posted, JOB_TICK, tickDeadline(pc));
   int rc = 0;
   for (int i = 0; i < pc->nhost; i++) {
     Host *h = &pc->host[i];
-    if (!posted[i]) continue;
-    pthread_mutex_lock(&pc->mu);
-    int done = h->done;
-    h->done = 0;
-    pthread_mutex_unlock(&pc->mu);
-    if (!done) {
-      h->late++;
-      continue;
-    }
-    rc |= takeJob(g, p, pc, h, t);
+    if (posted[i] && jobEnded(pc, h)) rc |= takeJob(g, p, pc, h, t);
   }
   report(g, p, pc);
   if (rc) {
@@ -1349,25 +1346,15 @@ static tq_pm_status pcpSample(tq_pm_global *g, tq_pm_private *p, int attr, int64
     /* enabled during this tick (it began in it): one more fetch of the
     ** relation on this host, with the profile as it is now */
     int posted[MAX_HOSTS] = {0};
-    pthread_mutex_lock(&pc->mu);
-    int busy = h->busy || h->job != JOB_NONE;
-    pthread_mutex_unlock(&pc->mu);
-    if (busy) break;
+    if (hostBusy(pc, h)) break;
     for (int k = 0; k < pc->nrel; k++) h->fetch[k] = 0;
     for (int e = 0; e < pc->nent; e++) h->list[e].want = 0;
     buildProfile(pc, h, r);
     if (!h->fetch[r]) break;
     h->jobT = t;
     posted[h - pc->host] = 1;
-    runJobs(pc, posted, JOB_TICK, pc->archive ? 0 : nowNs() + pc->tick * 8 / 10);
-    pthread_mutex_lock(&pc->mu);
-    int done = h->done;
-    h->done = 0;
-    pthread_mutex_unlock(&pc->mu);
-    if (!done) {
-      h->late++;
-      break;
-    }
+    runJobs(pc, posted, JOB_TICK, tickDeadline(pc));
+    if (!jobEnded(pc, h)) break;
     if (takeJob(g, p, pc, h, t)) return TQ_PM_FATAL;
     if (h->state != H_UP) return TQ_PM_OK;
     c = &h->cache[r];
@@ -1423,6 +1410,50 @@ static tq_pm_status pcpDelta(tq_pm_global *g, tq_pm_private *p, const tq_record 
   return TQ_PM_OK;
 }
 
+/* The line tqmon explain shows for relation rel (after tq_prepare, before
+** or without START): the metrics fetched, from which hosts, and the
+** instance profile the queries' alpha operators set. */
+static tq_pm_status pcpDescribe(tq_pm_global *g, tq_pm_private *p, int rel, char *out, int n) {
+  const char *name = g->relation_name(g, rel);
+  Pcp *pc = pcpNew();
+  char msg[256];
+  if (!name || parseArgs(pc, p->args, msg, sizeof msg)) {
+    pcpSay(out, (size_t)n, "%s", name ? msg : "no such relation");
+    pcpFree(pc);
+    return TQ_PM_OK;
+  }
+  TqBuf b = {0}, hosts = {0};
+  for (int i = 0; i < pc->nhost; i++) tqBufPrintf(&hosts, "%s%s", i ? ", " : "", pc->host[i].spec);
+  const char *from = pc->archive ? "the archives" : "pmcd on";
+  for (int i = 0; i < pc->conf.nindom; i++)
+    if (!strcasecmp(pc->conf.indom[i].rel, name)) {
+      char ind[32];
+      pcpIndomText(pc->conf.indom[i].indom, ind, sizeof ind);
+      tqBufPrintf(&b, "instance domain %s listed (pmGetInDom) at each snapshot from %s %s; entities HOST:INSTANCE", ind,
+                  from, hosts.s);
+    }
+  pmInDom indom = PM_INDOM_NULL;
+  int nm = 0;
+  for (int i = 0; i < pc->conf.nmetric; i++)
+    if (!strcasecmp(pc->conf.metric[i].rel, name)) {
+      tqBufPrintf(&b, "%s%s", nm++ ? ", " : "pmFetch of ", pc->conf.metric[i].metric);
+      indom = pc->conf.metric[i].indom;
+    }
+  if (nm && indom == PM_INDOM_NULL)
+    tqBufPrintf(&b, " (one value a host) from %s %s, on the hosts the alpha enables", from, hosts.s);
+  else if (nm)
+    tqBufPrintf(&b, " from %s %s; instance profile on each host: exactly the instances the alpha enables there "
+                    "(entity HOST:INSTANCE), set before each fetch; a host where it enables none is not asked",
+                from, hosts.s);
+  if (!b.s && !strcasecmp(name, "Host")) tqBufPrintf(&b, "the hosts reached: %s (named as pmcd names itself)", hosts.s);
+  if (!b.s) tqBufPrintf(&b, "no '-- pcp:' line maps %s", name);
+  pcpSay(out, (size_t)n, "%s", b.s);
+  tqBufFree(&b);
+  tqBufFree(&hosts);
+  pcpFree(pc);
+  return TQ_PM_OK;
+}
+
 static tq_pm_status pcpInit(tq_pm_global *g, tq_pm_private *p) {
   p->caps = TQ_PM_PRODUCER;
   p->sync = TQ_PM_SYNC_SNAPSHOT;
@@ -1439,104 +1470,5 @@ const tq_pm snsPcpPm = {
     .enable = pcpEnable,
     .sample = pcpSample,
     .delta = pcpDelta,
-};
-
-/* ================================================================ pcp_clock: the timer of a replay */
-
-typedef struct ClockState {
-  int64_t end; /* the last archive time */
-} ClockState;
-
-/* The first and last times of the archives of the args. */
-static int archiveRange(const char *args, int64_t *first, int64_t *last, char *msg, size_t n) {
-  const char *s = args ? args : "";
-  int found = 0;
-  while (*s) {
-    size_t k = strcspn(s, "\n");
-    if (k > 8 && !strncmp(s, "archive=", 8)) {
-      const char *q = s + 8, *end = s + k;
-      while (q < end) {
-        size_t l = strcspn(q, ",\n");
-        char file[4096];
-        snprintf(file, sizeof file, "%.*s", (int)l, q);
-        q += l + (q[l] == ',');
-        if (!file[0]) continue;
-        int ctx = pmNewContext(PM_CONTEXT_ARCHIVE, file);
-        if (ctx < 0) {
-          pcpSay(msg, n, "cannot read the archive %s: %s", file, pmErrStr(ctx));
-          return -1;
-        }
-        pmHighResLogLabel lab;
-        struct timespec e;
-        int sts = pmGetHighResArchiveLabel(&lab);
-        if (sts >= 0) sts = pmGetHighResArchiveEnd(&e);
-        pmDestroyContext(ctx);
-        if (sts < 0) {
-          pcpSay(msg, n, "archive %s: %s", file, pmErrStr(sts));
-          return -1;
-        }
-        int64_t a = nsOf(&lab.start), b = nsOf(&e);
-        if (!found || a < *first) *first = a;
-        if (!found || b > *last) *last = b;
-        found = 1;
-      }
-    }
-    s += k + (s[k] == '\n');
-  }
-  if (!found) {
-    pcpSay(msg, n, "no archive given (archive=FILE)");
-    return -1;
-  }
-  return 0;
-}
-
-static tq_pm_status clockCall(tq_pm_global *g, tq_pm_private *p, int what, const tq_record_set *rs) {
-  ClockState *c = p->data;
-  if (what == TQ_PM_START) {
-    if (g->version < 4) {
-      pcpSay(p->message, sizeof p->message, "needs an engine of interface version 4");
-      return TQ_PM_FATAL;
-    }
-    c = xcalloc(1, sizeof *c);
-    p->data = c;
-    int64_t first, last;
-    if (archiveRange(p->args, &first, &last, p->message, sizeof p->message)) return TQ_PM_FATAL;
-    int64_t tick = g->tick > 0 ? g->tick : SEC;
-    /* the ticks of a live run: multiples of the tick, from the first one
-    ** at or after the archives' start */
-    int64_t t0 = first / tick * tick;
-    if (t0 < first) t0 += tick;
-    c->end = last;
-    if (g->set_start(g, t0)) {
-      pcpSay(p->message, sizeof p->message, "the engine refused the archives' start time");
-      return TQ_PM_FATAL;
-    }
-    pcpSay(p->message, sizeof p->message, "from %lld to %lld", (long long)t0, (long long)last);
-  } else if (what == TQ_PM_END) {
-    free(c);
-    p->data = NULL;
-  }
-  return TQ_PM_OK;
-}
-
-/* The first snapshot is at the start time itself; then one per tick up to
-** the archives' end. */
-static tq_pm_status clockTimer(tq_pm_global *g, tq_pm_private *p, tq_time *next) {
-  ClockState *c = p->data;
-  *next = g->now + g->tick;
-  return *next > c->end ? TQ_PM_DONE : TQ_PM_OK;
-}
-
-static tq_pm_status clockInit(tq_pm_global *g, tq_pm_private *p) {
-  p->caps = TQ_PM_TIMER;
-  return TQ_PM_OK;
-}
-
-const tq_pm snsPcpClockPm = {
-    .version = TQ_PM_VERSION,
-    .name = "pcp_clock",
-    .description = "TIMER of a replay of PCP archives: a snapshot every base tick over their time range",
-    .init = clockInit,
-    .call = clockCall,
-    .timer = clockTimer,
+    .describe = pcpDescribe,
 };

@@ -4,7 +4,8 @@
 **
 **   trace     EXTRACTOR of a text recording (args: the .trace file), or
 **             CONSUMER writing one (args: write:FILE, all:FILE)
-**   clock     TIMER of a collection (args: "count=N" snapshots, "realtime")
+**   clock     TIMER of a collection (args: "count=N" snapshots, "realtime",
+**             "from=NS,to=NS": the ticks over a recording's range, PCP archives)
 **   progress  MONITOR: a progress line on long extractions
 **
 ** They see the engine through include/tqmon_pm.h, and the trace PM the
@@ -145,6 +146,8 @@ typedef struct ClockState {
   struct timespec t0;
   TqTime base;       /* collection time at t0 (realtime: CLOCK_REALTIME then) */
   int started;       /* the first snapshot is taken (it is at the start time) */
+  TqTime to;         /* to=NS: no snapshot after it (0: none) */
+  int ranged;        /* from=NS: the ticks over a recording's range */
 } ClockState;
 
 static tq_pm_status clockInit(tq_pm_global *g, tq_pm_private *p) {
@@ -166,7 +169,17 @@ static tq_pm_status clockCall(tq_pm_global *g, tq_pm_private *p, int what, const
     c->lag = 50 * TQ_MSEC;
     const char *l = strstr(a, "lag=");
     if (l) c->lag = (TqTime)(atof(l + 4) * (double)TQ_MSEC);
-    if (c->realtime) {
+    const char *f = strstr(a, "from="), *til = strstr(a, "to=");
+    if (til) c->to = atoll(til + 3);
+    if (f && !c->realtime) {
+      /* a recording's range (PCP archives): the ticks at the multiples of
+      ** the tick from the first at or after from, the first snapshot at it */
+      c->ranged = 1;
+      if (g->set_start(g, tqTickAtOrAfter(atoll(f + 5), g->tick))) {
+        snprintf(p->message, sizeof p->message, "from=%s: not a time the engine takes", f + 5);
+        return TQ_PM_FATAL;
+      }
+    } else if (c->realtime) {
       /* the first snapshot is at the next tick: the collection's first
       ** time, so the first Clock tick has the first snapshot's records
       ** (at the tick before now, it ticked before anything was read and
@@ -194,10 +207,11 @@ static tq_pm_status clockTimer(tq_pm_global *g, tq_pm_private *p, tq_time *next)
   ClockState *c = p->data;
   if (c->count == 0) return TQ_PM_DONE;
   if (c->count > 0) c->count--;
-  /* live, the first snapshot is at the start time (the tick after the
-  ** program started); simulated, a tick after time 0 */
-  *next = c->started || !c->realtime ? g->now + g->tick : g->now;
+  /* live or over a recording's range, the first snapshot is at the start
+  ** time; simulated, a tick after time 0 */
+  *next = c->started || !(c->realtime || c->ranged) ? g->now + g->tick : g->now;
   c->started = 1;
+  if (c->to && *next > c->to) return TQ_PM_DONE;
   if (c->realtime) {
     TqTime due = *next - c->base + c->lag;
     if (due < 0) due = 0;
@@ -215,7 +229,7 @@ static tq_pm_status clockTimer(tq_pm_global *g, tq_pm_private *p, tq_time *next)
 const tq_pm snsClockPm = {
     .version = TQ_PM_VERSION,
     .name = "clock",
-    .description = "TIMER: a snapshot every base Clock tick (args: count=N, realtime, lag=MS)",
+    .description = "TIMER: a snapshot every base Clock tick (args: count=N, realtime, lag=MS, from=NS, to=NS)",
     .init = clockInit,
     .call = clockCall,
     .timer = clockTimer,

@@ -3,6 +3,8 @@
 # The test starts three pmcd processes of its own (tests/pcp/lib.sh: free
 # loopback ports, host names h1, h2, h3) and three sleep processes, then:
 #   - `tqmon pcp describe` writes the configuration, which compiles;
+#   - `tqmon explain --pcp` shows each alpha (the instances it names) and
+#     under it the metrics fetched and the profile it sets;
 #   - a run over the three hosts answers tests/pcp/hosts.tq: each process's
 #     command and parent are what pminfo reads from the same pmcd, the
 #     cross-host join pairs h1's and h2's sleeps, every host gives its CPUs;
@@ -32,6 +34,14 @@ grep -q '^-- pcp: metric ProcSample.PsinfoUtime proc.psinfo.utime 3.9 u64 counte
 grep -q 'delta ProcRate;' "$dir/pcp.tq" || bad "describe: the counter gave no delta relation"
 sed "s/P1/$(inst $p1)/g; s/P2/$(inst $p2)/g; s/P3/$(inst $p3)/g" tests/pcp/hosts.tq >"$dir/q.tq"
 $T check "$dir/pcp.tq" "$dir/q.tq" >"$dir/check.out" 2>&1 || bad "check: $(cat "$dir/check.out")"
+
+# ---------------------------------------------------------------- explain: the profiles the alphas set
+$T explain "$dir/pcp.tq" "$dir/q.tq" --pcp "$H" >"$dir/explain.out" 2>&1 || bad "explain: $(cat "$dir/explain.out")"
+cat "$dir/explain.out"
+grep -qF "alpha^{S:P}_S(sigma[Proc=h1:$(inst $p1) or Proc=h2:$(inst $p2) or Proc=h3:$(inst $p3)](pi[Proc](Proc)), Clock)" "$dir/explain.out" ||
+  bad "explain: Three's alpha does not name the three processes"
+grep -q "^  sensor: ProcSample by pcp: pmFetch of proc.psinfo.cmd, proc.psinfo.ppid, proc.psinfo.utime from pmcd on $(echo "$H" | sed "s/,/, /g"); instance profile on each host: exactly the instances the alpha enables there" \
+  "$dir/explain.out" || bad "explain: no line of the metrics and the profile of ProcSample"
 
 # ---------------------------------------------------------------- three hosts
 $T run "$dir/pcp.tq" "$dir/q.tq" --pcp "$H" --snapshots 3 --format csv --stats "$dir/stats.json" \
