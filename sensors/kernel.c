@@ -1132,7 +1132,7 @@ static void sessionSync(KSession *s) {
     process(s, k);
     free(k->name);
   }
-  memmove(s->held.v, s->held.v + i, sizeof(KPkt) * (size_t)(s->held.n - i));
+  if (i < s->held.n) memmove(s->held.v, s->held.v + i, sizeof(KPkt) * (size_t)(s->held.n - i));
   s->held.n -= i;
   s->prevNow = now;
   s->syncNow = now;
