@@ -80,7 +80,7 @@ static const char *usageText =
     "                              serving the page after the run until interrupted\n"
     "  display FILE.tq... (--replay FILE | --pm SENSOR...) -o PAGE.html\n"
     "                              only draw the displays into PAGE.html\n"
-    "  record SENSORS.tq... (--replay FILE | --pm SENSOR...) -o FILE\n"
+    "  record SENSORS.tq... (--replay FILE | --pm SENSOR...) -o FILE [--stats FILE]\n"
     "                              record every packet of every sensor, all\n"
     "                              enabled, for later analysis by any query\n"
     "  convert SENSORS.tq... IN OUT  between text (.trace) and binary recordings\n"
@@ -426,6 +426,17 @@ static int registerLive(tq_engine *e, Args *a, int all) {
 }
 
 /* Runs the prepared operation to its end; 0, or 1 when it failed. */
+/* --stats FILE: the run's statistics as JSON.  0, or -1 (said). */
+static int writeStats(tq_engine *e, const Args *a, const char *cmd) {
+  if (!a->stats) return 0;
+  FILE *f = fopen(a->stats, "w");
+  if (!f || fputs(tq_stats_json(e), f) < 0 || fclose(f)) {
+    fprintf(stderr, "tqmon %s: cannot write %s: %s\n", cmd, a->stats, strerror(errno));
+    return -1;
+  }
+  return 0;
+}
+
 static int runToEnd(tq_engine *e) {
   int rc = tq_start(e) ? 1 : 0;
   if (rc) fputs(tq_errors(e), stderr);
@@ -486,13 +497,7 @@ static int cmdRun(Args *a) {
   if (!a->host && !a->kernel && !a->pcp && tq_register(e, "progress", NULL)) goto out; /* a live run shows its results as they come */
   if (tq_prepare(e, a->nfiles, a->files)) goto out;
   rc = runToEnd(e);
-  if (a->stats) {
-    FILE *f = fopen(a->stats, "w");
-    if (!f || fputs(tq_stats_json(e), f) < 0 || fclose(f)) {
-      fprintf(stderr, "tqmon run: cannot write %s: %s\n", a->stats, strerror(errno));
-      rc = 1;
-    }
-  }
+  if (writeStats(e, a, "run")) rc = 1;
   tq_finish(e);
   free(textArgs);
   free(recArgs);
@@ -528,6 +533,7 @@ static int cmdRecord(Args *a) {
     engineFail(e, 1);
   else
     rc = runToEnd(e);
+  if (rc == 0 && writeStats(e, a, "record")) rc = 1;
   tq_finish(e);
   free(args);
   return rc;

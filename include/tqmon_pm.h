@@ -14,8 +14,8 @@
 ** g->set_range, version 3 g->announce_whole, version 4 g->set_start,
 ** g->counts and TQ_PM_SYNC_DISPLAYS, version 5 g->needed,
 ** g->attribute_type, g->relation_mode and tq_pm.describe, version 6
-** g->relation_name and g->set_detail, version 7 g->program_wanted.
-** sensors/README.md describes the
+** g->relation_name and g->set_detail, version 7 g->program_wanted, version
+** 8 g->needed_records and g->sample_period.  sensors/README.md describes the
 ** interface with a worked example; docs/design.md says where PMs sit.
 **
 ** Life of a PM in an operation (collection or extraction):
@@ -41,7 +41,7 @@
 
 #include <stdint.h>
 
-#define TQ_PM_VERSION 7
+#define TQ_PM_VERSION 8
 #define TQ_PM_VERSION_MIN 1
 
 typedef int64_t tq_time; /* nanoseconds */
@@ -260,7 +260,27 @@ struct tq_pm_global {
   ** process by the end of a collection is reported.  (The built-in PMs
   ** find a pid's names with snsProcessWanted, sensors/programs.c.) */
   int (*program_wanted)(tq_pm_global *g, int64_t pid, const char *command);
+  /* (version 8) EXTRACTORs, from START on: which records of relation rel
+  ** the queries need, so that a recording is read no more than that.  With
+  ** entity TQ_PM_NEED_ANY: TQ_PM_NEED_NONE (no query can see a record of
+  ** it), TQ_PM_NEED_ALL, or TQ_PM_NEED_SOME (those of some entities); with
+  ** an entity (the value of rel's flag attribute, of its entity attribute
+  ** for an entity relation): 1 if its records are needed, 0 if not.
+  ** Records not needed are never delivered whatever the enabling (no alpha
+  ** can enable their sensor on that entity: every alpha takes constants)
+  ** and keep alive no entity a used sensor lives in: leaving them out
+  ** changes no answer.  Everything is needed while a CONSUMER takes
+  ** records or a FILTER is loaded. */
+  int (*needed_records)(tq_pm_global *g, int rel, int64_t entity);
+  /* (version 8) EXTRACTORs: P > 0 when the queries use sampled relation rel
+  ** only through samples at multiples of P (Clock[n] ticks, a delta's base
+  ** ticks): an interval [from, to) that holds no multiple of P is seen by
+  ** no sample and need not be produced (neither its begin nor its end).
+  ** 0: not known so. */
+  tq_time (*sample_period)(tq_pm_global *g, int rel);
 };
+#define TQ_PM_NEED_ANY INT64_MIN
+enum { TQ_PM_NEED_NONE = 0, TQ_PM_NEED_ALL = 1, TQ_PM_NEED_SOME = 2 };
 
 /* Per-PM context: what the PM declares at init, and the engine's view of it. */
 struct tq_pm_private {

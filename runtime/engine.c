@@ -607,6 +607,24 @@ static void announceWhole(tq_engine *e, int rel, TqTime from) {
   tqMapPut(&r->annLeft, k, (void *)((intptr_t)tqMapGet(&r->annLeft, k) + 1));
 }
 
+/* g->needed_records (version 8): which records of relation rel the
+** operation needs (rtNetNeed), from an extractor's START on.  Every record
+** while a CONSUMER takes records or a FILTER is loaded. */
+static int gNeededRecords(tq_pm_global *g, int rel, int64_t entity) {
+  tq_engine *e = enOf(g);
+  int any = entity == TQ_PM_NEED_ANY;
+  if (!e->net || e->allRecords || e->collectors || e->filters) return any ? TQ_PM_NEED_ALL : 1;
+  return rtNetNeed(e->net, rel, entity); /* (RT_NEED_* are TQ_PM_NEED_*) */
+}
+
+/* g->sample_period (version 8): rtNetSamplePeriod, under the same
+** conditions. */
+static tq_time gSamplePeriod(tq_pm_global *g, int rel) {
+  tq_engine *e = enOf(g);
+  if (!e->net || e->allRecords || e->collectors || e->filters) return 0;
+  return rtNetSamplePeriod(e->net, rel);
+}
+
 /* g->announce_whole (version 3): announceWhole for any extractor, at
 ** START only (before its first record), with a time a record can have. */
 static int gAnnounceWhole(tq_pm_global *g, int rel, tq_time from) {
@@ -1381,6 +1399,8 @@ tq_engine *enNew(void) {
   e->g.relation_name = gRelationName;
   e->g.set_detail = gSetDetail;
   e->g.program_wanted = gProgramWanted;
+  e->g.needed_records = gNeededRecords;
+  e->g.sample_period = gSamplePeriod;
   e->opt.nowValue = TQ_OPEN;
   e->maxTicks = EN_MAX_TICKS;
   e->instArena = tqArenaNew();

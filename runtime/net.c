@@ -419,6 +419,82 @@ static void jsonStr(TqBuf *b, const char *s) {
   tqBufPuts(b, "\"");
 }
 
+/* ================================================================ what a replay needs */
+
+/* May an alpha of used sensor s ever enable it on entity e?  Only alphas
+** whose flag argument is a constant are known in advance. */
+static int mayEnable(const RtSensor *s, int64_t e) {
+  if (!s->alphas.n) return 1; /* used otherwise: every record */
+  for (int i = 0; i < s->alphas.n; i++) {
+    const RtOp *a = s->alphas.v[i];
+    const AlgNode *k = a->nkid ? a->kid[0]->node : NULL;
+    if (!k || k->kind != ALG_CONST) return 1;
+    if (e == RT_NEED_ANY || k->kval == e) return 1;
+  }
+  return 0;
+}
+/* Does mayEnable know the entities of s in advance (a traced sensor whose
+** alphas all take constants)? */
+static int constEnabled(const RtSensor *s) {
+  if (s->rel->mode == ALG_MODE_SAMPLED || !s->alphas.n || s->sources.n) return 0;
+  for (int i = 0; i < s->alphas.n; i++) {
+    const RtOp *a = s->alphas.v[i];
+    if (!a->nkid || a->kid[0]->node->kind != ALG_CONST) return 0;
+  }
+  return 1;
+}
+
+static int usedOrDelta(const RtNet *net, const RtSensor *s) {
+  return s->used || (s->rel->delta && net->sensor[s->rel->delta->id - 1].used);
+}
+
+int rtNetNeed(const RtNet *net, int rel, int64_t entity) {
+  if (rel < 1 || rel > net->nsensor) return 0;
+  const RtSensor *s = &net->sensor[rel - 1];
+  const AlgRel *r = s->rel;
+  int any = entity == RT_NEED_ANY;
+  if (r->deltaOf) return 0; /* computed by the engine, never recorded as such */
+  if (!r->entity) {
+    if (!usedOrDelta(net, s)) return RT_NEED_NONE;
+    if (!constEnabled(s)) return any ? RT_NEED_ALL : 1;
+    return any ? RT_NEED_SOME : mayEnable(s, entity);
+  }
+  /* an entity relation: read by a query, or kept for the sensors that
+  ** live in its entities (alive: flag and performer attributes) */
+  if (s->sources.n) return any ? RT_NEED_ALL : 1;
+  int some = 0;
+  for (int i = 0; i < net->nsensor; i++) {
+    const RtSensor *u = &net->sensor[i];
+    const AlgRel *ur = u->rel;
+    if (ur->entity || ur->deltaOf || !usedOrDelta(net, u)) continue;
+    int flag = ur->flagAttr >= 0 && ur->attr[ur->flagAttr].type.ent == r->entity;
+    int perf = ur->performerAttr >= 0 && ur->attr[ur->performerAttr].type.ent == r->entity;
+    if (!flag && !perf) continue;
+    if (perf && ur->performerAttr != ur->flagAttr) return any ? RT_NEED_ALL : 1;
+    if (!constEnabled(u)) return any ? RT_NEED_ALL : 1;
+    if (any || mayEnable(u, entity)) some = 1;
+  }
+  if (any) return some ? RT_NEED_SOME : RT_NEED_NONE;
+  return some;
+}
+
+TqTime rtNetSamplePeriod(const RtNet *net, int rel) {
+  if (rel < 1 || rel > net->nsensor) return 0;
+  const RtSensor *s = &net->sensor[rel - 1];
+  if (s->rel->mode != ALG_MODE_SAMPLED || s->rel->entity || s->sources.n) return 0;
+  TqTime p = 0;
+  for (int i = 0; i < s->alphas.n; i++) {
+    RtOp *a = s->alphas.v[i];
+    if (a->nkid < 2 || !a->kid[1]->node || a->kid[1]->node->kind != ALG_CLOCK) return 0;
+    TqTime q = rtClockPeriod(a->kid[1]);
+    if (q <= 0) return 0;
+    p = p ? gcd64(p, q) : q;
+  }
+  if (s->rel->delta && net->sensor[s->rel->delta->id - 1].used) /* sampled at every base tick */
+    p = p ? gcd64(p, net->prog->cat.tick) : net->prog->cat.tick;
+  return p;
+}
+
 void rtNetStatsJson(RtNet *net, TqBuf *b) {
   int64_t peak = 0;
   for (int i = 0; i < net->ops.n; i++) peak += ((RtOp *)net->ops.v[i])->peakStored;
@@ -426,10 +502,13 @@ void rtNetStatsJson(RtNet *net, TqBuf *b) {
   getrusage(RUSAGE_SELF, &ru);
   tqBufPrintf(b,
               "{\n  \"optimized\": %s,\n  \"tuples_processed\": %lld,\n  \"peak_stored_tuples\": %lld,\n"
-              "  \"wall_seconds\": %.3f,\n  \"peak_rss_kb\": %ld,\n  \"packets_seen\": %lld,\n  \"packets_total\": %lld,\n"
+              "  \"wall_seconds\": %.3f,\n  \"cpu_seconds\": %.3f,\n  \"peak_rss_kb\": %ld,\n  \"packets_seen\": %lld,\n"
+              "  \"packets_total\": %lld,\n"
               "  \"stopped_early\": %s,\n",
               net->opt.noOpt ? "false" : "true", (long long)net->tuplesProcessed, (long long)peak,
-              tqWallSeconds() - net->startWall, (long)ru.ru_maxrss, (long long)net->packetsSeen,
+              tqWallSeconds() - net->startWall,
+              (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) + (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1e-6,
+              (long)ru.ru_maxrss, (long long)net->packetsSeen,
               (long long)net->packetsTotal, net->stopped ? "true" : "false");
   tqBufPuts(b, "  \"sensors\": [");
   int first = 1;
@@ -440,12 +519,20 @@ void rtNetStatsJson(RtNet *net, TqBuf *b) {
     jsonStr(b, s->rel->name);
     tqBufPrintf(b,
                 ", \"kind\": \"%s\", \"mode\": \"%s\", \"used\": %s, \"recorded\": %lld, \"delivered\": %lld, "
-                "\"samples\": %lld, \"max_enabled\": %d}",
+                "\"samples\": %lld, \"max_enabled\": %d, \"skipped\": %lld}",
                 s->rel->entity ? "entity" : s->rel->isEvent ? "event" : "interval", algModeName(s->rel->mode),
                 s->used ? "true" : "false", (long long)s->recorded, (long long)s->delivered, (long long)s->samples,
-                s->maxEnabled);
+                s->maxEnabled, (long long)s->skipped);
   }
-  tqBufPuts(b, "\n  ],\n  \"results\": [");
+  const RtReadStats *rd = &net->read;
+  if (rd->blocks)
+    tqBufPrintf(b,
+                "\n  ],\n  \"read\": {\"blocks\": %lld, \"blocks_read\": %lld, \"bytes\": %lld, \"bytes_read\": %lld, "
+                "\"records\": %lld, \"records_read\": %lld",
+                (long long)rd->blocks, (long long)rd->blocksRead, (long long)rd->bytes, (long long)rd->bytesRead,
+                (long long)rd->records, (long long)rd->recordsRead);
+  tqBufPuts(b, rd->blocks ? "}," : "\n  ],");
+  tqBufPuts(b, "\n  \"results\": [");
   for (int i = 0; i < net->nresult; i++) {
     RtResult *r = &net->result[i];
     tqBufPrintf(b, "%s\n    {\"name\": ", i ? "," : "");

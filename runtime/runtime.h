@@ -157,6 +157,7 @@ typedef struct RtSensor {
   int64_t recorded;       /* packets the producer saw */
   int64_t delivered;      /* packets that passed the enable check */
   int64_t samples;        /* sample requests answered */
+  int64_t skipped;        /* packets of a recording not read: no query needs them */
   int used;               /* some operator needs it */
 } RtSensor;
 
@@ -213,6 +214,14 @@ typedef struct RtOptions {
   double timeLimit;   /* stop a replay after this many seconds (0 = none) */
 } RtOptions;
 
+/* A recording read selectively (collection files): its blocks and bytes,
+** in the file and read (all zero: not such a reader). */
+typedef struct RtReadStats {
+  int64_t blocks, blocksRead;   /* data blocks */
+  int64_t bytes, bytesRead;     /* the whole file; what was read of it */
+  int64_t records, recordsRead; /* records in the blocks; decoded */
+} RtReadStats;
+
 struct RtNet {
   CpProgram *prog;
   RtOptions opt;
@@ -240,6 +249,7 @@ struct RtNet {
   int64_t packetsTotal;/* packets in the recording, when known */
   int stopped;         /* the run stopped early (time limit) */
   int ending;          /* rtNetFinish: no delivery comes any more */
+  RtReadStats read;    /* what a selective reader of the recording read */
 };
 
 /* Builds the networks of every query of prog (optimized tree when set and
@@ -260,6 +270,27 @@ void rtNetEndInstant(RtNet *net);
 int rtNetFinish(RtNet *net, TqTime tEnd, int ok);
 /* Statistics as JSON (per sensor: recorded, delivered, max enabled). */
 void rtNetStatsJson(RtNet *net, TqBuf *out);
+
+/* Which records of relation rel (its id) a replay must deliver for the
+** queries to answer exactly as from every record: with entity
+** RT_NEED_ANY, RT_NEED_NONE (no query reads the relation or an entity of
+** it), RT_NEED_ALL or RT_NEED_SOME (those of some flag entities); with an
+** entity (the value of rel's flag attribute, of its entity attribute for
+** an entity relation) 1 if its records are needed, 0 if not.  A record is
+** not needed when no alpha can ever enable its sensor on its flag entity
+** (every alpha of the sensor takes a constant: paper O2), or it is of a
+** relation no query traces or samples, or of an entity relation whose
+** entity no used sensor lives in (and no query ranges over).  Records
+** that no query can reach cannot change an answer: they are never
+** delivered, and no sensor lives in an entity they keep alive. */
+#define RT_NEED_ANY INT64_MIN /* (the values of g->needed: TQ_PM_NEED_*) */
+enum { RT_NEED_NONE = 0, RT_NEED_ALL = 1, RT_NEED_SOME = 2 };
+int rtNetNeed(const RtNet *net, int rel, int64_t entity);
+/* When the queries sample relation rel (a sampled relation): P > 0 when
+** they sample it only at multiples of P (its alphas sample on Clock[n],
+** its delta relation at every base tick), so that an interval [from, to)
+** holding no multiple of P is never answered; 0 when not known so. */
+TqTime rtNetSamplePeriod(const RtNet *net, int rel);
 
 /* ================================================================ internals shared by op files */
 RtOp *rtOpNew(RtNet *net, const RtOpVt *vt, size_t size, const AlgNode *node);

@@ -2,14 +2,14 @@
 ** colfil.c - collection files: a compact binary recording, written by the
 ** colfil CONSUMER (what a run collected, or every record with "all") and
 ** read back by the colfil EXTRACTOR with the same enabling semantics as the
-** text recordings.  Also the text form writer (tqmon convert).
+** text recordings.  Reading is in colread.c.
 **
-** Layout (little-endian), format version 2:
+** Layout (little-endian), format version 3:
 **   "TQMONCOL"  magic
 **   u32         format version (COL_VERSION; a newer one is refused)
 **   u32         flags (1: closed properly, the fields below are final;
 **               2: it holds WHOLE records, whose begins the reader announces
-**               to the engine before the replay: it reads the file twice)
+**               to the engine before the replay: it reads ahead for them)
 **   i64 first, i64 last, i64 records   (patched when the file is closed)
 **   u32         CRC-32C of the 32 bytes from the version to here (patched
 **               with them; a mismatch makes the file read as not closed
@@ -18,23 +18,51 @@
 **               (strings: host, os, release, machine; varints: cpus, page
 **               size, tick ns, wall-clock start ns) and the sensor catalog
 **               (relations: name, kind, attributes with name, type, enum
-**               values)
+**               values, then a varint: 1 + the attribute its streams go by,
+**               its flag entity or, for an entity relation, its entity; 0:
+**               none)
 **   u32         CRC-32C of the header (a mismatch refuses the file)
-**   blocks      u32 payload length, u32 CRC-32C of the payload, payload
+**   groups      the records in time order, a group after the other
 ** Every later version keeps these first 44 bytes, so that a newer file is
 ** told from a damaged version field (the checksum holds).
-** Version 1 (still read) had neither header checksum (the header length
-** at offset 40, the header at 44) and CRC-32 (zlib's) for the blocks.
-** A payload holds records; the first record of a block has an absolute time,
-** the others a delta from the previous one.  Record = tag byte (kind in the
+**
+** A group holds the records of a stretch of time, split into streams: a
+** stream is one relation's records whose stream attribute's value (its
+** file symbol) is the same modulo COL_NPART, so that a reader can leave
+** out the relations, and the entities, no query needs.  A group is
+**   u32 directory length, u32 CRC-32C of the directory, the directory:
+**     varint symbols the group defines, varint their bytes, u32 their CRC-32C;
+**     varint blocks; per block, in stream order (relation, then part):
+**       varint relation, part, records, BEGINs, WHOLEs; zigzag its first
+**       time, varint last - first; varint payload length, u32 its CRC-32C;
+**       varint entities listed (COL_SUMMARY_MAX + 1: too many to list),
+**       then their file symbols ascending, as differences
+**   the symbols: each a varint length and its bytes (file symbol ids count
+**     up from 1 in order of definition, over the whole file)
+**   the blocks' payloads, in directory order
+** A group is written once its blocks hold COL_GROUP bytes or one of them
+** COL_SBLOCK (the environment variable TQMON_COLFIL_GROUP=BYTES makes both
+** smaller, for tests): a reader holds one group at most.  A payload holds records:
+** byte kind, varint time since the block's previous record (the first:
+** since the block's first time), then by kind: EVENT/SAMPLE values; BEGIN
+** values (the interval's id is implicit: the number of the stream's BEGINs
+** before it); END the distance back to its BEGIN in the stream and the
+** file symbol of its stream attribute (0: none), so that a reader that
+** left that entity out knows it; WHOLE the duration then values.  Values:
+** int zigzag varint, float 8 bytes, enum varint, entity and string a file
+** symbol id.
+**
+** Format 2 (still read): the same header without the stream attributes,
+** then blocks (u32 payload length, u32 CRC-32C, payload) of every
+** relation's records in time order: a record is a tag byte (kind in the
 ** high 3 bits, relation in the low 5 bits, 31 = a varint follows), varint
-** time, then by kind: EVENT/SAMPLE values; BEGIN values (the interval's id
-** is implicit: the number of BEGINs so far); END the distance back to its
-** BEGIN (values and begin come from it); WHOLE the duration then values;
-** SYMBOL a string (file symbol ids count up from 1 in order of definition).
-** Values: int zigzag varint, float 8 bytes, enum varint, entity and string
-** a file symbol id.  A damaged block (bad length or CRC) stops the reading
-** with its offset reported; the blocks before it are used.
+** time (the block's first absolute, then deltas), then as in format 3;
+** BEGIN ids count over the whole file, an END gives no entity, and SYMBOL
+** records define the symbols in line.  Version 1 (still read) had neither
+** header checksum (the header length at offset 40, the header at 44) and
+** CRC-32 (zlib's) for the blocks.  A damaged block or group (bad length or
+** CRC) stops the reading with its offset reported; what came before is
+** used.
 */
 #include <errno.h>
 #include <stdlib.h>
@@ -45,12 +73,7 @@
 #include <unistd.h>
 
 #include "../runtime/engine.h"
-#include "sensorsInt.h"
-
-#define COL_MAGIC "TQMONCOL"
-#define COL_VERSION 2u
-#define COL_BLOCK 65536
-enum { CK_EVENT = 1, CK_BEGIN, CK_END, CK_WHOLE, CK_SAMPLE, CK_SYMBOL };
+#include "colfilInt.h"
 
 /* ================================================================ CRC-32, CRC-32C */
 /* Slicing by 8: eight tables, eight bytes per step.  CRC-32 (zlib's,
@@ -88,7 +111,7 @@ static uint32_t crcSliced(CrcTable tab, uint32_t poly, const unsigned char *p, s
   return c ^ 0xffffffffu;
 }
 
-static uint32_t crc32(const unsigned char *p, size_t n) { return crcSliced(crcTable, 0xedb88320u, p, n); }
+uint32_t snsCrc32(const void *data, size_t n) { return crcSliced(crcTable, 0xedb88320u, data, n); }
 uint32_t snsCrc32cSoft(const void *data, size_t n) { return crcSliced(crcTableC, 0x82f63b78u, data, n); }
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
@@ -116,122 +139,67 @@ uint32_t snsCrc32c(const void *data, size_t n) {
   return snsCrc32cSoft(data, n);
 }
 
-/* ================================================================ encoding */
-typedef struct Out {
-  unsigned char *b;
-  size_t n, cap;
-} Out;
-static void outGrow(Out *o, size_t k) {
-  if (o->n + k <= o->cap) return;
-  o->cap = o->cap ? o->cap * 2 : 4096;
-  while (o->n + k > o->cap) o->cap *= 2;
-  o->b = tqRealloc(o->b, o->cap);
-}
-static void putByte(Out *o, unsigned v) {
-  outGrow(o, 1);
-  o->b[o->n++] = (unsigned char)v;
-}
-static void putVar(Out *o, uint64_t v) {
-  outGrow(o, 10);
-  while (v >= 0x80) {
-    o->b[o->n++] = (unsigned char)(v | 0x80);
-    v >>= 7;
-  }
-  o->b[o->n++] = (unsigned char)v;
-}
-static void putZig(Out *o, int64_t v) { putVar(o, ((uint64_t)v << 1) ^ (uint64_t)(v >> 63)); }
-static void putRaw(Out *o, const void *p, size_t k) {
-  outGrow(o, k);
-  memcpy(o->b + o->n, p, k);
-  o->n += k;
-}
-static void putStr(Out *o, const char *s) {
-  size_t k = strlen(s);
-  putVar(o, k);
-  putRaw(o, s, k);
-}
-static void putU32(Out *o, uint32_t v) { putRaw(o, &v, 4); }
-
-typedef struct In {
-  const unsigned char *p, *e;
-  int bad;
-} In;
-static uint64_t getVarSlow(In *in) {
-  uint64_t v = 0;
-  for (int s = 0; s < 64; s += 7) {
-    if (in->p >= in->e) {
-      in->bad = 1;
-      return 0;
-    }
-    unsigned c = *in->p++;
-    v |= (uint64_t)(c & 0x7f) << s;
-    if (!(c & 0x80)) return v;
-  }
-  in->bad = 1;
-  return 0;
-}
-/* A varint; the common case (ten bytes left, so no bounds check per byte)
-** first. */
-static inline uint64_t getVar(In *in) {
-  const unsigned char *p = in->p;
-  if (in->e - p < 10) return getVarSlow(in);
-  uint64_t v = p[0] & 0x7f;
-  if (!(p[0] & 0x80)) {
-    in->p = p + 1;
-    return v;
-  }
-  for (int i = 1; i < 10; i++) {
-    v |= (uint64_t)(p[i] & 0x7f) << (7 * i);
-    if (!(p[i] & 0x80)) {
-      in->p = p + i + 1;
-      return v;
-    }
-  }
-  in->bad = 1;
-  return 0;
-}
-static int64_t getZig(In *in) {
-  uint64_t v = getVar(in);
-  return (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
-}
-static char *getStr(In *in) {
-  uint64_t k = getVar(in);
-  if (in->bad || k > (uint64_t)(in->e - in->p)) {
-    in->bad = 1;
-    return tqStrdup("");
-  }
-  char *s = tqStrndup((const char *)in->p, (size_t)k);
-  in->p += k;
-  return s;
-}
-
 /* ================================================================ writing */
+
+/* One stream's block in the group being formed. */
+typedef struct WStream {
+  Out b;                 /* its payload */
+  int inGroup;           /* holds records in the group */
+  TqTime first, lastT;   /* its first and latest time */
+  int64_t nrec, nbegin, nwhole;
+  int64_t begins;        /* BEGINs written to the stream: the next one's id */
+  int nent;              /* entities listed (COL_SUMMARY_MAX + 1: more) */
+  uint64_t ent[COL_SUMMARY_MAX]; /* their file symbols */
+} WStream;
+
+/* An interval whose BEGIN was written (its END goes to the same stream). */
+typedef struct WOpen {
+  int64_t stream, id;    /* its stream and its id there */
+  uint64_t ent;          /* the file symbol of its stream attribute (0: none) */
+  struct WOpen *next;    /* free list */
+} WOpen;
 
 typedef struct Writer {
   FILE *f;
   char *path;
-  Out block;          /* current block payload */
-  int firstInBlock;
-  TqTime lastT;
+  const CpProgram *prog;
+  int *sumAttr;          /* per relation id - 1: its stream attribute, -1: none */
+  WStream *st;           /* by (relation id - 1) * COL_NPART + part */
+  int nst;
+  int *used;             /* streams holding records in the group */
+  int nused;
+  size_t groupBytes;     /* their payloads' bytes */
+  Out syms;              /* the symbols the group defines */
+  int64_t gsym;          /* how many */
+  TqMap symOf;           /* engine symbol + 2 -> file symbol */
+  int64_t nsym;
+  TqMap ivs;             /* (relation, engine id) -> WOpen* */
+  WOpen *freeOpen;
   TqTime first, last;
   int64_t records;
-  int64_t nbegin;     /* BEGINs written: the next interval id */
-  TqMap ivs;          /* (rel, engine id) -> file id + 1 */
-  TqMap syms;         /* engine symbol -> file symbol */
-  int64_t nsym;
-  const CpProgram *prog;
   int any;
-  int64_t wholes;     /* WHOLE records written (flag 2 at the close) */
+  int64_t wholes;        /* WHOLE records written (flag 2 at the close) */
+  size_t groupMax, blockMax; /* COL_GROUP, COL_SBLOCK (TQMON_COLFIL_GROUP: smaller, for tests) */
 } Writer;
+
+/* The attribute a relation's streams go by: its flag entity, or its entity
+** for an entity relation; none for a sampled relation (queries sample
+** every entity a recording holds, so its records are read whole). */
+static int streamAttr(const AlgRel *r) {
+  if (r->entity) return r->nattr > 0 && r->attr[0].type.kind == TY_ENTITY ? 0 : -1;
+  if (r->mode == ALG_MODE_SAMPLED) return -1;
+  return r->flagAttr >= 0 && r->attr[r->flagAttr].type.kind == TY_ENTITY ? r->flagAttr : -1;
+}
 
 static void writeHeader(Writer *w) {
   Out h = {0};
   struct utsname u;
   if (uname(&u) != 0) memset(&u, 0, sizeof u);
-  putStr(&h, u.nodename);
-  putStr(&h, u.sysname);
-  putStr(&h, u.release);
-  putStr(&h, u.machine);
+  const char *hs[4] = {u.nodename, u.sysname, u.release, u.machine};
+  for (int i = 0; i < 4; i++) {
+    putVar(&h, strlen(hs[i]));
+    putRaw(&h, hs[i], strlen(hs[i]));
+  }
   putVar(&h, (uint64_t)sysconf(_SC_NPROCESSORS_ONLN));
   putVar(&h, (uint64_t)sysconf(_SC_PAGESIZE));
   putVar(&h, (uint64_t)w->prog->cat.tick);
@@ -240,20 +208,23 @@ static void writeHeader(Writer *w) {
   putVar(&h, (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec);
   const AlgCatalog *c = &w->prog->cat;
   putVar(&h, (uint64_t)c->rels.n);
+#define PUTSTR(o, s) (putVar((o), strlen(s)), putRaw((o), (s), strlen(s)))
   for (int i = 0; i < c->rels.n; i++) {
     const AlgRel *r = c->rels.v[i];
-    putStr(&h, r->name);
+    PUTSTR(&h, r->name);
     putByte(&h, (unsigned)(r->isEvent | (r->entity ? 2 : 0)));
     putVar(&h, (uint64_t)r->nattr);
     for (int k = 0; k < r->nattr; k++) {
-      putStr(&h, r->attr[k].name);
+      PUTSTR(&h, r->attr[k].name);
       putByte(&h, r->attr[k].type.kind);
       if (r->attr[k].type.kind == TY_ENUM) {
         putVar(&h, (uint64_t)r->attr[k].type.en->n);
-        for (int j = 0; j < r->attr[k].type.en->n; j++) putStr(&h, r->attr[k].type.en->names[j]);
+        for (int j = 0; j < r->attr[k].type.en->n; j++) PUTSTR(&h, r->attr[k].type.en->names[j]);
       }
     }
+    putVar(&h, (uint64_t)(w->sumAttr[i] + 1));
   }
+#undef PUTSTR
   Out f = {0};
   putRaw(&f, COL_MAGIC, 8);
   putU32(&f, COL_VERSION);
@@ -271,114 +242,192 @@ static void writeHeader(Writer *w) {
   free(h.b);
 }
 
-static int flushBlock(Writer *w) {
-  if (!w->block.n) return 0;
-  uint32_t len = (uint32_t)w->block.n, crc = snsCrc32c(w->block.b, w->block.n);
-  if (fwrite(&len, 4, 1, w->f) != 1 || fwrite(&crc, 4, 1, w->f) != 1 || fwrite(w->block.b, 1, w->block.n, w->f) != w->block.n)
-    return -1;
-  w->block.n = 0;
-  w->firstInBlock = 1;
-  return 0;
+static void openWriter(Writer *w, FILE *f, const char *path, const CpProgram *prog) {
+  memset(w, 0, sizeof *w);
+  w->f = f;
+  w->path = tqStrdup(path);
+  w->prog = prog;
+  int n = prog->cat.rels.n;
+  w->sumAttr = tqMalloc(sizeof(int) * (size_t)(n ? n : 1));
+  for (int i = 0; i < n; i++) w->sumAttr[i] = streamAttr(prog->cat.rels.v[i]);
+  w->nst = n * COL_NPART;
+  w->st = tqCalloc((size_t)(w->nst ? w->nst : 1), sizeof(WStream));
+  w->used = tqMalloc(sizeof(int) * (size_t)(w->nst ? w->nst : 1));
+  /* tests write files of many small groups with TQMON_COLFIL_GROUP=BYTES */
+  const char *gs = getenv("TQMON_COLFIL_GROUP");
+  long gl = gs ? atol(gs) : 0;
+  w->groupMax = gl > 0 && gl < COL_GROUP ? (size_t)gl : COL_GROUP;
+  w->blockMax = w->groupMax < COL_SBLOCK ? w->groupMax : COL_SBLOCK;
+  writeHeader(w);
 }
 
-static uint64_t fileSym(Writer *w, int64_t sym) {
-  uint64_t f = (uint64_t)(uintptr_t)tqMapGet(&w->syms, (uint64_t)sym + 2);
-  if (f) return f;
-  f = (uint64_t)++w->nsym;
-  tqMapPut(&w->syms, (uint64_t)sym + 2, (void *)(uintptr_t)f);
-  /* define it: tag, time (a zero delta), the string */
-  putByte(&w->block, CK_SYMBOL << 5);
-  if (w->firstInBlock) {
-    putZig(&w->block, w->lastT);
-    w->firstInBlock = 0;
-  } else {
-    putVar(&w->block, 0);
+static int cmpInt(const void *a, const void *b) { return *(const int *)a - *(const int *)b; }
+static int cmpU64(const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* Writes the group formed so far: directory, symbols, payloads. */
+static int flushGroup(Writer *w) {
+  if (!w->nused) return 0;
+  qsort(w->used, (size_t)w->nused, sizeof(int), cmpInt);
+  Out d = {0};
+  putVar(&d, (uint64_t)w->gsym);
+  putVar(&d, w->syms.n);
+  putU32(&d, snsCrc32c(w->syms.b, w->syms.n));
+  putVar(&d, (uint64_t)w->nused);
+  for (int i = 0; i < w->nused; i++) {
+    WStream *s = &w->st[w->used[i]];
+    putVar(&d, (uint64_t)(w->used[i] / COL_NPART + 1));
+    putVar(&d, (uint64_t)(w->used[i] % COL_NPART));
+    putVar(&d, (uint64_t)s->nrec);
+    putVar(&d, (uint64_t)s->nbegin);
+    putVar(&d, (uint64_t)s->nwhole);
+    putZig(&d, s->first);
+    putVar(&d, (uint64_t)(s->lastT - s->first));
+    putVar(&d, s->b.n);
+    putU32(&d, snsCrc32c(s->b.b, s->b.n));
+    putVar(&d, (uint64_t)s->nent);
+    if (s->nent <= COL_SUMMARY_MAX) {
+      qsort(s->ent, (size_t)s->nent, sizeof(uint64_t), cmpU64);
+      for (int k = 0; k < s->nent; k++) putVar(&d, s->ent[k] - (k ? s->ent[k - 1] : 0));
+    }
   }
-  putStr(&w->block, tqSymName((int32_t)sym));
+  uint32_t len = (uint32_t)d.n, crc = snsCrc32c(d.b, d.n);
+  int rc = fwrite(&len, 4, 1, w->f) != 1 || fwrite(&crc, 4, 1, w->f) != 1 || fwrite(d.b, 1, d.n, w->f) != d.n ||
+           fwrite(w->syms.b, 1, w->syms.n, w->f) != w->syms.n;
+  for (int i = 0; i < w->nused; i++) {
+    WStream *s = &w->st[w->used[i]];
+    if (!rc && fwrite(s->b.b, 1, s->b.n, w->f) != s->b.n) rc = 1;
+    s->b.n = 0;
+    s->inGroup = 0;
+  }
+  free(d.b);
+  w->nused = 0;
+  w->groupBytes = 0;
+  w->syms.n = 0;
+  w->gsym = 0;
+  return rc ? -1 : 0;
+}
+
+/* The file symbol of an engine symbol, defined in the group if new. */
+static uint64_t fileSym(Writer *w, int64_t sym) {
+  void **ref = tqMapRef(&w->symOf, (uint64_t)sym + 2);
+  if (*ref) return (uint64_t)(uintptr_t)*ref;
+  uint64_t f = (uint64_t)++w->nsym;
+  *ref = (void *)(uintptr_t)f;
+  const char *s = tqSymName((int32_t)sym);
+  putVar(&w->syms, strlen(s));
+  putRaw(&w->syms, s, strlen(s));
+  w->gsym++;
   return f;
 }
 
-static void putVals(Writer *w, const AlgRel *r, const int64_t *v) {
-  /* symbols first, so their definitions come before the record */
-  uint64_t fs[64];
-  for (int i = 0; i < r->nattr && i < 64; i++)
-    if (r->attr[i].type.kind == TY_ENTITY || r->attr[i].type.kind == TY_STRING) fs[i] = fileSym(w, v[i]);
-  (void)fs;
-}
-
-static void putValsNow(Writer *w, const AlgRel *r, const int64_t *v) {
+static void putVals(Writer *w, Out *o, const AlgRel *r, const int64_t *v) {
   for (int i = 0; i < r->nattr; i++) {
     switch (r->attr[i].type.kind) {
-      case TY_INT: putZig(&w->block, v[i]); break;
-      case TY_FLOAT: putRaw(&w->block, &v[i], 8); break;
-      case TY_ENUM: putVar(&w->block, (uint64_t)v[i]); break;
-      default: putVar(&w->block, (uint64_t)(uintptr_t)tqMapGet(&w->syms, (uint64_t)v[i] + 2)); break;
+      case TY_INT: putZig(o, v[i]); break;
+      case TY_FLOAT: putRaw(o, &v[i], 8); break;
+      case TY_ENUM: putVar(o, (uint64_t)v[i]); break;
+      default: putVar(o, fileSym(w, v[i])); break;
     }
   }
 }
+
+static uint64_t ivKey(int rel, uint64_t id) { return tqHash64(((uint64_t)rel << 48) ^ id) | 2; }
 
 static int writeRecord(Writer *w, const tq_record *rec) {
   const AlgRel *r = w->prog->cat.rels.v[rec->rel - 1];
   TqTime t = rec->kind == TQ_REC_BEGIN ? rec->from : (rec->kind == TQ_REC_END || rec->kind == TQ_REC_WHOLE) ? rec->to : rec->t;
   int kind;
-  uint64_t back = 0;
+  WOpen *open = NULL;
   switch (rec->kind) {
     case TQ_REC_EVENT: kind = CK_EVENT; break;
     case TQ_REC_SAMPLE: kind = CK_SAMPLE; break;
     case TQ_REC_BEGIN: kind = CK_BEGIN; break;
-    case TQ_REC_END: {
-      uint64_t key = tqHash64(((uint64_t)rec->rel << 48) ^ rec->id) | 2;
-      uint64_t fid = (uint64_t)(uintptr_t)tqMapDel(&w->ivs, key);
-      if (fid) {
-        kind = CK_END;
-        back = (uint64_t)w->nbegin - (fid - 1);
-      } else {
-        kind = CK_WHOLE; /* its begin was not recorded */
-      }
+    case TQ_REC_END:
+      open = tqMapDel(&w->ivs, ivKey(rec->rel, rec->id));
+      kind = open ? CK_END : CK_WHOLE; /* without it, its begin was not recorded */
       break;
-    }
     case TQ_REC_WHOLE: kind = CK_WHOLE; break;
     default: return 0;
   }
-  if (w->block.n > COL_BLOCK && flushBlock(w)) return -1;
-  if (!w->any) w->lastT = t; /* symbol definitions are stamped with it: times may be negative */
-  if (kind != CK_END) putVals(w, r, rec->vals); /* symbol definitions */
-  unsigned relc = rec->rel < 31 ? (unsigned)rec->rel : 31;
-  putByte(&w->block, (unsigned)(kind << 5) | relc);
-  if (relc == 31) putVar(&w->block, (uint64_t)rec->rel);
-  if (w->firstInBlock) {
-    putZig(&w->block, t);
-    w->firstInBlock = 0;
+  /* its stream: by the stream attribute's file symbol (values first, so
+  ** that their symbols are defined in the group) */
+  Out tmp = {0};
+  int64_t si;
+  uint64_t ent = 0;
+  if (open) {
+    si = open->stream;
+    ent = open->ent;
   } else {
-    putVar(&w->block, (uint64_t)(t - w->lastT));
+    int sa = w->sumAttr[rec->rel - 1];
+    if (sa >= 0) ent = fileSym(w, rec->vals[sa]);
+    si = (int64_t)(rec->rel - 1) * COL_NPART + (int64_t)(ent % COL_NPART);
   }
-  w->lastT = t;
+  WStream *s = &w->st[si];
+  if (!s->inGroup) {
+    s->inGroup = 1;
+    s->first = s->lastT = t;
+    s->nrec = s->nbegin = s->nwhole = 0;
+    s->nent = 0;
+    w->used[w->nused++] = (int)si;
+  }
+  Out *o = &s->b;
+  size_t before = o->n;
+  putByte(o, (unsigned)kind);
+  putVar(o, (uint64_t)(t - s->lastT));
+  s->lastT = t;
   switch (kind) {
     case CK_EVENT:
-    case CK_SAMPLE: putValsNow(w, r, rec->vals); break;
+    case CK_SAMPLE: putVals(w, o, r, rec->vals); break;
     case CK_BEGIN: {
-      putValsNow(w, r, rec->vals);
-      uint64_t key = tqHash64(((uint64_t)rec->rel << 48) ^ rec->id) | 2;
-      tqMapPut(&w->ivs, key, (void *)(uintptr_t)(w->nbegin + 1));
-      w->nbegin++;
+      putVals(w, o, r, rec->vals);
+      WOpen *x = w->freeOpen;
+      if (x) w->freeOpen = x->next;
+      else x = tqMalloc(sizeof *x);
+      x->stream = si;
+      x->id = s->begins++;
+      x->ent = ent;
+      tqMapPut(&w->ivs, ivKey(rec->rel, rec->id), x);
+      s->nbegin++;
       break;
     }
-    case CK_END: putVar(&w->block, back); break;
+    case CK_END:
+      putVar(o, (uint64_t)(s->begins - open->id));
+      putVar(o, ent);
+      open->next = w->freeOpen;
+      w->freeOpen = open;
+      break;
     case CK_WHOLE:
-      putVar(&w->block, (uint64_t)(rec->to - rec->from));
-      putValsNow(w, r, rec->vals);
+      putVar(o, (uint64_t)(rec->to - rec->from));
+      putVals(w, o, r, rec->vals);
+      s->nwhole++;
       break;
   }
+  free(tmp.b);
+  /* the block's entities */
+  if (ent && s->nent <= COL_SUMMARY_MAX) {
+    int k = 0;
+    while (k < s->nent && s->ent[k] != ent) k++;
+    if (k == s->nent) {
+      if (s->nent < COL_SUMMARY_MAX) s->ent[s->nent] = ent;
+      s->nent++;
+    }
+  }
+  s->nrec++;
+  w->groupBytes += o->n - before;
   if (!w->any) w->first = t;
   w->any = 1;
   w->last = t;
   w->records++;
   if (kind == CK_WHOLE) w->wholes++;
+  if ((o->n >= w->blockMax || w->groupBytes >= w->groupMax) && flushGroup(w)) return -1;
   return 0;
 }
 
 static int closeWriter(Writer *w, TqTime first, TqTime last) {
-  int rc = flushBlock(w);
+  int rc = flushGroup(w);
   /* patch the header: closed, first, last, records, and their checksum */
   uint32_t version = COL_VERSION, flags = 1 | (w->wholes ? 2 : 0);
   int64_t f = first, l = last, n = w->records;
@@ -392,446 +441,22 @@ static int closeWriter(Writer *w, TqTime first, TqTime last) {
   memcpy(fix + 32, &crc, 4);
   if (!rc && (fseek(w->f, 8, SEEK_SET) || fwrite(fix, 1, sizeof fix, w->f) != sizeof fix)) rc = -1;
   if (fclose(w->f)) rc = -1;
-  free(w->block.b);
+  for (int i = 0; i < w->nst; i++) free(w->st[i].b.b);
+  free(w->st);
+  free(w->used);
+  free(w->sumAttr);
+  free(w->syms.b);
+  for (uint32_t i = 0; i < w->ivs.cap; i++)
+    if (w->ivs.slot[i].key > 1) free(w->ivs.slot[i].val);
   tqMapFree(&w->ivs);
-  tqMapFree(&w->syms);
+  while (w->freeOpen) {
+    WOpen *x = w->freeOpen;
+    w->freeOpen = x->next;
+    free(x);
+  }
+  tqMapFree(&w->symOf);
   free(w->path);
   return rc;
-}
-
-/* ================================================================ reading */
-
-/* The reader keeps the intervals of the last IV_WINDOW begins in a ring
-** (an END names its BEGIN by the distance back); older open ones move to
-** a map, so its memory is bounded by the open intervals, not the file. */
-#define IV_WINDOW 65536
-
-typedef struct OpenRec {
-  int64_t id;           /* its file interval id */
-  TqTime from;
-  int rel;
-  int frel;             /* its file relation: an END must be of the same */
-  int nvals;
-  struct OpenRec *next; /* in the free list of its size */
-  int64_t vals[];
-} OpenRec;
-
-/* A file relation as the values decoder needs it (no pointer chasing). */
-typedef struct FileRel {
-  const AlgRel *rel;   /* the program's, NULL when it does not declare it */
-  int id;              /* program relation id */
-  int nattr;
-  int isEvent;         /* the file's kind: EVENT records, or BEGIN/END/WHOLE */
-  unsigned char kind[TQ_MAX_ATTRS];
-  int32_t nenum[TQ_MAX_ATTRS]; /* TY_ENUM: how many values (the file's) */
-  int32_t *emap[TQ_MAX_ATTRS]; /* TY_ENUM: file value -> program value, by name (NULL: the same) */
-} FileRel;
-
-typedef struct Reader {
-  FILE *f;             /* read a block at a time: memory is one block */
-  unsigned char *blk;  /* the block being read */
-  size_t cblk;
-  size_t len;          /* the file's size when known (regular file), else 0 */
-  uint32_t version;    /* of its format */
-  int rangeBad;        /* the range fields failed their checksum (1) or are out of range (2) */
-  int ranged;          /* the header's range holds: every record time lies in it */
-  int wholeOk;         /* its WHOLE records were announced (read ahead) */
-  size_t off;          /* next block */
-  unsigned char *hdr;  /* the header (catalog) and its checksum */
-  const char *path;
-  uint32_t flags;
-  TqTime first, last;
-  int64_t records;     /* as the header says (a file closed properly) */
-  int64_t nread;       /* records read */
-  int nrel;
-  FileRel *rels;       /* by file relation */
-  int64_t *symMap;     /* file symbol -> engine symbol */
-  int64_t nsym, csym;
-  OpenRec **ivs;       /* the last IV_WINDOW begins, by id % IV_WINDOW */
-  TqMap oldIvs;        /* id + 2 -> OpenRec*: open ones that began before */
-  OpenRec *freeRec[TQ_MAX_ATTRS + 1]; /* ended ones, by number of values, for reuse */
-  int64_t nbegin;
-  TqTime lastT;
-  In cur;              /* the block being read */
-  int inBlock;
-  int firstRec;        /* the next record is the block's first (absolute time) */
-  size_t blockOff;
-  int64_t vals[64];
-  char err[256];
-} Reader;
-
-/* Reports the reader's error as "FILE[:OFFSET]: error: message". */
-static void reportReader(TqDiag *d, const Reader *r, const char *suffix) {
-  size_t n = strlen(r->path);
-  const char *sep = !strncmp(r->err, r->path, n) ? strstr(r->err + n, ": ") : NULL;
-  if (sep) {
-    char where[sizeof r->err];
-    memcpy(where, r->err, (size_t)(sep - r->err));
-    where[sep - r->err] = 0;
-    tqErrorAt(d, where, "%s%s", sep + 2, suffix);
-  } else {
-    tqErrorAt(d, NULL, "%s%s", r->err, suffix);
-  }
-}
-
-static int readerFail(Reader *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int readerFail(Reader *r, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(r->err, sizeof r->err, fmt, ap);
-  va_end(ap);
-  return -1;
-}
-
-/* Reads the file, checks the header and maps its catalog onto the program's. */
-static int openReader(Reader *r, const char *path, const CpProgram *prog) {
-  memset(r, 0, sizeof *r);
-  r->path = path;
-  r->lastT = TQ_BEGINNING; /* (no record yet: any time is after it) */
-  FILE *f = fopen(path, "rb");
-  if (!f) return readerFail(r, "%s: cannot open: %s", path, strerror(errno));
-  r->f = f;
-  struct stat st;
-  if (!fstat(fileno(f), &st) && S_ISREG(st.st_mode)) r->len = (size_t)st.st_size;
-  unsigned char fix[48];
-  size_t got = fread(fix, 1, 12, f);
-  if (got < 12 || memcmp(fix, COL_MAGIC, 8)) return readerFail(r, "%s: not a tqmon collection file", path);
-  uint32_t version;
-  memcpy(&version, fix + 8, 4);
-  if (version > COL_VERSION) {
-    /* every version from 2 on begins like 2 (its first 44 bytes): a
-    ** version whose range checksum holds is newer, one whose does not is
-    ** a damaged version field */
-    uint32_t sum;
-    got += fread(fix + 12, 1, 32, f);
-    memcpy(&sum, fix + 40, 4);
-    if (got < 44 || snsCrc32c(fix + 8, 32) != sum)
-      return readerFail(r, "%s:8: corrupt header (format version %u, and its checksum does not match)", path, version);
-    return readerFail(r, "%s: collection file format version %u is newer than this tqmon reads (%u); use a newer tqmon",
-                      path, version, COL_VERSION);
-  }
-  if (version == 0) return readerFail(r, "%s:8: corrupt header (format version 0)", path);
-  r->version = version;
-  size_t hoff = version == 1 ? 44 : 48; /* the header */
-  got += fread(fix + 12, 1, hoff - 12, f);
-  if (got < hoff) return readerFail(r, "%s:%zu: truncated header", path, got);
-  memcpy(&r->flags, fix + 12, 4);
-  memcpy(&r->first, fix + 16, 8);
-  memcpy(&r->last, fix + 24, 8);
-  memcpy(&r->records, fix + 32, 8);
-  uint32_t hlen;
-  memcpy(&hlen, fix + hoff - 4, 4);
-  size_t tail = version == 1 ? 0 : 4; /* its checksum */
-  if ((r->len && (size_t)hlen + tail > r->len - hoff) || hlen > (64u << 20))
-    return readerFail(r, "%s:%zu: truncated header", path, hoff);
-  r->hdr = tqMalloc((size_t)hlen + tail + 1);
-  if (fread(r->hdr, 1, (size_t)hlen + tail, f) != (size_t)hlen + tail) return readerFail(r, "%s:%zu: truncated header", path, hoff);
-  if (version >= 2) {
-    uint32_t hcrc, fcrc;
-    memcpy(&hcrc, r->hdr + hlen, 4);
-    if (snsCrc32c(r->hdr, hlen) != hcrc) return readerFail(r, "%s:%zu: corrupt header (checksum mismatch)", path, hoff);
-    memcpy(&fcrc, fix + 40, 4);
-    if (snsCrc32c(fix + 8, 32) != fcrc) {
-      /* its range cannot be trusted: read as a file not closed properly */
-      r->rangeBad = 1;
-      r->flags = 0;
-      r->first = r->last = r->records = 0;
-    }
-  }
-  if ((r->flags & 1) && (r->first <= TQ_BEGINNING || r->first > r->last || r->last >= TQ_FOREVER || r->records < 0)) {
-    /* a range no writer gives (a version-1 header has no checksum) */
-    r->rangeBad = 2;
-    r->flags = 0;
-    r->first = r->last = r->records = 0;
-  }
-  r->ranged = r->flags & 1;
-  In h = {r->hdr, r->hdr + hlen, 0};
-  for (int i = 0; i < 4; i++) free(getStr(&h));
-  for (int i = 0; i < 4; i++) getVar(&h);
-  uint64_t nrel = getVar(&h);
-  if (h.bad || nrel > 100000) return readerFail(r, "%s:%zu: corrupt header", path, hoff);
-  r->nrel = (int)nrel;
-  r->rels = tqCalloc(nrel + 1, sizeof(FileRel));
-  for (uint64_t i = 0; i < nrel && !h.bad; i++) {
-    char *name = getStr(&h);
-    unsigned kind = h.p < h.e ? *h.p++ : 0;
-    uint64_t na = getVar(&h);
-    if (na > TQ_MAX_ATTRS) h.bad = 1;
-    const AlgRel *pr = algCatRel(&prog->cat, name);
-    int ok = pr && (int)na == pr->nattr && pr->isEvent == (int)(kind & 1);
-    /* the file's own description: a relation the program does not declare
-    ** is decoded by it, and skipped */
-    FileRel *fr = &r->rels[i + 1];
-    fr->nattr = h.bad ? 0 : (int)na;
-    fr->isEvent = (int)(kind & 1);
-    char why[160] = "";
-    for (uint64_t k = 0; k < na && !h.bad; k++) {
-      char *an = getStr(&h);
-      unsigned ty = h.p < h.e ? *h.p++ : 0;
-      if (ok && (strcasecmp(an, pr->attr[k].name) || ty != pr->attr[k].type.kind)) ok = 0;
-      fr->kind[k] = (unsigned char)ty;
-      if (ty == TY_ENUM) {
-        /* values by name: the program may list them in another order */
-        uint64_t ne = getVar(&h);
-        if (ne > (uint64_t)(h.e - h.p)) h.bad = 1; /* each takes a byte at least */
-        const AlgEnum *pe = ok ? pr->attr[k].type.en : NULL;
-        fr->nenum[k] = h.bad ? 0 : (int32_t)ne;
-        if (pe && !h.bad) fr->emap[k] = tqMalloc(sizeof(int32_t) * (size_t)(ne ? ne : 1));
-        int same = 1;
-        for (uint64_t j = 0; j < ne && !h.bad; j++) {
-          char *vn = getStr(&h);
-          int at = -1;
-          for (int q = 0; pe && q < pe->n; q++)
-            if (!strcasecmp(pe->names[q], vn)) at = q;
-          if (pe && at < 0 && !why[0]) {
-            snprintf(why, sizeof why, " (%s has no value %s)", pr->attr[k].name, vn);
-            ok = 0;
-          }
-          if (fr->emap[k]) fr->emap[k][j] = at;
-          if (at != (int)j) same = 0;
-          free(vn);
-        }
-        if (same) {
-          free(fr->emap[k]);
-          fr->emap[k] = NULL;
-        }
-      }
-      free(an);
-    }
-    if (pr && !ok && !h.bad) {
-      int rc = readerFail(r, "%s: relation %s of the recording does not match the program's declaration%s", path, name, why);
-      free(name);
-      return rc;
-    }
-    fr->rel = ok ? pr : NULL;
-    fr->id = ok ? pr->id : 0;
-    free(name);
-  }
-  if (h.bad) return readerFail(r, "%s:%zu: corrupt header", path, hoff);
-  r->off = hoff + hlen + tail;
-  return 0;
-}
-
-static void closeReader(Reader *r) {
-  if (r->f) fclose(r->f);
-  free(r->hdr);
-  free(r->blk);
-  for (int i = 0; r->rels && i <= r->nrel; i++)
-    for (int k = 0; k < TQ_MAX_ATTRS; k++) free(r->rels[i].emap[k]);
-  free(r->rels);
-  free(r->symMap);
-  if (r->ivs)
-    for (int64_t i = 0; i < IV_WINDOW; i++) free(r->ivs[i]);
-  free(r->ivs);
-  for (uint32_t i = 0; i < r->oldIvs.cap; i++)
-    if (r->oldIvs.slot[i].key > 1) free(r->oldIvs.slot[i].val);
-  tqMapFree(&r->oldIvs);
-  for (int k = 0; k <= TQ_MAX_ATTRS; k++)
-    while (r->freeRec[k]) {
-      OpenRec *o = r->freeRec[k];
-      r->freeRec[k] = o->next;
-      free(o);
-    }
-}
-
-/* Starts the next block: 1 ok, 0 end of file, -1 damaged (r->err). */
-static int nextBlock(Reader *r) {
-  unsigned char bh[8];
-  size_t n = fread(bh, 1, 8, r->f);
-  if (n == 0) return 0;
-  if (n < 8) return readerFail(r, "%s:%zu: truncated block header", r->path, r->off);
-  uint32_t len, crc;
-  memcpy(&len, bh, 4);
-  memcpy(&crc, bh + 4, 4);
-  /* a block the size of the writer's (COL_BLOCK and one record) or so:
-  ** a far larger length is damage, not a reason to allocate it */
-  if ((r->len && (size_t)len > r->len - r->off - 8) || len > (64u << 20))
-    return readerFail(r, "%s:%zu: truncated block (%u bytes announced)", r->path, r->off, len);
-  if (!r->blk || (size_t)len > r->cblk) { /* (an empty block too has a buffer) */
-    r->cblk = (size_t)len > 2 * r->cblk ? (size_t)len : 2 * r->cblk;
-    if (r->cblk < 4096) r->cblk = 4096;
-    free(r->blk);
-    r->blk = tqMalloc(r->cblk);
-  }
-  if (fread(r->blk, 1, len, r->f) != len)
-    return readerFail(r, "%s:%zu: truncated block (%u bytes announced)", r->path, r->off, len);
-  uint32_t sum = r->version == 1 ? crc32(r->blk, len) : snsCrc32c(r->blk, len);
-  if (sum != crc) return readerFail(r, "%s:%zu: corrupt block (checksum mismatch)", r->path, r->off);
-  r->blockOff = r->off;
-  r->cur = (In){r->blk, r->blk + len, 0};
-  r->off += 8 + (size_t)len;
-  r->inBlock = 1;
-  r->firstRec = 1;
-  return 1;
-}
-
-static int getVals(Reader *r, const FileRel *fr, int64_t *v) {
-  In *in = &r->cur;
-  for (int i = 0; i < fr->nattr; i++) {
-    switch (fr->kind[i]) {
-      case TY_INT: v[i] = getZig(in); break;
-      case TY_FLOAT:
-        if (in->e - in->p < 8) {
-          in->bad = 1;
-          return -1;
-        }
-        memcpy(&v[i], in->p, 8);
-        in->p += 8;
-        break;
-      case TY_ENUM: {
-        uint64_t x = getVar(in);
-        if (x >= (uint64_t)fr->nenum[i]) in->bad = 1;
-        else v[i] = fr->emap[i] ? fr->emap[i][x] : (int64_t)x;
-        break;
-      }
-      default: {
-        uint64_t s = getVar(in);
-        if (s == 0 || s > (uint64_t)r->nsym) in->bad = 1;
-        else v[i] = r->symMap[s];
-        break;
-      }
-    }
-  }
-  return in->bad ? -1 : 0;
-}
-
-/* Decodes one record into *rec: 1 a record, 0 end of file, -1 damaged. */
-static int readRecord(Reader *r, tq_record *rec, int *skip) {
-  *skip = 0;
-  for (;;) {
-    if (!r->inBlock || r->cur.p >= r->cur.e) {
-      r->inBlock = 0;
-      int b = nextBlock(r);
-      if (b == 0 && (r->flags & 1) && r->nread != r->records) /* cut at a block's end */
-        return readerFail(r, "%s:%zu: truncated (%lld of the %lld records it was closed with)", r->path, r->off,
-                          (long long)r->nread, (long long)r->records);
-      if (b <= 0) return b;
-    }
-    const unsigned char *start = r->cur.p; /* its offset, for a message */
-#define AT (r->blockOff + 8 + (size_t)(start - r->blk))
-    unsigned tag = *r->cur.p++;
-    int kind = (int)(tag >> 5);
-    uint64_t frel = tag & 31;
-    if (frel == 31) frel = getVar(&r->cur);
-    /* times lie strictly between beginning and forever and never go back,
-    ** also from a block to the next (whose first time is absolute) */
-    TqTime t;
-    int first = r->firstRec;
-    r->firstRec = 0;
-    if (first) {
-      t = getZig(&r->cur);
-    } else {
-      uint64_t d = getVar(&r->cur);
-      if (d >= (uint64_t)TQ_FOREVER - (uint64_t)r->lastT) return readerFail(r, "%s:%zu: time out of range", r->path, AT);
-      t = r->lastT + (TqTime)d;
-    }
-    if (r->cur.bad) return readerFail(r, "%s:%zu: truncated record", r->path, AT);
-    if (t <= TQ_BEGINNING || t >= TQ_FOREVER) return readerFail(r, "%s:%zu: time out of range", r->path, AT);
-    if (t < r->lastT) return readerFail(r, "%s:%zu: time goes backwards", r->path, AT);
-    r->lastT = t;
-    if (kind == CK_SYMBOL) {
-      char *s = getStr(&r->cur);
-      if (r->cur.bad) {
-        free(s);
-        return readerFail(r, "%s:%zu: truncated symbol", r->path, AT);
-      }
-      if (r->nsym + 1 >= r->csym) {
-        r->csym = r->csym ? 2 * r->csym : 1024;
-        r->symMap = tqRealloc(r->symMap, sizeof(int64_t) * (size_t)r->csym);
-      }
-      r->symMap[++r->nsym] = tqSymZ(s);
-      free(s);
-      continue;
-    }
-    /* (a symbol's time is only the base of the next delta) */
-    if (r->ranged && (t < r->first || t > r->last))
-      return readerFail(r, "%s:%zu: time %lld outside the file's range (%lld to %lld): corrupt", r->path, AT,
-                        (long long)t, (long long)r->first, (long long)r->last);
-    if (kind < CK_EVENT || kind > CK_SAMPLE || frel == 0 || frel > (uint64_t)r->nrel)
-      return readerFail(r, "%s:%zu: corrupt record (kind %d, relation %llu)", r->path, AT, kind, (unsigned long long)frel);
-    const FileRel *fr = &r->rels[frel];
-    if ((kind == CK_EVENT) != fr->isEvent && kind != CK_SAMPLE)
-      return readerFail(r, "%s:%zu: corrupt record (%s record of %s relation %llu)", r->path, AT,
-                        kind == CK_EVENT ? "an event" : "an interval", fr->isEvent ? "event" : "interval",
-                        (unsigned long long)frel);
-    int na = fr->nattr;
-    int64_t *v = r->vals;
-    rec->rel = fr->id;
-    rec->t = t;
-    rec->nvals = na;
-    rec->vals = v;
-    switch (kind) {
-      case CK_EVENT:
-      case CK_SAMPLE:
-        if (getVals(r, fr, v)) return readerFail(r, "%s:%zu: corrupt values", r->path, AT);
-        rec->kind = kind == CK_EVENT ? TQ_REC_EVENT : TQ_REC_SAMPLE;
-        rec->from = rec->to = 0;
-        rec->id = 0;
-        break;
-      case CK_BEGIN: {
-        if (getVals(r, fr, v)) return readerFail(r, "%s:%zu: corrupt values", r->path, AT);
-        if (!r->ivs) r->ivs = tqCalloc(IV_WINDOW, sizeof(OpenRec *));
-        OpenRec *o = r->freeRec[na];
-        if (o) r->freeRec[na] = o->next;
-        else o = tqMalloc(sizeof(OpenRec) + sizeof(int64_t) * (size_t)(na ? na : 1));
-        o->nvals = na;
-        o->from = t;
-        o->rel = fr->id;
-        o->frel = (int)frel;
-        for (int k = 0; k < na; k++) o->vals[k] = v[k]; /* a few: no call */
-        rec->id = (uint64_t)r->nbegin;
-        o->id = r->nbegin;
-        OpenRec **slot = &r->ivs[r->nbegin++ % IV_WINDOW];
-        if (*slot) tqMapPut(&r->oldIvs, (uint64_t)(*slot)->id + 2, *slot); /* still open: out of the window */
-        *slot = o;
-        rec->kind = TQ_REC_BEGIN;
-        rec->from = t;
-        rec->to = 0;
-        break;
-      }
-      case CK_END: {
-        uint64_t back = getVar(&r->cur);
-        int ok = !r->cur.bad && back > 0 && back <= (uint64_t)r->nbegin;
-        int64_t id = ok ? r->nbegin - (int64_t)back : -1;
-        OpenRec *o = NULL;
-        if (ok && back <= IV_WINDOW) o = r->ivs[id % IV_WINDOW];
-        else if (ok) o = tqMapDel(&r->oldIvs, (uint64_t)id + 2);
-        if (!o || o->id != id) return readerFail(r, "%s:%zu: END of an interval that is not open", r->path, AT);
-        if (o->frel != (int)frel) {
-          if (back > IV_WINDOW) tqMapPut(&r->oldIvs, (uint64_t)id + 2, o); /* (still its begin's) */
-          return readerFail(r, "%s:%zu: END of an interval of another relation", r->path, AT);
-        }
-        rec->kind = TQ_REC_END;
-        rec->id = (uint64_t)id;
-        rec->from = o->from;
-        rec->to = t;
-        for (int k = 0; k < na; k++) v[k] = o->vals[k];
-        o->next = r->freeRec[o->nvals];
-        r->freeRec[o->nvals] = o;
-        if (back <= IV_WINDOW) r->ivs[id % IV_WINDOW] = NULL;
-        break;
-      }
-      case CK_WHOLE: {
-        if (!r->wholeOk)
-          return readerFail(r, "%s:%zu: a whole interval, which %s", r->path, AT,
-                            r->len ? "the file's header says it does not hold (corrupt)"
-                                   : "a stream cannot announce before its begin (replay the file itself)");
-        uint64_t d = getVar(&r->cur);
-        if (d >= (uint64_t)t - (uint64_t)TQ_BEGINNING)
-          return readerFail(r, "%s:%zu: corrupt record (an interval beginning before the beginning)", r->path, AT);
-        if (getVals(r, fr, v)) return readerFail(r, "%s:%zu: corrupt values", r->path, AT);
-        rec->kind = TQ_REC_WHOLE;
-        rec->from = t - (TqTime)d;
-        rec->to = t;
-        rec->id = (uint64_t)1 << 62 | (uint64_t)r->nread; /* its own identity */
-        break;
-      }
-    }
-#undef AT
-    r->nread++;
-    if (!fr->rel) *skip = 1;
-    return 1;
-  }
 }
 
 /* ================================================================ rows (tqmon load --csv) */
@@ -845,13 +470,23 @@ int snsIsCollectionFile(const char *path) {
   return n == 8 && !memcmp(m, COL_MAGIC, 8);
 }
 
+typedef struct RowsCtx {
+  SnsCsv *c;
+  const Reader *r;
+  int rc;
+} RowsCtx;
+static void openRow(void *ctx, const OpenRec *o) {
+  RowsCtx *x = ctx;
+  if (!x->rc && x->r->rels[o->frel].rel) x->rc = snsCsvRow(x->c, o->rel, o->vals, o->from, TQ_OPEN);
+}
+
 int snsColfilRows(const char *path, const CpProgram *prog, SnsCsv *c, TqDiag *d) {
   Reader r;
-  int rc = openReader(&r, path, prog);
+  int rc = snsReaderOpen(&r, path, prog);
   r.wholeOk = 1; /* read once, in order: a whole interval needs no announcing */
   tq_record rec;
   int skip, got = 0;
-  while (!rc && (got = readRecord(&r, &rec, &skip)) > 0) {
+  while (!rc && (got = snsReaderNext(&r, &rec, &skip)) > 0) {
     if (skip) continue;
     switch (rec.kind) {
       case TQ_REC_EVENT:
@@ -865,17 +500,13 @@ int snsColfilRows(const char *path, const CpProgram *prog, SnsCsv *c, TqDiag *d)
   }
   if (!rc && got < 0) rc = -1;
   if (rc && r.err[0]) {
-    reportReader(d, &r, "");
+    snsReaderReport(d, &r, "");
   } else if (!rc) {
-    /* the intervals still open at the end */
-    for (int64_t i = 0; r.ivs && i < IV_WINDOW && !rc; i++)
-      if (r.ivs[i] && r.rels[r.ivs[i]->frel].rel) rc = snsCsvRow(c, r.ivs[i]->rel, r.ivs[i]->vals, r.ivs[i]->from, TQ_OPEN);
-    for (uint32_t i = 0; i < r.oldIvs.cap && !rc; i++) {
-      const OpenRec *o = r.oldIvs.slot[i].key > 1 ? r.oldIvs.slot[i].val : NULL;
-      if (o && r.rels[o->frel].rel) rc = snsCsvRow(c, o->rel, o->vals, o->from, TQ_OPEN);
-    }
+    RowsCtx x = {c, &r, 0}; /* the intervals still open at the end */
+    snsReaderOpenIvs(&r, openRow, &x);
+    rc = x.rc;
   }
-  closeReader(&r);
+  snsReaderClose(&r);
   return rc ? -1 : 0;
 }
 
@@ -891,8 +522,14 @@ typedef struct Colfil {
   int64_t pendVals[64];
 } Colfil;
 
-/* args: FILE to read (EXTRACTOR), or "write:FILE" / "all:FILE" to write
-** what the run collected / every record (CONSUMER). */
+/* The reader asks the engine what the operation needs. */
+static int needOf(void *g, int rel, int64_t entity) { return ((tq_pm_global *)g)->needed_records(g, rel, entity); }
+static TqTime periodOf(void *g, int rel) { return ((tq_pm_global *)g)->sample_period(g, rel); }
+static void announce(void *g, int rel, TqTime from) { ((tq_pm_global *)g)->announce_whole(g, rel, from); }
+
+/* args: FILE to read (EXTRACTOR; "full:FILE" reads every block, needed or
+** not), or "write:FILE" / "all:FILE" to write what the run collected /
+** every record (CONSUMER). */
 static tq_pm_status colInit(tq_pm_global *g, tq_pm_private *p) {
   const char *a = p->args ? p->args : "";
   if (!*a) {
@@ -920,11 +557,20 @@ static tq_pm_status colCall(tq_pm_global *g, tq_pm_private *p, int what, const t
       const char *a = p->args;
       if (p->caps & TQ_PM_EXTRACTOR) {
         c->reading = 1;
-        if (openReader(&c->rd, a, enProgram(g))) {
+        int full = !strncmp(a, "full:", 5); /* every block, needed or not (tests) */
+        if (full) a += 5;
+        if (snsReaderOpen(&c->rd, a, enProgram(g))) {
           snprintf(p->message, sizeof p->message, "%s", c->rd.err);
-          reportReader(enDiag(g), &c->rd, "");
+          snsReaderReport(enDiag(g), &c->rd, "");
           return TQ_PM_FATAL;
         }
+        /* format 3 reads only what the queries need */
+        c->rd.need = full ? NULL : needOf;
+        c->rd.period = periodOf;
+        c->rd.needCtx = g;
+        c->rd.net = enNet(g);
+        if (c->rd.net && c->rd.version >= 3) c->rd.net->read.bytes = (int64_t)c->rd.len;
+        if (c->rd.net) c->rd.net->read.bytesRead += (int64_t)c->rd.off; /* its header */
         /* a regular file is read once more when its range is not known
         ** (not closed properly, damaged range fields) or it may hold whole
         ** intervals (their begins are announced to the engine, which holds
@@ -934,24 +580,23 @@ static tq_pm_status colCall(tq_pm_global *g, tq_pm_private *p, int what, const t
         int ranged = c->rd.flags & 1;
         int mayWhole = c->rd.version == 1 || !ranged || (c->rd.flags & 2);
         if (c->rd.len && (!ranged || mayWhole)) {
-          Reader scan = {0};
-          if (!openReader(&scan, a, enProgram(g))) {
-            tq_record rec;
-            int skip, any = 0;
+          Reader scan;
+          if (!snsReaderOpen(&scan, a, enProgram(g))) {
+            TqTime first, last;
+            int64_t records;
             scan.wholeOk = 1;
-            while (readRecord(&scan, &rec, &skip) > 0) {
-              if (rec.kind == TQ_REC_WHOLE && !skip) g->announce_whole(g, rec.rel, rec.from);
-              if (ranged) continue;
-              TqTime t = rec.kind == TQ_REC_BEGIN ? rec.from : rec.kind == TQ_REC_END || rec.kind == TQ_REC_WHOLE ? rec.to : rec.t;
-              if (!any) c->rd.first = t;
-              c->rd.last = t;
-              any = 1;
+            scan.need = c->rd.need;
+            scan.needCtx = g;
+            int any = snsReaderScan(&scan, &first, &last, &records, announce, g);
+            if (!ranged && any) {
+              c->rd.first = first;
+              c->rd.last = last;
+              c->rd.records = records;
             }
-            if (!ranged) c->rd.records = scan.nread;
             ranged |= any;
             c->rd.wholeOk = mayWhole;
           }
-          closeReader(&scan);
+          snsReaderClose(&scan);
         }
         if (!(c->rd.flags & 1)) {
           const char *how = c->rd.len ? "reading what it holds" : "its range is known at its end";
@@ -964,15 +609,12 @@ static tq_pm_status colCall(tq_pm_global *g, tq_pm_private *p, int what, const t
         if (ranged) g->set_range(g, c->rd.first, c->rd.last, c->rd.records);
       } else {
         const char *path = strchr(a, ':') + 1;
-        c->wr.f = fopen(path, "w+b");
-        if (!c->wr.f) {
+        FILE *f = fopen(path, "w+b");
+        if (!f) {
           snprintf(p->message, sizeof p->message, "cannot write %s: %s", path, strerror(errno));
           return TQ_PM_FATAL;
         }
-        c->wr.path = tqStrdup(path);
-        c->wr.prog = enProgram(g);
-        c->wr.firstInBlock = 1;
-        writeHeader(&c->wr);
+        openWriter(&c->wr, f, path, enProgram(g));
       }
       c->started = 1;
       return TQ_PM_OK;
@@ -982,7 +624,7 @@ static tq_pm_status colCall(tq_pm_global *g, tq_pm_private *p, int what, const t
     case TQ_PM_END:
       if (!c) return TQ_PM_OK;
       if (c->reading) {
-        closeReader(&c->rd);
+        snsReaderClose(&c->rd);
       } else if (c->started) {
         RtNet *net = enNet(g);
         TqTime first = net ? net->origin : c->wr.first, last = net ? net->now : c->wr.last;
@@ -1028,11 +670,11 @@ static tq_pm_status colExtract(tq_pm_global *g, tq_pm_private *p) {
     goto have;
   }
   for (;;) {
-    int rr = readRecord(r, &rec, &skip);
+    int rr = snsReaderNext(r, &rec, &skip);
     if (rr == 0) return TQ_PM_DONE;
     if (rr < 0) {
       /* damaged: what came before is used; say where */
-      reportReader(enDiag(g), r, " (the records before it were used)");
+      snsReaderReport(enDiag(g), r, " (the records before it were used)");
       snprintf(p->message, sizeof p->message, "%s", r->err);
       return TQ_PM_ERROR;
     }
@@ -1055,7 +697,7 @@ static tq_pm_status colExtract(tq_pm_global *g, tq_pm_private *p) {
 const tq_pm snsColfilPm = {
     .version = TQ_PM_VERSION,
     .name = "colfil",
-    .description = "collection files: EXTRACTOR (args: FILE) and CONSUMER (args: write:FILE or all:FILE)",
+    .description = "collection files: EXTRACTOR (args: FILE; full:FILE reads every block) and CONSUMER (args: write:FILE or all:FILE)",
     .init = colInit,
     .call = colCall,
     .extract = colExtract,

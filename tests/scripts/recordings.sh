@@ -165,11 +165,11 @@ refused() {
   [ -e "$dir/$1.db" ] && bad "$1: the store was written"
 }
 # a damaged version field (the range checksum covers it) is told from a
-# newer version (tests/recordings/newer_v3.col: version 3, checksum right)
+# newer version (tests/recordings/newer_v4.col: version 4, checksum right)
 refused badversion 8 '\011' "badversion.col:8: error: corrupt header (format version 9, and its checksum does not match)"
-$T run tests/recordings/kinds.tq --replay tests/recordings/newer_v3.col --db "$dir/newer.db" >/dev/null 2>"$dir/newer.err"
+$T run tests/recordings/kinds.tq --replay tests/recordings/newer_v4.col --db "$dir/newer.db" >/dev/null 2>"$dir/newer.err"
 [ $? -eq 1 ] || bad "newer version: exit status"
-grep -q "newer_v3.col: error: collection file format version 3 is newer than this tqmon reads (2); use a newer tqmon" \
+grep -q "newer_v4.col: error: collection file format version 4 is newer than this tqmon reads (3); use a newer tqmon" \
   "$dir/newer.err" || bad "newer version: $(cat "$dir/newer.err")"
 [ -e "$dir/newer.db" ] && bad "newer version: the store was written"
 # the header is checksummed: one byte of the catalog flipped refuses the
@@ -193,6 +193,20 @@ head -c 30 "$dir/paper.col" >"$dir/shorthdr.col"
 $T run $P --replay "$dir/shorthdr.col" >/dev/null 2>"$dir/shorthdr.err"
 [ $? -eq 1 ] || bad "truncated header: exit status"
 grep -q "shorthdr.col:30: error: truncated header" "$dir/shorthdr.err" || bad "truncated header: $(cat "$dir/shorthdr.err")"
+# format version 2 (one stream of blocks, symbols in line), written by an
+# earlier tqmon, is still read: golden cases it recorded replay the same
+for v2 in paper_example whole_late; do
+  extra=""
+  [ -f "tests/golden/$v2.args" ] && extra=$(cat "tests/golden/$v2.args")
+  # shellcheck disable=SC2086
+  $T run $extra tests/golden/$v2.tq --replay tests/recordings/$v2-v2.col --format csv >"$dir/$v2-v2.out" 2>"$dir/$v2-v2.err" ||
+    bad "version 2 ($v2): $(cat "$dir/$v2-v2.err")"
+  cmp -s "$dir/$v2-v2.out" tests/golden/$v2.csv || bad "version 2 ($v2): the results differ from the golden ones"
+done
+$T run tests/recordings/kinds.tq --replay tests/recordings/kinds-v2.col --format csv >"$dir/kinds-v2.out" 2>"$dir/kinds-v2.err" ||
+  bad "version 2 (kinds): $(cat "$dir/kinds-v2.err")"
+$T run tests/recordings/kinds.tq --replay tests/recordings/kinds.trace --format csv >"$dir/kinds.out" 2>/dev/null
+cmp -s "$dir/kinds-v2.out" "$dir/kinds.out" || bad "version 2 (kinds): the results differ from the text recording's"
 # format version 1 (no header checksums, CRC-32 blocks), written by an
 # earlier tqmon, is still read: the golden case it recorded replays the same
 $T run examples/paper/paper.tq tests/golden/paper_example.tq --replay tests/recordings/paper_example-v1.col --format csv \
@@ -231,18 +245,28 @@ $T run $F/kinds.tq --replay $F/range_short.col --format csv >"$dir/rs.out" 2>"$d
 grep -q "range_short.col:246: error: time 8 outside the file's range (1 to 7): corrupt (the records before it were used)" "$dir/rs.err" ||
   bad "record outside the range: $(cat "$dir/rs.err")"
 grep -q "^B,C,8,3,7$" "$dir/rs.out" || bad "record outside the range: the records before it are not used"
-# cut exactly at the end of its first block: every block left is whole, but
-# the file was closed with more records than it holds
+# cut exactly at the end of its first group: every group left is whole,
+# but the file was closed with more records than it holds (the group's
+# length: 8 bytes, its directory, the symbols and the payloads the
+# directory lists, read from the directory's varints)
 u32() { od -A n -t u4 -j "$2" -N 4 "$1" | tr -d ' '; }
 hl=$(u32 "$dir/big.col" 44)
-b1=$((52 + hl))
-cut=$((b1 + 8 + $(u32 "$dir/big.col" $b1)))
+g1=$((52 + hl))
+dl=$(u32 "$dir/big.col" $g1)
+glen=$(od -A n -t u1 -v -j $((g1 + 8)) -N "$dl" "$dir/big.col" | awk '
+  { for (i = 1; i <= NF; i++) b[n++] = $i }
+  function v(  x, s) { x = 0; s = 1; while (b[p] >= 128) { x += (b[p] - 128) * s; s *= 128; p++ } x += b[p] * s; p++; return x }
+  END { p = 0; v(); sl = v(); p += 4; nb = v(); tot = sl
+    for (k = 0; k < nb; k++) { v(); v(); v(); v(); v(); v(); v(); tot += v(); p += 4; ne = v(); if (ne <= 64) for (j = 0; j < ne; j++) v() }
+    print tot }')
+cut=$((g1 + 8 + dl + glen))
+[ "$cut" -lt "$(wc -c <"$dir/big.col")" ] || bad "cut at a group's end: the file has one group ($cut bytes)"
 head -c $cut "$dir/big.col" >"$dir/bigcut.col"
 # shellcheck disable=SC2086
 $T run $P --replay "$dir/bigcut.col" --format csv >"$dir/bigcut.out" 2>"$dir/bigcut.err"
-[ $? -eq 1 ] || bad "cut at a block's end: exit status"
+[ $? -eq 1 ] || bad "cut at a group's end: exit status"
 grep -q "bigcut.col:$cut: error: truncated ([0-9]* of the [0-9]* records it was closed with) (the records before it were used)" \
-  "$dir/bigcut.err" || bad "cut at a block's end: $(cat "$dir/bigcut.err")"
+  "$dir/bigcut.err" || bad "cut at a group's end: $(cat "$dir/bigcut.err")"
 # enum values are matched by name: a program that lists them in another
 # order replays the file like its own text recording; one that lacks a
 # value refuses the file and says which
