@@ -179,7 +179,7 @@ typedef struct Listing {
 } Listing;
 
 enum { H_NEW = 0, H_UP, H_LOST, H_OUT, H_ENDED };
-enum { JOB_NONE = 0, JOB_CONNECT, JOB_TICK, JOB_QUIT };
+enum { JOB_NONE = 0, JOB_CONNECT, JOB_TICK, JOB_RECONNECT, JOB_QUIT };
 
 typedef struct Pcp Pcp;
 
@@ -217,7 +217,7 @@ typedef struct Host {
   int64_t *lastN;     /* per Rel: instances in the last fetch */
   int64_t *relValues; /* per Rel: values received */
   /* counts (written by the worker under the lock) */
-  int64_t fetches, values, listings, late, pending;
+  int64_t fetches, values, listings, late, pending, reconnects;
   int64_t offset, rtt; /* the estimate (ns) */
   int offsetKnown;
 } Host;
@@ -298,6 +298,8 @@ static int connectionLost(int sts) {
          sts == PM_ERR_NOCONTEXT || sts == -ETIMEDOUT || sts == -ENOTCONN;
 }
 
+static int checkMetadata(Host *h);
+
 /* Connects (or opens the archives) and checks the metadata against the
 ** configuration.  Runs in the worker.  Returns 0, or -1 with h->err. */
 static int workConnect(Host *h) {
@@ -322,6 +324,14 @@ static int workConnect(Host *h) {
     else snprintf(h->name, sizeof h->name, "%s", h->spec);
   }
   h->pmid = tqCalloc((size_t)pc->conf.nmetric, sizeof(pmID));
+  return checkMetadata(h);
+}
+
+/* Looks the metrics the operation needs up on h's context and checks them
+** against the configuration (at the start, and again when a lost pmcd is
+** back: it may have other agents now).  Returns 0, or -1 with h->err. */
+static int checkMetadata(Host *h) {
+  Pcp *pc = h->pcp;
   for (int i = 0; i < pc->conf.nmetric; i++) {
     const PcpMetricConf *m = &pc->conf.metric[i];
     int used = 0;
@@ -391,18 +401,23 @@ static void offsetNote(Host *h, int64_t sent, int64_t got, int64_t stamp) {
   h->offsetKnown = 1;
 }
 
+/* Over archives: reads at the job's tick (PM_MODE_INTERP; every pmFetch
+** moves the archive's time on by the delta, so it is set before each).
+** Returns 0 or a PMAPI error with h->err. */
+static int archiveAt(Host *h) {
+  if (!h->pcp->archive) return 0;
+  struct timespec when = tsOf(h->jobT), delta = tsOf(h->pcp->tick);
+  int sts = pmSetModeHighRes(PM_MODE_INTERP, &when, &delta);
+  if (sts < 0) pcpSay(h->err, sizeof h->err, "pmSetMode: %s", pmErrStr(sts));
+  return sts < 0 ? sts : 0;
+}
+
 /* One tick's job: the listings and fetches asked.  Runs in the worker.
 ** Returns 0, or the first PMAPI error (h->err says where). */
 static int workTick(Host *h) {
   Pcp *pc = h->pcp;
   int sts;
-  if (pc->archive) {
-    struct timespec when = tsOf(h->jobT), delta = tsOf(pc->tick);
-    if ((sts = pmSetModeHighRes(PM_MODE_INTERP, &when, &delta)) < 0) {
-      pcpSay(h->err, sizeof h->err, "pmSetMode: %s", pmErrStr(sts));
-      return sts;
-    }
-  }
+  if ((sts = archiveAt(h)) < 0) return sts;
   for (int e = 0; e < pc->nent; e++) {
     Listing *l = &h->list[e];
     if (!l->want) continue;
@@ -432,6 +447,7 @@ static int workTick(Host *h) {
     }
     pmID ids[PCP_MAX_METRICS];
     for (int k = 0; k < rl->nm; k++) ids[k] = h->pmid[rl->metric[k]];
+    if ((sts = archiveAt(h)) < 0) return sts; /* a fetch moved it on by a tick */
     pmHighResResult *res;
     int64_t sent = nowNs();
     sts = pmFetchHighRes(rl->nm, ids, &res);
@@ -498,6 +514,11 @@ static void *worker(void *arg) {
     if (job == JOB_CONNECT) {
       sts = workConnect(h);
       if (!sts && pc->archive) sts = workCheckArchive(h);
+    } else if (job == JOB_RECONNECT) {
+      /* libpcp's own backoff (PMCD_RECONNECT_TIMEOUT) spaces the attempts:
+      ** one too soon fails at once */
+      if ((sts = pmReconnectContext(h->ctx)) >= 0 && checkMetadata(h)) sts = PM_ERR_GENERIC;
+      else if (sts < 0) pcpSay(h->err, sizeof h->err, "%s", pmErrStr(sts));
     } else if (h->ctx >= 0) {
       if ((sts = pmUseContext(h->ctx)) >= 0) sts = workTick(h);
     }
@@ -514,13 +535,14 @@ static void *worker(void *arg) {
   return NULL;
 }
 
-/* Posts a job to every host in posted[] and waits for them until
-** deadline (0: none).  Hosts still busy then are left running. */
-static void runJobs(Pcp *pc, const int *posted, int job, int64_t deadline) {
+/* Posts job posted[i] (JOB_*, JOB_NONE: none) to every host i and waits
+** for them until deadline (0: none).  Hosts still busy then are left
+** running. */
+static void runJobs(Pcp *pc, const int *posted, int64_t deadline) {
   pthread_mutex_lock(&pc->mu);
   for (int i = 0; i < pc->nhost; i++)
     if (posted[i]) {
-      pc->host[i].job = job;
+      pc->host[i].job = posted[i];
       pc->host[i].done = 0;
     }
   pthread_cond_broadcast(&pc->work);
@@ -551,14 +573,14 @@ static int hostBusy(Pcp *pc, Host *h) {
   return busy;
 }
 
-/* Did the job posted to h end (then its results are taken)?  One that did
-** not, by the deadline, makes the host late for this tick. */
-static int jobEnded(Pcp *pc, Host *h) {
+/* Did the job posted to h end (then its results are taken)?  A tick's job
+** (tick) that did not, by the deadline, makes the host late for it. */
+static int jobEnded(Pcp *pc, Host *h, int tick) {
   pthread_mutex_lock(&pc->mu);
   int done = h->done;
   h->done = 0;
   pthread_mutex_unlock(&pc->mu);
-  if (!done) h->late++;
+  if (!done && tick) h->late++;
   return done;
 }
 
@@ -1010,8 +1032,9 @@ static void report(tq_pm_global *g, tq_pm_private *p, Pcp *pc) {
       tqBufPrintf(&b, ", \"why\": ");
       bufJsonString(&b, h->why);
     }
-    tqBufPrintf(&b, ", \"fetches\": %lld, \"values\": %lld, \"listings\": %lld, \"late\": %lld", (long long)h->fetches,
-              (long long)h->values, (long long)h->listings, (long long)h->late);
+    tqBufPrintf(&b, ", \"fetches\": %lld, \"values\": %lld, \"listings\": %lld, \"late\": %lld, \"reconnects\": %lld",
+                (long long)h->fetches, (long long)h->values, (long long)h->listings, (long long)h->late,
+                (long long)h->reconnects);
     if (h->offsetKnown)
       tqBufPrintf(&b, ", \"clock_offset_ms\": %.3f, \"rtt_ms\": %.3f", (double)h->offset / 1e6, (double)h->rtt / 1e6);
     tqBufPrintf(&b, ", \"relations\": {");
@@ -1128,8 +1151,8 @@ static tq_pm_status pcpStart(tq_pm_global *g, tq_pm_private *p) {
   }
   /* connect to every host at once; each is checked against the mapping */
   int posted[MAX_HOSTS];
-  for (int i = 0; i < pc->nhost; i++) posted[i] = 1;
-  runJobs(pc, posted, JOB_CONNECT, pc->archive ? 0 : nowNs() + 30 * SEC);
+  for (int i = 0; i < pc->nhost; i++) posted[i] = JOB_CONNECT;
+  runJobs(pc, posted, pc->archive ? 0 : nowNs() + 30 * SEC);
   int usable = 0;
   for (int i = 0; i < pc->nhost; i++) {
     Host *h = &pc->host[i];
@@ -1240,7 +1263,8 @@ static tq_pm_status pcpSnapshot(tq_pm_global *g, tq_pm_private *p, Pcp *pc) {
   for (int e = 0; e < pc->nent; e++) pc->ent[e].needed = pc->ent[e].rel >= 0 && g->needed(g, pc->ent[e].rel);
   for (int i = 0; i < pc->nhost; i++) {
     Host *h = &pc->host[i];
-    posted[i] = 0;
+    posted[i] = JOB_NONE;
+    if (h->state == H_LOST && !pc->archive && !hostBusy(pc, h)) posted[i] = JOB_RECONNECT;
     if (h->state != H_UP) continue;
     if (hostBusy(pc, h)) {
       h->late++; /* still on an earlier tick: nothing from it now */
@@ -1249,13 +1273,22 @@ static tq_pm_status pcpSnapshot(tq_pm_global *g, tq_pm_private *p, Pcp *pc) {
     h->jobT = t;
     for (int e = 1; e < pc->nent; e++) h->list[e].want = pc->ent[e].needed;
     for (int r = 0; r < pc->nrel; r++) buildProfile(pc, h, r);
-    posted[i] = 1;
+    posted[i] = JOB_TICK;
   }
-  runJobs(pc, posted, JOB_TICK, tickDeadline(pc));
+  runJobs(pc, posted, tickDeadline(pc));
   int rc = 0;
   for (int i = 0; i < pc->nhost; i++) {
     Host *h = &pc->host[i];
-    if (posted[i] && jobEnded(pc, h)) rc |= takeJob(g, p, pc, h, t);
+    if (posted[i] == JOB_TICK && jobEnded(pc, h, 1)) rc |= takeJob(g, p, pc, h, t);
+    else if (posted[i] == JOB_RECONNECT && jobEnded(pc, h, 0)) {
+      if (h->sts >= 0) {
+        h->state = H_UP;
+        h->why[0] = 0;
+        h->reconnects++;
+        g->log(g, p, TQ_LOG_WARNING, "host %s (%s) back at %lld: its entities begin again from the next snapshot",
+               h->name, h->spec, (long long)t);
+      }
+    }
   }
   report(g, p, pc);
   if (rc) {
@@ -1352,9 +1385,9 @@ static tq_pm_status pcpSample(tq_pm_global *g, tq_pm_private *p, int attr, int64
     buildProfile(pc, h, r);
     if (!h->fetch[r]) break;
     h->jobT = t;
-    posted[h - pc->host] = 1;
-    runJobs(pc, posted, JOB_TICK, tickDeadline(pc));
-    if (!jobEnded(pc, h)) break;
+    posted[h - pc->host] = JOB_TICK;
+    runJobs(pc, posted, tickDeadline(pc));
+    if (!jobEnded(pc, h, 1)) break;
     if (takeJob(g, p, pc, h, t)) return TQ_PM_FATAL;
     if (h->state != H_UP) return TQ_PM_OK;
     c = &h->cache[r];

@@ -7,7 +7,8 @@
 # processes of a non-root pmcd user too).
 #
 #   pcpSetup            find PCP (exit 77 when it is not installed), make $PCPDIR
-#   pcpStart NAME       start a pmcd called NAME; sets PORT_NAME and PID_NAME
+#   pcpStart NAME [PORT] start a pmcd called NAME (on PORT, or a free port);
+#                       sets PORT_NAME and PID_NAME
 #   pcpStop NAME        stop it (SIGTERM, then SIGKILL)
 #   pcpStopAll          stop every pmcd started (trap it on EXIT)
 #   pcpTest NAME        a test's beginning: pcpSetup, bad(), $pids killed
@@ -43,6 +44,7 @@ pcpFreePort() {
 
 pcpStart() {
   name=$1
+  want=${2:-}
   d="$PCPDIR/$name"
   mkdir -p "$d/run" "$d/log"
   chmod 777 "$d/run" "$d/log" # pmcd drops to the pcp user
@@ -56,7 +58,7 @@ allow 127.0.0.1 : fetch;
 disallow * : all;
 CONF
   for try in 1 2 3 4 5; do
-    port=$(pcpFreePort)
+    port=${want:-$(pcpFreePort)}
     PCP_RUN_DIR="$d/run" PCP_LOG_DIR="$d/log" "$PCP_BINADM/pmcd" -f -A -H "$name" -p "$port" -i 127.0.0.1 \
       -c "$d/pmcd.conf" -n "$PCPDIR/root" -l "$d/log/pmcd.log" -s "$d/run/pmcd.socket" >"$d/out" 2>&1 &
     pid=$!

@@ -37,10 +37,17 @@ until pminfo -a "$dir/arch-h1" -f hinv.ncpu >/dev/null 2>&1 && pminfo -a "$dir/a
   [ $n -gt 300 ] && { bad "pmlogger wrote no record"; break; }
   sleep 0.1
 done
-sleep 1
 $T run "$dir/pcp.tq" "$dir/q.tq" --pcp "127.0.0.1:$PORT_h1,127.0.0.1:$PORT_h2" --snapshots 4 --format csv \
   >"$dir/live.csv" 2>"$dir/live.err" || bad "live run: exit $? $(cat "$dir/live.err")"
-sleep 3 # a few records after the live run's last tick
+# the archives cover the live run's last tick (their last record's time)
+archEnd() { TZ=UTC pmdumplog -L "$1" 2>/dev/null | sed -n 's/^ *ending *//p' | { read -r e && date -u -d "$e" +%s%N; }; }
+lastTick=$(awk -F, '$NF ~ /^[0-9]+$/ { print $NF }' "$dir/live.csv" | sort -n | tail -n 1)
+n=0
+until [ "$(archEnd "$dir/arch-h1")" -ge "${lastTick:-0}" ] && [ "$(archEnd "$dir/arch-h2")" -ge "${lastTick:-0}" ]; do
+  n=$((n + 1))
+  [ $n -gt 600 ] && { bad "pmlogger wrote nothing after the live run's last tick $lastTick"; break; }
+  sleep 0.1
+done
 kill -INT $logger_h1 $logger_h2
 wait $logger_h1 $logger_h2
 cat "$dir/live.csv"

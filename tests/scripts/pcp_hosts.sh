@@ -12,7 +12,8 @@
 #     (instances_last_fetch 1 in the detail of --stats);
 #   - the same queries unoptimized (--no-opt) give the same answers;
 #   - killing h3's pmcd mid-run ends h3's entities with a message while h1
-#     and h2 go on to the end.
+#     and h2 go on; started again, h3 is reconnected and its entities
+#     begin again.
 set -u
 T=${T:-build/asan/tqmon}
 OUT=${OUT:-build/test-out}
@@ -85,30 +86,50 @@ $T run "$dir/pcp.tq" "$dir/q.tq" --pcp "$H" --snapshots 3 --format csv --no-opt 
 strip() { sed 's/,[0-9]*$//' "$1" | sort; }
 [ "$(strip "$dir/out.csv")" = "$(strip "$dir/noopt.csv")" ] || bad "--no-opt answers differ"
 
-# ---------------------------------------------------------------- a host lost mid-run
-# the run says at each tick how many hosts are up (--trace-level 2): h3 is
-# stopped after the second tick
-$T run "$dir/pcp.tq" "$dir/q.tq" --pcp "$H" --snapshots 8 --format csv --trace-level 2 \
-  >"$dir/lost.csv" 2>"$dir/lost.err" &
+# ---------------------------------------------------------------- a host lost mid-run, and back
+# The run says at each tick how many hosts are up (--trace-level 2).  h3's
+# pmcd is stopped after the second tick; once the run says h3 is lost, it
+# is started again on the same port, and the run reconnects (libpcp's
+# backoff set to 1 s by PMCD_RECONNECT_TIMEOUT).  Every wait is for a line
+# of the run's log, not for a time.
+N=20
+PMCD_RECONNECT_TIMEOUT=1 $T run "$dir/pcp.tq" "$dir/q.tq" --pcp "$H" --snapshots $N --format csv --trace-level 2 \
+  --stats "$dir/lost.json" >"$dir/lost.csv" 2>"$dir/lost.err" &
 run=$!
-n=0
-while [ "$(grep -c 'tick [0-9]*: 3 of 3 hosts up' "$dir/lost.err")" -lt 2 ]; do
-  n=$((n + 1))
-  [ $n -gt 600 ] && break
-  sleep 0.1
-done
+# waitLog PATTERN COUNT: until the run's log has COUNT lines matching, or it ended
+waitLog() {
+  while [ "$(grep -c "$1" "$dir/lost.err")" -lt "$2" ] && kill -0 $run 2>/dev/null; do sleep 0.1; done
+  [ "$(grep -c "$1" "$dir/lost.err")" -ge "$2" ]
+}
+waitLog 'tick [0-9]*: 3 of 3 hosts up' 2 || bad "the run did not reach its second tick"
 pcpStop h3
+waitLog "host h3 (127.0.0.1:$PORT_h3) lost at [0-9]*: .*: its entities end" 1 || bad "no message for the lost host"
+pcpStart h3 "$PORT_h3" || bad "pmcd h3 did not start again on port $PORT_h3"
+waitLog "host h3 (127.0.0.1:$PORT_h3) back at [0-9]*" 1 || bad "no message for the host back (the run ended first?)"
 wait $run || bad "run with a host lost: exit $? $(cat "$dir/lost.err")"
-cat "$dir/lost.err"
-grep -q "host h3 (127.0.0.1:$PORT_h3) lost at [0-9]*: .*: its entities end" "$dir/lost.err" ||
-  bad "no message for the lost host"
-c1=$(section "$dir/lost.csv" Cpus | grep -c '^h1,') c3=$(section "$dir/lost.csv" Cpus | grep -c '^h3,')
-echo "Cpus rows: h1 $c1, h3 $c3"
-[ "$c1" -eq 8 ] || bad "h1 should answer at every one of the 8 ticks"
-[ "$c3" -ge 1 ] && [ "$c3" -lt 8 ] || bad "h3 should answer until it was lost"
-last1=$(section "$dir/lost.csv" Cpus | grep '^h1,' | tail -n 1 | cut -d, -f3)
-last3=$(section "$dir/lost.csv" Cpus | grep '^h3,' | tail -n 1 | cut -d, -f3)
-[ "$last1" -gt "$last3" ] || bad "h1 should go on after h3 is lost"
+grep -v 'info: tick' "$dir/lost.err"
+lost=$(sed -n "s/.*host h3 (127.0.0.1:$PORT_h3) lost at \([0-9]*\):.*/\1/p" "$dir/lost.err")
+back=$(sed -n "s/.*host h3 (127.0.0.1:$PORT_h3) back at \([0-9]*\):.*/\1/p" "$dir/lost.err")
+section "$dir/lost.csv" Cpus >"$dir/lost.cpus"
+python3 - "$dir/lost.json" "$dir/lost.cpus" "${lost:-0}" "${back:-0}" <<'PY' || bad "lost and back: see above"
+import json, sys
+d = [p for p in json.load(open(sys.argv[1]))["pms"] if p["name"] == "pcp"][0]["detail"]
+rows = [l.strip().split(",") for l in open(sys.argv[2]) if l.strip()]
+lost, back = int(sys.argv[3]), int(sys.argv[4])
+late = {h["host"]: h["late"] for h in d["hosts"]}
+ticks = d["ticks"]
+t1 = [int(r[2]) for r in rows if r[0] == "h1"]
+t3 = [int(r[2]) for r in rows if r[0] == "h3"]
+print("ticks %d; Cpus rows h1 %d (late %d), h3 %d: %d before the loss at %d, %d after the return at %d"
+      % (ticks, len(t1), late["h1"], len(t3), len([t for t in t3 if t < lost]), lost,
+         len([t for t in t3 if t > back]), back))
+ok = len(t1) + late["h1"] == ticks                       # h1 answered at every tick it was not late
+ok &= any(t < lost for t in t3)                         # h3 answered before it was lost
+ok &= not any(lost <= t <= back for t in t3)            # its entities ended: nothing while it was away
+ok &= any(t > back for t in t3) or back >= max(t1)      # and begin again after it is back
+ok &= [h for h in d["hosts"] if h["host"] == "h3"][0]["reconnects"] == 1
+sys.exit(0 if ok and lost and back else 1)
+PY
 
 if [ $fails -ne 0 ]; then
   for n in h1 h2 h3; do echo "== pmcd $n"; tail -n 8 "$PCPDIR/$n/log/pmcd.log"; done
