@@ -320,6 +320,39 @@ static void freeOpen(Reader *r, OpenRec *o) {
   r->freeRec[o->nvals] = o;
 }
 
+/* The rest of an EVENT, SAMPLE or WHOLE record of fr at time t into rec
+** (its relation, time and values first; a WHOLE record's identity is
+** wholeId); at is its offset in the file, for messages.  0, or -1 with
+** r->err. */
+static int takeSimple(Reader *r, In *in, const FileRel *fr, int kind, TqTime t, uint64_t wholeId, size_t at,
+                      tq_record *rec) {
+  int64_t *v = r->vals;
+  rec->rel = fr->id;
+  rec->t = t;
+  rec->nvals = fr->nattr;
+  rec->vals = v;
+  if (kind != CK_WHOLE) {
+    if (getVals(r, in, fr, v)) return readerFail(r, "%s:%zu: corrupt values", r->path, at);
+    rec->kind = kind == CK_EVENT ? TQ_REC_EVENT : TQ_REC_SAMPLE;
+    rec->from = rec->to = 0;
+    rec->id = 0;
+    return 0;
+  }
+  if (!r->wholeOk)
+    return readerFail(r, "%s:%zu: a whole interval, which %s", r->path, at,
+                      r->len ? "the file's header says it does not hold (corrupt)"
+                             : "a stream cannot announce before its begin (replay the file itself)");
+  uint64_t d = getVar(in);
+  if (d >= (uint64_t)t - (uint64_t)TQ_BEGINNING)
+    return readerFail(r, "%s:%zu: corrupt record (an interval beginning before the beginning)", r->path, at);
+  if (getVals(r, in, fr, v)) return readerFail(r, "%s:%zu: corrupt values", r->path, at);
+  rec->kind = TQ_REC_WHOLE;
+  rec->from = t - (TqTime)d;
+  rec->to = t;
+  rec->id = wholeId;
+  return 0;
+}
+
 /* ================================================================ formats 1 and 2 */
 
 /* Starts the next block: 1 ok, 0 end of file, -1 damaged (r->err). */
@@ -410,18 +443,15 @@ static int readRecord12(Reader *r, tq_record *rec, int *skip) {
                         (unsigned long long)frel);
     int na = fr->nattr;
     int64_t *v = r->vals;
-    rec->rel = fr->id;
-    rec->t = t;
-    rec->nvals = na;
-    rec->vals = v;
+    if (kind == CK_EVENT || kind == CK_SAMPLE || kind == CK_WHOLE) {
+      if (takeSimple(r, &r->cur, fr, kind, t, (uint64_t)1 << 62 | (uint64_t)r->nread, AT, rec)) return -1;
+    } else {
+      rec->rel = fr->id;
+      rec->t = t;
+      rec->nvals = na;
+      rec->vals = v;
+    }
     switch (kind) {
-      case CK_EVENT:
-      case CK_SAMPLE:
-        if (getVals(r, &r->cur, fr, v)) return readerFail(r, "%s:%zu: corrupt values", r->path, AT);
-        rec->kind = kind == CK_EVENT ? TQ_REC_EVENT : TQ_REC_SAMPLE;
-        rec->from = rec->to = 0;
-        rec->id = 0;
-        break;
       case CK_BEGIN: {
         if (getVals(r, &r->cur, fr, v)) return readerFail(r, "%s:%zu: corrupt values", r->path, AT);
         if (!r->ivs) r->ivs = tqCalloc(IV_WINDOW, sizeof(OpenRec *));
@@ -457,21 +487,7 @@ static int readRecord12(Reader *r, tq_record *rec, int *skip) {
         if (back <= IV_WINDOW) r->ivs[id % IV_WINDOW] = NULL;
         break;
       }
-      case CK_WHOLE: {
-        if (!r->wholeOk)
-          return readerFail(r, "%s:%zu: a whole interval, which %s", r->path, AT,
-                            r->len ? "the file's header says it does not hold (corrupt)"
-                                   : "a stream cannot announce before its begin (replay the file itself)");
-        uint64_t d = getVar(&r->cur);
-        if (d >= (uint64_t)t - (uint64_t)TQ_BEGINNING)
-          return readerFail(r, "%s:%zu: corrupt record (an interval beginning before the beginning)", r->path, AT);
-        if (getVals(r, &r->cur, fr, v)) return readerFail(r, "%s:%zu: corrupt values", r->path, AT);
-        rec->kind = TQ_REC_WHOLE;
-        rec->from = t - (TqTime)d;
-        rec->to = t;
-        rec->id = (uint64_t)1 << 62 | (uint64_t)r->nread; /* its own identity */
-        break;
-      }
+      default: break; /* (taken above) */
     }
 #undef AT
     r->nread++;
@@ -904,18 +920,16 @@ static int takeRecord3(Reader *r, tq_record *rec, int *skip) {
   int64_t *v = r->vals;
   int some = fr->need == RT_NEED_SOME && r->need;
   int byEnt = some && fr->sumAttr == fr->needAttr; /* the stream's entity decides */
-  rec->rel = fr->id;
-  rec->t = t;
-  rec->nvals = na;
-  rec->vals = v;
+  if (kind == CK_EVENT || kind == CK_SAMPLE || kind == CK_WHOLE) {
+    if (takeSimple(r, in, fr, kind, t, (uint64_t)1 << 62 | (uint64_t)r->nwhole, b->off + at, rec)) return -1;
+    if (kind == CK_WHOLE) r->nwhole++; /* (its own identity) */
+  } else {
+    rec->rel = fr->id;
+    rec->t = t;
+    rec->nvals = na;
+    rec->vals = v;
+  }
   switch (kind) {
-    case CK_EVENT:
-    case CK_SAMPLE:
-      if (getVals(r, in, fr, v)) return readerFail(r, "%s:%zu: corrupt values", AT);
-      rec->kind = kind == CK_EVENT ? TQ_REC_EVENT : TQ_REC_SAMPLE;
-      rec->from = rec->to = 0;
-      rec->id = 0;
-      break;
     case CK_BEGIN: {
       int64_t id = sm->begins++;
       b->begun++;
@@ -961,21 +975,7 @@ static int takeRecord3(Reader *r, tq_record *rec, int *skip) {
       freeOpen(r, o);
       break;
     }
-    case CK_WHOLE: {
-      if (!r->wholeOk)
-        return readerFail(r, "%s:%zu: a whole interval, which %s", AT,
-                          r->len ? "the file's header says it does not hold (corrupt)"
-                                 : "a stream cannot announce before its begin (replay the file itself)");
-      uint64_t d = getVar(in);
-      if (d >= (uint64_t)t - (uint64_t)TQ_BEGINNING)
-        return readerFail(r, "%s:%zu: corrupt record (an interval beginning before the beginning)", AT);
-      if (getVals(r, in, fr, v)) return readerFail(r, "%s:%zu: corrupt values", AT);
-      rec->kind = TQ_REC_WHOLE;
-      rec->from = t - (TqTime)d;
-      rec->to = t;
-      rec->id = (uint64_t)1 << 62 | (uint64_t)r->nwhole++; /* its own identity */
-      break;
-    }
+    default: break; /* (taken above) */
   }
   if (r->scan && kind != CK_WHOLE) *skip = 1;
   if (some && !*skip && kind != CK_END && !entNeeded(r, fr, v[fr->needAttr])) *skip = 1;
