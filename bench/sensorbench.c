@@ -11,9 +11,10 @@
 **                              state bench/run.sh set up with lttng(1):
 **                              disabled, filtered (enabled, a filter that
 **                              rejects every event), enabled
-**   sensorbench drain N        the monitor's side (sensors/shm.c, compiled in
+**   sensorbench drain N [RATE] the monitor's side (sensors/shm.c, compiled in
 **                              here) of a child that writes N packets as fast
-**                              as it can: packets/s drained and merged
+**                              as it can (or RATE a second): packets/s drained
+**                              and merged, and the packets dropped
 ** Output: "key value" lines for bench/run.sh.  The best of 5 repetitions is
 ** kept for the per-call figures.
 */
@@ -23,6 +24,9 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#if defined(__x86_64__)
+#include <x86intrin.h>
+#endif
 
 #include "sensors.h" /* generated from bench/sensorbench.tq */
 #ifdef TQBENCH_LTTNG
@@ -41,13 +45,25 @@ static volatile int draining = 1;
 
 typedef struct Drain {
   tq_shm_ring *r;
+  uint32_t slots;   /* its slots */
 } Drain;
 
+/* Drains the ring as the monitor's thread does (sensors/shm.c): the
+** packets published since the last look, found by their generation, then
+** a short wait when it caught up.  Spin, the sensor's cost would measure
+** the drainer (it would read each slot as the producer writes it). */
 static void *drainRing(void *arg) {
   Drain *d = arg;
+  const tq_shm_packet *slots = (const tq_shm_packet *)(d->r + 1);
+  uint32_t cap = d->slots;
+  struct timespec caught = {0, 50 * 1000};
+  uint64_t tail = d->r->tail;
   while (draining) {
-    uint64_t head = __atomic_load_n(&d->r->head, __ATOMIC_ACQUIRE);
-    if (head != d->r->tail) __atomic_store_n(&d->r->tail, head, __ATOMIC_RELEASE);
+    uint64_t start = tail;
+    while (tail - start < 4096 && __atomic_load_n(&slots[tail & (cap - 1)].gen, __ATOMIC_ACQUIRE) == tq_shm_gen(tail, cap))
+      tail += slots[tail & (cap - 1)].nslots;
+    if (tail != start) __atomic_store_n(&d->r->tail, tail, __ATOMIC_RELEASE);
+    if (tail - start < 1024) nanosleep(&caught, NULL);
   }
   return NULL;
 }
@@ -71,6 +87,18 @@ static int benchTqmon(long n) {
   tq_entity w = tq_Worker_begin("W1");
   tq_entity other = tq_Worker_begin("W2");
   printf("tqmon.disabled_ns %.3f\n", loopTq(w, n));
+#if defined(__x86_64__)
+  /* the floor of a packet: reading the time stamp counter */
+  double tsc = 1e9;
+  for (int rep = 0; rep < 5; rep++) {
+    uint64_t sum = 0;
+    double t0 = nowS();
+    for (long i = 0; i < n; i++) sum += __rdtsc();
+    double ns = (nowS() - t0) * 1e9 / (double)n;
+    if (ns < tsc && sum) tsc = ns;
+  }
+  printf("tqmon.tsc_ns %.3f\n", tsc);
+#endif
   /* as the monitor does: the sensor is in use (another entity enabled) */
   tqs_on[TQ_SENSOR_Tick] = 1;
   tqs_cnt[(uint64_t)other * tqs_max_sensors + TQ_SENSOR_Tick] = 1;
@@ -80,12 +108,13 @@ static int benchTqmon(long n) {
   tq_Tick(w, 0); /* takes the ring */
   uint64_t dropped0 = tqs_dropped();
   printf("tqmon.packet_bytes %d\n", (int)sizeof(tq_shm_packet));
-  Drain d = {NULL};
+  Drain d = {NULL, 0};
   tq_shm_header *h = tqs_segment();
   for (uint32_t i = 0; i < h->nrings; i++) {
     tq_shm_ring *r = (tq_shm_ring *)((char *)h + h->off_rings + h->ring_bytes * i);
     if (r->tid) {
       d.r = r;
+      d.slots = h->ring_slots;
       break;
     }
   }
@@ -124,24 +153,32 @@ static int benchLttng(const char *mode, long n) {
 
 /* ================================================================ drain */
 
-static int produceChild(long n) {
+/* The child of the drain benchmark: n packets as fast as it can, or at
+** rate packets/s (paced by the clock every 256 packets). */
+static int produceChild(long n, double rate) {
   tq_entity w = tq_Worker_begin("W1");
   /* wait until the monitor enables us */
   for (int i = 0; i < 10000 && !tq_Tick_enabled(w); i++) usleep(1000);
-  for (long i = 0; i < n; i++) tq_Tick(w, i);
+  double t0 = nowS();
+  for (long i = 0; i < n; i++) {
+    tq_Tick(w, i);
+    if (rate > 0 && (i & 255) == 255)
+      while (nowS() - t0 < (double)(i + 1) / rate) {
+      }
+  }
   tq_Worker_end(w);
   /* stay until the monitor has read everything */
   usleep(300 * 1000);
   return 0;
 }
 
-int snsBenchDrain(const char *self, long n); /* in shmbench.c */
+int snsBenchDrain(const char *self, long n, double rate); /* in shmbench.c */
 
 int main(int argc, char **argv) {
   if (argc >= 3 && !strcmp(argv[1], "tqmon")) return benchTqmon(atol(argv[2]));
   if (argc >= 4 && !strcmp(argv[1], "lttng")) return benchLttng(argv[2], atol(argv[3]));
-  if (argc >= 3 && !strcmp(argv[1], "produce")) return produceChild(atol(argv[2]));
-  if (argc >= 3 && !strcmp(argv[1], "drain")) return snsBenchDrain(argv[0], atol(argv[2]));
-  fprintf(stderr, "usage: sensorbench tqmon N | lttng disabled|filtered|enabled N | drain N\n");
+  if (argc >= 3 && !strcmp(argv[1], "produce")) return produceChild(atol(argv[2]), argc > 3 ? atof(argv[3]) : 0);
+  if (argc >= 3 && !strcmp(argv[1], "drain")) return snsBenchDrain(argv[0], atol(argv[2]), argc > 3 ? atof(argv[3]) : 0);
+  fprintf(stderr, "usage: sensorbench tqmon N | lttng disabled|filtered|enabled N | drain N [RATE]\n");
   return 2;
 }

@@ -34,7 +34,7 @@ static int64_t benchSymbol(tq_pm_global *g, const char *text, int len) {
   return tqSym(text, len < 0 ? strlen(text) : (size_t)len);
 }
 
-int snsBenchDrain(const char *self, long n) {
+int snsBenchDrain(const char *self, long n, double rate) {
   tq_pm_global g;
   memset(&g, 0, sizeof g);
   g.produce = benchProduce;
@@ -44,7 +44,7 @@ int snsBenchDrain(const char *self, long n) {
   Shm *s = tqCalloc(1, sizeof *s);
   s->g = &g;
   char cmd[512];
-  snprintf(cmd, sizeof cmd, "%s\x1fproduce\x1f%ld", self, n);
+  snprintf(cmd, sizeof cmd, "%s\x1fproduce\x1f%ld\x1f%.0f", self, n, rate);
   setenv("TQMON_RING_BITS", "20", 0);
   if (createSegment(s, &p) || startChild(s, &p, cmd)) {
     fprintf(stderr, "sensorbench: %s\n", p.message);
@@ -83,13 +83,15 @@ int snsBenchDrain(const char *self, long n) {
   t1 = benchNow();
   c1 = benchCpu();
   uint64_t dropped = s->droppedSeen;
-  printf("drain.packets %lld\n", (long long)produced);
-  printf("drain.dropped %llu\n", (unsigned long long)dropped);
-  printf("drain.invalid %lld\n", (long long)s->bad);
-  printf("drain.seconds %.4f\n", t1 - t0);
-  printf("drain.rate %.0f\n", t1 > t0 ? (double)(produced - before) / (t1 - t0) : 0.0);
-  printf("drain.cpu_seconds %.4f\n", c1 - c0);
-  printf("drain.cpu_rate %.0f\n", c1 > c0 ? (double)(produced - before) / (c1 - c0) : 0.0);
+  const char *k = rate > 0 ? "drain.paced" : "drain";
+  if (rate > 0) printf("drain.paced.rate_asked %.0f\n", rate);
+  printf("%s.packets %lld\n", k, (long long)produced);
+  printf("%s.dropped %llu\n", k, (unsigned long long)dropped);
+  printf("%s.invalid %lld\n", k, (long long)s->bad);
+  printf("%s.seconds %.4f\n", k, t1 - t0);
+  printf("%s.rate %.0f\n", k, t1 > t0 ? (double)(produced - before) / (t1 - t0) : 0.0);
+  printf("%s.cpu_seconds %.4f\n", k, c1 - c0);
+  printf("%s.cpu_rate %.0f\n", k, c1 > c0 ? (double)(produced - before) / (c1 - c0) : 0.0);
   kill(s->pid, SIGTERM);
   waitpid(s->pid, NULL, 0);
   munmap(s->h, s->size);

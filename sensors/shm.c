@@ -402,8 +402,10 @@ static int convert(Shm *s, const tq_shm_packet *sp, const tq_shm_cont *cont, int
   pk->n = n;
   int k = 0;
   for (; k < n && k < TQ_SHM_VALS0; k++) pk->v[k] = sp->v[k];
-  for (int c = 0; c < ncont && k < n; c++)
-    for (int i = 0; i < TQ_SHM_VALSN && k < n; i++) pk->v[k++] = cont[c].v[i];
+  for (int c = 0; c < ncont && k < n; c++) {
+    pk->v[k++] = cont[c].v0;
+    for (int i = 0; i < TQ_SHM_VALSN - 1 && k < n; i++) pk->v[k++] = cont[c].v[i];
+  }
   if (kind == TQ_SHM_END || kind == TQ_SHM_SAMPLE_DONE) return 0; /* values come from its begin */
   for (int a = 0; a < n; a++) {
     switch (x->kind[a]) {
@@ -438,18 +440,19 @@ static int convert(Shm *s, const tq_shm_packet *sp, const tq_shm_cont *cont, int
   return 0;
 }
 
-static void qPush(PktQ *q, const Pkt *p) {
+/* The slot the next packet of q goes to (q->n++ keeps it).  Capacities
+** are powers of 2. */
+static Pkt *qSlot(PktQ *q) {
   if (q->n == q->cap) {
     int64_t nc = q->cap ? 2 * q->cap : 1024;
     Pkt *nq = tqMalloc(sizeof(Pkt) * (size_t)nc);
-    for (int64_t i = 0; i < q->n; i++) nq[i] = q->q[(q->head + i) % q->cap];
+    for (int64_t i = 0; i < q->n; i++) nq[i] = q->q[(q->head + i) & (q->cap - 1)];
     free(q->q);
     q->q = nq;
     q->head = 0;
     q->cap = nc;
   }
-  q->q[(q->head + q->n) % q->cap] = *p;
-  q->n++;
+  return &q->q[(q->head + q->n) & (q->cap - 1)];
 }
 
 static void answerSample(Shm *s, const Pkt *pk);
@@ -457,6 +460,18 @@ static tq_pm_status snapshotLocked(Shm *s, tq_pm_global *g, tq_pm_private *p);
 static int64_t pending(Shm *s);
 static void *drainMain(void *arg);
 static void applyWants(Shm *s, int64_t sym, intptr_t h);
+
+/* The position of ring r's first slot not published, from pos on (at
+** most a ring's length further: a producer that wrote garbage). */
+static uint64_t frontier(const tq_shm_header *h, tq_shm_ring *r, uint64_t pos) {
+  const tq_shm_packet *slots = (const tq_shm_packet *)(r + 1);
+  uint64_t mask = h->ring_slots - 1, end = pos + h->ring_slots;
+  while (pos < end && __atomic_load_n(&slots[pos & mask].gen, __ATOMIC_ACQUIRE) == tq_shm_gen(pos, h->ring_slots)) {
+    uint32_t ns = slots[pos & mask].nslots;
+    pos += ns >= 1 && ns <= 3 ? ns : 1;
+  }
+  return pos;
+}
 
 /* Drains up to SHM_CHUNK slots of every ring into its queue (sample
 ** answers go to the request); returns the slots taken.  A ring with more
@@ -473,44 +488,44 @@ static uint64_t drain(Shm *s) {
   for (uint32_t i = 0; i < nr; i++) {
     tq_shm_ring *r = (tq_shm_ring *)((char *)h + h->off_rings + h->ring_bytes * i);
     tq_shm_packet *slots = (tq_shm_packet *)(r + 1);
-    uint64_t head = __atomic_load_n(&r->head, __ATOMIC_ACQUIRE), tail = r->tail, mask = h->ring_slots - 1;
+    uint64_t tail = r->tail, start = tail, mask = h->ring_slots - 1;
     dropped += __atomic_load_n(&r->dropped, __ATOMIC_RELAXED);
-    if (head - tail > h->ring_slots) {
-      /* garbage: a producer claims more than the ring holds */
-      noteBad(s, "ring %u: head %llu is %llu slots past tail", i, (unsigned long long)head,
-              (unsigned long long)(head - tail));
-      __atomic_store_n(&r->tail, head, __ATOMIC_RELEASE);
-      continue;
-    }
-    uint64_t stop = head - tail > SHM_CHUNK ? tail + SHM_CHUNK : head;
-    took += stop - tail;
     TqTime lastT = TQ_FOREVER;
-    while (tail < stop) {
-      tq_shm_packet sp = slots[tail & mask];
+    int more = 0; /* stopped at SHM_CHUNK, not at the first slot not published */
+    for (;;) {
+      if (tail - start >= SHM_CHUNK) {
+        more = 1;
+        break;
+      }
+      const tq_shm_packet *at = &slots[tail & mask];
+      if (__atomic_load_n(&at->gen, __ATOMIC_ACQUIRE) != tq_shm_gen(tail, h->ring_slots)) break; /* not yet */
+      tq_shm_packet sp = *at;
       uint32_t ns = sp.nslots;
-      if (ns < 1 || ns > 3 || tail + ns > head) {
-        stop = head;
+      if (ns < 1 || ns > 3) {
+        /* garbage: the ring's position is lost; what it holds now is skipped */
         noteBad(s, "ring %u: packet of %u slots", i, ns);
-        tail = head;
+        tail = frontier(h, r, tail + 1);
         break;
       }
       tq_shm_cont cont[2];
       for (uint32_t c = 1; c < ns; c++) memcpy(&cont[c - 1], &slots[(tail + c) & mask], sizeof(tq_shm_cont));
       tail += ns;
-      Pkt pk;
-      if (convert(s, &sp, cont, (int)ns - 1, &pk)) continue;
+      if (!s->rq) s->rq = tqCalloc(h->nrings, sizeof(PktQ));
+      PktQ *q = &s->rq[i];
+      Pkt *pk = qSlot(q); /* converted in place: kept by q->n++ */
+      if (convert(s, &sp, cont, (int)ns - 1, pk)) continue;
       s->packets++;
-      lastT = pk.t;
-      if (pk.kind == TQ_SHM_SAMPLE || pk.kind == TQ_SHM_SAMPLE_DONE) {
-        if (s->waiting && sp.aux == s->waitSeq) answerSample(s, &pk);
+      lastT = pk->t;
+      if (pk->kind == TQ_SHM_SAMPLE || pk->kind == TQ_SHM_SAMPLE_DONE) {
+        if (s->waiting && sp.aux == s->waitSeq) answerSample(s, pk);
         continue;
       }
-      if (!s->relOf[pk.sens]) continue; /* a sensor no one declared here */
-      if (!s->rq) s->rq = tqCalloc(h->nrings, sizeof(PktQ));
-      qPush(&s->rq[i], &pk);
+      if (!s->relOf[pk->sens]) continue; /* a sensor no one declared here */
+      q->n++;
     }
-    __atomic_store_n(&r->tail, tail, __ATOMIC_RELEASE);
-    if (tail < head && lastT < s->cap) s->cap = lastT;
+    took += tail - start;
+    if (tail != start) __atomic_store_n(&r->tail, tail, __ATOMIC_RELEASE);
+    if (more && lastT < s->cap) s->cap = lastT;
   }
   s->droppedSeen = dropped + h->lost_no_ring;
   return took;
@@ -525,7 +540,7 @@ static void produce(Shm *s, const Pkt *pk) {
   memset(&r, 0, sizeof r);
   r.rel = rel;
   r.nvals = x->nattr;
-  uint64_t key = tqHash64(((uint64_t)pk->sens << 56) ^ pk->id) | 2;
+  uint64_t key = pk->kind == TQ_SHM_EVENT ? 0 : tqHash64(((uint64_t)pk->sens << 56) ^ pk->id) | 2; /* (intervals) */
   switch (pk->kind) {
     case TQ_SHM_EVENT:
       r.kind = TQ_REC_EVENT;
@@ -611,14 +626,14 @@ static void merge(Shm *s, TqTime limit) {
       /* one ring has packets: they are in time order already */
       while (q->n && q->q[q->head].t <= limit) {
         Pkt *pk = &q->q[q->head];
-        q->head = (q->head + 1) % q->cap;
+        q->head = (q->head + 1) & (q->cap - 1);
         q->n--;
         emit(s, pk);
       }
       continue;
     }
     Pkt *pk = &q->q[q->head];
-    q->head = (q->head + 1) % q->cap;
+    q->head = (q->head + 1) & (q->cap - 1);
     q->n--;
     emit(s, pk);
   }
@@ -679,8 +694,8 @@ static void attachState(Shm *s) {
   uint32_t nr = h->rings_taken < h->nrings ? h->rings_taken : h->nrings;
   for (uint32_t i = 0; i < nr; i++) {
     tq_shm_ring *r = (tq_shm_ring *)((char *)h + h->off_rings + h->ring_bytes * i);
-    uint64_t head = __atomic_load_n(&r->head, __ATOMIC_ACQUIRE);
-    if (head - r->tail <= h->ring_slots) s->before += (int64_t)(head - r->tail);
+    uint64_t head = frontier(h, r, r->tail);
+    s->before += (int64_t)(head - r->tail);
     __atomic_store_n(&r->tail, head, __ATOMIC_RELEASE);
   }
   uint64_t n = h->entities_taken < h->max_entities ? h->entities_taken : h->max_entities - 1;
@@ -838,14 +853,18 @@ static tq_pm_status shmEnd(tq_pm_global *g, tq_pm_private *p) {
 
 /* The resident drain: rings are emptied as they fill, not only at
 ** snapshots, so a busy subject's rings do not overflow between ticks. */
+/* The drain thread takes what the rings hold in batches: when it caught
+** up (less than a quarter of a chunk came) it waits a little, so that it
+** does not read the slots the producers are writing one by one. */
 static void *drainMain(void *arg) {
   Shm *s = arg;
-  struct timespec d = {0, 200 * 1000};
+  struct timespec idle = {0, 200 * 1000}, caught = {0, 50 * 1000};
   while (!s->thStop) {
     pthread_mutex_lock(&s->mu);
     uint64_t took = pending(s) < SHM_MAXQ ? drain(s) : 0;
     pthread_mutex_unlock(&s->mu);
-    if (!took) nanosleep(&d, NULL);
+    if (!took) nanosleep(&idle, NULL);
+    else if (took < SHM_CHUNK / 4) nanosleep(&caught, NULL);
   }
   return NULL;
 }

@@ -4,8 +4,11 @@
 **
 ** Invariants:
 **   - a thread writes only its own ring (single producer); it publishes a
-**     packet by a release store of the ring's head after writing its slots,
-**     and reads the monitor's tail only when its cached copy says full;
+**     packet by a release store of its generation byte after writing its
+**     slots (tqshm.h), and reads the monitor's tail only when its cached
+**     copy says full: it stores to no line the monitor polls (the ring's
+**     head is a hint, stored every 256 slots and when the ring is given
+**     back);
 **   - entity slots are handed out once (handles are never reused), and a
 **     slot is written before the packet that names it is published;
 **   - nothing here blocks or allocates on the sensor path; the sample
@@ -79,7 +82,9 @@ static pthread_once_t ringKeyOnce = PTHREAD_ONCE_INIT;
 ** the next owner continues after it, so the ring stays in time order). */
 static void releaseRing(void *r) {
   tq_shm_ring *ring = r;
-  if (ring) __atomic_store_n(&ring->tid, 0, __ATOMIC_RELEASE);
+  if (!ring) return;
+  if (ring == myRing) __atomic_store_n(&ring->head, myHead, __ATOMIC_RELEASE);
+  __atomic_store_n(&ring->tid, 0, __ATOMIC_RELEASE);
 }
 static void makeRingKey(void) { pthread_key_create(&ringKey, releaseRing); }
 
@@ -93,6 +98,11 @@ static int acquireRing(void) {
     tq_shm_ring *r = ringAt(i);
     uint32_t free0 = 0;
     if (__atomic_compare_exchange_n(&r->tid, &free0, tid, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) {
+#ifdef MADV_POPULATE_WRITE
+      /* its pages now, not a fault every 64 packets on the sensor path (a
+      ** kernel without it: the faults stay) */
+      madvise(r, seg->ring_bytes, MADV_POPULATE_WRITE);
+#endif
       myRing = r;
       mySlots = (tq_shm_packet *)(r + 1);
       myHead = __atomic_load_n(&r->head, __ATOMIC_RELAXED);
@@ -123,7 +133,7 @@ void tqs_put(uint32_t s, int kind, uint64_t id, int n, const int64_t *v) {
   }
   tq_shm_packet *p = &mySlots[head & mask];
   p->time = now();
-  p->sensor = (uint16_t)s;
+  p->sensor = (uint8_t)s;
   p->kind = (uint8_t)kind;
   p->nslots = (uint8_t)nslots;
   p->aux = myReq;
@@ -132,10 +142,13 @@ void tqs_put(uint32_t s, int kind, uint64_t id, int n, const int64_t *v) {
   for (int i = 0; i < k; i++) p->v[i] = v[i];
   for (uint32_t c = 1; c < nslots; c++) {
     tq_shm_cont *q = (tq_shm_cont *)&mySlots[(head + c) & mask];
-    for (int i = 0; i < TQ_SHM_VALSN && k < n; i++) q->v[i] = v[k++];
+    q->gen = 0;
+    if (k < n) q->v0 = v[k++];
+    for (int i = 0; i < TQ_SHM_VALSN - 1 && k < n; i++) q->v[i] = v[k++];
   }
+  __atomic_store_n(&p->gen, tq_shm_gen(head, (uint32_t)cap), __ATOMIC_RELEASE); /* published */
   myHead = head + nslots;
-  __atomic_store_n(&myRing->head, myHead, __ATOMIC_RELEASE);
+  if ((head ^ myHead) >> 8) __atomic_store_n(&myRing->head, myHead, __ATOMIC_RELAXED); /* (a hint) */
 }
 
 void tqs_consume(uint32_t s, tq_entity e) {

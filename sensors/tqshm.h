@@ -17,7 +17,13 @@
 **   requests  sample requests, monitor to subject (single producer, single
 **             consumer)
 **   rings     single-producer rings of fixed 64-byte slots, one per subject
-**             thread; the monitor drains them and merges them in time order
+**             thread; the monitor drains them and merges them in time order.
+**             A packet is published by its generation byte, written last
+**             (a release store): the slot at position P of a ring holds a
+**             packet when its gen is tq_shm_gen(P), so the monitor finds
+**             packets by reading the slots themselves and the producer
+**             never stores to a line the monitor polls (its cost does not
+**             depend on how often the monitor looks)
 ** Every field the monitor reads is validated before use: the subject may
 ** write garbage, the monitor never trusts it.
 */
@@ -27,7 +33,7 @@
 #include <stdint.h>
 
 #define TQ_SHM_MAGIC "TQMONSHM"
-#define TQ_SHM_VERSION 1u
+#define TQ_SHM_VERSION 2u
 #define TQ_SHM_NAME_LEN 48      /* sensor and entity names, NUL included */
 #define TQ_SHM_MAX_ATTRS 16     /* attributes of a live sensor */
 #define TQ_SHM_VALS0 5          /* values in a packet's first slot */
@@ -80,7 +86,8 @@ typedef struct tq_shm_entity {
 /* One ring slot: a packet, or a continuation of the previous one. */
 typedef struct tq_shm_packet {
   uint64_t time;               /* TSC ticks or ns (header.time_kind) */
-  uint16_t sensor;             /* catalog index */
+  uint8_t sensor;              /* catalog index */
+  volatile uint8_t gen;        /* tq_shm_gen of its position, written last: published */
   uint8_t kind;                /* TQ_SHM_* */
   uint8_t nslots;              /* slots of this packet, itself included */
   uint32_t aux;                /* sample request sequence */
@@ -88,14 +95,25 @@ typedef struct tq_shm_packet {
   int64_t v[TQ_SHM_VALS0];     /* values (entities: handles) */
 } tq_shm_packet;
 
-typedef struct tq_shm_cont {   /* a continuation slot */
-  int64_t v[TQ_SHM_VALSN];
-  uint64_t pad;
+typedef struct tq_shm_cont {   /* a continuation slot (its gen is 0: never a packet) */
+  int64_t v0;                  /* the first of its values */
+  uint8_t pad0;
+  uint8_t gen;                 /* 0 */
+  uint8_t pad1[6];
+  int64_t v[TQ_SHM_VALSN - 1]; /* the others */
 } tq_shm_cont;
+
+/* The generation a packet at position pos of a ring of ring_slots slots
+** carries: 1 to 128, the ring's lap (a slot of the previous lap, a
+** continuation or a slot never written has another). */
+static inline uint8_t tq_shm_gen(uint64_t pos, uint32_t ring_slots) {
+  return (uint8_t)(((pos >> __builtin_ctz(ring_slots)) & 0x7f) + 1); /* (ring_slots: a power of 2) */
+}
 
 /* A ring: the producer owns head, the monitor owns tail. */
 typedef struct tq_shm_ring {
-  _Alignas(64) volatile uint64_t head;    /* slots written (producer) */
+  _Alignas(64) volatile uint64_t head;    /* slots written (producer): exact when the thread gave the
+                                          ** ring back, else a hint published every 256 slots */
   _Alignas(64) volatile uint64_t tail;    /* slots read (monitor) */
   _Alignas(64) volatile uint64_t dropped; /* packets dropped, ring full (producer) */
   volatile uint32_t tid;                  /* owning thread (0: free) */

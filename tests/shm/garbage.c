@@ -4,9 +4,10 @@
 ** by mode:
 **   magic    overwrites the segment's magic
 **   version  claims another segment version
-**   packets  writes packets with bad sensors, kinds, sizes, handles, enum
-**            values, and a ring head far past its tail
-**   random   fills its ring with random bytes
+**   packets  writes packets with bad sensors, kinds, sizes, handles and
+**            enum values, in two rings
+**   random   fills its ring with random bytes, each slot published (its
+**            generation byte set)
 ** and stays alive a moment so the monitor reads what it wrote.
 */
 #include <fcntl.h>
@@ -66,28 +67,29 @@ int main(int argc, char **argv) {
     tq_shm_packet p;
     memset(&p, 0, sizeof p);
     /* a good entity, then bad packets of every sort */
-    p = (tq_shm_packet){now, 0, TQ_SHM_BEGIN, 1, 0, 7, {1}};
+    p = (tq_shm_packet){now, 0, 1, TQ_SHM_BEGIN, 1, 0, 7, {1}};
     slots[n++] = p;
-    p = (tq_shm_packet){now + 1, 9, TQ_SHM_EVENT, 1, 0, 0, {1, 0}};      /* unknown sensor */
+    p = (tq_shm_packet){now + 1, 9, 1, TQ_SHM_EVENT, 1, 0, 0, {1, 0}};      /* unknown sensor */
     slots[n++] = p;
-    p = (tq_shm_packet){now + 2, 1, 77, 1, 0, 0, {1, 0}};                /* unknown kind */
+    p = (tq_shm_packet){now + 2, 1, 1, 77, 1, 0, 0, {1, 0}};                /* unknown kind */
     slots[n++] = p;
-    p = (tq_shm_packet){now + 3, 1, TQ_SHM_EVENT, 1, 0, 0, {5000, 0}};   /* handle out of range */
+    p = (tq_shm_packet){now + 3, 1, 1, TQ_SHM_EVENT, 1, 0, 0, {5000, 0}};   /* handle out of range */
     slots[n++] = p;
-    p = (tq_shm_packet){now + 4, 1, TQ_SHM_EVENT, 1, 0, 0, {1, 9}};      /* enum out of range */
+    p = (tq_shm_packet){now + 4, 1, 1, TQ_SHM_EVENT, 1, 0, 0, {1, 9}};      /* enum out of range */
     slots[n++] = p;
-    p = (tq_shm_packet){now + 5, 1, TQ_SHM_END, 1, 0, 12345, {1}};       /* end of nothing */
+    p = (tq_shm_packet){now + 5, 1, 1, TQ_SHM_END, 1, 0, 12345, {1}};       /* end of nothing */
     slots[n++] = p;
-    p = (tq_shm_packet){now + 6, 1, TQ_SHM_EVENT, 1, 0, 0, {1, 1}};      /* a good one */
+    p = (tq_shm_packet){now + 6, 1, 1, TQ_SHM_EVENT, 1, 0, 0, {1, 1}};      /* a good one */
     slots[n++] = p;
-    p = (tq_shm_packet){now + 7, 1, TQ_SHM_EVENT, 9, 0, 0, {1, 1}};      /* absurd size */
+    p = (tq_shm_packet){now + 7, 1, 1, TQ_SHM_EVENT, 9, 0, 0, {1, 1}};      /* absurd size */
     slots[n++] = p;
     __atomic_store_n(&r->tid, 1, __ATOMIC_RELEASE);
     __atomic_store_n(&h->rings_taken, 2, __ATOMIC_RELEASE);
-    __atomic_store_n(&r->head, n, __ATOMIC_RELEASE);
-    /* a second ring claims more than it holds */
+    /* a second ring: a packet of no slots at all */
     tq_shm_ring *r2 = (tq_shm_ring *)((char *)r + h->ring_bytes);
-    __atomic_store_n(&r2->head, (uint64_t)h->ring_slots * 5, __ATOMIC_RELEASE);
+    tq_shm_packet *slots2 = (tq_shm_packet *)(r2 + 1);
+    p = (tq_shm_packet){now + 8, 1, 1, TQ_SHM_EVENT, 0, 0, 0, {1, 1}};
+    slots2[0] = p;
   }
   if (!strcmp(mode, "random")) {
     unsigned s = 12345;
@@ -96,9 +98,9 @@ int main(int argc, char **argv) {
       s = s * 1103515245u + 12345u;
       b[i] = (unsigned char)(s >> 16);
     }
+    for (uint32_t i = 0; i < 256; i++) slots[i].gen = tq_shm_gen(i, h->ring_slots);
     __atomic_store_n(&r->tid, 1, __ATOMIC_RELEASE);
     __atomic_store_n(&h->rings_taken, 1, __ATOMIC_RELEASE);
-    __atomic_store_n(&r->head, 256, __ATOMIC_RELEASE);
   }
   struct timespec d = {0, 400 * 1000 * 1000};
   nanosleep(&d, NULL);
