@@ -220,7 +220,15 @@ $(B)/sensorbench: bench/sensorbench.c bench/shmbench.c bench/tqbench_tp.c bench/
 	$(CC) $(CSTD) $(WARN) $(OPT) -I$(B)/bench $(INC) bench/sensorbench.c bench/shmbench.c $(SB_LTTNG) \
 	    $(B)/libtqsensor.a $(B)/libtqmon.a $(LIBS) -o $@
 
-bench: all bench-deps $(B)/measure $(B)/netbench $(B)/sensorbench $(B)/dspbench
+# The mailbox program on LTTng-UST tracepoints instead of tqmon's sensors
+# (the live-cost peer; not built without liblttng-ust-dev).
+$(B)/bench/mailbox-lttng: examples/mailbox/mailbox.c bench/mblttng/sensors.h bench/tqmb_tp.h bench/tqmb_tp.c | bench-deps
+	@mkdir -p $(B)/bench
+	if pkg-config --exists lttng-ust 2>/dev/null; then \
+	  $(CC) $(CSTD) $(WARN) $(OPT) -Ibench/mblttng -Ibench examples/mailbox/mailbox.c bench/tqmb_tp.c \
+	      $$(pkg-config --cflags --libs lttng-ust) -ldl -lpthread -o $@; fi
+
+bench: all bench-deps $(B)/measure $(B)/netbench $(B)/sensorbench $(B)/dspbench $(B)/mailbox/mailbox $(B)/bench/mailbox-lttng
 	@sh bench/run.sh
 .PHONY: bench-deps
 bench-deps:
