@@ -26,7 +26,7 @@ GEN     := $(B)/gen
 # those before it; tests/scripts/layers.sh checks it).
 LAYERS  := base algebra grammar compiler runtime sensors display app
 LIBSRC  := $(filter-out app/main.c sensors/tqsensor.c,$(foreach d,$(LAYERS),$(wildcard $(d)/*.c)))
-GENSRC  := $(GEN)/tq.c $(GEN)/lex.c $(GEN)/page.c
+GENSRC  := $(GEN)/tq.c $(GEN)/lex.c $(GEN)/page.c $(GEN)/flame.c
 HDRS    := $(foreach d,$(LAYERS),$(wildcard $(d)/*.h)) include/tqmon.h include/tqmon_pm.h $(GEN)/tq.h
 INC     := -I$(GEN) -Ibase -Igrammar -Icompiler -Ialgebra -Isensors -Iruntime -Idisplay -Iinclude
 
@@ -45,8 +45,8 @@ KS_NOBPF := -DTQ_KERNEL_NO_BPF
 endif
 BPF_ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/' -e 's/ppc64le/powerpc/' -e 's/s390x/s390/')
 
-OBJ      := $(patsubst %.c,$(B)/obj/%.o,$(LIBSRC)) $(B)/obj/gen/tq.o $(B)/obj/gen/lex.o $(B)/obj/gen/page.o
-ASANOBJ  := $(patsubst %.c,$(B)/asan/%.o,$(LIBSRC)) $(B)/asan/gen/tq.o $(B)/asan/gen/lex.o $(B)/asan/gen/page.o
+OBJ      := $(patsubst %.c,$(B)/obj/%.o,$(LIBSRC)) $(B)/obj/gen/tq.o $(B)/obj/gen/lex.o $(B)/obj/gen/page.o $(B)/obj/gen/flame.o
+ASANOBJ  := $(patsubst %.c,$(B)/asan/%.o,$(LIBSRC)) $(B)/asan/gen/tq.o $(B)/asan/gen/lex.o $(B)/asan/gen/page.o $(B)/asan/gen/flame.o
 
 .PHONY: all run test bench deps clean fuzz fuzz-colfil
 all: deps $(B)/tqmon $(B)/libtqmon.a $(B)/libtqsensor.a $(B)/paper-gen
@@ -74,6 +74,10 @@ $(GEN)/lex.c: grammar/tq.l $(GEN)/tq.h | $(B)/.deps
 $(GEN)/page.c: display/page.html display/page2c.sh
 	@mkdir -p $(GEN)
 	sh display/page2c.sh display/page.html > $@
+# tqmon report's flame graph page, the same way.
+$(GEN)/flame.c: app/flame.html display/page2c.sh
+	@mkdir -p $(GEN)
+	sh display/page2c.sh app/flame.html appFlameHtml > $@
 
 $(GEN)/vmlinux.h: | $(B)/.deps
 	@mkdir -p $(GEN)
@@ -140,7 +144,7 @@ $(B)/asan/unit: tests/unit.c $(B)/asan/libtqmon.a $(HDRS)
 # may use gcc, and libFuzzer needs clang's coverage instrumentation).
 FUZZCC    ?= clang
 FUZZF     := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined
-FUZZOBJ   := $(patsubst %.c,$(B)/fuzz/%.o,$(LIBSRC)) $(B)/fuzz/gen/tq.o $(B)/fuzz/gen/lex.o $(B)/fuzz/gen/page.o
+FUZZOBJ   := $(patsubst %.c,$(B)/fuzz/%.o,$(LIBSRC)) $(B)/fuzz/gen/tq.o $(B)/fuzz/gen/lex.o $(B)/fuzz/gen/page.o $(B)/fuzz/gen/flame.o
 FUZZ_TIME ?= 60
 FUZZ_ARGS ?=
 

@@ -8,6 +8,9 @@
 #ifndef APP_H
 #define APP_H
 
+#include <stdio.h>
+
+#include "../base/tq.h"
 #include "../include/tqmon.h"
 #include "../sensors/sensors.h"
 
@@ -22,5 +25,18 @@ const tq_pm *const *appBuiltinPms(int *n);
 ** (tqmon load; the store PM writes the same from any extractor).  Returns
 ** 0, or -1 with the error in d. */
 int appLoadTrace(const SnsTrace *t, const CpProgram *prog, const char *path, TqDiag *d);
+
+/* tqmon report (report.c).  The profile's TQuel queries over the relation
+** Executing of program p (sensors/cpusample.tq), and with txn
+** ("RELATION.ATTRIBUTE", or NULL) over the transactions of that interval
+** relation: a malloc'd text, or NULL with the reason in err (no Executing,
+** a bad txn).  The queries store into TqrTotal, TqrModules, TqrFunctions,
+** TqrStacks and TqrTxns, TqrTxnFunctions. */
+char *appReportQueries(const CpProgram *p, const char *txn, TqBuf *err);
+/* Reads their answers from the SQLite store db and writes the profile (the
+** top `top` functions, overall and per transaction) to out, and with page
+** the flame graph page there.  Returns 0, or -1 with the reason in err (no
+** sample at all is one). */
+int appReportWrite(const char *db, const char *txn, int top, FILE *out, const char *page, TqBuf *err);
 
 #endif

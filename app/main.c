@@ -99,6 +99,12 @@ static const char *usageText =
     "                              translated into SQL (retrospective analysis);\n"
     "                              --print shows the SQL instead\n"
     "  show [--db FILE] [RELATION] print stored relations as CSV (default tqmon.db)\n"
+    "  report FILE.tq... SOURCE [--transactions REL.ATTR] [--top N] [-o PAGE.html]\n"
+    "                              a Strobe-like profile of the CPU samples (Executing,\n"
+    "                              sensors/cpusample.tq): modules and functions by share,\n"
+    "                              overall and per transaction; -o: a flame graph page.\n"
+    "                              SOURCE as for run (a live run needs --pm cpusample;\n"
+    "                              --replay FILE reads a recording the run stored)\n"
     "  pms                         list the processor modules that can be loaded\n"
     "\n"
     "processor modules (run, record, pms):\n"
@@ -124,7 +130,7 @@ typedef struct Args {
   const char *cmd;
   const char *files[256];
   int nfiles;
-  const char *replay, *db, *csv, *stats, *format, *timeLimit, *record, *out, *pmPath, *snapshots, *traceLevel, *maxTicks, *programs;
+  const char *replay, *db, *csv, *stats, *format, *timeLimit, *record, *out, *pmPath, *snapshots, *traceLevel, *maxTicks, *programs, *transactions, *top;
   const char *pcp, *pcpArchive; /* --pcp hosts, --pcp-archive files */
   const char *pm[64];
   int npm;
@@ -163,6 +169,8 @@ static int parseArgs(int argc, char **argv, Args *a) {
     else if (!strcmp(s, "--pcp")) NEEDARG(pcp);
     else if (!strcmp(s, "--pcp-archive")) NEEDARG(pcpArchive);
     else if (!strcmp(s, "--programs")) NEEDARG(programs);
+    else if (!strcmp(s, "--transactions")) NEEDARG(transactions);
+    else if (!strcmp(s, "--top")) NEEDARG(top);
     else if (!strcmp(s, "--snapshots")) {
       static char clockArgs[64];
       if (i + 1 >= argc || atoll(argv[i + 1]) <= 0) {
@@ -710,6 +718,100 @@ static int cmdSql(Args *a) {
   return rc;
 }
 
+/* tqmon report: the profile's queries (app/report.c) run with the
+** program over the source into a temporary store, then written out. */
+static int cmdReport(Args *a) {
+  if (!a->replay && !a->npm && !live(a)) {
+    fprintf(stderr, "tqmon report: give the source as for run (--replay FILE, or --exec CMD ... with --pm cpusample)\n");
+    return 2;
+  }
+  int top = a->top ? atoi(a->top) : 20;
+  if (top <= 0) {
+    fprintf(stderr, "tqmon report: --top takes a positive number\n");
+    return 2;
+  }
+  TqDiag d = {0};
+  CpProgram *p = compile(a, &d);
+  if (!p) {
+    int rc = reportDiag(&d) ? 1 : 2;
+    tqDiagFree(&d);
+    return rc;
+  }
+  TqBuf err = {0};
+  char *q = appReportQueries(p, a->transactions, &err);
+  cpProgramFree(p);
+  tqDiagFree(&d);
+  if (!q) {
+    fprintf(stderr, "tqmon report: %s\n", err.s);
+    tqBufFree(&err);
+    return 1;
+  }
+  /* the queries and the store in a private temporary folder */
+  const char *tmp = getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+  char *dir = tqMprintf("%s/tqmon-report.XXXXXX", tmp);
+  if (!mkdtemp(dir)) {
+    fprintf(stderr, "tqmon report: cannot make a folder in %s: %s\n", tmp, strerror(errno));
+    free(dir);
+    free(q);
+    return 1;
+  }
+  char *qf = tqMprintf("%s/report.tq", dir), *db = tqMprintf("%s/report.db", dir);
+  FILE *f = fopen(qf, "w");
+  int rc = 1;
+  if (!f || fputs(q, f) < 0 || fclose(f)) {
+    fprintf(stderr, "tqmon report: cannot write %s: %s\n", qf, strerror(errno));
+    goto done;
+  }
+  const char *files[257];
+  if (a->nfiles > 255) goto done;
+  for (int i = 0; i < a->nfiles; i++) files[i] = a->files[i];
+  files[a->nfiles] = qf;
+  tq_engine *e = newEngine(a);
+  if (!e) goto done;
+  char *recArgs = a->record ? tqMprintf("write:%s", a->record) : NULL;
+  size_t rn = a->record ? strlen(a->record) : 0;
+  if ((a->replay && registerExtractor(e, a->replay)) || registerLive(e, a, 0) || registerPms(e, a) ||
+      (!a->replay && !live(a) && !userClock(a) && tq_register(e, "clock", a->snapshots ? a->snapshots : NULL)) ||
+      tq_register(e, "sqlite", db) ||
+      (recArgs && tq_register(e, rn > 6 && !strcmp(a->record + rn - 6, ".trace") ? "trace" : "colfil", recArgs)) ||
+      tq_prepare(e, a->nfiles + 1, files)) {
+    engineFail(e, 1);
+    tq_finish(e);
+    free(recArgs);
+    goto done;
+  }
+  rc = runToEnd(e);
+  if (a->stats) {
+    FILE *sf = fopen(a->stats, "w");
+    if (!sf || fputs(tq_stats_json(e), sf) < 0 || fclose(sf)) {
+      fprintf(stderr, "tqmon report: cannot write %s: %s\n", a->stats, strerror(errno));
+      rc = 1;
+    }
+  }
+  tq_finish(e);
+  free(recArgs);
+  if (!rc && appReportWrite(db, a->transactions, top, stdout, a->out, &err) == 0) fflush(stdout);
+  else if (!rc) {
+    fprintf(stderr, "tqmon report: %s\n", err.s);
+    rc = 1;
+  }
+done:
+  unlink(qf);
+  unlink(db);
+  char *wal = tqMprintf("%s-wal", db), *shm = tqMprintf("%s-shm", db);
+  unlink(wal);
+  unlink(shm);
+  rmdir(dir);
+  free(wal);
+  free(shm);
+  free(qf);
+  free(db);
+  free(dir);
+  free(q);
+  tqBufFree(&err);
+  return rc;
+}
+
 static int cmdShow(Args *a) {
   TqDiag d = {0};
   const char *db = a->db ? a->db : "tqmon.db";
@@ -827,6 +929,11 @@ static int dispatch(int argc, char **argv, Args *ap) {
     return cmdRun(&a);
   }
   if (!strcmp(a.cmd, "show")) return cmdShow(&a);
+  if (!strcmp(a.cmd, "report")) {
+    rc = cmdReport(&a);
+    free(a.exec);
+    return rc;
+  }
   if (!strcmp(a.cmd, "load")) return cmdLoad(&a);
   if (!strcmp(a.cmd, "sql")) return cmdSql(&a);
   if (!strcmp(a.cmd, "record")) {
