@@ -433,7 +433,6 @@ static int registerLive(tq_engine *e, Args *a, int all) {
   return rc;
 }
 
-/* Runs the prepared operation to its end; 0, or 1 when it failed. */
 /* --stats FILE: the run's statistics as JSON.  0, or -1 (said). */
 static int writeStats(tq_engine *e, const Args *a, const char *cmd) {
   if (!a->stats) return 0;
@@ -445,6 +444,7 @@ static int writeStats(tq_engine *e, const Args *a, const char *cmd) {
   return 0;
 }
 
+/* Runs the prepared operation to its end; 0, or 1 when it failed. */
 static int runToEnd(tq_engine *e) {
   int rc = tq_start(e) ? 1 : 0;
   if (rc) fputs(tq_errors(e), stderr);
@@ -453,6 +453,28 @@ static int runToEnd(tq_engine *e) {
     rc = 1;
   }
   return rc;
+}
+
+/* The sources of a run: the extractor of --replay first (a bad recording
+** stops the run before a store is opened), the live sources, the --pm
+** PMs, and a clock when nothing else times the collection.  0 or -1. */
+static int registerSources(tq_engine *e, Args *a) {
+  if (a->replay && registerExtractor(e, a->replay)) return -1;
+  if (registerLive(e, a, 0) || registerPcp(e, a) || registerPms(e, a)) return -1;
+  if (!a->replay && !live(a) && !a->pcpArchive && !userClock(a) &&
+      tq_register(e, "clock", a->snapshots ? a->snapshots : NULL))
+    return -1;
+  return 0;
+}
+
+/* --record FILE: what the run collected, as text (.trace) or a collection
+** file; *args holds the PM's arguments (the caller frees them after
+** tq_finish).  0 or -1. */
+static int registerRecord(tq_engine *e, Args *a, char **args) {
+  if (!a->record) return 0;
+  size_t n = strlen(a->record);
+  *args = tqMprintf("write:%s", a->record);
+  return tq_register(e, n > 6 && !strcmp(a->record + n - 6, ".trace") ? "trace" : "colfil", *args);
 }
 
 static int cmdRun(Args *a) {
@@ -484,19 +506,9 @@ static int cmdRun(Args *a) {
   if (!e) return 2;
   int rc = 1;
   char *textArgs = NULL, *recArgs = NULL;
-  /* the extractor first: a bad recording stops the run before a store is opened */
-  if (a->replay && registerExtractor(e, a->replay)) goto out;
-  if (registerLive(e, a, 0) || registerPcp(e, a) || registerPms(e, a)) goto out;
-  if (!a->replay && !live(a) && !a->pcpArchive && !userClock(a) &&
-      tq_register(e, "clock", a->snapshots ? a->snapshots : NULL))
-    goto out;
+  if (registerSources(e, a)) goto out;
   if (a->db && tq_register(e, "sqlite", a->db)) goto out;
-  if (a->record) {
-    recArgs = tqMprintf("write:%s", a->record);
-    if (tq_register(e, strlen(a->record) > 6 && !strcmp(a->record + strlen(a->record) - 6, ".trace") ? "trace" : "colfil",
-                    recArgs))
-      goto out;
-  }
+  if (registerRecord(e, a, &recArgs)) goto out;
   if (!a->quiet) {
     textArgs = tqStrdup(fmt);
     if (tq_register(e, "text", textArgs)) goto out;
@@ -768,12 +780,8 @@ static int cmdReport(Args *a) {
   files[a->nfiles] = qf;
   tq_engine *e = newEngine(a);
   if (!e) goto done;
-  char *recArgs = a->record ? tqMprintf("write:%s", a->record) : NULL;
-  size_t rn = a->record ? strlen(a->record) : 0;
-  if ((a->replay && registerExtractor(e, a->replay)) || registerLive(e, a, 0) || registerPms(e, a) ||
-      (!a->replay && !live(a) && !userClock(a) && tq_register(e, "clock", a->snapshots ? a->snapshots : NULL)) ||
-      tq_register(e, "sqlite", db) ||
-      (recArgs && tq_register(e, rn > 6 && !strcmp(a->record + rn - 6, ".trace") ? "trace" : "colfil", recArgs)) ||
+  char *recArgs = NULL;
+  if (registerSources(e, a) || tq_register(e, "sqlite", db) || registerRecord(e, a, &recArgs) ||
       tq_prepare(e, a->nfiles + 1, files)) {
     engineFail(e, 1);
     tq_finish(e);
@@ -781,13 +789,7 @@ static int cmdReport(Args *a) {
     goto done;
   }
   rc = runToEnd(e);
-  if (a->stats) {
-    FILE *sf = fopen(a->stats, "w");
-    if (!sf || fputs(tq_stats_json(e), sf) < 0 || fclose(sf)) {
-      fprintf(stderr, "tqmon report: cannot write %s: %s\n", a->stats, strerror(errno));
-      rc = 1;
-    }
-  }
+  if (writeStats(e, a, "report")) rc = 1;
   tq_finish(e);
   free(recArgs);
   if (!rc && appReportWrite(db, a->transactions, top, stdout, a->out, &err) == 0) fflush(stdout);

@@ -664,10 +664,11 @@ static AlgNode *termFor(QCtx *q, VarUse *u) {
 /* ================================================================ aggregates */
 
 /* Collects the distinct tuple variables named inside an aggregate, with
-** where each first appears. */
-static void aggVars(AstNode *e, const char **names, TqLoc *locs, int *n, int max) {
+** where each first appears: those of its columns (V.attr), and with q
+** (an inner when) the bare names that are ranged (`T overlap E`). */
+static void aggVars(QCtx *q, AstNode *e, const char **names, TqLoc *locs, int *n, int max) {
   for (; e; e = e->next) {
-    if (e->kind == AST_COL) {
+    if (q ? e->kind == AST_NAME && cpRangeLookup(q->s, e->s) : e->kind == AST_COL) {
       int found = 0;
       for (int i = 0; i < *n; i++)
         if (!strcasecmp(names[i], e->s)) found = 1;
@@ -676,24 +677,7 @@ static void aggVars(AstNode *e, const char **names, TqLoc *locs, int *n, int max
         names[(*n)++] = e->s;
       }
     }
-    for (int i = 0; i < 4; i++) aggVars(e->k[i], names, locs, n, max);
-  }
-}
-
-/* The same for the tuple variables an inner when names (bare names that
-** are ranged: `T overlap E`, `begin of T`). */
-static void aggTimeVars(QCtx *q, AstNode *e, const char **names, TqLoc *locs, int *n, int max) {
-  for (; e; e = e->next) {
-    if (e->kind == AST_NAME && cpRangeLookup(q->s, e->s)) {
-      int found = 0;
-      for (int i = 0; i < *n; i++)
-        if (!strcasecmp(names[i], e->s)) found = 1;
-      if (!found && *n < max) {
-        locs[*n] = e->loc;
-        names[(*n)++] = e->s;
-      }
-    }
-    for (int i = 0; i < 4; i++) aggTimeVars(q, e->k[i], names, locs, n, max);
+    for (int i = 0; i < 4; i++) aggVars(q, e->k[i], names, locs, n, max);
   }
 }
 
@@ -762,10 +746,10 @@ static AlgExpr *tyAggregate(QCtx *q, AstNode *x) {
   const char *names[9];
   TqLoc locs[9];
   int nn = 0;
-  aggVars(x->k[0], names, locs, &nn, 9);
-  if (by) aggVars(by->k[0], names, locs, &nn, 9);
-  if (where) aggVars(where->k[0], names, locs, &nn, 9);
-  if (when) aggTimeVars(q, when->k[0], names, locs, &nn, 9);
+  aggVars(NULL, x->k[0], names, locs, &nn, 9);
+  if (by) aggVars(NULL, by->k[0], names, locs, &nn, 9);
+  if (where) aggVars(NULL, where->k[0], names, locs, &nn, 9);
+  if (when) aggVars(q, when->k[0], names, locs, &nn, 9);
   if (nn == 0) return err(q, x->loc, "an aggregate needs a tuple variable (for example count(W.Process))");
   for (int i = 0; i < nn; i++)
     if (!cpRangeLookup(q->s, names[i]))

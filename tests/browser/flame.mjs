@@ -11,30 +11,13 @@
 // kernel's frames on top of it: up to SLACK percent more.)
 // Exit 0 when every check holds; prints one line per check.
 
-import { chromium } from "playwright-core";
-import { pathToFileURL } from "node:url";
+import { check, failed, openPage } from "./lib.mjs";
 
 const [page_, out, exe, slack_, ...expect] = process.argv.slice(2);
 const slack = +slack_;
-let failed = 0;
-function check(ok, what) {
-  console.log((ok ? "ok   " : "FAIL ") + what);
-  if (!ok) failed++;
-}
-
-const browser = await chromium.launch({
-  executablePath: exe || "/usr/bin/chromium",
-  args: ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"],
-});
+const { browser, page, errors, requests } = await openPage(exe, page_, { width: 1200, height: 500 },
+                                                           () => window.flame && window.flame.ready);
 try {
-  const page = await browser.newPage({ viewport: { width: 1200, height: 500 } });
-  const errors = [];
-  page.on("pageerror", (e) => errors.push(String(e)));
-  page.on("console", (m) => { if (m.type() === "error") errors.push(m.text()); });
-  const requests = [];
-  page.on("request", (r) => { if (!r.url().startsWith("file:") && !r.url().startsWith("data:")) requests.push(r.url()); });
-  await page.goto(pathToFileURL(page_).href);
-  await page.waitForFunction(() => window.flame && window.flame.ready);
   check(errors.length === 0, "the page loads without script errors " + JSON.stringify(errors));
   check(requests.length === 0, "the page fetches nothing from the network " + JSON.stringify(requests));
   const frames = () => page.evaluate(() => Array.from(document.querySelectorAll("#graph .frame")).map((d) => {
@@ -70,4 +53,4 @@ try {
 } finally {
   await browser.close();
 }
-process.exit(failed ? 1 : 0);
+process.exit(failed() ? 1 : 0);

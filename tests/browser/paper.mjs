@@ -8,29 +8,12 @@
 //   node tests/browser/paper.mjs PAGE.html OUTDIR [CHROMIUM]
 // Exit 0 when every check holds; prints one line per check.
 
-import { chromium } from "playwright-core";
-import { pathToFileURL } from "node:url";
+import { check, failed, openPage } from "./lib.mjs";
 
 const [page_, out, exe] = process.argv.slice(2);
-let failed = 0;
-function check(ok, what) {
-  console.log((ok ? "ok   " : "FAIL ") + what);
-  if (!ok) failed++;
-}
-
-const browser = await chromium.launch({
-  executablePath: exe || "/usr/bin/chromium",
-  args: ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"],
-});
+const { browser, page, errors, requests } = await openPage(exe, page_, { width: 1280, height: 1000 },
+                                                           () => window.tqmon && window.tqmon.ready);
 try {
-  const page = await browser.newPage({ viewport: { width: 1280, height: 1000 } });
-  const errors = [];
-  page.on("pageerror", (e) => errors.push(String(e)));
-  page.on("console", (m) => { if (m.type() === "error") errors.push(m.text()); });
-  const requests = [];
-  page.on("request", (r) => { if (!r.url().startsWith("file:") && !r.url().startsWith("data:")) requests.push(r.url()); });
-  await page.goto(pathToFileURL(page_).href);
-  await page.waitForFunction(() => window.tqmon && window.tqmon.ready);
   check(errors.length === 0, "the page loads without script errors " + JSON.stringify(errors));
   check(requests.length === 0, "the page fetches nothing from the network " + JSON.stringify(requests));
   check(await page.locator("#play").isVisible(), "play, pause, step, speed and time controls are there");
@@ -131,5 +114,5 @@ try {
 } finally {
   await browser.close();
 }
-console.log(failed ? `${failed} checks failed` : "all checks passed");
-process.exit(failed ? 1 : 0);
+console.log(failed() ? `${failed()} checks failed` : "all checks passed");
+process.exit(failed() ? 1 : 0);

@@ -7,7 +7,9 @@
 # another name spinning beside them is never sampled, a pattern that
 # matches nothing is reported, and --programs adds patterns from the
 # command line.  The stats (--stats) show what was sampled; the processes
-# spin for a bounded CPU time and are ended by pid.
+# spin for a bounded CPU time and are ended by pid.  Their names carry a tag
+# of this run (tqtestTAG...): other tests beside this one may run tqtest
+# programs of their own.
 set -u
 T=${T:-build/asan/tqmon}
 OUT=${OUT:-build/test-out}
@@ -25,15 +27,16 @@ if ! perf stat -e task-clock -x, -o "$dir/perfcheck" true 2>/dev/null && [ "$(id
   echo "skipped: perf_event_open is refused here"
   exit 77
 fi
-cp build/strobe/tqtest_spin "$dir/tqtest_early"
-cp build/strobe/tqtest_spin "$dir/tqtest_late"
-cp build/strobe/tqtest_spin "$dir/other_spin"
+tag=$(printf '%04x' $(($$ % 65536)))
+cp build/strobe/tqtest_spin "$dir/tqtest${tag}e"
+cp build/strobe/tqtest_spin "$dir/tqtest${tag}l"
+cp build/strobe/tqtest_spin "$dir/other${tag}"
 pids=""
 cleanup() { for p in $pids; do kill "$p" 2>/dev/null; done; }
 trap cleanup EXIT
-cat >"$dir/programs.tq" <<'EOF'
+cat >"$dir/programs.tq" <<EOF
 clock 100ms;
-monitor programs "tqtest*", "nothing_like_this*";
+monitor programs "tqtest${tag}*", "nothing_like_this*";
 EOF
 cat >"$dir/who.tq" <<'EOF'
 range of E is Executing
@@ -44,13 +47,13 @@ EOF
 jpm() { grep "\"name\": \"$2\"" "$1" | sed 's/.*"message": "\([^"]*\)".*/\1/'; }
 
 # ---------------------------------------------------------------- the list in the program
-"$dir/tqtest_early" 2500 &
+"$dir/tqtest${tag}e" 2500 &
 early=$!
-"$dir/other_spin" 2500 &
+"$dir/other${tag}" 2500 &
 other=$!
 pids="$early $other"
 # started a second after the run: a shell that execs it (named sh until the exec)
-(sleep 1.2 && exec "$dir/tqtest_late" 300) &
+(sleep 1.2 && exec "$dir/tqtest${tag}l" 300) &
 late=$!
 pids="$pids $late"
 $T run --host sensors/host.tq "$dir/programs.tq" sensors/cpusample.tq "$dir/who.tq" --pm cpusample --snapshots 45 \
@@ -65,7 +68,7 @@ echo "host_process: $host"
 # exactly the two tqtest processes sampled (the stats list pid:samples)
 got=$(echo "$sampler" | sed -n 's/^pids=\([0-9]*\) \[\([^]]*\)\].*/\2/p' | tr ',' '\n' | cut -d: -f1 | sort -n | tr '\n' ' ')
 want=$(printf '%s\n%s\n' "$early" "$late" | sort -n | tr '\n' ' ')
-[ "$got" = "$want" ] || bad "sampled pids '$got', expected exactly the tqtest ones '$want' (other_spin is $other)"
+[ "$got" = "$want" ] || bad "sampled pids '$got', expected exactly the tqtest${tag} ones '$want' (other${tag} is $other)"
 for p in $early $late; do
   n=$(echo "$sampler" | tr '[,' '\n\n' | sed -n "s/^$p:\([0-9]*\).*/\1/p")
   [ "${n:-0}" -gt 0 ] || bad "pid $p has no samples: $sampler"
@@ -73,7 +76,7 @@ done
 echo "$host" | grep -q " begun=2 " || bad "host_process made other than 2 entities: $host"
 echo "$host" | grep -q " unwanted=[1-9]" || bad "host_process left out no process: $host"
 # the processes each pattern matched
-tr -d '\n' <"$dir/run.json" | grep -q "\"pattern\": \"tqtest\*\", \"processes\": 2" || bad "the stats do not give tqtest* 2 processes"
+tr -d '\n' <"$dir/run.json" | grep -q "\"pattern\": \"tqtest${tag}\*\", \"processes\": 2" || bad "the stats do not give tqtest${tag}* 2 processes"
 tr -d '\n' <"$dir/run.json" | grep -q "\"pattern\": \"nothing_like_this\*\", \"processes\": 0" || bad "the stats do not give nothing_like_this* 0 processes"
 grep -q 'warning: program pattern "nothing_like_this\*" matched no process' "$dir/run.err" ||
   bad "no note for the pattern that matched nothing: $(cat "$dir/run.err")"
@@ -82,17 +85,17 @@ awk -F, '/^# Who/ { on = 1; getline; next } /^# / { on = 0 } on { print $1 }' "$
 [ "$(cat "$dir/who")" = "$want" ] || bad "Who names '$(cat "$dir/who")', expected '$want'"
 # the late one exited mid-run: ended, not an error
 wait $late 2>/dev/null
-kill -0 "$late" 2>/dev/null && bad "tqtest_late did not exit during the run"
+kill -0 "$late" 2>/dev/null && bad "tqtest${tag}l did not exit during the run"
 grep -qi "error" "$dir/run.err" && bad "errors in the run: $(cat "$dir/run.err")"
 
 # ---------------------------------------------------------------- the list on the command line
 $T run --host sensors/host.tq "$dir/probe.tq" sensors/cpusample.tq "$dir/who.tq" --pm cpusample --snapshots 8 \
-  --programs "other_sp?n" --format csv --stats "$dir/cli.json" >"$dir/cli.csv" 2>"$dir/cli.err" ||
+  --programs "other${tag%?}?" --format csv --stats "$dir/cli.json" >"$dir/cli.csv" 2>"$dir/cli.err" ||
   bad "the --programs run: exit $?: $(head -5 "$dir/cli.err")"
 sampler=$(jpm "$dir/cli.json" cpusample)
 echo "cpusample (--programs): $sampler"
 if kill -0 "$other" 2>/dev/null; then
-  echo "$sampler" | grep -q "^pids=1 \[$other:" || bad "--programs other_sp?n sampled other than other_spin ($other): $sampler"
+  echo "$sampler" | grep -q "^pids=1 \[$other:" || bad "--programs other${tag%?}? sampled other than other${tag} ($other): $sampler"
 fi
 # a bad pattern on the command line is refused before anything runs
 $T run --host sensors/host.tq "$dir/probe.tq" --snapshots 1 --programs "/bin/sh" >"$dir/badpat.out" 2>&1
