@@ -516,6 +516,7 @@ static int cmdRun(Args *a) {
   if (a->display && tq_register(e, "display", a->display)) goto out;
   if (!a->host && !a->kernel && !a->pcp && tq_register(e, "progress", NULL)) goto out; /* a live run shows its results as they come */
   if (tq_prepare(e, a->nfiles, a->files)) goto out;
+  fputs(tq_errors(e), stderr); /* the compiler's notes */
   rc = runToEnd(e);
   if (writeStats(e, a, "run")) rc = 1;
   tq_finish(e);

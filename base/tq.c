@@ -634,6 +634,18 @@ void tqErrorAt(TqDiag *d, const char *where, const char *fmt, ...) {
   tqBufPuts(&d->out, tmp);
   tqBufPuts(&d->out, "\n");
 }
+void tqNote(TqDiag *d, TqLoc loc, const char *fmt, ...) {
+  if (loc.src) tqBufPrintf(&d->out, "%s:%d:%d: note: ", loc.src->name, loc.line, loc.col);
+  else tqBufPuts(&d->out, "note: ");
+  char tmp[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(tmp, sizeof tmp, fmt, ap);
+  va_end(ap);
+  tqBufPuts(&d->out, tmp);
+  tqBufPuts(&d->out, "\n");
+  diagLine(d, loc);
+}
 void tqDiagFree(TqDiag *d) { tqBufFree(&d->out); }
 
 TqSource *tqSourceFromString(const char *name, const char *text) {

@@ -156,6 +156,9 @@ void tqError(TqDiag *d, TqLoc loc, const char *fmt, ...) __attribute__((format(p
 void tqErrorV(TqDiag *d, TqLoc loc, const char *fmt, va_list ap);
 /* Error without a source line: "where: msg" (where may be NULL). */
 void tqErrorAt(TqDiag *d, const char *where, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* Records "file:line:col: note: msg" with the source line and a caret: a
+** remark that is no error (nerr does not count it; a run goes on). */
+void tqNote(TqDiag *d, TqLoc loc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 void tqDiagFree(TqDiag *d);
 
 /* Reads a whole file into a TqSource. Returns NULL and records an error on failure. */

@@ -29,6 +29,14 @@ typedef struct CpSema {
 } CpSema;
 
 CpRange *cpRangeLookup(CpSema *s, const char *var);
+/* The candidate closest to a misspelt name (letters' case aside): at most
+** one edit (insertion, deletion, substitution, swap of neighbours) for a
+** name of 4 or 5 letters, two for a longer one, none for a shorter one;
+** NULL when none is that close (or two are equally close). */
+const char *cpDidYouMean(const char *name, const char *const *cand, int n);
+/* " (did you mean 'X'?)" for name among the relations of the catalog,
+** derived relations and Clock, or "" (in the arena). */
+const char *cpDidYouMeanRel(CpSema *s, const char *name);
 void cpSemaRange(CpSema *s, AstNode *st);
 void cpSemaRetrieve(CpSema *s, AstNode *st);
 /* Checks the display and time statements of the program (dspec.c). */

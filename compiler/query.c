@@ -92,7 +92,7 @@ void cpSemaRange(CpSema *s, AstNode *st) {
           return;
         }
       }
-      tqError(s->diag, st->loc, "unknown relation '%s'", st->s2);
+      tqError(s->diag, st->loc, "unknown relation '%s'%s", st->s2, cpDidYouMeanRel(s, st->s2));
       return;
     }
   }
@@ -251,8 +251,11 @@ static AlgExpr *coerceTo(QCtx *q, AlgExpr *c, AlgType want) {
       }
     }
     TqBuf b = {0};
-    for (int i = 0; i < want.en->n; i++) tqBufPrintf(&b, "%s%s", i ? ", " : "", want.en->names[i]);
-    err(q, c->loc, "'%s' is not a value of enum(%s)", name, b.s ? b.s : "");
+    for (int i = 0; i < want.en->n && b.n < 400; i++) tqBufPrintf(&b, "%s%s", i ? ", " : "", want.en->names[i]);
+    if (b.n >= 400) tqBufPuts(&b, ", ..."); /* a long list is cut: the suggestion stays visible */
+    const char *m = cpDidYouMean(name, (const char *const *)want.en->names, want.en->n);
+    err(q, c->loc, "'%s' is not a value of enum(%s)%s%s%s", name, b.s ? b.s : "", m ? ": did you mean '" : "", m ? m : "",
+        m ? "'?" : "");
     tqBufFree(&b);
     return NULL;
   }
@@ -291,9 +294,18 @@ static AlgExpr *tyCompare(QCtx *q, AstNode *x) {
   char b1[64], b2[64];
   if (l->type.kind == TY_BOOL || r->type.kind == TY_BOOL)
     return err(q, x->loc, "cannot compare predicates with '%s'; use and/or/not", x->op == OPB_EQ ? "=" : "an operator");
-  if (!(isNum(l->type) && isNum(r->type)) && !algTypeEq(l->type, r->type))
+  if (!(isNum(l->type) && isNum(r->type)) && !algTypeEq(l->type, r->type)) {
+    /* a number where a name belongs: an entity (a pid) or a string is
+    ** named by a string: "4242" */
+    const AlgExpr *named = l->type.kind == TY_ENTITY || l->type.kind == TY_STRING ? l : r;
+    const AlgExpr *num = named == l ? r : l;
+    if ((named->type.kind == TY_ENTITY || named->type.kind == TY_STRING) && num->kind == AX_CONST && num->type.kind == TY_INT)
+      return err(q, x->loc, "cannot compare %s with the number %lld%s\"%lld\"%s", algTypeName(named->type, b1, sizeof b1),
+                 (long long)num->ival, named->type.kind == TY_ENTITY ? ": entities are named by strings (write " : " (write ",
+                 (long long)num->ival, named->type.kind == TY_ENTITY ? ")" : " to compare with the text)");
     return err(q, x->loc, "cannot compare %s with %s", algTypeName(l->type, b1, sizeof b1),
                algTypeName(r->type, b2, sizeof b2));
+  }
   AlgExpr *e = algExprBin(q->a, AX_CMP, x->op, tyOf(TY_BOOL), l, r);
   e->loc = x->loc;
   return e;
@@ -323,9 +335,14 @@ static AlgExpr *tyValue(QCtx *q, AstNode *x) {
         return err(q, x->loc, "'%s.all' (every attribute) belongs in a target list; an aggregate takes one value (count(%s.%s) counts %s's tuples)",
                    x->s, x->s, at[0].name, x->s);
       TqBuf b = {0};
-      for (int i = 0; i < n; i++) tqBufPrintf(&b, "%s%s", i ? ", " : "", at[i].name);
-      err(q, x->loc, "%s (relation %s) has no attribute '%s'%s%s%s", u->var, relNameOf(u), x->s2,
-          n ? " (attributes: " : "", n ? b.s : "", n ? ")" : "");
+      const char **names = tqArenaAlloc(q->a, sizeof(char *) * (size_t)(n ? n : 1));
+      for (int i = 0; i < n; i++) {
+        tqBufPrintf(&b, "%s%s", i ? ", " : "", at[i].name);
+        names[i] = at[i].name;
+      }
+      const char *m = cpDidYouMean(x->s2, names, n);
+      err(q, x->loc, "%s (relation %s) has no attribute '%s'%s%s%s%s%s%s", u->var, relNameOf(u), x->s2,
+          m ? ": did you mean '" : "", m ? m : "", m ? "'?" : "", n ? " (attributes: " : "", n ? b.s : "", n ? ")" : "");
       tqBufFree(&b);
       return NULL;
     }
@@ -911,6 +928,106 @@ static AlgExpr *tyAggregate(QCtx *q, AstNode *x) {
   return v;
 }
 
+/* ================================================================ notes */
+
+static void splitAnd(AlgExpr *e, TqVec *out);
+
+/* The columns of e (bounded by the front end's depth limit). */
+static void colsIn(AlgExpr *e, TqVec *out) {
+  if (!e) return;
+  if (e->kind == AX_COL) tqVecPush(out, e);
+  colsIn(e->a, out);
+  colsIn(e->b, out);
+}
+
+static int isAggVar(const QCtx *q, const char *var) {
+  for (int i = 0; i < q->nagg; i++)
+    if (var && !strcasecmp(q->agg[i].var, var)) return 1;
+  return 0;
+}
+
+/* The two TQuel traps a new user falls into, as notes (not errors) with
+** the fix (issue 14.10):
+**  - an outer where condition on the variable of an aggregate filters the
+**    outer tuples, not what the aggregate counts: its variable is its own;
+**    a condition on a by-attribute is the same either way, one that
+**    involves an aggregate's value compares with it, and an aggregate with
+**    an inner where or when shows its writer knows where conditions go, so
+**    none of these is noted;
+**  - with no when clause, a traced event joined (in the where) to a traced
+**    interval must happen during it (the default when is overlap): empty
+**    when the event always comes first. */
+static void trapNotes(QCtx *q, AlgExpr *wherePred, const AstNode *when) {
+  if (!wherePred) return;
+  TqVec conj = {0};
+  splitAnd(wherePred, &conj);
+  int noted[16] = {0}, joinNoted = when != NULL;
+  for (int c = 0; c < conj.n; c++) {
+    TqVec cols = {0};
+    colsIn(conj.v[c], &cols);
+    int withAgg = 0;
+    for (int k = 0; k < cols.n; k++) withAgg |= isAggVar(q, ((AlgExpr *)cols.v[k])->var);
+    for (int i = 0; i < q->nagg && !withAgg; i++) {
+      if (noted[i] || q->agg[i].nlocal != 1) continue;
+      const char *v = q->agg[i].range[0]->var;
+      const AlgAggSpec *g = q->agg[i].node->agg;
+      if (g->where || q->agg[i].when) continue;
+      for (int k = 0; k < cols.n; k++) {
+        const AlgExpr *col = cols.v[k];
+        if (!col->var || strcasecmp(col->var, v)) continue;
+        int byAttr = 0;
+        for (int j = 0; j < g->nby; j++)
+          byAttr |= g->by[j]->kind == AX_COL && g->by[j]->var && !strcasecmp(g->by[j]->var, v) && !strcasecmp(g->by[j]->name, col->name);
+        if (byAttr) continue;
+        TqBuf fix = {0};
+        tqBufPrintf(&fix, "%s(", algAggName(g->fn));
+        algExprPrint(g->arg, &fix);
+        for (int j = 0; j < g->nby; j++) {
+          tqBufPuts(&fix, j ? ", " : " by ");
+          algExprPrint(g->by[j], &fix);
+        }
+        tqBufPuts(&fix, " where ");
+        algExprPrint(conj.v[c], &fix);
+        if (g->window == WIN_EVER) tqBufPuts(&fix, " for ever");
+        else if (g->window == WIN_EACH) tqBufPrintf(&fix, " for each %lldns", (long long)g->width);
+        tqBufPuts(&fix, ")");
+        tqNote(q->d, col->loc,
+               "this condition on %s does not filter what %s(...) counts: the aggregate's %s is a variable of its own, over "
+               "all of %s; to count only what it selects, put the condition inside: %s",
+               v, algAggName(g->fn), v, q->agg[i].range[0]->rel ? q->agg[i].range[0]->rel->name
+                                       : q->agg[i].range[0]->derived ? q->agg[i].range[0]->derived->name : "Clock",
+               fix.s);
+        tqBufFree(&fix);
+        noted[i] = 1;
+        break;
+      }
+    }
+    /* an event joined to an interval under the default when */
+    for (int k = 0; k < cols.n && !joinNoted; k++) {
+      const AlgExpr *ce = cols.v[k];
+      VarUse *e = findVar(q, ce->var);
+      CpRange *er = e ? e->range : NULL;
+      int isEv = er && ((er->rel && er->rel->isEvent && er->rel->mode != ALG_MODE_SAMPLED) || (er->derived && er->derived->isEvent));
+      if (!isEv) continue;
+      for (int m = 0; m < cols.n; m++) {
+        const AlgExpr *ch = cols.v[m];
+        VarUse *h = findVar(q, ch->var);
+        CpRange *hr = h ? h->range : NULL;
+        if (!hr || !hr->rel || hr->rel->entity || hr->rel->isEvent || hr->rel->mode == ALG_MODE_SAMPLED) continue;
+        const AlgExpr *cc = conj.v[c];
+        tqNote(q->d, cc->loc.src ? cc->loc : ce->loc,
+               "no when clause: %s and %s must overlap (TQuel's default), so the event %s counts only when it happens during "
+               "%s; if it comes before (a request before its handling), the answer is empty: write `when %s precede %s`",
+               e->var, h->var, e->var, h->var, e->var, h->var);
+        joinNoted = 1; /* one note per statement */
+        break;
+      }
+    }
+    tqVecFree(&cols);
+  }
+  tqVecFree(&conj);
+}
+
 /* ================================================================ retrieve */
 
 static void splitAnd(AlgExpr *e, TqVec *out) {
@@ -1056,6 +1173,7 @@ static void retrieveInner(CpSema *s, AstNode *st) {
     tqError(s->diag, st->loc, "retrieve names no tuple variable (range over a relation and use it in the target list)");
     return;
   }
+  trapNotes(&q, wherePred, when);
 
   /* ---- translation: product of the terms (outer variables, then aggregates) */
   AlgNode *t = NULL;

@@ -325,6 +325,55 @@ int cpSensorCount(const CpProgram *p) {
   return n;
 }
 
+/* ================================================================ did you mean */
+
+/* Edit distance of a and b without regard to case (insertions, deletions,
+** substitutions, swaps of neighbours), or max + 1 when it is more than max. */
+static int editDistance(const char *a, const char *b, int max) {
+  int la = (int)strlen(a), lb = (int)strlen(b);
+  if (la - lb > max || lb - la > max || la > 64 || lb > 64) return max + 1;
+  int d[66][66];
+  for (int i = 0; i <= la; i++) d[i][0] = i;
+  for (int j = 0; j <= lb; j++) d[0][j] = j;
+  for (int i = 1; i <= la; i++)
+    for (int j = 1; j <= lb; j++) {
+      int c = tolower((unsigned char)a[i - 1]) != tolower((unsigned char)b[j - 1]);
+      int v = d[i - 1][j - 1] + c;
+      if (d[i - 1][j] + 1 < v) v = d[i - 1][j] + 1;
+      if (d[i][j - 1] + 1 < v) v = d[i][j - 1] + 1;
+      if (i > 1 && j > 1 && tolower((unsigned char)a[i - 1]) == tolower((unsigned char)b[j - 2]) &&
+          tolower((unsigned char)a[i - 2]) == tolower((unsigned char)b[j - 1]) && d[i - 2][j - 2] + 1 < v)
+        v = d[i - 2][j - 2] + 1;
+      d[i][j] = v;
+    }
+  return d[la][lb] > max ? max + 1 : d[la][lb];
+}
+
+const char *cpDidYouMean(const char *name, const char *const *cand, int n) {
+  int len = (int)strlen(name), max = len < 4 ? 0 : len < 6 ? 1 : 2;
+  if (!max) return NULL;
+  const char *best = NULL;
+  int bestD = max + 1, ties = 0;
+  for (int i = 0; i < n; i++) {
+    if (!cand[i] || !strcasecmp(cand[i], name)) continue;
+    int dd = editDistance(name, cand[i], max);
+    if (dd < bestD) bestD = dd, best = cand[i], ties = 0;
+    else if (dd == bestD && best && strcasecmp(best, cand[i])) ties++;
+  }
+  return bestD <= max && !ties ? best : NULL;
+}
+
+const char *cpDidYouMeanRel(CpSema *s, const char *name) {
+  AlgCatalog *c = &s->prog->cat;
+  TqVec v = {0};
+  for (int i = 0; i < c->rels.n; i++) tqVecPush(&v, (void *)((AlgRel *)c->rels.v[i])->name);
+  for (int i = 0; i < c->derived.n; i++) tqVecPush(&v, (void *)((AlgDerived *)c->derived.v[i])->name);
+  tqVecPush(&v, (void *)"Clock");
+  const char *m = cpDidYouMean(name, (const char *const *)v.v, v.n);
+  tqVecFree(&v);
+  return m ? tqArenaPrintf(s->a, " (did you mean '%s'?)", m) : "";
+}
+
 CpProgram *cpCompileSources(int n, TqSource **srcs, TqDiag *d) {
   CpProgram *p = tqCalloc(1, sizeof *p);
   p->arena = tqArenaNew();

@@ -4,6 +4,9 @@
 #                                                   optimized and with --no-opt
 #   tests/errors/NAME.tq [+ NAME.trace] -> NAME.err exact message, exit 1,
 #                                                   nothing stored
+#   tests/notes/NAME.tq [+ NAME.trace] -> NAME.note  the exact notes on stderr of
+#                                                   `check` (and of `run` over the
+#                                                   trace), exit 0
 #   tests/display/NAME.tq + NAME.trace -> NAME.list  drawn objects per step
 #                                                   (run --display list)
 #   tests/explain/NAME.tq -> NAME.out                `tqmon explain` output
@@ -81,6 +84,30 @@ for tq in tests/errors/*.tq; do
   else
     ok
   fi
+done
+
+# ---------------------------------------------------------------- notes
+for tq in tests/notes/*.tq; do
+  [ -e "$tq" ] || continue
+  n=${tq%.tq}
+  name=$(basename "$n")
+  for cmd in check run; do
+    if [ $cmd = check ]; then
+      $T check "$tq" >"$OUT/$name.note.stdout" 2>"$OUT/$name.note.$cmd"
+    elif [ -f "$n.trace" ]; then
+      $T run "$tq" --replay "$n.trace" --quiet >"$OUT/$name.note.stdout" 2>"$OUT/$name.note.$cmd"
+    else
+      continue
+    fi
+    rc=$?
+    if [ $rc -ne 0 ]; then
+      bad "notes $name ($cmd): exit $rc (expected 0)" "$OUT/$name.note.$cmd"
+    elif ! diff -u "$n.note" "$OUT/$name.note.$cmd" >"$OUT/$name.note.$cmd.diff" 2>&1; then
+      bad "notes $name ($cmd): notes differ" "$OUT/$name.note.$cmd.diff"
+    else
+      ok
+    fi
+  done
 done
 
 # ---------------------------------------------------------------- display engine
