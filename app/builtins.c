@@ -34,7 +34,7 @@ const tq_pm *const *appBuiltinPms(int *n) {
   static const tq_pm *const list[] = {&snsTracePm,       &snsColfilPm,        &snsClockPm,       &dspTextPm,
                                       &rtSqlitePm,       &rtStorePm,          &snsProgressPm,    &defaultPm,
                                       &allPm,            &snsShmPm,           &dspDisplayPm,     &snsHostPm,
-                                      &snsHostProcessPm, &snsHostProcessorPm, &snsHostStatePm,   &snsHostRunningOnPm,
+                                      &snsHostProcessPm, &snsHostProcessorPm, &snsHostStatePm,   &snsHostLastProcessorPm,
                                       &snsHostCpuTimePm, &snsHostMemoryPm,    &snsHostIoPm,    &snsCpuSamplePm,
                                       &snsKernelPm,      &snsKernelProcessorPm, &snsKernelThreadPm, &snsKernelForkPm,
                                       &snsKernelExecPm,  &snsKernelExitPm,    &snsKernelRunningOnPm, &snsKernelReadyPm,

@@ -127,6 +127,11 @@ static AlgRel *relNew(CpSema *s, const char *name, TqLoc loc) {
 }
 
 static void declEntity(CpSema *s, AstNode *st) {
+  /* an entity type declared again in another file: the same declaration
+  ** (checked in pass 2), so that configurations sharing it (host.tq and
+  ** kernel.tq both declare Processor) can be given together */
+  AlgEntity *old = algCatEntity(&s->prog->cat, st->s);
+  if (old && old->loc.src != st->loc2.src && !algCatDerived(&s->prog->cat, st->s)) return;
   if (nameTaken(s, st->s, st->loc2)) return;
   AlgEntity *e = tqArenaAlloc(s->a, sizeof *e);
   e->name = st->s;
@@ -145,8 +150,33 @@ static void declEntity(CpSema *s, AstNode *st) {
   /* attribute types may name entities declared later: resolved in pass 2 */
 }
 
+/* An entity type declared again in another file must be declared the same:
+** the same attributes (names and types) in the same order. */
+static void sameEntity(CpSema *s, AlgEntity *e, AstNode *st) {
+  const AlgRel *r = e->rel;
+  int n = astLen(st->k[0]), same = n == r->nattr - 1, i = 1;
+  for (AstNode *x = st->k[0]; same && x; x = x->next, i++) {
+    AlgType t;
+    if (x->op || strcasecmp(x->s, r->attr[i].name) || resolveType(s, x->k[0], &t)) {
+      same = 0;
+    } else if (t.kind == TY_ENUM && r->attr[i].type.kind == TY_ENUM) {
+      same = t.en->n == r->attr[i].type.en->n;
+      for (int k = 0; same && k < t.en->n; k++) same = !strcasecmp(t.en->names[k], r->attr[i].type.en->names[k]);
+    } else {
+      same = algTypeEq(t, r->attr[i].type);
+    }
+  }
+  if (!same)
+    tqError(s->diag, st->loc2, "entity type '%s' declared again otherwise (first declared at %s): a declaration given again must be the same",
+            st->s, locStr(s, e->loc));
+}
+
 static void declEntityAttrs(CpSema *s, AstNode *st) {
   AlgEntity *e = algCatEntity(&s->prog->cat, st->s);
+  if (e && e->loc.src != st->loc2.src) {
+    sameEntity(s, e, st);
+    return;
+  }
   if (!e || e->loc.line != st->loc2.line || e->loc.col != st->loc2.col || e->loc.src != st->loc2.src) return; /* duplicate */
   AlgRel *r = e->rel;
   for (AstNode *x = st->k[0]; x; x = x->next) {

@@ -7,7 +7,7 @@
 **   host_process       PRODUCER of the entity relation Process
 **   host_processor     PRODUCER of the entity relation Processor
 **   host_processstate  PRODUCER of ProcessState  (sampled: /proc/PID/stat)
-**   host_runningon     PRODUCER of RunningOn     (sampled: /proc/PID/stat)
+**   host_lastprocessor PRODUCER of LastProcessor (sampled: /proc/PID/stat)
 **   host_cputime       PRODUCER of CpuTime       (sampled: /proc/PID/stat)
 **   host_memory        PRODUCER of Memory        (sampled: /proc/PID/statm)
 **   host_io            PRODUCER of Io            (sampled: /proc/PID/io)
@@ -433,7 +433,7 @@ static tq_pm_status sampledInit(tq_pm_private *p, const char *rel) {
                             .sample = sampledSample}
 
 SAMPLED_PM(snsHostStatePm, "host_processstate", "ProcessState", "/proc/PID/stat");
-SAMPLED_PM(snsHostRunningOnPm, "host_runningon", "RunningOn", "/proc/PID/stat");
+SAMPLED_PM(snsHostLastProcessorPm, "host_lastprocessor", "LastProcessor", "/proc/PID/stat");
 SAMPLED_PM(snsHostCpuTimePm, "host_cputime", "CpuTime", "/proc/PID/stat");
 SAMPLED_PM(snsHostMemoryPm, "host_memory", "Memory", "/proc/PID/statm");
 SAMPLED_PM(snsHostIoPm, "host_io", "Io", "/proc/PID/io");
@@ -638,7 +638,7 @@ const tq_pm snsHostProcessorPm = {
 
 static tq_pm_status hostInit(tq_pm_global *g, tq_pm_private *p) {
   p->caps = TQ_PM_GROUPER;
-  static const char *const members[] = {"host_process", "host_processor", "host_processstate", "host_runningon",
+  static const char *const members[] = {"host_process", "host_processor", "host_processstate", "host_lastprocessor",
                                         "host_cputime", "host_memory",    "host_io"};
   for (size_t i = 0; i < TQ_ARRAY_SIZE(members); i++) p->members[p->nmembers++] = members[i];
   return TQ_PM_OK;

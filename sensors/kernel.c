@@ -1071,6 +1071,27 @@ static void setMessages(KSession *s) {
              (unsigned long long)r->cnt[KC_SEEN], (unsigned long long)r->cnt[KC_WRITTEN],
              (unsigned long long)r->cnt[KC_DROPPED], (unsigned long long)r->cnt[KC_UNBEGUN], (long long)r->late,
              (long long)r->enabledNow, (long long)r->enabledMax);
+    /* the same figures as JSON, the PM's "detail" in --stats */
+    char tps[400], json[900];
+    tpList(r->def->progs, tps, sizeof tps);
+    int n = snprintf(json, sizeof json,
+                     "{\"relation\": \"%s\", \"tracepoints\": \"%s\", \"attached\": %s, \"seen\": %llu, "
+                     "\"written\": %llu, \"dropped\": %llu, ",
+                     r->def->rel, tps, (s->progs & r->def->progs) == r->def->progs && r->needed ? "true" : "false",
+                     (unsigned long long)r->cnt[KC_SEEN], (unsigned long long)r->cnt[KC_WRITTEN],
+                     (unsigned long long)r->cnt[KC_DROPPED]);
+    if (n > 0 && (size_t)n < sizeof json && kr == KR_THREAD)
+      snprintf(json + n, sizeof json - (size_t)n,
+               "\"threads_begun\": %lld, \"threads_ended\": %lld, \"threads_alive\": %u, \"late\": %lld, "
+               "\"queue_lost\": %lld, \"beyond_pid_max\": %llu}",
+               (long long)s->begun, (long long)s->ended, s->threads.n, (long long)s->lateLife, (long long)s->queueLost,
+               (unsigned long long)s->beyond);
+    else if (n > 0 && (size_t)n < sizeof json)
+      snprintf(json + n, sizeof json - (size_t)n,
+               "\"unbegun\": %llu, \"late\": %lld, \"enabled_now\": %lld, \"enabled_max\": %lld}",
+               (unsigned long long)r->cnt[KC_UNBEGUN], (long long)r->late, (long long)r->enabledNow,
+               (long long)r->enabledMax);
+    if (s->g->version >= 6 && s->g->set_detail) s->g->set_detail(s->g, r->p, json);
   }
 }
 

@@ -27,7 +27,7 @@
 extern const tq_pm snsTracePm, snsClockPm, snsProgressPm; /* pms.c */
 extern const tq_pm snsColfilPm;                          /* colfil.c */
 extern const tq_pm snsShmPm;                             /* shm.c */
-extern const tq_pm snsHostPm, snsHostProcessPm, snsHostProcessorPm, snsHostStatePm, snsHostRunningOnPm,
+extern const tq_pm snsHostPm, snsHostProcessPm, snsHostProcessorPm, snsHostStatePm, snsHostLastProcessorPm,
     snsHostCpuTimePm, snsHostMemoryPm, snsHostIoPm;      /* host.c */
 extern const tq_pm snsKernelPm, snsKernelProcessorPm, snsKernelThreadPm, snsKernelForkPm, snsKernelExecPm,
     snsKernelExitPm, snsKernelRunningOnPm, snsKernelReadyPm, snsKernelBlockedPm, snsKernelWokePm, snsKernelSyscallPm,

@@ -99,6 +99,8 @@ typedef struct Shm {
   uint64_t tsc0;            /* TSC to ns: ns = ns0 + (tsc - tsc0) * nsPerTick */
   TqTime ns0;
   double nsPerTick;
+  uint64_t anchorTsc;       /* the last (TSC, CLOCK_REALTIME) pair measured */
+  TqTime anchorNs;
   uint32_t seq;             /* sample requests */
   int64_t packets, late, bad, samplesLost;
   uint64_t droppedSeen;
@@ -129,17 +131,35 @@ static TqTime realNow(void) {
   return (TqTime)ts.tv_sec * TQ_SEC + ts.tv_nsec;
 }
 
+#if SHM_TSC
+/* A TSC reading and CLOCK_REALTIME at the same moment: of three tries, the
+** one whose two TSC readings around the clock are closest. */
+static void tscPair(uint64_t *tsc, TqTime *ns) {
+  uint64_t best = UINT64_MAX;
+  for (int i = 0; i < 3; i++) {
+    uint64_t a = __rdtsc();
+    TqTime n = realNow();
+    uint64_t b = __rdtsc();
+    if (b - a < best) {
+      best = b - a;
+      *tsc = a + (b - a) / 2;
+      *ns = n;
+    }
+  }
+}
+#endif
+
 /* Calibrates TSC ticks against CLOCK_REALTIME over 20 ms. */
 static void calibrate(Shm *s) {
 #if SHM_TSC
   struct timespec d = {0, 20 * 1000 * 1000};
-  uint64_t a = __rdtsc();
-  TqTime na = realNow();
+  uint64_t a, b;
+  TqTime na, nb;
+  tscPair(&a, &na);
   nanosleep(&d, NULL);
-  uint64_t b = __rdtsc();
-  TqTime nb = realNow();
-  s->tsc0 = a;
-  s->ns0 = na;
+  tscPair(&b, &nb);
+  s->tsc0 = s->anchorTsc = a;
+  s->ns0 = s->anchorNs = na;
   s->nsPerTick = b > a ? (double)(nb - na) / (double)(b - a) : 1.0;
 #else
   s->nsPerTick = 1.0;
@@ -149,6 +169,35 @@ static void calibrate(Shm *s) {
 static TqTime toNs(Shm *s, uint64_t stamp) {
   if (!s->h->time_kind) return (TqTime)stamp;
   return s->ns0 + (TqTime)((double)(int64_t)(stamp - s->tsc0) * s->nsPerTick);
+}
+
+/* At each snapshot the conversion is measured again, so that the program's
+** times stay those of the other live sources (the kernel's, /proc's) to
+** within a microsecond or so over a long run (a 20 ms calibration alone
+** drifts tens of microseconds a second, and the wall clock's rate follows
+** NTP): the line goes on from where it is now (continuous, so the order of
+** packets converted before and after is kept), at the rate measured since
+** the last anchor, corrected so that the offset measured now is worked off
+** by the next snapshot, a base tick on. */
+static void reanchor(Shm *s, TqTime tick) {
+#if SHM_TSC
+  uint64_t t;
+  TqTime n;
+  tscPair(&t, &n);
+  if (t <= s->anchorTsc || t <= s->tsc0 || n <= s->anchorNs) return;
+  double rate = (double)(n - s->anchorNs) / (double)(t - s->anchorTsc);
+  TqTime cur = toNs(s, t);
+  double correct = (double)(n - cur) / ((double)(tick > 0 ? tick : TQ_SEC) / rate);
+  if (rate + correct < rate / 2) correct = -rate / 2; /* (the line only rises) */
+  s->tsc0 = t;
+  s->ns0 = cur;
+  s->nsPerTick = rate + correct;
+  s->anchorTsc = t;
+  s->anchorNs = n;
+#else
+  (void)s;
+  (void)tick;
+#endif
 }
 
 /* ================================================================ the segment */
@@ -889,6 +938,7 @@ static tq_pm_status snapshotLocked(Shm *s, tq_pm_global *g, tq_pm_private *p) {
   }
   for (int i = 0; i < s->nsynth; i++) emit(s, &s->synth[i]);
   s->nsynth = 0;
+  reanchor(s, g->tick);
   do { /* until every ring is drained up to now (each is in time order) */
     drain(s);
     merge(s, g->now);

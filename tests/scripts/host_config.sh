@@ -27,7 +27,7 @@ m=$(pmmsg "$dir/small.json" host_process)
 echo "host_process: $m"
 [ "$(field "$m" listings)" -eq 2 ] && [ "$(field "$m" reads)" -eq 0 ] && [ "$(field "$m" begun)" -gt 0 ] ||
   bad "small: processes without attributes are found by listing /proc alone: $m"
-for pm in host_cputime host_io host_processstate host_runningon host_processor; do
+for pm in host_cputime host_io host_processstate host_lastprocessor host_processor; do
   m=$(pmmsg "$dir/small.json" $pm)
   echo "$pm: $m"
   case "$m" in "left out: the program does not declare "*) ;; *) bad "small: $pm not left out: $m" ;; esac
@@ -38,8 +38,8 @@ $T run --host tests/host/wrong.tq --snapshots 1 --format csv --stats "$dir/wrong
 cat "$dir/wrong.err"
 grep -q "host_memory: warning: disabled after an error: Memory.Rss must be of type int" "$dir/wrong.err" ||
   bad "wrong: no message for Memory.Rss"
-grep -q "host_runningon: warning: disabled after an error: RunningOn.Processor must be of type Processor" "$dir/wrong.err" ||
-  bad "wrong: no message for RunningOn.Processor"
+grep -q "host_lastprocessor: warning: disabled after an error: LastProcessor.Processor must be of type Processor" "$dir/wrong.err" ||
+  bad "wrong: no message for LastProcessor.Processor"
 grep -q "host_io: warning: disabled after an error: Io.Reads: the host has no such attribute" "$dir/wrong.err" ||
   bad "wrong: no message for Io.Reads"
 [ "$(grep -vc '^#\|valid_' "$dir/wrong.csv")" -eq 0 ] || bad "wrong: answers from a disabled sensor"

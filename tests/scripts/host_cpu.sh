@@ -50,7 +50,7 @@ cmp -s "$dir/diffs" "$dir/use" || echo "FAIL: CpuUse is not the difference of Cp
 section "$dir/out.csv" St | while IFS=, read -r p st c at; do
   [ "$st,$c" = "Running,$comm" ] || echo "FAIL: ProcessState at $at: $st,$c; the loop is always runnable, and ps calls it $comm"
 done >>"$dir/fails"
-[ "$(section "$dir/out.csv" Ro | wc -l)" -eq 5 ] || bad "RunningOn: not 5 samples on processors of this host"
+[ "$(section "$dir/out.csv" Ro | wc -l)" -eq 5 ] || bad "LastProcessor: not 5 samples on processors of this host"
 if [ -s "$dir/fails" ]; then
   cat "$dir/fails"
   fails=$((fails + $(wc -l <"$dir/fails")))

@@ -17,7 +17,7 @@ $T run --host sensors/host.tq tests/host/nothing.tq --snapshots 3 --format csv -
 cat "$dir/out.csv"
 rows=$(grep -vc '^#\|valid_' "$dir/out.csv")
 [ "$rows" -eq 0 ] || bad "$rows answers about processes that do not exist"
-for pm in host_processstate host_runningon host_cputime host_memory host_io; do
+for pm in host_processstate host_lastprocessor host_cputime host_memory host_io; do
   m=$(pmmsg "$dir/stats.json" $pm)
   echo "$pm: $m"
   [ "$m" = "reads=0 failed=0 pids=0 []" ] || bad "$pm read files: $m"

@@ -42,9 +42,9 @@ section "$dir/out.csv" St | while IFS=, read -r p st c pp th at; do
   [ "$p,$st,$c,$pp,$th" = "$pid,$state,$comm,$ppid,$nlwp" ] ||
     echo "FAIL: ProcessState at $at: $p,$st,$c,$pp,$th; ps says $pid,$state,$comm,$ppid,$nlwp"
 done >>"$dir/fails"
-[ "$(section "$dir/out.csv" Ro | wc -l)" -eq 4 ] || bad "RunningOn: not 4 samples"
+[ "$(section "$dir/out.csv" Ro | wc -l)" -eq 4 ] || bad "LastProcessor: not 4 samples"
 section "$dir/out.csv" Ro | while IFS=, read -r p cpu at; do
-  [ "$p,$cpu" = "$pid,cpu$psr" ] || echo "FAIL: RunningOn at $at: $p,$cpu; ps says psr $psr"
+  [ "$p,$cpu" = "$pid,cpu$psr" ] || echo "FAIL: LastProcessor at $at: $p,$cpu; ps says psr $psr"
 done >>"$dir/fails"
 [ "$(section "$dir/out.csv" Mem | wc -l)" -eq 4 ] || bad "Memory: not 4 samples"
 section "$dir/out.csv" Mem | while IFS=, read -r p rss vsz at; do
@@ -71,7 +71,7 @@ if [ -s "$dir/fails" ]; then
 fi
 
 # ---------------------------------------------------------------- what was read
-for pm in host_processstate host_runningon host_cputime host_memory host_io; do
+for pm in host_processstate host_lastprocessor host_cputime host_memory host_io; do
   m=$(pmmsg "$dir/stats.json" $pm)
   echo "$pm: $m"
   [ "$m" = "reads=4 failed=0 pids=1 [$pid]" ] || bad "$pm read other files than one of pid $pid per tick: $m"
@@ -96,7 +96,7 @@ if command -v strace >/dev/null 2>&1 && strace -f -qq -e trace=openat -o "$dir/p
   mine=$(grep " /proc/$pid/" "$dir/opened" | awk '{print $1, $2}' | tr '\n' ' ')
   others=$(grep -v " /proc/$pid/" "$dir/opened")
   n=0
-  for pm in host_process host_processstate host_runningon host_cputime host_memory host_io; do
+  for pm in host_process host_processstate host_lastprocessor host_cputime host_memory host_io; do
     n=$((n + $(field "$(pmmsg "$dir/stats2.json" $pm)" reads)))
   done
   total=$(awk '{ s += $1 } END { print s + 0 }' "$dir/opened")

@@ -15,7 +15,7 @@ printf 'clock 200ms;\n' >"$dir/clock.tq"
 $T record "$dir/clock.tq" sensors/host.tq -o "$dir/host.col" --host --snapshots 3 2>"$dir/rec.err" ||
   bad "record --host: $(cat "$dir/rec.err")"
 $T convert "$dir/clock.tq" sensors/host.tq "$dir/host.col" "$dir/host.trace" 2>>"$dir/rec.err" || bad "convert"
-for r in 'Process+' 'ProcessState@' 'Memory@' 'CpuTime@' 'RunningOn@'; do
+for r in 'Process+' 'ProcessState@' 'Memory@' 'CpuTime@' 'LastProcessor@'; do
   grep -q " $r" "$dir/host.trace" || bad "record --host: no $r records"
 done
 sed "s/PID/$pid/g" tests/host/one.tq | sed '/^clock/d' >"$dir/one.tq"
