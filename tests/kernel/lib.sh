@@ -132,7 +132,7 @@ section() {
 
 # pmmsg STATS.json PM: the last message of a processor module (--stats).
 pmmsg() {
-  grep "{\"name\": \"$2\", \"calls\"" "$1" | sed 's/.*"message": "\(.*\)"}.*/\1/'
+  grep "{\"name\": \"$2\", \"calls\"" "$1" | sed 's/.*"message": "\([^"]*\)".*/\1/'
 }
 
 # field MESSAGE KEY: the number after KEY= in a message.
