@@ -319,6 +319,7 @@ typedef struct KThread {
   int64_t sym;       /* the entity */
   char comm[KS_COMM];
   int exited;        /* its Exit came; it ends when it leaves its CPU for good */
+  int gen;           /* its id's incarnation in this run: 1, 2 once reused, ... */
 } KThread;
 
 /* A thread that inherited flags at its creation, until the engine had its
@@ -383,6 +384,7 @@ struct KSession {
   int nuntil, untilLeft;
   int untilState;    /* 1 they exited (seen at a snapshot), 2 halt asked */
   TqMap threads;     /* tid + 2 -> KThread* */
+  TqMap gens;        /* tid + 2 -> the latest incarnation of that id in the run */
   KThread **initial; /* enumerated at START, begun at the first snapshot */
   int ninitial;
   KProv *prov;
@@ -520,6 +522,7 @@ static struct bpf_program *progOf(struct ks_bpf *k, int i) {
 
 static void *drainMain(void *arg);
 static int enumerateThreads(KSession *s);
+static KThread *newThread(KSession *s, uint32_t tid, uint32_t tgid, const char *comm, int takeover, uint32_t inherit);
 static int ksOnPacket(void *ctx, void *data, size_t size);
 
 /* Loads and attaches the programs of the needed relations, maps the flags,
@@ -625,13 +628,11 @@ static int enumerateThreads(KSession *s) {
       char st = rp[2];
       if (st == 'Z' || st == 'X' || st == 'x') continue;
       if (tqMapGet(&s->threads, (uint64_t)tid + 2)) continue;
-      KThread *th = tqCalloc(1, sizeof *th);
-      th->tid = (uint32_t)tid;
-      th->tgid = (uint32_t)pid;
+      char comm[KS_COMM] = "";
       size_t k = (size_t)(rp - lp - 1);
-      if (k >= sizeof th->comm) k = sizeof th->comm - 1;
-      memcpy(th->comm, lp + 1, k);
-      tqMapPut(&s->threads, (uint64_t)tid + 2, th);
+      if (k >= sizeof comm) k = sizeof comm - 1;
+      memcpy(comm, lp + 1, k);
+      KThread *th = newThread(s, (uint32_t)tid, (uint32_t)pid, comm, 0, 0);
       if (s->ninitial == cap) {
         cap = cap ? 2 * cap : 1024;
         s->initial = tqRealloc(s->initial, sizeof(KThread *) * (size_t)cap);
@@ -707,7 +708,51 @@ static void flagClear(KSession *s, uint32_t tid, uint32_t bit) {
   if (s->flags && tid && tid < s->nflags) __atomic_fetch_and(&s->flags[tid], ~(uint64_t)bit, __ATOMIC_RELAXED);
 }
 
-static int engineOn(KSession *s, int kr, uint32_t tid) { return tqMapGet(&s->r[kr].on, (uint64_t)tid + 2) != NULL; }
+static int64_t symOf(tq_pm_global *g, const char *text) { return g->symbol(g, text, -1); }
+
+/* Thread ids are reused by the kernel: each incarnation of an id in the run
+** is its own entity, "1234" the first, "1234#2" the next, and so on (the
+** paper's entity identifiers are unique across time).  The kernel's flags
+** of an id are those of its current incarnation. */
+static int curGen(KSession *s, uint32_t tid) {
+  intptr_t g = (intptr_t)tqMapGet(&s->gens, (uint64_t)tid + 2);
+  return g ? (int)g : 1;
+}
+static uint64_t onKey(uint32_t tid, int gen) { return ((uint64_t)gen << 32 | tid) + 2; }
+/* Did the engine enable relation kr on the current incarnation of tid? */
+static int engineOn(KSession *s, int kr, uint32_t tid) {
+  return tqMapGet(&s->r[kr].on, onKey(tid, curGen(s, tid))) != NULL;
+}
+
+/* A thread of the run: a new incarnation of its id, unless it takes over
+** the id of its process's leader (an exec by another thread).  A reused
+** id's kernel flags become the new incarnation's: those it inherited at its
+** fork (inherit), and any the engine set for it by name. */
+static KThread *newThread(KSession *s, uint32_t tid, uint32_t tgid, const char *comm, int takeover, uint32_t inherit) {
+  KThread *th = tqCalloc(1, sizeof *th);
+  th->tid = tid;
+  th->tgid = tgid;
+  snprintf(th->comm, sizeof th->comm, "%s", comm);
+  int gen = (int)(intptr_t)tqMapGet(&s->gens, (uint64_t)tid + 2);
+  th->gen = gen && takeover ? gen : gen + 1;
+  tqMapPut(&s->gens, (uint64_t)tid + 2, (void *)(intptr_t)th->gen);
+  char b[32];
+  if (th->gen == 1) snprintf(b, sizeof b, "%u", tid);
+  else snprintf(b, sizeof b, "%u#%d", tid, th->gen);
+  th->sym = symOf(s->g, b);
+  tqMapPut(&s->threads, (uint64_t)tid + 2, th);
+  if (th->gen > 1 && th->gen != gen && s->flags && tid < s->nflags) {
+    uint32_t bits = 0;
+    for (int kr = 0; kr < KS_NREL; kr++)
+      if ((inherit >> kr & 1) || engineOn(s, kr, tid)) bits |= 1u << kr;
+    uint64_t old = __atomic_load_n(&s->flags[tid], __ATOMIC_RELAXED);
+    for (;;) {
+      uint64_t nw = (old & ~(uint64_t)KS_ENABLE_MASK) | bits;
+      if (__atomic_compare_exchange_n(&s->flags[tid], &old, nw, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) break;
+    }
+  }
+  return th;
+}
 
 /* At a snapshot: the disables asked since the last one, and the inherited
 ** flags the engine did not confirm once it saw the thread begin. */
@@ -740,8 +785,6 @@ static void settleFlags(KSession *s) {
 }
 
 /* ================================================================ producing */
-
-static int64_t symOf(tq_pm_global *g, const char *text) { return g->symbol(g, text, -1); }
 
 static int64_t tidSym(KSession *s, uint32_t tid) {
   KThread *th = tqMapGet(&s->threads, (uint64_t)tid + 2);
@@ -818,9 +861,6 @@ static void produce(KSession *s, int kr, int kind, TqTime t, TqTime from, uint64
 static int live(const KSession *s, int kr) { return s->r[kr].rel > 0 && s->r[kr].needed && !s->r[kr].bad; }
 
 static void threadBegin(KSession *s, KThread *th, TqTime t) {
-  char b[16];
-  snprintf(b, sizeof b, "%u", th->tid);
-  th->sym = symOf(s->g, b);
   th->id = ++s->nextId;
   th->from = t;
   s->begun++;
@@ -877,15 +917,13 @@ static void lifecycle(KSession *s, KPkt *k) {
         th = NULL;
       }
       if (!th) { /* (one created after the attach may have been enumerated at the start) */
-        th = tqCalloc(1, sizeof *th);
-        th->tid = r->tid;
-        th->tgid = r->tgid;
-        memcpy(th->comm, r->comm, KS_COMM);
-        th->comm[KS_COMM - 1] = 0;
-        tqMapPut(&s->threads, (uint64_t)r->tid + 2, th);
+        char comm[KS_COMM];
+        memcpy(comm, r->comm, KS_COMM);
+        comm[KS_COMM - 1] = 0;
+        th = newThread(s, r->tid, r->tgid, comm, 0, r->b32 & KS_ENABLE_MASK);
         threadBegin(s, th, t);
       }
-      if (live(s, KR_FORK) && (r->b32 >> KR_FORK & 1)) {
+      if (live(s, KR_FORK) && (r->a64 >> KR_FORK & 1)) {
         fill(s, KR_FORK, k, NULL, v);
         produce(s, KR_FORK, TQ_REC_EVENT, t, t, 0, v);
       }
@@ -901,7 +939,8 @@ static void lifecycle(KSession *s, KPkt *k) {
       char comm[KS_COMM];
       memcpy(comm, r->comm, KS_COMM);
       comm[KS_COMM - 1] = 0;
-      if (r->a32 != r->tid) {
+      int takeover = r->a32 != r->tid;
+      if (takeover) {
         /* a thread other than the leader executed: it goes on as the leader */
         KThread *old = tqMapDel(&s->threads, (uint64_t)r->a32 + 2);
         if (old) {
@@ -917,11 +956,7 @@ static void lifecycle(KSession *s, KPkt *k) {
         th = NULL;
       }
       if (!th) {
-        th = tqCalloc(1, sizeof *th);
-        th->tid = r->tid;
-        th->tgid = r->tgid;
-        memcpy(th->comm, comm, KS_COMM);
-        tqMapPut(&s->threads, (uint64_t)r->tid + 2, th);
+        th = newThread(s, r->tid, r->tgid, comm, takeover, 0);
         threadBegin(s, th, t);
       } else {
         threadChange(s, th, r->tgid, comm, t);
@@ -1185,6 +1220,7 @@ static void sessionFree(KSession *s) {
   for (uint32_t k = 0; k < s->threads.cap; k++)
     if (s->threads.slot[k].key > 1) free(s->threads.slot[k].val);
   tqMapFree(&s->threads);
+  tqMapFree(&s->gens);
   free(s->initial);
   for (int kr = 0; kr < KS_NPM; kr++) {
     KRel *r = &s->r[kr];
@@ -1366,17 +1402,27 @@ static tq_pm_status relEnable(tq_pm_global *g, tq_pm_private *p, int64_t entity,
   if (!s || kr < 0 || kr >= KS_NREL) return TQ_PM_OK;
   KRel *r = &s->r[kr];
   const char *name = g->symbol_name(g, entity);
-  int64_t tid = pidOf(name);
+  /* "1234", or "1234#2" for the second incarnation of that id */
+  char idb[32];
+  int gen = 1;
+  snprintf(idb, sizeof idb, "%s", name ? name : "");
+  char *hash = strchr(idb, '#');
+  if (hash) {
+    *hash = 0;
+    gen = atoi(hash + 1);
+    if (gen < 2 || pidOf(hash + 1) < 0) gen = -1;
+  }
+  int64_t tid = gen > 0 ? pidOf(idb) : -1;
   if (tid <= 0 || tid >= (int64_t)s->nflags) {
     if (on && !r->notThread++)
       g->log(g, p, TQ_LOG_WARNING, "%s enabled on '%s', which is no thread id of this host (1 to %u): nothing will come",
              r->def->rel, name ? name : "?", s->nflags ? s->nflags - 1 : 0);
     return TQ_PM_OK;
   }
-  uint64_t key = (uint64_t)tid + 2;
+  uint64_t key = onKey((uint32_t)tid, gen);
   if (on > 0) {
     tqMapPut(&r->on, key, (void *)(intptr_t)on);
-    flagSet(s, (uint32_t)tid, 1u << kr);
+    if (gen == curGen(s, (uint32_t)tid)) flagSet(s, (uint32_t)tid, 1u << kr); /* (a past incarnation: nothing) */
     if (r->on.n > (uint32_t)r->enabledMax) r->enabledMax = r->on.n;
   } else {
     tqMapDel(&r->on, key);

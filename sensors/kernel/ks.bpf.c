@@ -130,19 +130,24 @@ SEC("tp_btf/sched_process_fork")
 int BPF_PROG(ks_fork, struct task_struct *parent, struct task_struct *child) {
   uint32_t ptid = BPF_CORE_READ(parent, pid), ctid = BPF_CORE_READ(child, pid);
   uint64_t *pf = flagsOf(ptid), *cf = flagsOf(ctid);
+  /* until user space has seen the new thread begin, it has its creator's
+  ** flags (the threads of a process a query watches are born watched);
+  ** user space takes back what the queries do not confirm */
   uint32_t inherit = pf ? ((uint32_t)*pf & KS_ENABLE_MASK) : 0;
-  /* the new thread starts with no open interval and its creator's flags */
+  /* the new thread starts with no open interval */
   if (cf) *cf = (*cf & KS_ENABLE_MASK) | inherit;
   count(KR_THREAD, KC_SEEN);
-  if (on(inherit, KR_FORK)) count(KR_FORK, KC_SEEN);
+  uint32_t pfl = pf ? (uint32_t)*pf : 0;
+  if (on(pfl, KR_FORK)) count(KR_FORK, KC_SEEN);
   struct ks_rec *r = reserve(KR_THREAD, KO_FORK, ctid, sizeof(struct ks_rec));
   if (!r) return 0;
   r->tgid = BPF_CORE_READ(child, tgid);
   r->a32 = ptid;
   r->b32 = inherit;
+  r->a64 = pfl; /* the creator's flags: its Fork sensor */
   BPF_CORE_READ_STR_INTO(&r->comm, child, comm);
   submit(r, KR_THREAD);
-  if (on(inherit, KR_FORK)) count(KR_FORK, KC_WRITTEN);
+  if (on(pfl, KR_FORK)) count(KR_FORK, KC_WRITTEN);
   return 0;
 }
 

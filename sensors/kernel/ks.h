@@ -92,10 +92,11 @@ struct ks_rec {
   uint32_t cpu;        /* the CPU it happened on */
   uint32_t a32;        /* Syscall: number; Woke: waker; Fork: parent; Exec: old tid;
                        ** Blocked: KB_*; BlockIo: KI_*; Send/Receive: family */
-  uint32_t b32;        /* Fork: the flags the child inherited; lifecycle: the
-                       ** flags of the thread then (its Fork/Exec/Exit enables) */
+  uint32_t b32;        /* Fork: the flags the child got; Exec, Exit: the flags
+                       ** of the thread then (its Exec/Exit enables) */
   int64_t a64;         /* Syscall: result; Exit: code; BlockIo: sector;
-                       ** Send/Receive: bytes; Blocked: raw state */
+                       ** Send/Receive: bytes; Blocked: raw state; Fork: the
+                       ** creator's flags */
   int64_t b64;         /* BlockIo: bytes; Send/Receive: socket inode */
   char comm[KS_COMM];  /* lifecycle: the command; BlockIo: -- */
 };

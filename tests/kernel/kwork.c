@@ -26,6 +26,11 @@
 **                                    between
 **   kwork -o IDS -g GO busy S        getppid in a loop for S seconds (the
 **                                    other process of a busy machine)
+**   kwork -o IDS -g GO reuse         a child that exits with 5, then one
+**                                    given the same id (ns_last_pid) that
+**                                    exits with 7: an id's two incarnations
+**                                    ("reused=0": the kernel gave the id to
+**                                    someone else first, 20 times)
 */
 
 #include <errno.h>
@@ -267,6 +272,35 @@ static int spin(int ms) {
   return 0;
 }
 
+/* Two children with the same id, one after the other. */
+static int reuse(void) {
+  ids("reuse=%d\n", (int)getpid());
+  waitGo();
+  pid_t a = fork();
+  if (a == 0) _exit(5);
+  if (a < 0) die("fork");
+  waitpid(a, NULL, 0);
+  pid_t b = -1;
+  for (int i = 0; i < 20 && b != a; i++) {
+    FILE *f = fopen("/proc/sys/kernel/ns_last_pid", "w");
+    if (!f) die("ns_last_pid");
+    fprintf(f, "%d", (int)a - 1);
+    if (fclose(f)) die("ns_last_pid");
+    b = fork();
+    if (b == 0) _exit(getpid() == a ? 7 : 0);
+    if (b < 0) die("fork");
+    if (b != a) waitpid(b, NULL, 0); /* someone else took it first: again */
+  }
+  if (b == a) waitpid(b, NULL, 0);
+  char tmp[4096];
+  snprintf(tmp, sizeof tmp, "%s.after", idsPath);
+  FILE *f = fopen(tmp, "w");
+  if (!f) die(tmp);
+  fprintf(f, "child=%d\nreused=%d\n", (int)a, b == a);
+  fclose(f);
+  return 0;
+}
+
 int main(int argc, char **argv) {
   int i = 1;
   for (; i + 1 < argc && argv[i][0] == '-'; i += 2) {
@@ -288,6 +322,7 @@ int main(int argc, char **argv) {
   if (!strcmp(w, "sockets")) return sockets(atoi(a1), atoi(a2));
   if (!strcmp(w, "life")) return life();
   if (!strcmp(w, "spin")) return spin(atoi(a1));
+  if (!strcmp(w, "reuse")) return reuse();
   fprintf(stderr, "kwork: unknown workload %s\n", w);
   return 2;
 }
