@@ -27,6 +27,10 @@
 #      mailbox program under --exec (recording everything, and running its
 #      queries), next to LTTng's consumer daemon recording the same events
 #      from the program built on LTTng-UST tracepoints (bench/mblttng).
+#   7. PCP (bench/pcp.sh): 16 pmcd processes and a query about one process
+#      on one host: the monitor's CPU per host per second, and the values
+#      and bytes received with the query's instance profiles next to
+#      fetching every instance (--no-opt).
 #
 # Knobs (environment): TQ_BENCH_LIMIT (seconds for the unoptimized 1M runs,
 # 120), TQ_BENCH_PACKETS (1000000), TQ_BENCH_SMALL (50000), TQ_BENCH_CHAIN
@@ -672,6 +676,31 @@ rowr "program wall time" "$(secs $liverec_wall)" "$(secs $liverun_wall)" "$(secs
 rowr "bytes written" "$(wc -c < $OUT/live.col | tr -d ' ')" "" "${lt_bytes:-n/a}"
 rep "    (tqmon decodes, checks, orders and encodes every packet, or runs the queries on it; LTTng's consumer moves whole sub-buffers to disk)"
 [ -n "$lt_live" ] || rep "    LTTng: $lt_note"
+# ================================================================ 7. PCP: 16 hosts
+say ""
+say "== PCP: 16 pmcd on this machine, one query about one process on one host (bench/pcp.sh)"
+pc() { sed -n "s/^$1 //p" $OUT/pcp.txt | head -n 1; }
+rep ""
+if TQ=$TQ MEASURE=$MEASURE OUT=$OUT sh bench/pcp.sh > $OUT/pcp.txt 2> $OUT/pcp.err && [ "$(pc opt.exit)" = 0 ]; then
+  nh=$(pc hosts)
+  # the monitor's CPU per host per second of the run, in ms
+  cpuh() { awk -v c="$(pc $1.cpu)" -v w="$(pc $1.wall)" -v n="$nh" 'BEGIN { if (w > 0) printf "%.3f ms", 1000 * c / n / w; else printf "?" }'; }
+  rep "7. PCP (bench/pcp.sh: $nh pmcd processes, $(pc processes) processes on the machine, $(pc ticks) ticks of 1 s;"
+  rep "   values counted from the results received, bytes the kernel's count on the contexts' sockets)"
+  rowr "" "the query's profiles" "every instance (--no-opt)" "ratio"
+  rowr "monitor CPU / host / s" "$(cpuh opt)" "$(cpuh noopt)" "$(ratio "$(pc noopt.cpu)" "$(pc opt.cpu)")x"
+  rowr "values received" "$(pc opt.values)" "$(pc noopt.values)" "$(ratio "$(pc noopt.values)" "$(pc opt.values)")x"
+  rowr "bytes received" "$(pc opt.bytes)" "$(pc noopt.bytes)" "$(ratio "$(pc noopt.bytes)" "$(pc opt.bytes)")x"
+  rowr "answer rows" "$(pc opt.rows)" "$(pc noopt.rows)" "same answers: $(pc same)"
+  rowr "hosts up, late ticks" "$(pc opt.up), $(pc opt.late)" "$(pc noopt.up), $(pc noopt.late)" ""
+  rep "  (the bytes are mostly the instance-domain listings: the process list of every host at every tick,"
+  rep "   which the optimized run needs too; the fetches themselves hold only the profile's instances)"
+  ok=$(awk -v a="$(pc opt.values)" -v b="$(pc noopt.values)" 'BEGIN { print (a > 0 && b >= 10 * a ? 1 : 0) }')
+  target $ok "PCP: the query's profiles fetch >= 10x fewer values than every instance: $(ratio "$(pc noopt.values)" "$(pc opt.values)")x ($(pc opt.values) against $(pc noopt.values))"
+else
+  rep "7. PCP: not measured ($(tail -n 1 $OUT/pcp.err); sh tests/deps.sh test installs pcp)"
+  target 0 "PCP: not measured"
+fi
 
 # ================================================================ report
 END=$(date +%s)

@@ -128,6 +128,7 @@ typedef struct Rel {
   int attr[PCP_MAX_METRICS];   /* attribute each fills */
   int ty[PCP_MAX_METRICS];     /* TQ_TY_* of that attribute */
   int needed;
+  int delta[8], ndelta; /* the delta relations over its entity (their flags enable it too) */
 } Rel;
 
 /* One fetched value. */
@@ -219,6 +220,8 @@ typedef struct Host {
   /* counts (written by the worker under the lock) */
   int64_t fetches, values, listings, late, pending, reconnects;
   int64_t offset, rtt; /* the estimate (ns) */
+  int fd;             /* the context's socket to pmcd (-1: not known) */
+  int64_t bytesBefore, bytes; /* received on earlier sockets; in all (tcp_info) */
   int offsetKnown;
 } Host;
 
@@ -265,6 +268,11 @@ static void nameAdd(NameSet *s, const char *name) {
     s->v = tqRealloc(s->v, sizeof *s->v * (size_t)s->cap);
   }
   s->v[s->n++] = tqStrdup(name);
+}
+static void nameSetFree(NameSet *s) {
+  for (int k = 0; k < s->n; k++) free(s->v[k]);
+  free(s->v);
+  memset(s, 0, sizeof *s);
 }
 static void nameDel(NameSet *s, const char *name) {
   int k = nameFind(s, name);
@@ -412,6 +420,31 @@ static int archiveAt(Host *h) {
   return sts < 0 ? sts : 0;
 }
 
+/* Finds the socket of h's context (pcpsock.c), one no other host has. */
+static void contextSocket(Host *h) {
+  Pcp *pc = h->pcp;
+  int taken[MAX_HOSTS], n = 0;
+  pthread_mutex_lock(&pc->mu);
+  for (int i = 0; i < pc->nhost; i++)
+    if (&pc->host[i] != h && pc->host[i].fd >= 0) taken[n++] = pc->host[i].fd;
+  pthread_mutex_unlock(&pc->mu);
+  int fd = pcpSocketOf(h->spec, taken, n);
+  pthread_mutex_lock(&pc->mu);
+  h->fd = fd;
+  pthread_mutex_unlock(&pc->mu);
+}
+
+/* The bytes received from pmcd so far: the kernel's count on the
+** context's socket, after those of earlier sockets.  Runs in the worker
+** after a job, while the context's socket is open. */
+static void countBytes(Host *h) {
+  int64_t n;
+  if (h->fd < 0 || pcpSocketBytes(h->fd, &n)) return;
+  pthread_mutex_lock(&h->pcp->mu);
+  h->bytes = h->bytesBefore + n;
+  pthread_mutex_unlock(&h->pcp->mu);
+}
+
 /* One tick's job: the listings and fetches asked.  Runs in the worker.
 ** Returns 0, or the first PMAPI error (h->err says where). */
 static int workTick(Host *h) {
@@ -514,14 +547,22 @@ static void *worker(void *arg) {
     if (job == JOB_CONNECT) {
       sts = workConnect(h);
       if (!sts && pc->archive) sts = workCheckArchive(h);
+      if (!sts && !pc->archive) contextSocket(h);
     } else if (job == JOB_RECONNECT) {
       /* libpcp's own backoff (PMCD_RECONNECT_TIMEOUT) spaces the attempts:
       ** one too soon fails at once */
       if ((sts = pmReconnectContext(h->ctx)) >= 0 && checkMetadata(h)) sts = PM_ERR_GENERIC;
       else if (sts < 0) pcpSay(h->err, sizeof h->err, "%s", pmErrStr(sts));
+      if (sts >= 0) {
+        h->bytesBefore = h->bytes; /* a new socket counts from 0 */
+        h->fd = -1;
+        contextSocket(h);
+      }
     } else if (h->ctx >= 0) {
       if ((sts = pmUseContext(h->ctx)) >= 0) sts = workTick(h);
     }
+    if (sts >= 0 && !pc->archive) countBytes(h);
+    else if (sts < 0 && job == JOB_TICK) h->fd = -1; /* lost: libpcp closes it */
     pthread_mutex_lock(&pc->mu);
     h->sts = sts;
     h->busy = 0;
@@ -727,6 +768,19 @@ static int bindProgram(tq_pm_global *g, Pcp *pc, char *msg, size_t n) {
     if (filled != r->nattr) {
       pcpSay(msg, n, "%s has attributes no '-- pcp: metric' line maps", r->name);
       return -1;
+    }
+  }
+  /* the delta relations, by the entity they are
+  ** sampled on: the engine samples their sampled relation for the
+  ** entities their alphas enable */
+  for (int id = 1; g->relation_name(g, id); id++) {
+    if (g->relation_mode(g, id) != TQ_MODE_DELTA) continue; /* (needed() is 0 for them: the engine makes them) */
+    for (int k = 0; k < pc->nrel; k++) {
+      Rel *r = &pc->rel[k];
+      const char *et = NULL;
+      if (g->nattributes(g, id) == r->nattr && g->attribute_type(g, id, r->flagAttr, &et) == TQ_TY_ENTITY && et &&
+          !strcasecmp(et, pc->ent[r->ent].name) && r->ndelta < 8)
+        r->delta[r->ndelta++] = id;
     }
   }
   /* every relation the operation needs must be mapped (this PM produces
@@ -1035,6 +1089,7 @@ static void report(tq_pm_global *g, tq_pm_private *p, Pcp *pc) {
     tqBufPrintf(&b, ", \"fetches\": %lld, \"values\": %lld, \"listings\": %lld, \"late\": %lld, \"reconnects\": %lld",
                 (long long)h->fetches, (long long)h->values, (long long)h->listings, (long long)h->late,
                 (long long)h->reconnects);
+    if (!pc->archive) tqBufPrintf(&b, ", \"bytes_received\": %lld", (long long)h->bytes);
     if (h->offsetKnown)
       tqBufPrintf(&b, ", \"clock_offset_ms\": %.3f, \"rtt_ms\": %.3f", (double)h->offset / 1e6, (double)h->rtt / 1e6);
     tqBufPrintf(&b, ", \"relations\": {");
@@ -1044,7 +1099,8 @@ static void report(tq_pm_global *g, tq_pm_private *p, Pcp *pc) {
       tqBufPrintf(&b, "%s", first ? "" : ", ");
       first = 0;
       bufJsonString(&b, pc->rel[r].name);
-      tqBufPrintf(&b, ": {\"enabled\": %d, \"instances_last_fetch\": %lld, \"values\": %lld}", h->en ? h->en[r].n : 0,
+      tqBufPrintf(&b, ": {\"enabled\": %d, \"instances_last_fetch\": %lld, \"values\": %lld}",
+                  h->en ? h->en[r].n : 0,
                 h->lastN ? (long long)h->lastN[r] : 0LL, h->relValues ? (long long)h->relValues[r] : 0LL);
     }
     tqBufPrintf(&b, "}}");
@@ -1078,10 +1134,7 @@ static void pcpFree(Pcp *pc) {
     for (int r = 0; r < pc->nrel; r++) {
       if (h->cache) cacheClear(&h->cache[r], pc->rel[r].nm);
       if (h->next) cacheClear(&h->next[r], pc->rel[r].nm);
-      if (h->en) {
-        for (int k = 0; k < h->en[r].n; k++) free(h->en[r].v[k]);
-        free(h->en[r].v);
-      }
+      if (h->en) nameSetFree(&h->en[r]);
       if (h->prof) free(h->prof[r]);
     }
     for (int e = 0; h->inst && e < pc->nent; e++) {
@@ -1095,7 +1148,8 @@ static void pcpFree(Pcp *pc) {
       free(h->list[e].id);
       if (h->list[e].name) free(h->list[e].name); /* pmGetInDom: one allocation */
     }
-    free(h->cache), free(h->next), free(h->en), free(h->prof), free(h->nprof), free(h->fetch);
+    free(h->cache), free(h->next), free(h->en), free(h->prof), free(h->nprof),
+        free(h->fetch);
     free(h->inst), free(h->list), free(h->pmid), free(h->lastN), free(h->relValues);
   }
   free(pc->host);
@@ -1133,6 +1187,7 @@ static tq_pm_status pcpStart(tq_pm_global *g, tq_pm_private *p) {
     Host *h = &pc->host[i];
     h->pcp = pc;
     h->ctx = -1;
+    h->fd = -1;
     h->fetch = tqCalloc((size_t)pc->nrel, sizeof(int));
     h->prof = tqCalloc((size_t)pc->nrel, sizeof(int *));
     h->nprof = tqCalloc((size_t)pc->nrel, sizeof(int));
@@ -1189,23 +1244,34 @@ static tq_pm_status pcpStart(tq_pm_global *g, tq_pm_private *p) {
 }
 
 /* The profile of relation r on host h: the enabled instances that exist. */
-static void buildProfile(Pcp *pc, Host *h, int r) {
+static void buildProfile(tq_pm_global *g, Pcp *pc, Host *h, int r) {
   Rel *rl = &pc->rel[r];
-  NameSet *en = &h->en[r];
+  const NameSet *en = &h->en[r];
   free(h->prof[r]);
   h->prof[r] = NULL;
   h->nprof[r] = 0;
   h->fetch[r] = 0;
-  if (!rl->needed || !en->n) return;
+  if (!rl->needed || (!en->n && !rl->ndelta)) return;
   if (rl->indom == PM_INDOM_NULL) {
     h->fetch[r] = nameFind(en, h->name) >= 0;
+    for (int k = 0; k < rl->ndelta; k++) h->fetch[r] |= g->enabled(g, rl->delta[k], h->sym);
     return;
   }
-  h->prof[r] = tqCalloc((size_t)en->n, sizeof(int));
   InstSet *s = &h->inst[rl->ent];
-  for (int k = 0; k < en->n; k++) {
-    Inst *in = instByName(s, en->v[k]);
-    if (in) h->prof[r][h->nprof[r]++] = in->id;
+  h->prof[r] = tqCalloc((size_t)(rl->ndelta ? s->n : en->n) + 1, sizeof(int));
+  if (!rl->ndelta) {
+    for (int k = 0; k < en->n; k++) {
+      Inst *in = instByName(s, en->v[k]);
+      if (in) h->prof[r][h->nprof[r]++] = in->id;
+    }
+  } else {
+    /* a delta relation's entities: the engine samples this relation for
+    ** them, but tells only their delta relation's flags */
+    for (int i = 0; i < s->n; i++) {
+      int on = nameFind(en, s->v[i].name) >= 0;
+      for (int k = 0; k < rl->ndelta && !on; k++) on = g->enabled(g, rl->delta[k], s->v[i].sym);
+      if (on) h->prof[r][h->nprof[r]++] = s->v[i].id;
+    }
   }
   h->fetch[r] = h->nprof[r] > 0;
 }
@@ -1272,7 +1338,7 @@ static tq_pm_status pcpSnapshot(tq_pm_global *g, tq_pm_private *p, Pcp *pc) {
     }
     h->jobT = t;
     for (int e = 1; e < pc->nent; e++) h->list[e].want = pc->ent[e].needed;
-    for (int r = 0; r < pc->nrel; r++) buildProfile(pc, h, r);
+    for (int r = 0; r < pc->nrel; r++) buildProfile(g, pc, h, r);
     posted[i] = JOB_TICK;
   }
   runJobs(pc, posted, tickDeadline(pc));
@@ -1382,7 +1448,7 @@ static tq_pm_status pcpSample(tq_pm_global *g, tq_pm_private *p, int attr, int64
     if (hostBusy(pc, h)) break;
     for (int k = 0; k < pc->nrel; k++) h->fetch[k] = 0;
     for (int e = 0; e < pc->nent; e++) h->list[e].want = 0;
-    buildProfile(pc, h, r);
+    buildProfile(g, pc, h, r);
     if (!h->fetch[r]) break;
     h->jobT = t;
     posted[h - pc->host] = JOB_TICK;

@@ -72,6 +72,14 @@ int pcpSemOf(const char *name);
 /* snprintf for messages: a message is cut at n on purpose (a PM's message
 ** holds 256 bytes; a long host or file name is cut there). */
 void pcpSay(char *buf, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* pcpsock.c: the TCP socket (a descriptor of this process) connected to
+** pmcd as spec names it (host, host:port; the port 44321 when not given),
+** other than the descriptors taken[0..n); -1 when none (a unix socket).
+** libpcp does not give a context's descriptor. */
+int pcpSocketOf(const char *spec, const int *taken, int n);
+/* The bytes received on socket fd, as the kernel counts them (TCP_INFO
+** tcpi_bytes_received).  Returns 0, or -1 (and leaves *bytes). */
+int pcpSocketBytes(int fd, int64_t *bytes);
 /* "3.9" or "null". */
 void pcpIndomText(pmInDom indom, char *buf, size_t n);
 /* Parses "3.9" or "null" into *indom.  Returns 0 or -1. */

@@ -8,8 +8,9 @@
 #   - a run over the three hosts answers tests/pcp/hosts.tq: each process's
 #     command and parent are what pminfo reads from the same pmcd, the
 #     cross-host join pairs h1's and h2's sleeps, every host gives its CPUs;
-#   - the profile: each host fetched only the one process the query names
-#     (instances_last_fetch 1 in the detail of --stats);
+#   - the profile: each host fetched only the processes the queries name
+#     (instances_last_fetch in the detail of --stats: 2 on h1, 1 elsewhere),
+#     a delta relation's entities included;
 #   - the same queries unoptimized (--no-opt) give the same answers;
 #   - killing h3's pmcd mid-run ends h3's entities with a message while h1
 #     and h2 go on; started again, h3 is reconnected and its entities
@@ -24,7 +25,8 @@ H="127.0.0.1:$PORT_h1,127.0.0.1:$PORT_h2,127.0.0.1:$PORT_h3"
 sleep 600 & p1=$!
 sleep 600 & p2=$!
 sleep 600 & p3=$!
-pids="$p1 $p2 $p3"
+sleep 600 & p4=$!
+pids="$p1 $p2 $p3 $p4"
 
 # ---------------------------------------------------------------- describe
 $T pcp describe -h "127.0.0.1:$PORT_h1" -o "$dir/pcp.tq" proc.psinfo.cmd proc.psinfo.ppid proc.psinfo.utime \
@@ -33,7 +35,7 @@ grep -q '^-- pcp: entity Proc 3.9$' "$dir/pcp.tq" || bad "describe: no Proc enti
 grep -q '^-- pcp: metric ProcSample.PsinfoUtime proc.psinfo.utime 3.9 u64 counter$' "$dir/pcp.tq" ||
   bad "describe: no utime line"
 grep -q 'delta ProcRate;' "$dir/pcp.tq" || bad "describe: the counter gave no delta relation"
-sed "s/P1/$(inst $p1)/g; s/P2/$(inst $p2)/g; s/P3/$(inst $p3)/g" tests/pcp/hosts.tq >"$dir/q.tq"
+sed "s/P1/$(inst $p1)/g; s/P2/$(inst $p2)/g; s/P3/$(inst $p3)/g; s/P4/$(inst $p4)/g" tests/pcp/hosts.tq >"$dir/q.tq"
 $T check "$dir/pcp.tq" "$dir/q.tq" >"$dir/check.out" 2>&1 || bad "check: $(cat "$dir/check.out")"
 
 # ---------------------------------------------------------------- explain: the profiles the alphas set
@@ -63,6 +65,9 @@ done
   bad "Three: not 9 rows"
 [ "$(section "$dir/out.csv" Same | grep -c "^h1:$(inst $p1),h2:$(inst $p2),sleep,")" -eq 3 ] ||
   bad "Same: the two sleeps should pair at 3 ticks"
+# a sleeping process uses no CPU: 0 ms over each of the ticks after the first
+[ "$(section "$dir/out.csv" Rate | grep -c "^h1:$(inst $p4),0,")" -eq 2 ] ||
+  bad "Rate: h1's sleep should have used 0 ms of CPU over ticks 2 and 3"
 for k in 1 2 3; do
   n=$(pminfo -h "127.0.0.1:$(eval echo "\$PORT_h$k")" -f hinv.ncpu | sed -n 's/^ *value //p')
   [ "$(section "$dir/out.csv" Cpus | grep -c "^h$k,$n,")" -eq 3 ] || bad "Cpus: h$k should have $n CPUs at 3 ticks"
@@ -74,7 +79,8 @@ ok = True
 for h in d["hosts"]:
     r = h["relations"]["ProcSample"]
     print(h["host"], "ProcSample enabled", r["enabled"], "last fetch", r["instances_last_fetch"], "values", r["values"])
-    if h["state"] != "up" or r["instances_last_fetch"] != 1:
+    # h1: P1 (Three, Same) and P4 (Rate: the engine samples ProcSample for it)
+    if h["state"] != "up" or r["instances_last_fetch"] != (2 if h["host"] == "h1" else 1):
         ok = False
 sys.exit(0 if ok else 1)
 PY
