@@ -243,8 +243,13 @@ static CpProgram *compile(Args *a, TqDiag *d) {
 
 static int cmdCheck(Args *a) {
   TqDiag d = {0};
+  d.notes = 1; /* check and run say where a query may have fallen into a TQuel trap */
   CpProgram *p = compile(a, &d);
   int rc = p ? 0 : 1;
+  for (int i = 0; p && i < p->queries.n; i++) {
+    const CpQuery *q = p->queries.v[i];
+    if (q->emptyNote && !q->display) tqNote(&d, q->emptyNoteLoc, "%s", q->emptyNote);
+  }
   if (p) printf("ok: %d sensor%s, %d quer%s\n", cpSensorCount(p), cpSensorCount(p) == 1 ? "" : "s", p->queries.n,
                 p->queries.n == 1 ? "y" : "ies");
   else if (!d.nerr) rc = 2;
@@ -515,9 +520,10 @@ static int cmdRun(Args *a) {
   }
   if (a->display && tq_register(e, "display", a->display)) goto out;
   if (!a->host && !a->kernel && !a->pcp && tq_register(e, "progress", NULL)) goto out; /* a live run shows its results as they come */
-  if (tq_prepare(e, a->nfiles, a->files)) goto out;
+  if (tq_set_option(e, "notes", "1") || tq_prepare(e, a->nfiles, a->files)) goto out;
   fputs(tq_errors(e), stderr); /* the compiler's notes */
   rc = runToEnd(e);
+  if (!rc) fputs(tq_errors(e), stderr); /* notes on empty answers */
   if (writeStats(e, a, "run")) rc = 1;
   tq_finish(e);
   free(textArgs);

@@ -604,16 +604,23 @@ static void diagLine(TqDiag *d, TqLoc loc) {
   tqBufPuts(&d->out, "^\n");
 }
 
-void tqErrorV(TqDiag *d, TqLoc loc, const char *fmt, va_list ap) {
-  d->nerr++;
-  if (d->nerr > (d->maxerr ? d->maxerr : 50)) return;
-  if (loc.src) tqBufPrintf(&d->out, "%s:%d:%d: error: ", loc.src->name, loc.line, loc.col);
-  else tqBufPuts(&d->out, "error: ");
+/* One message: "WHERE: KIND: text" (WHERE is file:line:col from loc, or
+** where, or nothing), then the source line and a caret when loc has one. */
+static void diagAdd(TqDiag *d, TqLoc loc, const char *where, const char *kind, const char *fmt, va_list ap) {
+  if (loc.src) tqBufPrintf(&d->out, "%s:%d:%d: %s: ", loc.src->name, loc.line, loc.col, kind);
+  else if (where) tqBufPrintf(&d->out, "%s: %s: ", where, kind);
+  else tqBufPrintf(&d->out, "%s: ", kind);
   char tmp[1024];
   vsnprintf(tmp, sizeof tmp, fmt, ap);
   tqBufPuts(&d->out, tmp);
   tqBufPuts(&d->out, "\n");
   diagLine(d, loc);
+}
+
+void tqErrorV(TqDiag *d, TqLoc loc, const char *fmt, va_list ap) {
+  d->nerr++;
+  if (d->nerr > (d->maxerr ? d->maxerr : 50)) return;
+  diagAdd(d, loc, NULL, "error", fmt, ap);
 }
 void tqError(TqDiag *d, TqLoc loc, const char *fmt, ...) {
   va_list ap;
@@ -624,27 +631,18 @@ void tqError(TqDiag *d, TqLoc loc, const char *fmt, ...) {
 void tqErrorAt(TqDiag *d, const char *where, const char *fmt, ...) {
   d->nerr++;
   if (d->nerr > (d->maxerr ? d->maxerr : 50)) return;
-  if (where) tqBufPrintf(&d->out, "%s: error: ", where);
-  else tqBufPuts(&d->out, "error: ");
-  char tmp[1024];
+  TqLoc none = {0};
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(tmp, sizeof tmp, fmt, ap);
+  diagAdd(d, none, where, "error", fmt, ap);
   va_end(ap);
-  tqBufPuts(&d->out, tmp);
-  tqBufPuts(&d->out, "\n");
 }
 void tqNote(TqDiag *d, TqLoc loc, const char *fmt, ...) {
-  if (loc.src) tqBufPrintf(&d->out, "%s:%d:%d: note: ", loc.src->name, loc.line, loc.col);
-  else tqBufPuts(&d->out, "note: ");
-  char tmp[1024];
+  if (!d->notes) return;
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(tmp, sizeof tmp, fmt, ap);
+  diagAdd(d, loc, NULL, "note", fmt, ap);
   va_end(ap);
-  tqBufPuts(&d->out, tmp);
-  tqBufPuts(&d->out, "\n");
-  diagLine(d, loc);
 }
 void tqDiagFree(TqDiag *d) { tqBufFree(&d->out); }
 

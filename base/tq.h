@@ -148,6 +148,7 @@ typedef struct TqDiag {
   TqBuf out;   /* formatted messages, in order */
   int nerr;    /* number of errors */
   int maxerr;  /* stop recording after this many (0 = 50) */
+  int notes;   /* record notes (tqNote); 0: they are dropped (commands other than check and run) */
 } TqDiag;
 
 /* Records "file:line:col: error: msg" followed by the source line and a
@@ -157,7 +158,8 @@ void tqErrorV(TqDiag *d, TqLoc loc, const char *fmt, va_list ap);
 /* Error without a source line: "where: msg" (where may be NULL). */
 void tqErrorAt(TqDiag *d, const char *where, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* Records "file:line:col: note: msg" with the source line and a caret: a
-** remark that is no error (nerr does not count it; a run goes on). */
+** remark that is no error (nerr does not count it; a run goes on); only
+** when d->notes is set. */
 void tqNote(TqDiag *d, TqLoc loc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 void tqDiagFree(TqDiag *d);
 

@@ -60,6 +60,9 @@ typedef struct CpQuery {
   int index;            /* position in the program, from 0 */
   CpSem *sem;           /* the statement's typed pieces (for sqlgen.c) */
   int display;          /* made by cpDisplayQueries for a display: neither shown nor stored */
+  const char *emptyNote; /* a note for an empty answer (a trap the query may have fallen into:
+                         ** check notes it, run when the answer is empty), or NULL */
+  TqLoc emptyNoteLoc;   /* where it points */
 } CpQuery;
 
 /* One aspect of a display whose value an attribute or a constant gives

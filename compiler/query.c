@@ -957,7 +957,7 @@ static int isAggVar(const QCtx *q, const char *var) {
 **  - with no when clause, a traced event joined (in the where) to a traced
 **    interval must happen during it (the default when is overlap): empty
 **    when the event always comes first. */
-static void trapNotes(QCtx *q, AlgExpr *wherePred, const AstNode *when) {
+static void trapNotes(QCtx *q, AlgExpr *wherePred, const AstNode *when, CpQuery *cq) {
   if (!wherePred) return;
   TqVec conj = {0};
   splitAnd(wherePred, &conj);
@@ -1015,10 +1015,13 @@ static void trapNotes(QCtx *q, AlgExpr *wherePred, const AstNode *when) {
         CpRange *hr = h ? h->range : NULL;
         if (!hr || !hr->rel || hr->rel->entity || hr->rel->isEvent || hr->rel->mode == ALG_MODE_SAMPLED) continue;
         const AlgExpr *cc = conj.v[c];
-        tqNote(q->d, cc->loc.src ? cc->loc : ce->loc,
-               "no when clause: %s and %s must overlap (TQuel's default), so the event %s counts only when it happens during "
-               "%s; if it comes before (a request before its handling), the answer is empty: write `when %s precede %s`",
-               e->var, h->var, e->var, h->var, e->var, h->var);
+        /* a note for check, and for run when the answer is empty */
+        cq->emptyNoteLoc = cc->loc.src ? cc->loc : ce->loc;
+        cq->emptyNote = tqArenaPrintf(q->a,
+                                      "no when clause: %s and %s must overlap (TQuel's default), so the event %s counts only "
+                                      "when it happens during %s; if it comes before (a request before its handling), the "
+                                      "answer is empty: write `when %s precede %s`",
+                                      e->var, h->var, e->var, h->var, e->var, h->var);
         joinNoted = 1; /* one note per statement */
         break;
       }
@@ -1173,7 +1176,6 @@ static void retrieveInner(CpSema *s, AstNode *st) {
     tqError(s->diag, st->loc, "retrieve names no tuple variable (range over a relation and use it in the target list)");
     return;
   }
-  trapNotes(&q, wherePred, when);
 
   /* ---- translation: product of the terms (outer variables, then aggregates) */
   AlgNode *t = NULL;
@@ -1233,6 +1235,7 @@ static void retrieveInner(CpSema *s, AstNode *st) {
   t = algPi(q.a, np, pe, pn, NULL, t);
 
   CpQuery *cq = tqArenaAlloc(q.a, sizeof *cq);
+  trapNotes(&q, wherePred, when, cq);
   cq->name = st->s;
   cq->tree = t;
   cq->isEvent = isEvent;

@@ -257,7 +257,9 @@ static int chainOf(const AlgExpr *e, const AlgExpr *x) {
   int add = e->op == OPB_ADD || e->op == OPB_SUB;
   return add ? x->op == OPB_ADD || x->op == OPB_SUB : x->op == OPB_MUL && e->op == OPB_MUL;
 }
-static const char *flatSql(Sg *g, const AlgExpr *e) {
+static const char *predSql(Sg *g, const Scope *s, const AlgExpr *e);
+/* (terms are values, or temporal predicates in scope s when s is given) */
+static const char *flatSql(Sg *g, const Scope *s, const AlgExpr *e) {
   int n = 0;
   const AlgExpr *x = e;
   for (; chainOf(e, x); x = x->a) n++;
@@ -265,11 +267,11 @@ static const char *flatSql(Sg *g, const AlgExpr *e) {
   x = e;
   for (int i = n - 1; i >= 0; i--, x = x->a) spine[i] = x;
   TqBuf b = {0};
-  tqBufPrintf(&b, "(%s", valueSql(g, x)); /* the leftmost term */
+  tqBufPrintf(&b, "(%s", s ? predSql(g, s, x) : valueSql(g, x)); /* the leftmost term */
   for (int i = 0; i < n; i++) {
     const AlgExpr *y = spine[i];
     const char *op = y->kind == AX_AND ? "AND" : y->kind == AX_OR ? "OR" : y->op == OPB_ADD ? "+" : y->op == OPB_SUB ? "-" : "*";
-    tqBufPrintf(&b, " %s %s", op, valueSql(g, y->b));
+    tqBufPrintf(&b, " %s %s", op, s ? predSql(g, s, y->b) : valueSql(g, y->b));
   }
   tqBufPuts(&b, ")");
   free(spine);
@@ -318,7 +320,7 @@ static const char *valueSql(Sg *g, const AlgExpr *e) {
       }
     case AX_NEG: return pf(g, "(-%s)", valueSql(g, e->a));
     case AX_ARITH: {
-      if (e->op != OPB_DIV) return flatSql(g, e);
+      if (e->op != OPB_DIV) return flatSql(g, NULL, e);
       /* by zero: 0 (NULLIF names the divisor once) */
       const char *a = valueSql(g, e->a), *b = valueSql(g, e->b);
       if (e->type.kind == TY_FLOAT) return pf(g, "COALESCE(CAST(%s AS REAL) / NULLIF(%s, 0), 0.0)", a, b);
@@ -326,7 +328,7 @@ static const char *valueSql(Sg *g, const AlgExpr *e) {
     }
     case AX_CMP: return pf(g, "(%s %s %s)", valueSql(g, e->a), cmpOp(e->op), valueSql(g, e->b));
     case AX_AND:
-    case AX_OR: return flatSql(g, e);
+    case AX_OR: return flatSql(g, NULL, e);
     case AX_NOT: {
       int odd = 1; /* not not x is x: no nesting for SQLite's parser */
       for (; e->a->kind == AX_NOT; e = e->a) odd = !odd;
@@ -421,23 +423,7 @@ static Tv tvSql(Sg *g, const Scope *s, const AlgExpr *e) {
 static const char *predSql(Sg *g, const Scope *s, const AlgExpr *e) {
   switch (e->kind) {
     case AX_AND:
-    case AX_OR: {
-      /* a chain, flat (as flatSql) */
-      int n = 0;
-      const AlgExpr *x = e;
-      for (; x->kind == e->kind; x = x->a) n++;
-      const AlgExpr **spine = tqMalloc(sizeof(AlgExpr *) * (size_t)n);
-      x = e;
-      for (int i = n - 1; i >= 0; i--, x = x->a) spine[i] = x;
-      TqBuf b = {0};
-      tqBufPrintf(&b, "(%s", predSql(g, s, x));
-      for (int i = 0; i < n; i++) tqBufPrintf(&b, " %s %s", e->kind == AX_AND ? "AND" : "OR", predSql(g, s, spine[i]->b));
-      tqBufPuts(&b, ")");
-      free(spine);
-      const char *r = tqArenaStrdup(g->a, b.s);
-      tqBufFree(&b);
-      return r;
-    }
+    case AX_OR: return flatSql(g, s, e);
     case AX_NOT: {
       int odd = 1;
       for (; e->a->kind == AX_NOT; e = e->a) odd = !odd;

@@ -373,6 +373,8 @@ int tq_set_option(tq_engine *e, const char *name, const char *value) {
     e->g.trace_level = atoi(value);
   } else if (!strcmp(name, "time-limit")) {
     e->opt.timeLimit = atof(value);
+  } else if (!strcmp(name, "notes")) {
+    e->notes = atoi(value) != 0;
   } else if (!strcmp(name, "max-ticks")) {
     char *end;
     long long v = strtoll(value, &end, 10);
@@ -459,6 +461,7 @@ int tq_prepare(tq_engine *e, int nfiles, const char *const *files) {
     enCollectErrors(e);
     return -1;
   }
+  e->diag.notes = e->notes;
   e->prog = cpCompileFiles(nfiles, files, &e->diag);
   if (!e->prog) {
     enCollectErrors(e);

@@ -154,6 +154,7 @@ struct tq_engine {
   int noffered;
   int held;               /* the program and the network are the caller's (enBind) */
   int64_t maxTicks;       /* the most Clock and delta ticks a replay makes (0: no bound) */
+  int notes;              /* record the compiler's and the network's notes (diag.notes) */
   RtPrograms programs;    /* the program list: `monitor programs` and the option "programs" */
   int64_t nticks;         /* a replay's ticks so far */
 };

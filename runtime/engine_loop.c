@@ -537,6 +537,7 @@ int tq_end(tq_engine *e) {
     if (e->snapDirty) enCloseSnapshot(e, e->snapBoundary < TQ_FOREVER ? e->snapBoundary : endT);
     e->net->packetsSeen = e->packets;
     e->net->packetsTotal = e->packetsTotal ? e->packetsTotal : e->packets;
+    e->diag.notes = e->notes;
     if (rtNetFinish(e->net, endT, 1)) ok = 0;
     if (!e->fatal && !e->diag.nerr && !(e->extractor && e->extractor->priv.disabled)) warnAbsent(e); /* (a run cut short: no) */
     for (int i = 0; i < e->npm; i++) {

@@ -312,6 +312,12 @@ int rtNetFinish(RtNet *net, TqTime tEnd, int ok) {
       if (op->endLow < net->now) op->endLow = net->now;
     }
     rtNetEndInstant(net);
+    /* an empty answer of a query that may have fallen into a trap says so */
+    for (int i = 0; i < net->nresult; i++) {
+      const RtResult *res = &net->result[i];
+      if (res->q && res->q->emptyNote && !res->q->display && res->rows == 0 && net->diag)
+        tqNote(net->diag, res->q->emptyNoteLoc, "%s has no rows: %s", res->name, res->q->emptyNote);
+    }
   }
   int rc = 0;
   for (int i = 0; i < net->consumers.n; i++) {

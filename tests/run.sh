@@ -5,8 +5,9 @@
 #   tests/errors/NAME.tq [+ NAME.trace] -> NAME.err exact message, exit 1,
 #                                                   nothing stored
 #   tests/notes/NAME.tq [+ NAME.trace] -> NAME.note  the exact notes on stderr of
-#                                                   `check` (and of `run` over the
-#                                                   trace), exit 0
+#                       [-> NAME.runnote]           `check` (and of `run` over the
+#                                                   trace: NAME.runnote when they
+#                                                   differ), exit 0
 #   tests/display/NAME.tq + NAME.trace -> NAME.list  drawn objects per step
 #                                                   (run --display list)
 #   tests/explain/NAME.tq -> NAME.out                `tqmon explain` output
@@ -100,9 +101,11 @@ for tq in tests/notes/*.tq; do
       continue
     fi
     rc=$?
+    want=$n.note
+    [ $cmd = run ] && [ -f "$n.runnote" ] && want=$n.runnote
     if [ $rc -ne 0 ]; then
       bad "notes $name ($cmd): exit $rc (expected 0)" "$OUT/$name.note.$cmd"
-    elif ! diff -u "$n.note" "$OUT/$name.note.$cmd" >"$OUT/$name.note.$cmd.diff" 2>&1; then
+    elif ! diff -u "$want" "$OUT/$name.note.$cmd" >"$OUT/$name.note.$cmd.diff" 2>&1; then
       bad "notes $name ($cmd): notes differ" "$OUT/$name.note.$cmd.diff"
     else
       ok
