@@ -37,7 +37,7 @@
 # (10000000 events), TQ_BENCH_OVERLAP (5000000 tuples), TQ_BENCH_DISPLAY
 # (100000 tuples into the display model), TQ_BENCH_MAILBOX (20000 steps of
 # each mailbox process), TQ_BENCH_PACED (packets/s of the paced producer
-# of the drain figure, 10000000).
+# of the drain figure; default half the busy producer's drain rate).
 
 B=build
 OUT=$B/bench
@@ -526,7 +526,11 @@ else
   fi
 fi
 $SB drain "${TQ_BENCH_DRAIN:-20000000}" >> $OUT/sensors.txt 2>> $OUT/sensors.err
-PACED=${TQ_BENCH_PACED:-10000000}
+# a producer the monitor keeps up with: half the rate it drained the busy
+# one at, in this run (on a machine shared with others, its share of a
+# core decides), or TQ_BENCH_PACED
+PACED=${TQ_BENCH_PACED:-$(awk -v r="$(sed -n 's/^drain.rate //p' $OUT/sensors.txt | tail -n 1)" \
+  'BEGIN { r = r / 2; printf "%.0f", (r > 1e6 ? r : 1e6) }')}
 $SB drain "${TQ_BENCH_DRAIN:-20000000}" "$PACED" >> $OUT/sensors.txt 2>> $OUT/sensors.err
 td=$(sbmin tqmon.disabled_ns)
 to=$(sbmin tqmon.entity_off_ns)

@@ -40,18 +40,16 @@ LTTNG_UST_TRACEPOINT_EVENT(tqmb, send,
         lttng_ust_field_integer(int64_t, mailbox, mailbox)))
 
 /* Waiting (Process, Mailbox) begins and ends; id pairs them */
-LTTNG_UST_TRACEPOINT_EVENT(tqmb, wait_begin,
+LTTNG_UST_TRACEPOINT_EVENT_CLASS(tqmb, wait,
     LTTNG_UST_TP_ARGS(uint64_t, id, int64_t, process, int64_t, mailbox),
     LTTNG_UST_TP_FIELDS(
         lttng_ust_field_integer(uint64_t, id, id)
         lttng_ust_field_integer(int64_t, process, process)
         lttng_ust_field_integer(int64_t, mailbox, mailbox)))
-LTTNG_UST_TRACEPOINT_EVENT(tqmb, wait_end,
-    LTTNG_UST_TP_ARGS(uint64_t, id, int64_t, process, int64_t, mailbox),
-    LTTNG_UST_TP_FIELDS(
-        lttng_ust_field_integer(uint64_t, id, id)
-        lttng_ust_field_integer(int64_t, process, process)
-        lttng_ust_field_integer(int64_t, mailbox, mailbox)))
+LTTNG_UST_TRACEPOINT_EVENT_INSTANCE(tqmb, wait, tqmb, wait_begin,
+    LTTNG_UST_TP_ARGS(uint64_t, id, int64_t, process, int64_t, mailbox))
+LTTNG_UST_TRACEPOINT_EVENT_INSTANCE(tqmb, wait, tqmb, wait_end,
+    LTTNG_UST_TP_ARGS(uint64_t, id, int64_t, process, int64_t, mailbox))
 
 #endif
 

@@ -320,17 +320,20 @@ static void freeOpen(Reader *r, OpenRec *o) {
   r->freeRec[o->nvals] = o;
 }
 
-/* The rest of an EVENT, SAMPLE or WHOLE record of fr at time t into rec
-** (its relation, time and values first; a WHOLE record's identity is
-** wholeId); at is its offset in the file, for messages.  0, or -1 with
-** r->err. */
-static int takeSimple(Reader *r, In *in, const FileRel *fr, int kind, TqTime t, uint64_t wholeId, size_t at,
-                      tq_record *rec) {
-  int64_t *v = r->vals;
+/* A record of fr at t: its relation, time and values (into r->vals). */
+static void recStart(Reader *r, const FileRel *fr, TqTime t, tq_record *rec) {
   rec->rel = fr->id;
   rec->t = t;
   rec->nvals = fr->nattr;
-  rec->vals = v;
+  rec->vals = r->vals;
+}
+
+/* The rest of an EVENT, SAMPLE or WHOLE record of fr at time t into rec
+** (recStart done; a WHOLE record's identity is wholeId); at is its offset
+** in the file, for messages.  0, or -1 with r->err. */
+static int takeSimple(Reader *r, In *in, const FileRel *fr, int kind, TqTime t, uint64_t wholeId, size_t at,
+                      tq_record *rec) {
+  int64_t *v = r->vals;
   if (kind != CK_WHOLE) {
     if (getVals(r, in, fr, v)) return readerFail(r, "%s:%zu: corrupt values", r->path, at);
     rec->kind = kind == CK_EVENT ? TQ_REC_EVENT : TQ_REC_SAMPLE;
@@ -443,14 +446,10 @@ static int readRecord12(Reader *r, tq_record *rec, int *skip) {
                         (unsigned long long)frel);
     int na = fr->nattr;
     int64_t *v = r->vals;
-    if (kind == CK_EVENT || kind == CK_SAMPLE || kind == CK_WHOLE) {
-      if (takeSimple(r, &r->cur, fr, kind, t, (uint64_t)1 << 62 | (uint64_t)r->nread, AT, rec)) return -1;
-    } else {
-      rec->rel = fr->id;
-      rec->t = t;
-      rec->nvals = na;
-      rec->vals = v;
-    }
+    recStart(r, fr, t, rec);
+    if ((kind == CK_EVENT || kind == CK_SAMPLE || kind == CK_WHOLE) &&
+        takeSimple(r, &r->cur, fr, kind, t, (uint64_t)1 << 62 | (uint64_t)r->nread, AT, rec))
+      return -1;
     switch (kind) {
       case CK_BEGIN: {
         if (getVals(r, &r->cur, fr, v)) return readerFail(r, "%s:%zu: corrupt values", r->path, AT);
@@ -920,15 +919,11 @@ static int takeRecord3(Reader *r, tq_record *rec, int *skip) {
   int64_t *v = r->vals;
   int some = fr->need == RT_NEED_SOME && r->need;
   int byEnt = some && fr->sumAttr == fr->needAttr; /* the stream's entity decides */
-  if (kind == CK_EVENT || kind == CK_SAMPLE || kind == CK_WHOLE) {
-    if (takeSimple(r, in, fr, kind, t, (uint64_t)1 << 62 | (uint64_t)r->nwhole, b->off + at, rec)) return -1;
-    if (kind == CK_WHOLE) r->nwhole++; /* (its own identity) */
-  } else {
-    rec->rel = fr->id;
-    rec->t = t;
-    rec->nvals = na;
-    rec->vals = v;
-  }
+  recStart(r, fr, t, rec);
+  if ((kind == CK_EVENT || kind == CK_SAMPLE || kind == CK_WHOLE) &&
+      takeSimple(r, in, fr, kind, t, (uint64_t)1 << 62 | (uint64_t)r->nwhole, b->off + at, rec))
+    return -1;
+  if (kind == CK_WHOLE) r->nwhole++; /* (its own identity) */
   switch (kind) {
     case CK_BEGIN: {
       int64_t id = sm->begins++;
