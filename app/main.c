@@ -54,6 +54,9 @@ static const char *usageText =
     "                              or a file listing them); give the configuration\n"
     "                              'tqmon pcp describe' wrote (sensors/pcp.md)\n"
     "      --pcp-archive FILE[,FILE...]  the same from pmlogger archives\n"
+    "      --pcp-record PREFIX     with --pcp: record the run as PCP archives\n"
+    "                              PREFIX-HOST, one a host (pmdumplog, pmrep and\n"
+    "                              --pcp-archive read them)\n"
     "      --db FILE               store named results in an SQLite file\n"
     "      --format table|csv|jsonl  results on standard output (default table)\n"
     "      --quiet                 no results on standard output\n"
@@ -131,7 +134,7 @@ typedef struct Args {
   const char *files[256];
   int nfiles;
   const char *replay, *db, *csv, *stats, *format, *timeLimit, *record, *out, *pmPath, *snapshots, *traceLevel, *maxTicks, *programs, *transactions, *top;
-  const char *pcp, *pcpArchive; /* --pcp hosts, --pcp-archive files */
+  const char *pcp, *pcpArchive, *pcpRecord; /* --pcp hosts, --pcp-archive files, --pcp-record prefix */
   const char *pm[64];
   int npm;
   char *exec;       /* --exec: the command words joined by \x1f */
@@ -168,6 +171,7 @@ static int parseArgs(int argc, char **argv, Args *a) {
     else if (!strcmp(s, "--pm-path")) NEEDARG(pmPath);
     else if (!strcmp(s, "--pcp")) NEEDARG(pcp);
     else if (!strcmp(s, "--pcp-archive")) NEEDARG(pcpArchive);
+    else if (!strcmp(s, "--pcp-record")) NEEDARG(pcpRecord);
     else if (!strcmp(s, "--programs")) NEEDARG(programs);
     else if (!strcmp(s, "--transactions")) NEEDARG(transactions);
     else if (!strcmp(s, "--top")) NEEDARG(top);
@@ -401,6 +405,7 @@ static int registerPcp(tq_engine *e, const Args *a) {
   TqBuf b = {0};
   tqBufPrintf(&b, "%s=%s", a->pcp ? "host" : "archive", a->pcp ? a->pcp : a->pcpArchive);
   for (int i = 0; i < a->nfiles; i++) tqBufPrintf(&b, "\nfile=%s", a->files[i]);
+  if (a->pcpRecord) tqBufPrintf(&b, "\nrecord=%s", a->pcpRecord);
   int rc = tq_register(e, "pcp", b.s);
   int64_t first, last;
   if (!rc && a->pcpArchive && !userClock(a)) {
@@ -497,6 +502,10 @@ static int cmdRun(Args *a) {
   }
   if ((a->host || a->kernel) && a->replay) {
     fprintf(stderr, "tqmon run: --%s collects live; it cannot be used with --replay\n", a->host ? "host" : "kernel");
+    return 2;
+  }
+  if (a->pcpRecord && !a->pcp) {
+    fprintf(stderr, "tqmon run: --pcp-record records a live run of --pcp HOSTS\n");
     return 2;
   }
   if ((a->pcp || a->pcpArchive) && (a->replay || a->host || a->kernel || a->exec || a->attach || (a->pcp && a->pcpArchive))) {

@@ -54,8 +54,9 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include "pcpInt.h"
+#include "pcpInt.h" /* <pcp/pmapi.h> first: import.h needs its types */
 #include "sensors.h"
+#include <pcp/import.h>
 
 #define SEC INT64_C(1000000000)
 #define MAX_HOSTS 256
@@ -158,6 +159,7 @@ typedef struct Inst {
   uint64_t iv;  /* its interval */
   int64_t from;
   int mark;     /* seen in the current listing */
+  int recorded; /* added to the recording's instance domain (1), refused (-1) */
 } Inst;
 
 typedef struct InstSet {
@@ -193,6 +195,15 @@ typedef struct Host {
   int state;          /* H_* */
   char why[512];      /* why it is out, lost or ended */
   pmID *pmid;         /* per conf metric (this host's PMNS) */
+  pmDesc *desc;       /* per conf metric: its descriptor (for a recording) */
+  pmID *exist;        /* per Ent: over archives, the existence metric tqmon.entity.ENT
+                      ** of a recording (0: none, pmGetInDom lists) */
+  int absent;         /* over archives: the recording says the host was away at the job's tick */
+  int recording;      /* over archives: a recording of tqmon's (it has tqmon.entity.*) */
+  int rec;            /* --pcp-record: the LOGIMPORT context (-1: none) */
+  int64_t recT;       /* the tick whose record is still to be written (0: none) */
+  int64_t recWritten, recLost; /* records written; values the archive refused */
+  int *recMaxId;      /* per Ent: the highest instance number recorded */
   /* the worker */
   pthread_t th;
   int thread;         /* started */
@@ -228,6 +239,7 @@ typedef struct Host {
 struct Pcp {
   PcpConf conf;
   int archive;        /* replaying archives */
+  char *record;       /* record=PREFIX: a PCP archive PREFIX-HOST per host (libpcp_import) */
   Ent *ent;
   int nent;
   int hostEnt;        /* index of Host in ent, -1 if not declared */
@@ -332,6 +344,15 @@ static int workConnect(Host *h) {
     else snprintf(h->name, sizeof h->name, "%s", h->spec);
   }
   h->pmid = tqCalloc((size_t)pc->conf.nmetric, sizeof(pmID));
+  h->desc = tqCalloc((size_t)pc->conf.nmetric, sizeof(pmDesc));
+  h->exist = tqCalloc((size_t)pc->nent, sizeof(pmID));
+  for (int e = 0; pc->archive && e < pc->nent; e++) {
+    char name[PCP_NAME_MAX + 16];
+    const char *nm = name;
+    snprintf(name, sizeof name, "tqmon.entity.%s", pc->ent[e].name);
+    if (pmLookupName(1, &nm, &h->exist[e]) < 0) h->exist[e] = 0; /* not a recording of tqmon's */
+    else h->recording = 1;
+  }
   return checkMetadata(h);
 }
 
@@ -350,6 +371,7 @@ static int checkMetadata(Host *h) {
     pmDesc d;
     int sts = pmLookupName(1, &name, &h->pmid[i]);
     if (sts >= 0) sts = pmLookupDesc(h->pmid[i], &d);
+    if (sts >= 0) h->desc[i] = d;
     if (sts < 0) {
       pcpSay(h->err, sizeof h->err, "%s:%d: %s has no metric %s (%s)", m->file, m->line, h->name, m->metric,
                pmErrStr(sts));
@@ -414,8 +436,10 @@ static void offsetNote(Host *h, int64_t sent, int64_t got, int64_t stamp) {
 ** Returns 0 or a PMAPI error with h->err. */
 static int archiveAt(Host *h) {
   if (!h->pcp->archive) return 0;
-  struct timespec when = tsOf(h->jobT), delta = tsOf(h->pcp->tick);
-  int sts = pmSetModeHighRes(PM_MODE_INTERP, &when, &delta);
+  /* (FORW: from a microsecond before, so the record at the tick comes next,
+  ** the archive's last one too) */
+  struct timespec when = tsOf(h->jobT - (h->recording ? 1000 : 0)), delta = tsOf(h->recording ? 0 : h->pcp->tick);
+  int sts = pmSetModeHighRes(h->recording ? PM_MODE_FORW : PM_MODE_INTERP, &when, &delta);
   if (sts < 0) pcpSay(h->err, sizeof h->err, "pmSetMode: %s", pmErrStr(sts));
   return sts < 0 ? sts : 0;
 }
@@ -445,6 +469,69 @@ static void countBytes(Host *h) {
   pthread_mutex_unlock(&h->pcp->mu);
 }
 
+/* A fetch of ids at the job's tick.  pmlogger archives are read in
+** PM_MODE_INTERP (their records are not at the ticks); a recording of
+** tqmon's (--pcp-record) has a record at each tick it was up, read as it
+** is (PM_MODE_FORW): interpolation would carry a discrete value over the
+** ticks an instance had none.  A record after the tick means nothing at
+** it: *res is then NULL and 0 returned. */
+static int fetchAt(Host *h, int n, pmID *ids, pmHighResResult **res) {
+  *res = NULL;
+  int sts = archiveAt(h);
+  if (sts >= 0) sts = pmFetchHighRes(n, ids, res);
+  if (sts >= 0 && h->recording && nsOf(&(*res)->timestamp) != h->jobT) {
+    pmFreeHighResResult(*res);
+    *res = NULL;
+  }
+  return sts < 0 ? sts : 0;
+}
+
+/* A listing from a recording of tqmon's (--pcp-record): the instances of
+** entity relation e that the existence metric tqmon.entity.E has a value
+** for at the job's tick (PCP's instance domains only grow: they cannot
+** say when an instance went away).  For Host (e 0) it sets h->absent.
+** Returns 0 or a PMAPI error with h->err. */
+static int existing(Host *h, int e, Listing *l) {
+  Pcp *pc = h->pcp;
+  pmInDom indom = pc->ent[e].indom;
+  pmHighResResult *res;
+  int sts = 0;
+  if (indom != PM_INDOM_NULL && ((sts = pmDelProfile(indom, 0, NULL)) < 0 || (sts = pmAddProfile(indom, 0, NULL)) < 0))
+    return sts;
+  if ((sts = fetchAt(h, 1, &h->exist[e], &res)) < 0) {
+    if (sts == PM_ERR_EOL) return sts;
+    pcpSay(h->err, sizeof h->err, "existence of %s: %s", pc->ent[e].name, pmErrStr(sts));
+    return sts;
+  }
+  int n = res && res->numpmid ? res->vset[0]->numval : 0;
+  if (e == 0) {
+    h->absent = n <= 0;
+    if (res) pmFreeHighResResult(res);
+    return 0;
+  }
+  /* like pmGetInDom's: the names in one allocation with the pointers */
+  char *names[n > 0 ? n : 1];
+  size_t bytes = 0;
+  l->id = tqCalloc((size_t)(n > 0 ? n : 1), sizeof(int));
+  l->n = 0;
+  for (int k = 0; k < n; k++) {
+    int id = res->vset[0]->vlist[k].inst;
+    if (pmNameInDom(indom, id, &names[l->n]) < 0) continue;
+    bytes += strlen(names[l->n]) + 1;
+    l->id[l->n++] = id;
+  }
+  if (res) pmFreeHighResResult(res);
+  l->name = tqMalloc(sizeof(char *) * (size_t)(l->n ? l->n : 1) + bytes);
+  char *q = (char *)(l->name + (l->n ? l->n : 1));
+  for (int k = 0; k < l->n; k++) {
+    l->name[k] = strcpy(q, names[k]);
+    q += strlen(names[k]) + 1;
+    free(names[k]);
+  }
+  h->listings++;
+  return 0;
+}
+
 /* One tick's job: the listings and fetches asked.  Runs in the worker.
 ** Returns 0, or the first PMAPI error (h->err says where). */
 static int workTick(Host *h) {
@@ -459,6 +546,8 @@ static int workTick(Host *h) {
     l->id = NULL;
     l->name = NULL;
     l->n = 0;
+    if (h->exist[e] && (sts = existing(h, e, l)) < 0) return sts;
+    if (h->exist[e]) continue;
     if ((sts = pmGetInDom(pc->ent[e].indom, &l->id, &l->name)) < 0) {
       if (pc->archive && (sts == PM_ERR_INDOM_LOG || sts == PM_ERR_INDOM)) continue; /* none yet at t */
       pcpSay(h->err, sizeof h->err, "instances of %s: %s", pc->ent[e].name, pmErrStr(sts));
@@ -480,16 +569,20 @@ static int workTick(Host *h) {
     }
     pmID ids[PCP_MAX_METRICS];
     for (int k = 0; k < rl->nm; k++) ids[k] = h->pmid[rl->metric[k]];
-    if ((sts = archiveAt(h)) < 0) return sts; /* a fetch moved it on by a tick */
     pmHighResResult *res;
     int64_t sent = nowNs();
-    sts = pmFetchHighRes(rl->nm, ids, &res);
+    sts = fetchAt(h, rl->nm, ids, &res); /* over archives, at the tick: every fetch moves it on */
     int64_t got = nowNs();
     if (sts < 0) {
       pcpSay(h->err, sizeof h->err, "fetch of %s: %s", rl->name, pmErrStr(sts));
       return sts;
     }
     h->fetches++;
+    if (!res) { /* a recording with nothing at the tick */
+      c->t = h->jobT;
+      c->valid = 1;
+      continue;
+    }
     if (!pc->archive) offsetNote(h, sent, got, nsOf(&res->timestamp));
     /* the instances: those of the profile that came back */
     int cap = 0;
@@ -913,7 +1006,10 @@ static int parseArgs(Pcp *pc, const char *args, char *msg, size_t n) {
       const char *v = eq + 1;
       if (!strcmp(line, "host")) rc = hostList(v, &hosts, &nh, msg, n);
       else if (!strcmp(line, "archive")) splitList(v, &archives, &na);
-      else if (!strcmp(line, "file")) {
+      else if (!strcmp(line, "record")) {
+        free(pc->record);
+        pc->record = tqStrdup(v);
+      } else if (!strcmp(line, "file")) {
         rc = pcpConfRead(&pc->conf, v, msg, n);
         nfiles++;
       } else {
@@ -925,6 +1021,10 @@ static int parseArgs(Pcp *pc, const char *args, char *msg, size_t n) {
   }
   if (!rc && na && nh) {
     pcpSay(msg, n, "give hosts or archives, not both");
+    rc = -1;
+  }
+  if (!rc && na && pc->record) {
+    pcpSay(msg, n, "record= records a live run (host=), not archives");
     rc = -1;
   }
   for (int i = 0; i < nh && !rc; i++)
@@ -1090,6 +1190,8 @@ static void report(tq_pm_global *g, tq_pm_private *p, Pcp *pc) {
                 (long long)h->fetches, (long long)h->values, (long long)h->listings, (long long)h->late,
                 (long long)h->reconnects);
     if (!pc->archive) tqBufPrintf(&b, ", \"bytes_received\": %lld", (long long)h->bytes);
+    if (pc->record)
+      tqBufPrintf(&b, ", \"recorded\": %lld, \"record_refused\": %lld", (long long)h->recWritten, (long long)h->recLost);
     if (h->offsetKnown)
       tqBufPrintf(&b, ", \"clock_offset_ms\": %.3f, \"rtt_ms\": %.3f", (double)h->offset / 1e6, (double)h->rtt / 1e6);
     tqBufPrintf(&b, ", \"relations\": {");
@@ -1113,6 +1215,144 @@ static void report(tq_pm_global *g, tq_pm_private *p, Pcp *pc) {
   tqBufFree(&b);
   pcpSay(p->message, sizeof p->message, "hosts=%d up=%lld ticks=%lld fetches=%lld values=%lld late=%lld", pc->nhost,
            (long long)up, (long long)pc->ticks, (long long)fetches, (long long)values, (long long)late);
+}
+
+/* ================================================================ recording the run (--pcp-record) */
+
+#define REC_DOMAIN 245 /* LOGIMPORT's domain (PMI_DOMAIN): tqmon.entity.* */
+
+/* Starts the recording of h: the archive PREFIX-HOST, with the metrics the
+** run fetches (their descriptors as pmcd gave them) and an existence
+** metric tqmon.entity.E per entity relation.  Returns 0, or -1 with msg. */
+static int recStart(Pcp *pc, Host *h, char *msg, size_t n) {
+  char path[1024];
+  snprintf(path, sizeof path, "%s-%s", pc->record, h->name);
+  h->recMaxId = tqCalloc((size_t)pc->nent, sizeof(int));
+  for (int e = 0; e < pc->nent; e++) h->recMaxId[e] = -1;
+  if ((h->rec = pmiStart(path, 0)) < 0) {
+    pcpSay(msg, n, "cannot record %s: %s", path, pmiErrStr(h->rec));
+    return -1;
+  }
+  int sts = pmiSetHostname(h->name);
+  if (sts >= 0) sts = pmiSetTimezone("UTC");
+  for (int i = 0; i < pc->conf.nmetric && sts >= 0; i++)
+    if (h->pmid[i]) {
+      const pmDesc *d = &h->desc[i];
+      sts = pmiAddMetric(pc->conf.metric[i].metric, d->pmid, d->type, d->indom, d->sem, d->units);
+      if (sts == PMI_ERR_DUPMETRICNAME) sts = 0; /* mapped twice */
+    }
+  for (int e = 0; e < pc->nent && sts >= 0; e++) {
+    char name[PCP_NAME_MAX + 16];
+    snprintf(name, sizeof name, "tqmon.entity.%s", pc->ent[e].name);
+    sts = pmiAddMetric(name, pmiID(REC_DOMAIN, 1000, e), PM_TYPE_U32, pc->ent[e].indom, PM_SEM_DISCRETE,
+                       pmiUnits(0, 0, 0, 0, 0, 0));
+  }
+  if (sts < 0) {
+    pcpSay(msg, n, "cannot record %s: %s", path, pmiErrStr(sts));
+    return -1;
+  }
+  return 0;
+}
+
+static void recPut(Host *h, const char *metric, const char *inst, const char *value) {
+  if (pmiPutValue(metric, inst, value) < 0) h->recLost++;
+}
+
+/* Writes the record of tick h->recT: the instances that existed, and the
+** values the run fetched (after the samples of the tick were answered). */
+static void recTick(Pcp *pc, Host *h) {
+  if (h->rec < 0 || !h->recT) return;
+  pmiUseContext(h->rec);
+  char name[PCP_NAME_MAX + 16], val[64];
+  int any = 0;
+  if (h->hostIv) {
+    snprintf(name, sizeof name, "tqmon.entity.%s", pc->ent[0].name);
+    recPut(h, name, "", "1");
+    any = 1;
+  }
+  /* the new instances first, in increasing numbers: libpcp_import (PCP
+  ** 6.0) writes an instance domain with its numbers sorted but its names
+  ** in the order they were added, so the two pair wrongly unless they come
+  ** in increasing numbers (and a value put before an insertion lands on
+  ** another instance).  An instance numbered below one recorded already (a
+  ** process number used again) is recorded under the next free number:
+  ** its name, which names the entity, is kept, its Inst is not. */
+  for (int e = 1; e < pc->nent; e++) {
+    InstSet *set = &h->inst[e];
+    for (;;) {
+      Inst *next = NULL;
+      for (int i = 0; i < set->n; i++)
+        if (!set->v[i].recorded && (!next || set->v[i].id < next->id)) next = &set->v[i];
+      if (!next) break;
+      int id = next->id > h->recMaxId[e] ? next->id : h->recMaxId[e] + 1;
+      if (pmiAddInstance(pc->ent[e].indom, next->full, id) < 0) {
+        next->recorded = -1; /* refused (a name recorded already under another number): never put */
+        h->recLost++;
+      } else {
+        next->recorded = 1;
+        h->recMaxId[e] = id;
+      }
+    }
+  }
+  for (int e = 1; e < pc->nent; e++) {
+    snprintf(name, sizeof name, "tqmon.entity.%s", pc->ent[e].name);
+    for (int i = 0; i < h->inst[e].n; i++)
+      if (h->inst[e].v[i].recorded == 1) {
+        recPut(h, name, h->inst[e].v[i].full, "1");
+        any = 1;
+      }
+  }
+  for (int r = 0; r < pc->nrel; r++) {
+    Rel *rl = &pc->rel[r];
+    Cache *c = &h->cache[r];
+    if (!c->valid || c->t != h->recT) continue;
+    for (int k = 0; k < c->n; k++) {
+      const char *inst = "";
+      if (rl->indom != PM_INDOM_NULL) {
+        Inst *in = instById(&h->inst[rl->ent], c->inst[k]);
+        if (!in || in->recorded != 1) continue;
+        inst = in->full;
+      }
+      for (int j = 0; j < rl->nm; j++) {
+        const Val *v = &c->v[k * rl->nm + j];
+        int type = pc->conf.metric[rl->metric[j]].type;
+        if (!v->ok) continue;
+        if (type == PM_TYPE_STRING) recPut(h, pc->conf.metric[rl->metric[j]].metric, inst, v->s ? v->s : "");
+        else {
+          if (type == PM_TYPE_FLOAT || type == PM_TYPE_DOUBLE) snprintf(val, sizeof val, "%.17g", v->d);
+          else if (type == PM_TYPE_U32 || type == PM_TYPE_U64) snprintf(val, sizeof val, "%llu", (unsigned long long)v->i);
+          else snprintf(val, sizeof val, "%lld", (long long)v->i);
+          recPut(h, pc->conf.metric[rl->metric[j]].metric, inst, val);
+        }
+        any = 1;
+      }
+    }
+  }
+  if (any) {
+    int sts = pmiWrite((int)(h->recT / SEC), (int)(h->recT % SEC / 1000));
+    if (sts < 0) h->recLost++;
+    else h->recWritten++;
+  }
+  h->recT = 0;
+}
+
+/* The host was lost: a <mark> record, so that PCP's tools (and a replay)
+** do not interpolate across the gap. */
+static void recGap(Host *h) {
+  if (h->rec < 0) return;
+  pmiUseContext(h->rec);
+  if (pmiPutMark() < 0) h->recLost++;
+}
+
+static void recEnd(Pcp *pc) {
+  for (int i = 0; i < pc->nhost; i++) {
+    Host *h = &pc->host[i];
+    if (h->rec < 0) continue;
+    recTick(pc, h);
+    pmiUseContext(h->rec);
+    if (pmiEnd() < 0) h->recLost++;
+    h->rec = -1;
+  }
 }
 
 /* ================================================================ START, SNAPSHOT, END */
@@ -1150,12 +1390,13 @@ static void pcpFree(Pcp *pc) {
     }
     free(h->cache), free(h->next), free(h->en), free(h->prof), free(h->nprof),
         free(h->fetch);
-    free(h->inst), free(h->list), free(h->pmid), free(h->lastN), free(h->relValues);
+    free(h->inst), free(h->list), free(h->pmid), free(h->desc), free(h->exist), free(h->recMaxId), free(h->lastN), free(h->relValues);
   }
   free(pc->host);
   free(pc->ent);
   free(pc->rel);
   pcpConfFree(&pc->conf);
+  free(pc->record);
   pthread_mutex_destroy(&pc->mu);
   pthread_cond_destroy(&pc->work);
   pthread_cond_destroy(&pc->finished);
@@ -1188,6 +1429,7 @@ static tq_pm_status pcpStart(tq_pm_global *g, tq_pm_private *p) {
     h->pcp = pc;
     h->ctx = -1;
     h->fd = -1;
+    h->rec = -1;
     h->fetch = tqCalloc((size_t)pc->nrel, sizeof(int));
     h->prof = tqCalloc((size_t)pc->nrel, sizeof(int *));
     h->nprof = tqCalloc((size_t)pc->nrel, sizeof(int));
@@ -1239,6 +1481,8 @@ static tq_pm_status pcpStart(tq_pm_global *g, tq_pm_private *p) {
     pcpSay(p->message, sizeof p->message, "no host can be used (%s)", pc->host[0].why);
     return TQ_PM_FATAL;
   }
+  for (int i = 0; pc->record && i < pc->nhost; i++)
+    if (pc->host[i].state == H_UP && recStart(pc, &pc->host[i], p->message, sizeof p->message)) return TQ_PM_FATAL;
   report(g, p, pc);
   return TQ_PM_OK;
 }
@@ -1290,12 +1534,14 @@ static int takeJob(tq_pm_global *g, tq_pm_private *p, Pcp *pc, Host *h, int64_t 
       pcpSay(h->why, sizeof h->why, "%s", h->err);
       g->log(g, p, TQ_LOG_WARNING, "host %s (%s) lost at %lld: %s: its entities end", h->name, h->spec, (long long)t,
              h->err);
+      recGap(h);
     } else {
       g->log(g, p, TQ_LOG_WARNING, "host %s: %s", h->name, h->err);
       return 0;
     }
     return endHost(g, pc, h, t);
   }
+  if (h->list[0].want && h->absent) return endHost(g, pc, h, t); /* away then, as the recording says */
   if (!h->hostIv && pc->ent[0].rel >= 0 && pc->ent[0].needed) {
     int64_t v[PCP_MAX_ATTRS];
     h->hostIv = ++pc->nextIv;
@@ -1326,6 +1572,7 @@ static tq_pm_status pcpSnapshot(tq_pm_global *g, tq_pm_private *p, Pcp *pc) {
   int64_t t = g->now;
   int posted[MAX_HOSTS];
   pc->ticks++;
+  for (int i = 0; i < pc->nhost; i++) recTick(pc, &pc->host[i]); /* the last tick, its samples answered */
   for (int e = 0; e < pc->nent; e++) pc->ent[e].needed = pc->ent[e].rel >= 0 && g->needed(g, pc->ent[e].rel);
   for (int i = 0; i < pc->nhost; i++) {
     Host *h = &pc->host[i];
@@ -1338,6 +1585,7 @@ static tq_pm_status pcpSnapshot(tq_pm_global *g, tq_pm_private *p, Pcp *pc) {
     }
     h->jobT = t;
     for (int e = 1; e < pc->nent; e++) h->list[e].want = pc->ent[e].needed;
+    h->list[0].want = h->exist && h->exist[0]; /* a recording says when the host was away */
     for (int r = 0; r < pc->nrel; r++) buildProfile(g, pc, h, r);
     posted[i] = JOB_TICK;
   }
@@ -1345,7 +1593,10 @@ static tq_pm_status pcpSnapshot(tq_pm_global *g, tq_pm_private *p, Pcp *pc) {
   int rc = 0;
   for (int i = 0; i < pc->nhost; i++) {
     Host *h = &pc->host[i];
-    if (posted[i] == JOB_TICK && jobEnded(pc, h, 1)) rc |= takeJob(g, p, pc, h, t);
+    if (posted[i] == JOB_TICK && jobEnded(pc, h, 1)) {
+      rc |= takeJob(g, p, pc, h, t);
+      if (h->state == H_UP) h->recT = t;
+    }
     else if (posted[i] == JOB_RECONNECT && jobEnded(pc, h, 0)) {
       if (h->sts >= 0) {
         h->state = H_UP;
@@ -1380,6 +1631,7 @@ static tq_pm_status pcpCall(tq_pm_global *g, tq_pm_private *p, int what, const t
     case TQ_PM_SNAPSHOT: return pc ? pcpSnapshot(g, p, pc) : TQ_PM_OK;
     case TQ_PM_END:
       if (pc) {
+        recEnd(pc);
         report(g, p, pc);
         pcpFree(pc);
       }

@@ -1,7 +1,8 @@
 #!/bin/sh
 # deps.sh - install the Debian packages tqmon needs, only when missing.
-#   sh tests/deps.sh build    lemon, flex, libsqlite3-dev, libpcp3-dev (the
-#                             PCP client library: sensors/pcp.c) and a C
+#   sh tests/deps.sh build    lemon, flex, libsqlite3-dev, libpcp3-dev and
+#                             libpcp-import1-dev (the PCP client and archive
+#                             writing libraries: sensors/pcp.c) and a C
 #                             compiler;
 #                             for the kernel sensors clang, bpftool and
 #                             libbpf-dev (with libelf-dev and zlib1g-dev);
@@ -32,6 +33,7 @@ command -v lemon >/dev/null 2>&1 || need="$need lemon"
 command -v flex >/dev/null 2>&1 || need="$need flex"
 [ -f /usr/include/sqlite3.h ] || need="$need libsqlite3-dev"
 [ -f /usr/include/pcp/pmapi.h ] || need="$need libpcp3-dev"
+[ -f /usr/include/pcp/import.h ] || need="$need libpcp-import1-dev"
 command -v cc >/dev/null 2>&1 || need="$need gcc libc6-dev"
 command -v make >/dev/null 2>&1 || need="$need make"
 # the kernel sensors: BPF objects built with clang, skeletons with bpftool
@@ -48,6 +50,8 @@ if [ "$1" = test ]; then
   ls /usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a >/dev/null 2>&1 || need="$need libclang-rt-dev"
   { command -v pkill && command -v ps; } >/dev/null 2>&1 || need="$need procps"
   { [ -r /etc/pcp.conf ] && command -v pminfo && command -v pmlogger; } >/dev/null 2>&1 || need="$need pcp"
+  # pmrep (pcp_record.sh reads a recording with it) is python: its pcp module
+  /usr/bin/python3 -c "import pcp.pmapi" >/dev/null 2>&1 || need="$need python3-pcp"
   command -v perf >/dev/null 2>&1 || need="$need linux-perf"
   { command -v strip && command -v nm; } >/dev/null 2>&1 || need="$need binutils"
 fi
@@ -69,6 +73,8 @@ missing() {
       lemon|flex|sqlite3|clang|make) command -v $p >/dev/null 2>&1 || m="$m $p" ;;
       libsqlite3-dev) [ -f /usr/include/sqlite3.h ] || m="$m $p" ;;
       libpcp3-dev) [ -f /usr/include/pcp/pmapi.h ] || m="$m $p" ;;
+      libpcp-import1-dev) [ -f /usr/include/pcp/import.h ] || m="$m $p" ;;
+      python3-pcp) /usr/bin/python3 -c "import pcp.pmapi" >/dev/null 2>&1 || m="$m $p" ;;
       pcp) { [ -r /etc/pcp.conf ] && command -v pminfo && command -v pmlogger; } >/dev/null 2>&1 || m="$m $p" ;;
       procps) command -v ps >/dev/null 2>&1 || m="$m $p" ;;
       gcc) command -v cc >/dev/null 2>&1 || m="$m $p" ;;
