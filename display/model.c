@@ -21,172 +21,17 @@
 ** Invariant: after a step, DObj.cur of every shown object is exactly what
 ** the outputs were told.  Memory: one element per distinct key, one bar per
 ** tuple; rows are copied once.
+**
+** This file holds the rows, the elements, the steps and the consumer;
+** aspects.c computes attribute-dependent aspects (colour, intensity,
+** scale, rotation, labels), layout.c places elements in lanes and draws
+** them; modelInt.h holds the state they share.
 */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "dspInt.h"
-
-/* ================================================================ structures */
-
-typedef struct Disp Disp;
-typedef struct Elem Elem;
-
-typedef struct RowRec {
-  uint64_t rowid;
-  Elem *el;             /* element it belongs to */
-  TqTime from;
-  DBar *bar;            /* its timeline bar (NULL until the step draws it) */
-  int64_t vals[];
-} RowRec;
-
-typedef struct Slot {
-  struct Slot *next;    /* hash chain */
-  int disp;             /* icon display */
-  int64_t ent;          /* entity */
-  Elem *icon;           /* its alive icon, or NULL */
-  TqVec deps;           /* alive relationship elements naming it (Elem*) */
-} Slot;
-
-struct Elem {
-  Elem *next;           /* chain in the display's key map */
-  Disp *d;
-  uint64_t h;           /* key hash */
-  int alive;            /* drawn after the last step */
-  int nrow, crow;
-  RowRec **rows;        /* live rows, oldest first */
-  TqTime until;         /* held event: drawn until (TQ_BEGINNING: not held) */
-  TqTime since;         /* held event: drawn since */
-  DBar *bar;            /* held event: its open bar */
-  int64_t *vals;        /* current values (the latest live row or held event) */
-  int32_t keyText;      /* "P1", "P1,A" */
-  int mark;             /* in the step's changed list */
-  int touched;          /* step stamp: in the redraw set */
-  int sortDirty;        /* its lane order may have changed */
-  Slot *slot;           /* entity icon: its slot */
-  Slot *ends[2];        /* inside/pointer/line: the slots of its ends */
-  Slot **fslots;        /* flash: slot per flash attribute */
-  int inLane;           /* member of its lane's order */
-  int row, col;         /* place in the lane */
-  int gstamp, gbusy;    /* geometry memo */
-  double gx, gy, gw, gh;
-  DObj *obj;            /* icon, arrow or segment */
-  DObj **fobj;          /* flash rings */
-  int nkey;
-  int64_t key[];
-};
-
-typedef struct Lane {
-  Disp *d;
-  int vertical;         /* icons ordered top to bottom (else left to right) */
-  int anchor;           /* 1 left 2 center 3 right 4 top 5 middle 6 bottom */
-  double x, y;          /* vertical: center x; horizontal: center y of the first row */
-  double cellW, cellH;  /* room per icon */
-  TqVec members;        /* Elem*, ordered */
-  int dirty;            /* order again at the end of the step */
-  int nrows;            /* rows (vertical) or columns used */
-} Lane;
-
-struct Disp {
-  const CpDisplay *cd;  /* NULL: the default timeline of a result */
-  int index;            /* band */
-  int kind;             /* DSPK_*, 0 for a default display */
-  const RtResult *res;
-  int nattr;
-  const AlgAttr *attr;
-  int isEvent;
-  TqTime hold;          /* events: how long they stay drawn */
-  TqMap keys;           /* key hash -> Elem* chain */
-  TqVec elems;          /* every element (for freeing and whole-display redraws) */
-  Lane *lane;           /* icon displays */
-  Disp *child;          /* container: the display of the icons put inside */
-  int isContainer;
-  double bw, bh;        /* base icon size */
-  uint32_t colour;      /* fixed colour */
-  double lo[DSPA_NVALUE], hi[DSPA_NVALUE]; /* observed numeric ranges */
-  int seen[DSPA_NVALUE];
-  TqMap rows;           /* rowid + 2 -> RowRec* */
-};
-
-typedef struct Pend {
-  TqTime t;
-  int pri;              /* 0 rows, 1 expiries (after the rows of the same instant) */
-  uint64_t seq;
-  int op;               /* RT_ROW_INSERT, RT_ROW_CLOSE, or 0: expiry */
-  Disp *d;
-  uint64_t rowid;
-  TqTime from, to;
-  Elem *el;             /* expiry */
-  int64_t *vals;        /* insert: a copy (owned until applied) */
-} Pend;
-
-struct DspModel {
-  RtConsumer c;
-  const CpProgram *prog;
-  RtNet *net;
-  int ndisp;
-  Disp *disp;
-  Disp **byResult;      /* query index -> display */
-  Lane *lanes;
-  int nlane;
-  Pend *heap;
-  int nheap, cheap;
-  uint64_t seq;
-  TqMap slots;          /* (display, entity) -> Slot* chain */
-  TqVec objs;           /* DObj* by id */
-  TqVec freeGhosts;     /* DObj* ghosts to reuse */
-  TqVec ghosts;         /* DObj* fading now */
-  TqVec bars;           /* DBar* by id */
-  TqVec outs;           /* DspOut* */
-  DBand *bands;
-  int timeRep, fade;
-  TqTime tick;
-  int64_t stepSeq;
-  int stamp;            /* step stamp for memos */
-  TqTime first, last;
-  int haveRange;
-  /* the step being built */
-  TqVec changed;        /* Elem* whose rows changed */
-  TqVec redraw;         /* Elem* to recompute */
-  TqVec chg;            /* DChange as pairs (obj, op) */
-  TqVec openBars, closeBars;
-  DObj *clock, *canvas;
-  double width, height;
-  int64_t rowsIn, steps, changes;
-  int ended;
-};
-
-static const uint32_t palette[10] = {0x4e79a7, 0xf28e2b, 0xe15759, 0x76b7b2, 0x59a14f,
-                                     0xedc948, 0xb07aa1, 0xff9da7, 0x9c755f, 0xbab0ac};
-
-/* ================================================================ small helpers */
-
-static uint64_t keyHash(int disp, const int64_t *k, int n) {
-  return tqHashBytes(k, sizeof(int64_t) * (size_t)n, (uint64_t)disp * 0x9e3779b97f4a7c15ULL) | 2;
-}
-
-static int valCmp(AlgType t, int64_t a, int64_t b) {
-  if (t.kind == TY_FLOAT) {
-    double x, y;
-    memcpy(&x, &a, sizeof x);
-    memcpy(&y, &b, sizeof y);
-    return x < y ? -1 : x > y;
-  }
-  if (t.kind == TY_ENTITY || t.kind == TY_STRING) return a == b ? 0 : strcmp(tqSymName((int32_t)a), tqSymName((int32_t)b));
-  return a < b ? -1 : a > b;
-}
-
-static double valNum(AlgType t, int64_t v) {
-  if (t.kind == TY_FLOAT) {
-    double x;
-    memcpy(&x, &v, sizeof x);
-    return x;
-  }
-  return (double)v;
-}
-
-static void objVecPush(TqVec *v, void *p) { tqVecPush(v, p); }
+#include "modelInt.h"
 
 /* ================================================================ objects */
 
@@ -242,7 +87,7 @@ static void ghostOf(DspModel *m, DObj *o) {
 }
 
 /* Sets what object o should look like after this step (want = 0: not drawn). */
-static void objSet(DspModel *m, DObj *o, int want, const DProps *p) {
+void dspObjSet(DspModel *m, DObj *o, int want, const DProps *p) {
   if (!want) {
     if (o->shown) {
       ghostOf(m, o);
@@ -265,156 +110,6 @@ static void objSet(DspModel *m, DObj *o, int want, const DProps *p) {
   change(m, o, CH_CHANGE);
 }
 
-/* ================================================================ aspects */
-
-/* A value of attribute a mapped to 0..1 for aspect k of display d. */
-static double norm(DspModel *m, Disp *d, int k, const int64_t *vals) {
-  const CpAspect *a = &d->cd->asp[k];
-  AlgType t = d->attr[a->attr].type;
-  int64_t v = vals[a->attr];
-  if (a->nmap) {
-    for (int i = 0; i < a->nmap; i++)
-      if (a->map[i] == v) return a->nmap > 1 ? (double)i / (a->nmap - 1) : 1.0;
-    return 0;
-  }
-  switch (t.kind) {
-    case TY_ENUM: return t.en->n > 1 ? (double)v / (t.en->n - 1) : 1.0;
-    case TY_INT:
-    case TY_FLOAT: {
-      double x = valNum(t, v), lo = a->ranged ? a->lo : d->lo[k], hi = a->ranged ? a->hi : d->hi[k];
-      if (hi == lo) return 0.5;
-      double r = (x - lo) / (hi - lo);
-      return r < 0 ? 0 : r > 1 ? 1 : r;
-    }
-    default: return (double)(tqHashBytes(tqSymName((int32_t)v), strlen(tqSymName((int32_t)v)), 7) % 5) / 4.0;
-  }
-}
-
-/* Widens the observed range of numeric aspects; returns 1 when it changed
-** (every element of the display must be drawn again). */
-static int observe(Disp *d, const int64_t *vals) {
-  if (!d->cd) return 0;
-  int changed = 0;
-  for (int k = DSPA_INTENSITY; k < DSPA_NVALUE; k++) {
-    const CpAspect *a = &d->cd->asp[k];
-    if (!a->set || a->attr < 0 || a->ranged || a->nmap) continue;
-    AlgType t = d->attr[a->attr].type;
-    if (t.kind != TY_INT && t.kind != TY_FLOAT) continue;
-    double x = valNum(t, vals[a->attr]);
-    if (isnan(x)) continue;
-    if (!d->seen[k]) {
-      d->seen[k] = 1;
-      d->lo[k] = d->hi[k] = x;
-      changed = 1;
-    } else if (x < d->lo[k] || x > d->hi[k]) {
-      if (x < d->lo[k]) d->lo[k] = x;
-      if (x > d->hi[k]) d->hi[k] = x;
-      changed = 1;
-    }
-  }
-  return changed;
-}
-
-static uint32_t mix(uint32_t a, uint32_t b, double k) {
-  uint32_t r = 0;
-  for (int s = 0; s < 24; s += 8) {
-    double x = ((a >> s) & 255) * (1 - k) + ((b >> s) & 255) * k;
-    r |= (uint32_t)(x + 0.5) << s;
-  }
-  return r;
-}
-
-static uint32_t parseColour(const char *s) {
-  static const struct {
-    const char *n;
-    uint32_t c;
-  } names[] = {{"black", 0x000000}, {"white", 0xffffff}, {"red", 0xd62728},   {"green", 0x2ca02c},
-               {"blue", 0x1f77b4},  {"yellow", 0xe8c31a}, {"orange", 0xff7f0e}, {"purple", 0x9467bd},
-               {"grey", 0x7f7f7f},  {"gray", 0x7f7f7f},  {"brown", 0x8c564b}, {"pink", 0xe377c2},
-               {"cyan", 0x17becf},  {"magenta", 0xc2185b}, {"navy", 0x1f3b73}, {"teal", 0x2a9d8f}};
-  if (s[0] == '#') {
-    size_t n = strlen(s + 1);
-    unsigned v = (unsigned)strtoul(s + 1, NULL, 16);
-    if (n == 3) return ((v >> 8 & 15) * 17) << 16 | ((v >> 4 & 15) * 17) << 8 | (v & 15) * 17;
-    if (n == 6) return v & 0xffffff;
-  }
-  for (size_t i = 0; i < TQ_ARRAY_SIZE(names); i++)
-    if (!strcmp(names[i].n, s)) return names[i].c;
-  return 0x4e79a7;
-}
-
-/* Base colour of a tuple of display d. */
-static uint32_t colourOf(DspModel *m, Disp *d, const int64_t *vals) {
-  if (!d->cd || !d->cd->asp[DSPA_COLOUR].set || d->cd->asp[DSPA_COLOUR].attr < 0) return d->colour;
-  const CpAspect *a = &d->cd->asp[DSPA_COLOUR];
-  AlgType t = d->attr[a->attr].type;
-  int64_t v = vals[a->attr];
-  if (a->nmap) {
-    for (int i = 0; i < a->nmap; i++)
-      if (a->map[i] == v) return palette[i % 10];
-    return 0xbab0ac;
-  }
-  if (t.kind == TY_ENUM) return palette[v % 10];
-  if (t.kind == TY_INT || t.kind == TY_FLOAT) return mix(0x2c7bb6, 0xd7191c, norm(m, d, DSPA_COLOUR, vals));
-  const char *s = tqSymName((int32_t)v);
-  return palette[tqHashBytes(s, strlen(s), 3) % 10];
-}
-
-static double intensityOf(DspModel *m, Disp *d, const int64_t *vals) {
-  if (!d->cd || !d->cd->asp[DSPA_INTENSITY].set) return 0.55;
-  const CpAspect *a = &d->cd->asp[DSPA_INTENSITY];
-  return a->attr < 0 ? a->num : norm(m, d, DSPA_INTENSITY, vals);
-}
-
-/* Fill of a tuple: its colour at its intensity over white. */
-static uint32_t fillOf(DspModel *m, Disp *d, const int64_t *vals) {
-  return mix(0xffffff, colourOf(m, d, vals), 0.12 + 0.88 * intensityOf(m, d, vals));
-}
-
-static double scaleOf(DspModel *m, Disp *d, const int64_t *vals) {
-  if (!d->cd || !d->cd->asp[DSPA_SCALE].set) return 1;
-  const CpAspect *a = &d->cd->asp[DSPA_SCALE];
-  return a->attr < 0 ? a->num : 0.5 + 1.5 * norm(m, d, DSPA_SCALE, vals);
-}
-
-static double rotationOf(DspModel *m, Disp *d, const int64_t *vals) {
-  if (!d->cd || !d->cd->asp[DSPA_ROTATION].set) return 0;
-  const CpAspect *a = &d->cd->asp[DSPA_ROTATION];
-  if (a->attr < 0) return a->num;
-  AlgType t = d->attr[a->attr].type;
-  if ((t.kind == TY_INT || t.kind == TY_FLOAT) && !a->ranged) return fmod(valNum(t, vals[a->attr]), 360.0);
-  return 360.0 * norm(m, d, DSPA_ROTATION, vals);
-}
-
-static int32_t labelOf(Disp *d, Elem *e) {
-  char buf[256];
-  if (!d->cd) return 0;
-  const CpAspect *a = &d->cd->asp[DSPA_LABEL];
-  if (!a->set) {
-    for (int i = 0; i < d->cd->nicon; i++)
-      if (d->cd->icon[i] == DSPI_TEXT) return e->keyText;
-    return 0;
-  }
-  if (a->attr < 0) return tqSymZ(a->str);
-  return tqSymZ(dspValue(buf, sizeof buf, d->attr[a->attr].type, e->vals[a->attr]));
-}
-
-/* Text on a timeline bar: the values that are not the key. */
-static int32_t barText(DspModel *m, Disp *d, const int64_t *vals) {
-  char buf[256];
-  TqBuf b = {0};
-  if (d->cd && d->cd->asp[DSPA_LABEL].set && d->cd->asp[DSPA_LABEL].attr > 0) {
-    int a = d->cd->asp[DSPA_LABEL].attr;
-    tqBufPuts(&b, dspValue(buf, sizeof buf, d->attr[a].type, vals[a]));
-  } else if (d->cd && d->cd->entityKey) {
-    for (int i = 1; i < d->nattr; i++)
-      tqBufPrintf(&b, "%s%s", i > 1 ? " " : "", dspValue(buf, sizeof buf, d->attr[i].type, vals[i]));
-  }
-  int32_t s = b.s ? tqSymZ(b.s) : 0;
-  tqBufFree(&b);
-  return s;
-}
-
 /* ================================================================ slots (entity icons) */
 
 static Slot *slotGet(DspModel *m, int disp, int64_t ent, int create) {
@@ -431,6 +126,7 @@ static Slot *slotGet(DspModel *m, int disp, int64_t ent, int create) {
 }
 
 static void depAdd(Slot *s, Elem *e) { tqVecPush(&s->deps, e); }
+
 static void depDel(Slot *s, Elem *e) {
   for (int i = 0; i < s->deps.n; i++)
     if (s->deps.v[i] == e) {
@@ -520,7 +216,7 @@ static void markChanged(DspModel *m, Elem *e) {
   tqVecPush(&m->changed, e);
 }
 
-static void touch(DspModel *m, Elem *e) {
+void dspTouch(DspModel *m, Elem *e) {
   if (!e || e->touched == m->stamp) return;
   e->touched = m->stamp;
   e->gstamp = 0;
@@ -566,7 +262,7 @@ static Pend heapPop(DspModel *m) {
 static void applyInsert(DspModel *m, Pend *p) {
   Disp *d = p->d;
   Elem *e = elemGet(m, d, p->vals);
-  if (observe(d, p->vals))
+  if (dspObserve(d, p->vals))
     for (int i = 0; i < d->elems.n; i++) markChanged(m, d->elems.v[i]);
   if (d->isEvent) {
     TqTime until = tqTimeAdd(p->from, d->hold);
@@ -600,8 +296,8 @@ static void applyInsert(DspModel *m, Pend *p) {
     b->row = e->keyText;
     b->from = p->from;
     b->to = TQ_OPEN;
-    b->colour = d->cd ? fillOf(m, d, r->vals) : d->colour;
-    b->text = barText(m, d, r->vals);
+    b->colour = d->cd ? dspFillOf(m, d, r->vals) : d->colour;
+    b->text = dspBarText(m, d, r->vals);
     tqVecPush(&m->bars, b);
     tqVecPush(&m->openBars, b);
     r->bar = b;
@@ -632,352 +328,6 @@ static void applyExpire(DspModel *m, Pend *p) {
   markChanged(m, p->el);
 }
 
-/* ================================================================ lanes and geometry */
-
-
-static int laneCmp(const Elem *a, const Elem *b) {
-  const Disp *d = a->d;
-  const CpDisplay *cd = d->cd;
-  int axes[2] = {cd->pos[1], cd->pos[0]};
-  int ords[2] = {cd->order[1], cd->order[0]};
-  if (!d->lane->vertical) {
-    axes[0] = cd->pos[0], axes[1] = cd->pos[1];
-    ords[0] = cd->order[0], ords[1] = cd->order[1];
-  }
-  for (int k = 0; k < 2; k++) {
-    if (axes[k] < 0) continue;
-    int c = valCmp(d->attr[axes[k]].type, a->vals[axes[k]], b->vals[axes[k]]);
-    if (c) return ords[k] == DSPO_DESCENDING ? -c : c;
-  }
-  return strcmp(tqSymName(a->keyText), tqSymName(b->keyText));
-}
-
-static void laneSort(TqVec *v) {
-  /* insertion sort: lanes are short and nearly sorted between steps */
-  for (int i = 1; i < v->n; i++) {
-    Elem *x = v->v[i];
-    int j = i - 1;
-    while (j >= 0 && laneCmp(v->v[j], x) > 0) {
-      v->v[j + 1] = v->v[j];
-      j--;
-    }
-    v->v[j + 1] = x;
-  }
-}
-
-/* The attribute that groups a lane's icons into rows (vertical) or columns. */
-static int laneGroupAttr(const Lane *l) {
-  const CpDisplay *cd = l->d->cd;
-  return l->vertical ? cd->pos[1] : cd->pos[0];
-}
-static int laneSubAttr(const Lane *l) {
-  const CpDisplay *cd = l->d->cd;
-  return l->vertical ? cd->pos[0] : cd->pos[1];
-}
-
-/* Orders a lane again; members whose place changed are redrawn. */
-static void laneUpdate(DspModel *m, Lane *l) {
-  laneSort(&l->members);
-  int g = laneGroupAttr(l), sub = laneSubAttr(l);
-  int row = -1, col = 0, nsub = 0;
-  AlgType gt = g >= 0 ? l->d->attr[g].type : (AlgType){0};
-  /* columns by the second attribute: dense rank over the lane */
-  TqVec subs = {0};
-  if (sub >= 0) {
-    AlgType st = l->d->attr[sub].type;
-    for (int i = 0; i < l->members.n; i++) tqVecPush(&subs, l->members.v[i]);
-    for (int i = 1; i < subs.n; i++) { /* sort by the sub attribute */
-      Elem *x = subs.v[i];
-      int j = i - 1;
-      while (j >= 0 && valCmp(st, ((Elem *)subs.v[j])->vals[sub], x->vals[sub]) > 0) {
-        subs.v[j + 1] = subs.v[j];
-        j--;
-      }
-      subs.v[j + 1] = x;
-    }
-  }
-  for (int i = 0; i < l->members.n; i++) {
-    Elem *e = l->members.v[i], *prev = i ? l->members.v[i - 1] : NULL;
-    if (!prev || g < 0 || valCmp(gt, prev->vals[g], e->vals[g])) {
-      row++;
-      col = 0;
-    } else {
-      col++;
-    }
-    int c = col;
-    if (sub >= 0) {
-      AlgType st = l->d->attr[sub].type;
-      c = 0;
-      for (int k = 0; k < subs.n; k++) {
-        Elem *x = subs.v[k];
-        if (x == e) break;
-        if (k + 1 < subs.n && valCmp(st, x->vals[sub], ((Elem *)subs.v[k + 1])->vals[sub])) c++;
-      }
-      if (c > nsub) nsub = c;
-    }
-    if (e->row != row || e->col != c) {
-      e->row = row;
-      e->col = c;
-      touch(m, e);
-    }
-  }
-  tqVecFree(&subs);
-  l->nrows = row + 1;
-  l->dirty = 0;
-}
-
-static void laneAdd(Lane *l, Elem *e) {
-  tqVecPush(&l->members, e);
-  e->inLane = 1;
-  e->row = e->col = -1;
-  l->dirty = 1;
-}
-static void laneDel(Lane *l, Elem *e) {
-  for (int i = 0; i < l->members.n; i++)
-    if (l->members.v[i] == e) {
-      memmove(l->members.v + i, l->members.v + i + 1, sizeof(void *) * (size_t)(l->members.n - i - 1));
-      l->members.n--;
-      break;
-    }
-  e->inLane = 0;
-  l->dirty = 1;
-}
-
-static double yTop(DspModel *m) {
-  double y = 70;
-  for (int i = 0; i < m->nlane; i++)
-    if (!m->lanes[i].vertical && m->lanes[i].anchor == 4) y += m->lanes[i].cellH * (m->lanes[i].nrows ? m->lanes[i].nrows : 1);
-  return y;
-}
-
-static double yBottom(DspModel *m) {
-  double y = yTop(m), most = 0;
-  for (int i = 0; i < m->nlane; i++)
-    if (m->lanes[i].vertical && m->lanes[i].nrows * m->lanes[i].cellH > most) most = m->lanes[i].nrows * m->lanes[i].cellH;
-  return y + most + 10;
-}
-
-/* Container c's icons inside it: the icons whose chosen container is c. */
-static Elem *containerOf(DspModel *m, Elem *icon);
-
-static int childrenOf(DspModel *m, Elem *c, Elem **out, int max) {
-  int n = 0;
-  if (!c->slot) return 0;
-  for (int i = 0; i < c->slot->deps.n; i++) {
-    Elem *r = c->slot->deps.v[i];
-    if (r->d->kind != DSPK_INSIDE || r->ends[1] != c->slot) continue;
-    Elem *ch = r->ends[0]->icon;
-    if (!ch || containerOf(m, ch) != c) continue;
-    int dup = 0;
-    for (int k = 0; k < n; k++) dup |= out[k] == ch;
-    if (dup) continue;
-    if (n < max) out[n++] = ch;
-  }
-  /* in lane order */
-  for (int i = 1; i < n; i++) {
-    Elem *x = out[i];
-    int j = i - 1;
-    while (j >= 0 && laneCmp(out[j], x) > 0) {
-      out[j + 1] = out[j];
-      j--;
-    }
-    out[j + 1] = x;
-  }
-  return n;
-}
-
-/* The latest relationship that puts icon inside an alive container. */
-static Elem *containerOf(DspModel *m, Elem *icon) {
-  if (!icon->slot) return NULL;
-  for (int i = icon->slot->deps.n - 1; i >= 0; i--) {
-    Elem *r = icon->slot->deps.v[i];
-    if (r->d->kind != DSPK_INSIDE || r->ends[0] != icon->slot) continue;
-    Elem *c = r->ends[1]->icon;
-    if (c && c != icon) return c;
-  }
-  return NULL;
-}
-
-/* Size of an alive icon: its base size at its scale; a container grows to
-** hold its icons side by side. */
-static void elemSize(DspModel *m, Elem *e, double *w, double *h, int depth) {
-  Disp *d = e->d;
-  double s = scaleOf(m, d, e->vals);
-  *w = d->bw * s;
-  *h = d->bh * s;
-  if (!d->isContainer || depth > 8) return;
-  Elem *kids[64];
-  int n = childrenOf(m, e, kids, 64);
-  double cw = 0, ch = 0;
-  for (int i = 0; i < n; i++) {
-    double kw, kh;
-    elemSize(m, kids[i], &kw, &kh, depth + 1);
-    cw += kw + 8;
-    if (kh > ch) ch = kh;
-  }
-  if (cw + 16 > *w) *w = cw + 16;
-  if (ch + 34 > *h) *h = ch + 34;
-}
-
-/* Geometry of an alive icon (memoized per step): at its place in its lane,
-** or in its container's row of icons. */
-static void geom(DspModel *m, Elem *e) {
-  if (e->gstamp == m->stamp || e->gbusy) return;
-  e->gbusy = 1;
-  Lane *l = e->d->lane;
-  double w, h, x, y;
-  elemSize(m, e, &w, &h, 0);
-  if (l->vertical) {
-    int dir = l->anchor == 3 ? -1 : 1;
-    x = l->x + dir * e->col * l->cellW;
-    y = yTop(m) + e->row * l->cellH + l->cellH / 2;
-  } else {
-    x = 24 + e->row * l->cellW + l->cellW / 2;
-    double y0;
-    if (l->anchor == 4) {
-      y0 = 70;
-      for (Lane *o = m->lanes; o < l; o++)
-        if (!o->vertical && o->anchor == 4) y0 += o->cellH * (o->nrows ? o->nrows : 1);
-    } else {
-      y0 = yBottom(m);
-      for (Lane *o = m->lanes; o < l; o++)
-        if (!o->vertical && o->anchor != 4) y0 += o->cellH * 1.5;
-    }
-    y = y0 + e->col * l->cellH + l->cellH / 2;
-  }
-  e->gw = w;
-  e->gh = h;
-  Elem *c = containerOf(m, e);
-  if (c && !c->gbusy) {
-    geom(m, c);
-    Elem *kids[64];
-    int n = childrenOf(m, c, kids, 64);
-    double cx = c->gx - c->gw / 2 + 8;
-    for (int i = 0; i < n; i++) {
-      double kw, kh;
-      elemSize(m, kids[i], &kw, &kh, 1);
-      if (kids[i] == e) {
-        x = cx + kw / 2;
-        break;
-      }
-      cx += kw + 8;
-    }
-    y = c->gy + 9;
-  }
-  e->gx = x;
-  e->gy = y;
-  e->gstamp = m->stamp;
-  e->gbusy = 0;
-}
-
-/* Where the segment from (x, y) toward (tx, ty) leaves icon e's outline. */
-static void edgePoint(const Elem *e, double tx, double ty, double *ox, double *oy) {
-  double dx = tx - e->gx, dy = ty - e->gy, len = sqrt(dx * dx + dy * dy);
-  if (len < 1e-9) {
-    *ox = e->gx;
-    *oy = e->gy;
-    return;
-  }
-  double ux = dx / len, uy = dy / len, a = e->gw / 2, b = e->gh / 2, r;
-  int box = 0;
-  for (int i = 0; i < e->d->cd->nicon; i++) box |= e->d->cd->icon[i] == DSPI_RECTANGLE || e->d->cd->icon[i] == DSPI_TEXT;
-  if (box) {
-    double rx = fabs(ux) > 1e-9 ? a / fabs(ux) : 1e18, ry = fabs(uy) > 1e-9 ? b / fabs(uy) : 1e18;
-    r = rx < ry ? rx : ry;
-  } else {
-    r = 1 / sqrt((ux * ux) / (a * a) + (uy * uy) / (b * b));
-  }
-  *ox = e->gx + ux * r;
-  *oy = e->gy + uy * r;
-}
-
-/* ================================================================ drawing an element */
-
-static void drawIcon(DspModel *m, Elem *e) {
-  Disp *d = e->d;
-  DProps p = {0};
-  if (e->alive) {
-    geom(m, e);
-    p.kind = OK_ICON;
-    for (int i = 0; i < d->cd->nicon; i++) p.shape[i] = (uint8_t)d->cd->icon[i];
-    for (int i = 0; i < d->cd->nicon; i++)
-      if (d->cd->icon[i] == DSPI_POLYGON) p.sides = (uint8_t)d->cd->sides[i];
-    p.x = e->gx;
-    p.y = e->gy;
-    p.w = e->gw;
-    p.h = e->gh;
-    p.rot = rotationOf(m, d, e->vals);
-    p.opacity = 1;
-    p.fill = fillOf(m, d, e->vals);
-    p.stroke = mix(colourOf(m, d, e->vals), 0, 0.35);
-    p.label = labelOf(d, e);
-    p.labelPos = d->isContainer || (d->cd->nicon == 1 && d->cd->icon[0] == DSPI_RECTANGLE);
-    Elem *c = containerOf(m, e);
-    p.in = c ? c->obj->id + 1 : 0;
-  }
-  objSet(m, e->obj, e->alive, &p);
-}
-
-static void drawLink(DspModel *m, Elem *e) {
-  Disp *d = e->d;
-  Elem *a = e->ends[0]->icon, *b = e->ends[1]->icon;
-  int want = e->alive && a && b && a != b;
-  DProps p = {0};
-  if (want) {
-    geom(m, a);
-    geom(m, b);
-    double x1, y1, x2, y2;
-    edgePoint(a, b->gx, b->gy, &x1, &y1);
-    edgePoint(b, a->gx, a->gy, &x2, &y2);
-    double dx = x2 - x1, dy = y2 - y1, len = sqrt(dx * dx + dy * dy), off = ((d->index % 3) - 1) * 5.0;
-    if (len > 1e-9 && off != 0) {
-      x1 += -dy / len * off, y1 += dx / len * off;
-      x2 += -dy / len * off, y2 += dx / len * off;
-    }
-    p.kind = d->kind == DSPK_POINTER ? OK_ARROW : OK_SEGMENT;
-    p.x = x1, p.y = y1, p.x2 = x2, p.y2 = y2;
-    p.opacity = 1;
-    p.fill = DSP_NOCOLOUR;
-    p.stroke = mix(0xffffff, colourOf(m, d, e->vals),
-                   d->cd->asp[DSPA_INTENSITY].set ? 0.15 + 0.85 * intensityOf(m, d, e->vals) : 1.0);
-    p.label = labelOf(d, e);
-  }
-  objSet(m, e->obj, want, &p);
-}
-
-static void drawFlash(DspModel *m, Elem *e) {
-  Disp *d = e->d;
-  for (int i = 0; i < d->cd->nflash; i++) {
-    Elem *t = e->fslots[i]->icon;
-    int want = e->alive && t;
-    DProps p = {0};
-    if (want) {
-      geom(m, t);
-      p.kind = OK_FLASH;
-      p.x = t->gx, p.y = t->gy, p.w = t->gw + 16, p.h = t->gh + 16;
-      p.opacity = 1;
-      p.fill = DSP_NOCOLOUR;
-      p.stroke = d->cd->asp[DSPA_COLOUR].set ? colourOf(m, d, e->vals) : 0xe8a317;
-      p.target = t->obj->id + 1;
-    }
-    objSet(m, e->fobj[i], want, &p);
-  }
-}
-
-/* Everything drawn with icon e is drawn again. */
-static void touchDeps(DspModel *m, Elem *e) {
-  if (!e->slot) return;
-  for (int i = 0; i < e->slot->deps.n; i++) {
-    Elem *r = e->slot->deps.v[i];
-    if (r->d->kind == DSPK_INSIDE) {
-      if (r->ends[1] == e->slot && r->ends[0]->icon) touch(m, r->ends[0]->icon); /* our children */
-      if (r->ends[0] == e->slot && r->ends[1]->icon) touch(m, r->ends[1]->icon); /* our container */
-    } else {
-      touch(m, r);
-    }
-  }
-}
-
 /* ================================================================ a step */
 
 /* Brings element e's presence up to date at time t after its rows changed. */
@@ -992,8 +342,8 @@ static void settle(DspModel *m, Elem *e, TqTime t) {
       b->row = e->keyText;
       b->from = e->since;
       b->to = TQ_OPEN;
-      b->colour = d->cd ? fillOf(m, d, e->vals) : d->colour;
-      b->text = barText(m, d, e->vals);
+      b->colour = d->cd ? dspFillOf(m, d, e->vals) : d->colour;
+      b->text = dspBarText(m, d, e->vals);
       tqVecPush(&m->bars, b);
       tqVecPush(&m->openBars, b);
       e->bar = b;
@@ -1008,14 +358,14 @@ static void settle(DspModel *m, Elem *e, TqTime t) {
   switch (d->kind) {
     case DSPK_ICON:
       if (alive != was) {
-        if (alive) laneAdd(d->lane, e);
-        else laneDel(d->lane, e);
+        if (alive) dspLaneAdd(d->lane, e);
+        else dspLaneDel(d->lane, e);
         if (e->slot) e->slot->icon = alive ? e : NULL;
-        if (e->slot) touchDeps(m, e);
-      } else if (alive && (laneGroupAttr(d->lane) >= 0 || laneSubAttr(d->lane) >= 0)) {
+        if (e->slot) dspTouchDeps(m, e);
+      } else if (alive && (dspLaneGroupAttr(d->lane) >= 0 || dspLaneSubAttr(d->lane) >= 0)) {
         d->lane->dirty = 1; /* its ordering value may have changed */
       }
-      touch(m, e);
+      dspTouch(m, e);
       break;
     case DSPK_INSIDE:
     case DSPK_POINTER:
@@ -1026,13 +376,13 @@ static void settle(DspModel *m, Elem *e, TqTime t) {
           else depDel(e->ends[i], e);
         }
       if (d->kind == DSPK_INSIDE) {
-        touch(m, e->ends[0]->icon);
+        dspTouch(m, e->ends[0]->icon);
         if (e->ends[1]->icon) {
-          touch(m, e->ends[1]->icon);
-          touchDeps(m, e->ends[1]->icon);
+          dspTouch(m, e->ends[1]->icon);
+          dspTouchDeps(m, e->ends[1]->icon);
         }
       } else {
-        touch(m, e);
+        dspTouch(m, e);
       }
       break;
     case DSPK_FLASH:
@@ -1041,7 +391,7 @@ static void settle(DspModel *m, Elem *e, TqTime t) {
           if (alive) depAdd(e->fslots[i], e);
           else depDel(e->fslots[i], e);
         }
-      touch(m, e);
+      dspTouch(m, e);
       break;
     default: break;
   }
@@ -1082,7 +432,7 @@ static void emitStep(DspModel *m, TqTime t) {
   cp.fill = 0x222222;
   cp.stroke = 0x222222;
   cp.label = tqSymZ(tqTimeFormat(buf, sizeof buf, t));
-  objSet(m, m->clock, 1, &cp);
+  dspObjSet(m, m->clock, 1, &cp);
   DProps vp = {0};
   vp.kind = OK_CANVAS;
   vp.w = m->width;
@@ -1090,7 +440,7 @@ static void emitStep(DspModel *m, TqTime t) {
   vp.opacity = 1;
   vp.fill = DSP_NOCOLOUR;
   vp.stroke = DSP_NOCOLOUR;
-  objSet(m, m->canvas, 1, &vp);
+  dspObjSet(m, m->canvas, 1, &vp);
 
   int n = m->chg.n / 2;
   DChange *ch = tqMalloc(sizeof(DChange) * (size_t)(n ? n : 1));
@@ -1140,7 +490,7 @@ static void emitStep(DspModel *m, TqTime t) {
 }
 
 static void canvasSize(DspModel *m) {
-  double h = yBottom(m);
+  double h = dspYBottom(m);
   for (int i = 0; i < m->nlane; i++) {
     Lane *l = &m->lanes[i];
     if (!l->vertical && l->anchor != 4) h += l->cellH * 1.5 * (l->nrows ? 1 : 1);
@@ -1166,14 +516,14 @@ static void step(DspModel *m) {
     settle(m, e, t);
   }
   m->changed.n = 0;
-  double oldBottom = yBottom(m);
-  double oldTop = yTop(m);
+  double oldBottom = dspYBottom(m);
+  double oldTop = dspYTop(m);
   for (int i = 0; i < m->nlane; i++)
-    if (m->lanes[i].dirty) laneUpdate(m, &m->lanes[i]);
-  if (yBottom(m) != oldBottom || yTop(m) != oldTop)
+    if (m->lanes[i].dirty) dspLaneUpdate(m, &m->lanes[i]);
+  if (dspYBottom(m) != oldBottom || dspYTop(m) != oldTop)
     for (int i = 0; i < m->nlane; i++)
-      if (!m->lanes[i].vertical || yTop(m) != oldTop)
-        for (int k = 0; k < m->lanes[i].members.n; k++) touch(m, m->lanes[i].members.v[k]);
+      if (!m->lanes[i].vertical || dspYTop(m) != oldTop)
+        for (int k = 0; k < m->lanes[i].members.n; k++) dspTouch(m, m->lanes[i].members.v[k]);
   canvasSize(m);
   /* redraw the touched elements; a moved icon touches what is drawn with it */
   for (int i = 0; i < m->redraw.n; i++) {
@@ -1182,13 +532,13 @@ static void step(DspModel *m) {
       case DSPK_ICON: {
         DProps before = e->obj->cur;
         int was = e->obj->shown;
-        drawIcon(m, e);
-        if (was != e->obj->shown || !propsEq(&before, &e->obj->cur)) touchDeps(m, e);
+        dspDrawIcon(m, e);
+        if (was != e->obj->shown || !propsEq(&before, &e->obj->cur)) dspTouchDeps(m, e);
         break;
       }
       case DSPK_POINTER:
-      case DSPK_LINE: drawLink(m, e); break;
-      case DSPK_FLASH: drawFlash(m, e); break;
+      case DSPK_LINE: dspDrawLink(m, e); break;
+      case DSPK_FLASH: dspDrawFlash(m, e); break;
       default: break;
     }
   }
@@ -1239,7 +589,7 @@ static int mBegin(void *self, RtNet *net) {
     d->hold = d->cd && d->cd->hold ? d->cd->hold : m->tick;
     d->colour = palette[i % 10];
     if (d->cd && d->cd->asp[DSPA_COLOUR].set && d->cd->asp[DSPA_COLOUR].attr < 0)
-      d->colour = parseColour(d->cd->asp[DSPA_COLOUR].str);
+      d->colour = dspParseColour(d->cd->asp[DSPA_COLOUR].str);
     m->bands[i].name = tqSymZ(d->cd ? d->cd->rel : d->res->name);
     m->bands[i].isEvent = d->isEvent;
     m->bands[i].declared = d->cd != NULL;
@@ -1378,6 +728,7 @@ DspModel *dspModelNew(const CpProgram *p) {
 }
 
 RtConsumer *dspModelConsumer(DspModel *m) { return &m->c; }
+
 void dspModelAddOutput(DspModel *m, DspOut *o) { tqVecPush(&m->outs, o); }
 
 void dspModelFree(DspModel *m) {
@@ -1437,13 +788,21 @@ void dspModelStats(const DspModel *m, DspStats *s) {
 }
 
 int dspModelNObj(const DspModel *m) { return m->objs.n; }
+
 const DObj *dspModelObj(const DspModel *m, int id) { return id >= 0 && id < m->objs.n ? m->objs.v[id] : NULL; }
+
 int dspModelNBand(const DspModel *m) { return m->ndisp; }
+
 const DBand *dspModelBand(const DspModel *m, int i) { return &m->bands[i]; }
+
 const CpProgram *dspModelProgram(const DspModel *m) { return m->prog; }
+
 int dspModelTimeRep(const DspModel *m) { return m->timeRep; }
+
 int dspModelFade(const DspModel *m) { return m->fade; }
+
 TqTime dspModelTick(const DspModel *m) { return m->tick; }
+
 void dspModelRange(const DspModel *m, TqTime *first, TqTime *last) {
   *first = m->haveRange ? m->first : 0;
   *last = m->haveRange ? m->last : 0;
@@ -1475,7 +834,7 @@ void dspModelStateText(DspModel *m, TqBuf *out) {
             tqBufPrintf(out, " %s=%s", d->attr[a].name, dspValue(buf, sizeof buf, d->attr[a].type, e->vals[a]));
           if (d->isContainer) {
             Elem *kids[64];
-            int n = childrenOf(m, e, kids, 64);
+            int n = dspChildrenOf(m, e, kids, 64);
             tqBufPuts(out, " [");
             for (int c = 0; c < n; c++) tqBufPrintf(out, "%s%s", c ? " " : "", tqSymName(kids[c]->keyText));
             tqBufPuts(out, "]");

@@ -14,6 +14,7 @@
 #include "rtInt.h"
 
 /* ================================================================ state */
+
 typedef struct EnPm {
   const tq_pm *pm;
   tq_pm_private priv;
