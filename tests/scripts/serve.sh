@@ -26,7 +26,8 @@ serve() {
   pid=$!
   url=""
   for i in $(seq 1 100); do
-    url=$(sed -n 's/^tqmon: serving the display on \(http:[^ ]*\)$/\1/p' "$dir/$1.stderr")
+    # (the file may not exist yet: the shell of the background job opens it)
+    url=$(sed -n 's/^tqmon: serving the display on \(http:[^ ]*\)$/\1/p' "$dir/$1.stderr" 2> /dev/null || true)
     [ -n "$url" ] && break
     sleep 0.1
   done
