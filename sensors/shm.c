@@ -839,14 +839,14 @@ static tq_pm_status shmStart(tq_pm_global *g, tq_pm_private *p) {
   if (checkHeader(p, s->h, s->size, s->name) || mapCatalog(s, g, p)) return TQ_PM_FATAL;
   /* the intervals of a traced relation a query uses are all reported: the
   ** engine must know every open one (it may be delivered whole at its end) */
-  RtNet *net = enNet(g);
   volatile uint32_t *on_ = (volatile uint32_t *)((char *)s->h + s->h->off_on);
   for (int i = 0; i < s->nsens; i++) {
-    if (!s->relOf[i]) continue;
-    const RtSensor *rs = &net->sensor[s->relOf[i] - 1];
-    if (all && !rs->rel->entity && rs->rel->mode != ALG_MODE_SAMPLED)
+    int rel = s->relOf[i];
+    if (!rel) continue;
+    int mode = g->relation_mode(g, rel), traced = mode == TQ_MODE_TRACED || mode == TQ_MODE_DISABLE;
+    if (all && traced)
       __atomic_fetch_or(&on_[i], TQ_SHM_ALL, __ATOMIC_RELEASE);
-    else if (rs->used && !rs->rel->isEvent && !rs->rel->entity && rs->rel->mode != ALG_MODE_SAMPLED)
+    else if (traced && !g->is_event(g, rel) && g->needed(g, rel))
       __atomic_fetch_add(&on_[i], 1, __ATOMIC_RELEASE);
   }
   calibrate(s);
