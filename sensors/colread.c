@@ -13,6 +13,11 @@
 ** and what came before it is used.  Format 3 decodes only the blocks it
 ** reads, so damage in a skipped block goes unseen (its checksum is checked
 ** when a read needs it).
+**
+** Why one file of about 1,050 lines: both formats' block decoders share
+** the record decoder and the interval rings, and format 3's group merge is
+** the only caller of the block reader's state; splitting them would expose
+** the reader's state (Reader) to a second file for no reader's gain.
 */
 #include <errno.h>
 #include <stdarg.h>
