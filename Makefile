@@ -232,7 +232,14 @@ $(B)/bench/mailbox-lttng: examples/mailbox/mailbox.c bench/mblttng/sensors.h ben
 	  $(CC) $(CSTD) $(WARN) $(OPT) -Ibench/mblttng -Ibench examples/mailbox/mailbox.c bench/tqmb_tp.c \
 	      $$(pkg-config --cflags --libs lttng-ust) -ldl -lpthread -o $@; fi
 
-bench: all bench-deps $(B)/measure $(B)/netbench $(B)/sensorbench $(B)/dspbench $(B)/mailbox/mailbox $(B)/bench/mailbox-lttng
+# The kernel sensors' workloads (bench/run.sh, section 7: tqmon --kernel
+# next to bpftrace).
+$(B)/kload: bench/kload.c
+	@mkdir -p $(B)
+	$(CC) $(CSTD) $(WARN) $(OPT) bench/kload.c -o $@
+
+bench: all bench-deps $(B)/measure $(B)/netbench $(B)/sensorbench $(B)/dspbench $(B)/mailbox/mailbox $(B)/bench/mailbox-lttng \
+    $(B)/kload
 	@sh bench/run.sh
 .PHONY: bench-deps
 bench-deps:

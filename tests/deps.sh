@@ -12,7 +12,10 @@
 #                             (pmcd, pminfo, pmlogger, PMDAs: the PCP tests
 #                             start pmcd processes of their own), perf
 #                             (linux-perf: the independent check of the CPU
-#                             sampler) and strip/nm (binutils), clang
+#                             sampler) and strip/nm (binutils), bpftrace
+#                             and setpriv (util-linux: the kernel sensor
+#                             tests' independent observation, and their
+#                             run without privilege), clang
 #                             for the libFuzzer target, and for the
 #                             browser test of the display page Debian's
 #                             chromium and playwright-core from the npm
@@ -20,7 +23,8 @@
 #                             two are best effort: without them that test is
 #                             skipped with the reason
 #   sh tests/deps.sh bench    the build set plus LTTng-UST (the sensor
-#                             benchmark's peer) and lttng-tools, and
+#                             benchmark's peer) and lttng-tools, bpftrace
+#                             (the kernel sensors' peer), and
 #                             DuckDB (the column-store peer of the queries:
 #                             @duckdb/node-api from the npm registry into
 #                             bench/duckdb/node_modules, with Debian's
@@ -54,11 +58,15 @@ if [ "$1" = test ]; then
   /usr/bin/python3 -c "import pcp.pmapi" >/dev/null 2>&1 || need="$need python3-pcp"
   command -v perf >/dev/null 2>&1 || need="$need linux-perf"
   { command -v strip && command -v nm; } >/dev/null 2>&1 || need="$need binutils"
+  # the kernel sensor tests: bpftrace is the independent observation
+  command -v bpftrace >/dev/null 2>&1 || need="$need bpftrace"
+  command -v setpriv >/dev/null 2>&1 || need="$need util-linux"
 fi
 if [ "$1" = bench ]; then
   command -v sqlite3 >/dev/null 2>&1 || need="$need sqlite3"
   pkg-config --exists lttng-ust 2>/dev/null || need="$need liblttng-ust-dev pkg-config"
   command -v lttng >/dev/null 2>&1 || need="$need lttng-tools"
+  command -v bpftrace >/dev/null 2>&1 || need="$need bpftrace" # the kernel sensors' peer
 fi
 if [ "$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo"; fi
 export DEBIAN_FRONTEND=noninteractive

@@ -119,8 +119,11 @@ static __always_inline struct ks_rec *reserve(int rel, int op, uint32_t tid, uin
   return r;
 }
 
+/* (No wakeup: user space drains every few milliseconds; a wakeup each
+** time the ring goes from empty to not would cost the traced thread an
+** interrupt-work request.) */
 static __always_inline void submit(struct ks_rec *r, int rel) {
-  bpf_ringbuf_submit(r, 0);
+  bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
   count(rel, KC_WRITTEN);
 }
 
