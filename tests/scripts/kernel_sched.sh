@@ -6,7 +6,8 @@
 # answers of tests/kernel/pingpong.tq are checked against bpftrace counting
 # the same tracepoints for the same threads in the same run
 # (tests/kernel/pingpong.bt), and against what the workload is: the Thread
-# tuples name both processes with their commands.
+# tuples name both processes with their commands, and Processor the online
+# CPUs.
 set -u
 . tests/kernel/lib.sh
 kcheck
@@ -35,6 +36,11 @@ threads=$(section "$d/out.csv" Threads | cut -d, -f1-3 | sort -u | tr '\n' ' ')
 echo "threads: $threads"
 echo "$threads" | grep -q "$writer,$writer,pp-writer" || bad "Thread: no tuple for the writer named pp-writer"
 echo "$threads" | grep -q "$reader,$reader,pp-reader" || bad "Thread: no tuple for the reader named pp-reader"
+# the processors: the online CPUs
+want=$(awk -F, '{ for (i = 1; i <= NF; i++) { n = split($i, r, "-"); for (c = r[1]; c <= r[n]; c++) printf "cpu%d\n", c } }' \
+  /sys/devices/system/cpu/online | sort | tr '\n' ' ')
+got=$(section "$d/out.csv" Cpus | cut -d, -f1 | sort -u | tr '\n' ' ')
+[ "$got" = "$want" ] || bad "Processor: $got, the online CPUs are $want"
 # every interval the reader had is closed by the end (it exited)
 section "$d/out.csv" Ran | awk -F, '$4 == ""' | grep -q . && bad "a RunningOn interval of the reader is still open"
 msg=$(pmmsg "$d/stats.json" kernel_woke)
