@@ -199,6 +199,17 @@ static void tpList(unsigned progs, char *buf, size_t n) {
     if (progs & (1u << i)) k += (size_t)snprintf(buf + k, n - k, "%s%s:%s", k ? ", " : "", progTp[i][0], progTp[i][1]);
 }
 
+/* A PM's message (vsnprintf: a long one is cut at the message's size). */
+static void setMsg(tq_pm_private *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void setMsg(tq_pm_private *p, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(p->message, sizeof p->message, fmt, ap);
+  va_end(ap);
+}
+
+#ifndef TQ_KERNEL_NO_BPF
+
 /* How a relation fills its declared attributes. */
 typedef struct Layout {
   int nattr;
@@ -264,16 +275,6 @@ static int64_t pidOf(const char *s) {
   return v;
 }
 
-/* A PM's message (vsnprintf: a long one is cut at the message's size). */
-static void setMsg(tq_pm_private *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void setMsg(tq_pm_private *p, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(p->message, sizeof p->message, fmt, ap);
-  va_end(ap);
-}
-
-#ifndef TQ_KERNEL_NO_BPF
 
 /* ================================================================ session state */
 
@@ -1451,8 +1452,7 @@ static tq_pm_status relInit(tq_pm_global *g, tq_pm_private *p, const KRelDef *d)
 }
 static tq_pm_status relCall(tq_pm_global *g, tq_pm_private *p, int what, const tq_record_set *rs) {
   if (what == TQ_PM_START && krOf(p) != KR_PROCESSOR && g->needed(g, p->rel)) {
-    snprintf(p->message, sizeof p->message,
-             "tqmon was built without BPF (the build machine's kernel has no BTF at /sys/kernel/btf/vmlinux)");
+    setMsg(p, "tqmon was built without BPF (the build machine's kernel has no BTF at /sys/kernel/btf/vmlinux)");
     return TQ_PM_FATAL;
   }
   return TQ_PM_OK;
