@@ -31,7 +31,7 @@ static const tq_pm allPm = {.version = TQ_PM_VERSION, .name = "all", .descriptio
                             .init = allInit};
 
 const tq_pm *const *appBuiltinPms(int *n) {
-  static const tq_pm *const list[] = {&snsTracePm,       &snsColfilPm,        &snsClockPm,       &dspTextPm,
+  static const tq_pm *const list[] = {&snsTracePm, &snsReplayPm, &snsColfilPm,        &snsClockPm,       &dspTextPm,
                                       &rtSqlitePm,       &rtStorePm,          &snsProgressPm,    &defaultPm,
                                       &allPm,            &snsShmPm,           &dspDisplayPm,     &snsHostPm,
                                       &snsHostProcessPm, &snsHostProcessorPm, &snsHostStatePm,   &snsHostLastProcessorPm,

@@ -41,7 +41,9 @@ static const char *usageText =
     "  run FILE.tq... (--replay FILE | --exec CMD... | --attach PID | --host |\n"
     "                 --kernel | --pm SENSOR...)\n"
     "                              run the queries over a recording (text .trace\n"
-    "                              or binary collection file), a program built\n"
+    "                              or binary collection file; - reads standard\n"
+    "                              input; --replay again merges several in time\n"
+    "                              order), a program built\n"
     "                              with generated sensors (--exec starts it; it\n"
     "                              comes last on the line), or live sensors\n"
     "      --host                  this Linux host from /proc: give sensors/host.tq\n"
@@ -135,6 +137,8 @@ typedef struct Args {
   int nfiles;
   const char *replay, *db, *csv, *stats, *format, *timeLimit, *record, *out, *pmPath, *snapshots, *traceLevel, *maxTicks, *programs, *transactions, *top;
   const char *pcp, *pcpArchive, *pcpRecord; /* --pcp hosts, --pcp-archive files, --pcp-record prefix */
+  const char *replays[64];      /* every --replay, merged in time order (replay is the first) */
+  int nreplay;
   const char *pm[64];
   int npm;
   char *exec;       /* --exec: the command words joined by \x1f */
@@ -159,7 +163,15 @@ static int parseArgs(int argc, char **argv, Args *a) {
     a->field = argv[++i];                                                 \
   } while (0)
     if (!strcmp(s, "--help") || !strcmp(s, "-h")) return usage(stdout, -1);
-    else if (!strcmp(s, "--replay")) NEEDARG(replay);
+    else if (!strcmp(s, "--replay")) {
+      if (a->nreplay == 64) {
+        fprintf(stderr, "tqmon: at most 64 --replay recordings\n");
+        return 2;
+      }
+      NEEDARG(replay);
+      a->replays[a->nreplay++] = a->replay;
+      a->replay = a->replays[0];
+    }
     else if (!strcmp(s, "--db")) NEEDARG(db);
     else if (!strcmp(s, "--csv")) NEEDARG(csv);
     else if (!strcmp(s, "--stats")) NEEDARG(stats);
@@ -339,10 +351,6 @@ static int cmdExplain(Args *a) {
 
 /* ---------------------------------------------------------------- engine clients */
 
-/* A binary collection file starts with its magic; anything else is read
-** as a text recording. */
-static int isCollectionFile(const char *path) { return snsIsCollectionFile(path); }
-
 static int engineFail(tq_engine *e, int rc) {
   fputs(tq_errors(e), stderr);
   return rc;
@@ -382,9 +390,15 @@ static tq_engine *newEngine(Args *a) {
   return e;
 }
 
-/* The extractor of a recording: colfil for collection files, trace for text. */
-static int registerExtractor(tq_engine *e, const char *path) {
-  return tq_register(e, isCollectionFile(path) ? "colfil" : "trace", path);
+/* The extractor of the --replay recordings (the replay PM: text or
+** collection files, a file, a pipe or "-", several merged in time order;
+** sensors/README.md). */
+static int registerExtractor(tq_engine *e, const Args *a) {
+  TqBuf b = {0};
+  for (int i = 0; i < a->nreplay; i++) tqBufPrintf(&b, "%s%s", i ? "\n" : "", a->replays[i]);
+  int rc = tq_register(e, "replay", b.s);
+  tqBufFree(&b);
+  return rc;
 }
 
 static int live(const Args *a) { return a->exec || a->attach || a->host || a->kernel || a->pcp; }
@@ -469,7 +483,7 @@ static int runToEnd(tq_engine *e) {
 ** stops the run before a store is opened), the live sources, the --pm
 ** PMs, and a clock when nothing else times the collection.  0 or -1. */
 static int registerSources(tq_engine *e, Args *a) {
-  if (a->replay && registerExtractor(e, a->replay)) return -1;
+  if (a->replay && registerExtractor(e, a)) return -1;
   if (registerLive(e, a, 0) || registerPcp(e, a) || registerPms(e, a)) return -1;
   if (!a->replay && !live(a) && !a->pcpArchive && !userClock(a) &&
       tq_register(e, "clock", a->snapshots ? a->snapshots : NULL))
@@ -562,7 +576,7 @@ static int cmdRecord(Args *a) {
   char *args = tqMprintf("all:%s", a->out);
   size_t n = strlen(a->out);
   int rc = 1;
-  if ((a->replay && registerExtractor(e, a->replay)) || registerLive(e, a, 1) || registerPms(e, a) ||
+  if ((a->replay && registerExtractor(e, a)) || registerLive(e, a, 1) || registerPms(e, a) ||
       (!a->replay && !live(a) && !userClock(a) && tq_register(e, "clock", a->snapshots ? a->snapshots : NULL)) ||
       tq_register(e, n > 6 && !strcmp(a->out + n - 6, ".trace") ? "trace" : "colfil", args) ||
       tq_register(e, "progress", NULL) || tq_prepare(e, a->nfiles, a->files))
@@ -583,6 +597,8 @@ static int cmdConvert(Args *a) {
   }
   const char *in = a->files[a->nfiles - 2], *out = a->files[a->nfiles - 1];
   a->replay = in;
+  a->replays[0] = in;
+  a->nreplay = 1;
   a->out = out;
   a->nfiles -= 2;
   return cmdRecord(a);
@@ -669,29 +685,46 @@ static int cmdLoad(Args *a) {
     tqDiagFree(&d);
     return rc;
   }
-  if (isCollectionFile(a->replay)) {
-    /* a binary recording: read by the engine, every record stored */
+  if (a->csv && a->nreplay > 1) {
+    fprintf(stderr, "tqmon load: --csv reads one recording (merge several with tqmon record first)\n");
+    return 2;
+  }
+  /* the recording opened once (a pipe loses nothing): a text one is read
+  ** whole, then stored (load.c); a binary one, or several merged, go
+  ** through the engine to the store PM, every record stored */
+  TqDiag d = {0};
+  SnsInput *in = a->nreplay == 1 ? snsInputOpen(a->replay, &d) : NULL;
+  if (a->nreplay == 1 && !in) {
+    reportDiag(&d);
+    tqDiagFree(&d);
+    return 1;
+  }
+  if (!in || snsInputIsCollection(in)) {
+    tqDiagFree(&d);
     if (a->nfiles == 0) {
       fprintf(stderr, "tqmon load: no sensor configuration given (FILE.tq)\n");
+      snsInputClose(in);
       return 2;
     }
     tq_engine *e = newEngine(a);
-    if (!e) return 2;
     int rc = 1;
-    if (registerExtractor(e, a->replay) || tq_register(e, "store", a->db) || tq_prepare(e, a->nfiles, a->files))
+    if (!e)
+      rc = 2;
+    else if ((in ? enRegisterData(e, &snsReplayPm, a->replay, in) : registerExtractor(e, a)) ||
+             tq_register(e, "store", a->db) || tq_prepare(e, a->nfiles, a->files))
       engineFail(e, 1);
     else
       rc = runToEnd(e);
     tq_finish(e);
+    snsInputClose(in);
     return rc;
   }
-  /* a text recording: read whole, then stored (load.c) */
-  TqDiag d = {0};
   CpProgram *p = compile(a, &d);
-  SnsTrace *tr = p ? snsTraceRead(a->replay, p, &d) : NULL;
+  SnsTrace *tr = p ? snsTraceReadInput(in, p, &d) : NULL;
   int rc = tr ? (appLoadTrace(tr, p, a->db, &d) ? 1 : 0) : 1;
   reportDiag(&d);
   snsTraceFree(tr);
+  snsInputClose(in);
   cpProgramFree(p);
   tqDiagFree(&d);
   return rc;

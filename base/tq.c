@@ -659,39 +659,79 @@ TqSource *tqSourceRead(const char *path, TqDiag *d) {
     tqErrorAt(d, path, "cannot open: %s", strerror(errno));
     return NULL;
   }
+  TqSource *s = tqSourceReadFile(f, path, NULL, 0, 0, d);
+  fclose(f);
+  return s;
+}
+
+/* Reports the first NUL byte or over-long line in b->s[from, b->n) (the
+** lines before from were checked already); *line and *ls are the current
+** line's number and start.  0, or -1 with the error in d. */
+static int sourceCheck(const TqBuf *b, size_t from, int *line, size_t *ls, size_t maxLine, const char *name,
+                       TqDiag *d) {
+  const char *nul = memchr(b->s + from, 0, b->n - from);
+  size_t upto = nul ? (size_t)(nul - b->s) : b->n;
+  for (size_t p = from; p < upto;) {
+    const char *nl = memchr(b->s + p, '\n', upto - p);
+    size_t e = nl ? (size_t)(nl - b->s) : upto;
+    if (maxLine && e - *ls > maxLine) break; /* (said below) */
+    if (!nl) break;
+    (*line)++;
+    *ls = e + 1;
+    p = e + 1;
+  }
+  char where[4200];
+  if (maxLine && upto - *ls > maxLine) {
+    snprintf(where, sizeof where, "%.4096s:%d:1", name, *line);
+    tqErrorAt(d, where, "line longer than %zu bytes", maxLine);
+    return -1;
+  }
+  if (nul) { /* where: line and column of the first NUL */
+    snprintf(where, sizeof where, "%.4096s:%d:%zu", name, *line, upto - *ls + 1);
+    tqErrorAt(d, where, "binary file (contains a NUL byte)");
+    return -1;
+  }
+  return 0;
+}
+
+TqSource *tqSourceReadFile(FILE *f, const char *name, const void *head, size_t nhead, size_t maxLine, TqDiag *d) {
   TqBuf b = {0};
   struct stat st;
   if (!fstat(fileno(f), &st) && S_ISREG(st.st_mode) && st.st_size > 0) {
     /* a file: read it whole into a buffer of its size (no copies) */
-    b.cap = (size_t)st.st_size + 1;
+    b.cap = (size_t)st.st_size + nhead + 1;
     b.s = tqMalloc(b.cap);
-    b.n = fread(b.s, 1, (size_t)st.st_size, f);
+    TQ_MEMCPY(b.s, head, nhead);
+    b.n = nhead + fread(b.s + nhead, 1, (size_t)st.st_size, f);
     b.s[b.n] = 0;
+  } else if (nhead) {
+    tqBufAdd(&b, head, nhead);
   }
+  /* whatever else comes (a pipe, a device, a file that grew), checked as
+  ** it comes: an endless input (/dev/zero) stops at its first NUL byte or
+  ** over-long line, not at the end of memory */
+  int line = 1;
+  size_t ls = 0, checked = 0;
   char tmp[65536];
   size_t n;
-  while ((n = fread(tmp, 1, sizeof tmp, f)) > 0) tqBufAdd(&b, tmp, n);
-  int err = ferror(f);
-  fclose(f);
-  if (err) {
-    tqErrorAt(d, path, "read error");
+  int bad = b.n && sourceCheck(&b, 0, &line, &ls, maxLine, name, d);
+  checked = b.n;
+  while (!bad && (n = fread(tmp, 1, sizeof tmp, f)) > 0) {
+    tqBufAdd(&b, tmp, n);
+    bad = sourceCheck(&b, checked, &line, &ls, maxLine, name, d);
+    checked = b.n;
+  }
+  if (!bad && ferror(f)) {
+    tqErrorAt(d, name, "read error: %s", strerror(errno));
+    bad = 1;
+  }
+  if (bad) {
     tqBufFree(&b);
     return NULL;
   }
   if (!b.s) tqBufAdd(&b, "", 0);
-  const char *nul = memchr(b.s, 0, b.n);
-  if (nul) { /* where: line and column of the first NUL */
-    int line = 1, col = 1;
-    for (const char *p = b.s; p < nul; p++, col++)
-      if (*p == '\n') line++, col = 0;
-    char where[4200];
-    snprintf(where, sizeof where, "%.4096s:%d:%d", path, line, col);
-    tqErrorAt(d, where, "binary file (contains a NUL byte)");
-    tqBufFree(&b);
-    return NULL;
-  }
   TqSource *s = tqCalloc(1, sizeof *s);
-  s->name = tqStrdup(path);
+  s->name = tqStrdup(name);
   s->text = b.s;
   s->len = b.n;
   return s;

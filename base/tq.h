@@ -165,6 +165,13 @@ void tqDiagFree(TqDiag *d);
 
 /* Reads a whole file into a TqSource. Returns NULL and records an error on failure. */
 TqSource *tqSourceRead(const char *path, TqDiag *d);
+/* Reads what is left of f (kept open) into a TqSource called name, after
+** the nhead bytes of head (read already to tell the file's kind).  The
+** input is checked as it comes: the first NUL byte, or a line longer than
+** maxLine bytes (0: no bound), stops the reading with an error at
+** name:line:col, so that an endless input costs one buffer, not all
+** memory.  Returns NULL with the error recorded in d. */
+TqSource *tqSourceReadFile(FILE *f, const char *name, const void *head, size_t nhead, size_t maxLine, TqDiag *d);
 TqSource *tqSourceFromString(const char *name, const char *text);
 void tqSourceFree(TqSource *s);
 

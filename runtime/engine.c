@@ -168,8 +168,11 @@ static int gSetRange(tq_pm_global *g, tq_time first, tq_time last, int64_t recor
     if (gcd) n += ((uint64_t)last - (uint64_t)tqTickAtOrAfter(first, gcd)) / (uint64_t)gcd + 1;
     if (deltas) n += ((uint64_t)last - (uint64_t)tqTickAtOrAfter(first, tick)) / (uint64_t)tick + 1;
     if (n > (uint64_t)e->maxTicks) {
-      char t1[64], t2[64], t3[64];
-      tqErrorAt(&e->diag, e->extractor->priv.args,
+      char t1[64], t2[64], t3[64], where[512];
+      /* (the recordings, one a line: their names in a row) */
+      snprintf(where, sizeof where, "%s", e->extractor->priv.args ? e->extractor->priv.args : "");
+      for (char *c = where; (c = strchr(c, '\n')) != NULL;) *c = ',';
+      tqErrorAt(&e->diag, where,
                 "the recording spans %s to %s: ticking every %s over it is %llu ticks, more than the %lld a replay makes "
                 "(give a coarser clock, Clock[n], or --max-ticks N, 0 for no bound)",
                 tqTimeFormat(t1, sizeof t1, first), tqTimeFormat(t2, sizeof t2, last), tqTimeFormat(t3, sizeof t3, gcd ? gcd : tick),

@@ -534,9 +534,9 @@ void rtNetStatsJson(RtNet *net, TqBuf *b) {
   if (rd->blocks)
     tqBufPrintf(b,
                 "\n  ],\n  \"read\": {\"blocks\": %lld, \"blocks_read\": %lld, \"bytes\": %lld, \"bytes_read\": %lld, "
-                "\"records\": %lld, \"records_read\": %lld",
+                "\"records\": %lld, \"records_read\": %lld, \"streams\": %lld, \"spooled\": %lld",
                 (long long)rd->blocks, (long long)rd->blocksRead, (long long)rd->bytes, (long long)rd->bytesRead,
-                (long long)rd->records, (long long)rd->recordsRead);
+                (long long)rd->records, (long long)rd->recordsRead, (long long)rd->streams, (long long)rd->spooled);
   tqBufPuts(b, rd->blocks ? "}," : "\n  ],");
   tqBufPuts(b, "\n  \"results\": [");
   for (int i = 0; i < net->nresult; i++) {

@@ -220,6 +220,8 @@ typedef struct RtReadStats {
   int64_t blocks, blocksRead;   /* data blocks */
   int64_t bytes, bytesRead;     /* the whole file; what was read of it */
   int64_t records, recordsRead; /* records in the blocks; decoded */
+  int64_t streams;              /* recordings read from a stream (a pipe): every byte comes through */
+  int64_t spooled;              /* bytes of streams copied into a temporary file to be read ahead */
 } RtReadStats;
 
 struct RtNet {

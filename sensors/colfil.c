@@ -461,15 +461,6 @@ static int closeWriter(Writer *w, TqTime first, TqTime last) {
 
 /* ================================================================ rows (tqmon load --csv) */
 
-int snsIsCollectionFile(const char *path) {
-  char m[8];
-  FILE *f = fopen(path, "rb");
-  if (!f) return 0;
-  size_t n = fread(m, 1, 8, f);
-  fclose(f);
-  return n == 8 && !memcmp(m, COL_MAGIC, 8);
-}
-
 typedef struct RowsCtx {
   SnsCsv *c;
   const Reader *r;
@@ -480,9 +471,9 @@ static void openRow(void *ctx, const OpenRec *o) {
   if (!x->rc && x->r->rels[o->frel].rel) x->rc = snsCsvRow(x->c, o->rel, o->vals, o->from, TQ_OPEN);
 }
 
-int snsColfilRows(const char *path, const CpProgram *prog, SnsCsv *c, TqDiag *d) {
+int snsColfilRows(SnsInput *in, const CpProgram *prog, SnsCsv *c, TqDiag *d) {
   Reader r;
-  int rc = snsReaderOpen(&r, path, prog);
+  int rc = snsReaderOpenFile(&r, in->f, in->name, in->head, in->nhead, prog);
   r.wholeOk = 1; /* read once, in order: a whole interval needs no announcing */
   tq_record rec;
   int skip, got = 0;
@@ -512,20 +503,11 @@ int snsColfilRows(const char *path, const CpProgram *prog, SnsCsv *c, TqDiag *d)
 
 /* ================================================================ the colfil PM */
 
+/* The colfil PM: its EXTRACTOR half is the replay's (replay.c). */
 typedef struct Colfil {
-  int reading;
-  Reader rd;
   Writer wr;
   int started;
-  tq_record pending;   /* read ahead (crossed a snapshot boundary) */
-  int havePending;
-  int64_t pendVals[64];
 } Colfil;
-
-/* The reader asks the engine what the operation needs. */
-static int needOf(void *g, int rel, int64_t entity) { return ((tq_pm_global *)g)->needed_records(g, rel, entity); }
-static TqTime periodOf(void *g, int rel) { return ((tq_pm_global *)g)->sample_period(g, rel); }
-static void announce(void *g, int rel, TqTime from) { ((tq_pm_global *)g)->announce_whole(g, rel, from); }
 
 /* args: FILE to read (EXTRACTOR; "full:FILE" reads every block, needed or
 ** not), or "write:FILE" / "all:FILE" to write what the run collected /
@@ -549,83 +531,29 @@ static tq_pm_status colInit(tq_pm_global *g, tq_pm_private *p) {
 }
 
 static tq_pm_status colCall(tq_pm_global *g, tq_pm_private *p, int what, const tq_record_set *rs) {
+  if (p->caps & TQ_PM_EXTRACTOR) {
+    if (what == TQ_PM_START) return snsReplayStart(g, p, NULL, NULL);
+    if (what == TQ_PM_END) snsReplayEnd(g, p);
+    return TQ_PM_OK;
+  }
   Colfil *c = p->data;
   switch (what) {
     case TQ_PM_START: {
       c = tqCalloc(1, sizeof *c);
       p->data = c;
-      const char *a = p->args;
-      if (p->caps & TQ_PM_EXTRACTOR) {
-        c->reading = 1;
-        int full = !strncmp(a, "full:", 5); /* every block, needed or not (tests) */
-        if (full) a += 5;
-        if (snsReaderOpen(&c->rd, a, enProgram(g))) {
-          snprintf(p->message, sizeof p->message, "%s", c->rd.err);
-          snsReaderReport(enDiag(g), &c->rd, "");
-          return TQ_PM_FATAL;
-        }
-        /* format 3 reads only what the queries need */
-        c->rd.need = full ? NULL : needOf;
-        c->rd.period = periodOf;
-        c->rd.needCtx = g;
-        c->rd.net = enNet(g);
-        if (c->rd.net && c->rd.version >= 3) c->rd.net->read.bytes = (int64_t)c->rd.len;
-        if (c->rd.net) c->rd.net->read.bytesRead += (int64_t)c->rd.off; /* its header */
-        /* a regular file is read once more when its range is not known
-        ** (not closed properly, damaged range fields) or it may hold whole
-        ** intervals (their begins are announced to the engine, which holds
-        ** the relation's low mark back for them); a stream (a pipe) cannot
-        ** be: its range is known at its end, and it may not hold whole
-        ** intervals */
-        int ranged = c->rd.flags & 1;
-        int mayWhole = c->rd.version == 1 || !ranged || (c->rd.flags & 2);
-        if (c->rd.len && (!ranged || mayWhole)) {
-          Reader scan;
-          if (!snsReaderOpen(&scan, a, enProgram(g))) {
-            TqTime first, last;
-            int64_t records;
-            scan.wholeOk = 1;
-            scan.need = c->rd.need;
-            scan.needCtx = g;
-            int any = snsReaderScan(&scan, &first, &last, &records, announce, g);
-            if (!ranged && any) {
-              c->rd.first = first;
-              c->rd.last = last;
-              c->rd.records = records;
-            }
-            ranged |= any;
-            c->rd.wholeOk = mayWhole;
-          }
-          snsReaderClose(&scan);
-        }
-        if (!(c->rd.flags & 1)) {
-          const char *how = c->rd.len ? "reading what it holds" : "its range is known at its end";
-          if (c->rd.rangeBad)
-            g->log(g, p, TQ_LOG_WARNING, "%s:12: its range fields are damaged (%s): %s", a,
-                   c->rd.rangeBad == 1 ? "checksum mismatch" : "out of range", how);
-          else
-            g->log(g, p, TQ_LOG_WARNING, "%s was not closed properly: %s", a, how);
-        }
-        if (ranged) g->set_range(g, c->rd.first, c->rd.last, c->rd.records);
-      } else {
-        const char *path = strchr(a, ':') + 1;
-        FILE *f = fopen(path, "w+b");
-        if (!f) {
-          snprintf(p->message, sizeof p->message, "cannot write %s: %s", path, strerror(errno));
-          return TQ_PM_FATAL;
-        }
-        openWriter(&c->wr, f, path, enProgram(g));
+      const char *path = strchr(p->args, ':') + 1;
+      FILE *f = fopen(path, "w+b");
+      if (!f) {
+        snprintf(p->message, sizeof p->message, "cannot write %s: %s", path, strerror(errno));
+        return TQ_PM_FATAL;
       }
+      openWriter(&c->wr, f, path, enProgram(g));
       c->started = 1;
       return TQ_PM_OK;
     }
-    case TQ_PM_COLLECTION_END:
-      return TQ_PM_OK;
     case TQ_PM_END:
       if (!c) return TQ_PM_OK;
-      if (c->reading) {
-        snsReaderClose(&c->rd);
-      } else if (c->started) {
+      if (c->started) {
         RtNet *net = enNet(g);
         TqTime first = net ? net->origin : c->wr.first, last = net ? net->now : c->wr.last;
         if (net && net->opt.nowValue != TQ_OPEN) last = net->opt.nowValue;
@@ -649,49 +577,12 @@ static tq_pm_status colCall(tq_pm_global *g, tq_pm_private *p, int what, const t
 
 static tq_pm_status colRecord(tq_pm_global *g, tq_pm_private *p, const tq_record *r) {
   Colfil *c = p->data;
-  if (!c || c->reading) return TQ_PM_OK;
+  if (!c || (p->caps & TQ_PM_EXTRACTOR)) return TQ_PM_OK;
   if (writeRecord(&c->wr, r)) {
     snprintf(p->message, sizeof p->message, "cannot write %s: %s", c->wr.path, strerror(errno));
     return TQ_PM_ERROR;
   }
   return TQ_PM_OK;
-}
-
-static tq_pm_status colExtract(tq_pm_global *g, tq_pm_private *p) {
-  Colfil *c = p->data;
-  Reader *r = &c->rd;
-  TqTime boundary = TQ_FOREVER;
-  tq_record rec;
-  int skip;
-  if (c->havePending) {
-    rec = c->pending;
-    rec.vals = c->pendVals;
-    c->havePending = 0;
-    goto have;
-  }
-  for (;;) {
-    int rr = snsReaderNext(r, &rec, &skip);
-    if (rr == 0) return TQ_PM_DONE;
-    if (rr < 0) {
-      /* damaged: what came before is used; say where */
-      snsReaderReport(enDiag(g), r, " (the records before it were used)");
-      snprintf(p->message, sizeof p->message, "%s", r->err);
-      return TQ_PM_ERROR;
-    }
-    if (skip) continue;
-  have: {
-    TqTime t = rec.kind == TQ_REC_BEGIN ? rec.from : rec.kind == TQ_REC_END || rec.kind == TQ_REC_WHOLE ? rec.to : rec.t;
-    if (boundary == TQ_FOREVER) {
-      boundary = tqTickAfter(t, g->tick);
-    } else if (t >= boundary) {
-      c->pending = rec;
-      memcpy(c->pendVals, rec.vals, sizeof(int64_t) * (size_t)rec.nvals);
-      c->havePending = 1;
-      return TQ_PM_OK;
-    }
-    if (g->produce(g, &rec)) return TQ_PM_FATAL;
-  }
-  }
 }
 
 const tq_pm snsColfilPm = {
@@ -700,6 +591,6 @@ const tq_pm snsColfilPm = {
     .description = "collection files: EXTRACTOR (args: FILE; full:FILE reads every block) and CONSUMER (args: write:FILE or all:FILE)",
     .init = colInit,
     .call = colCall,
-    .extract = colExtract,
+    .extract = snsReplayExtract,
     .record = colRecord,
 };

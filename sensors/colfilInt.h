@@ -159,6 +159,9 @@ typedef struct Kept {
 
 typedef struct Reader {
   FILE *f;             /* read a block (format 3: a group) at a time */
+  int ownF;            /* f is the reader's: closed with it */
+  const unsigned char *head; /* bytes of the file read ahead (its format's sniffing), taken first */
+  size_t nhead, headAt;
   unsigned char *blk;  /* the block being read (formats 1, 2) */
   size_t cblk;
   size_t len;          /* the file's size when known (regular file), else 0 */
@@ -211,6 +214,11 @@ typedef struct Reader {
 
 /* Opens path and maps its catalog onto prog's: 0, or -1 with r->err. */
 int snsReaderOpen(Reader *r, const char *path, const CpProgram *prog);
+/* The same on f, open already and kept by the caller (path names it in
+** messages), whose first nhead bytes were read already into head (kept by
+** the caller until the reader is closed). */
+int snsReaderOpenFile(Reader *r, FILE *f, const char *path, const unsigned char *head, size_t nhead,
+                      const CpProgram *prog);
 void snsReaderClose(Reader *r);
 /* The next record: 1 (skip set when the program does not want it), 0 at
 ** the end, -1 damaged (r->err: "FILE:OFFSET: message"). */

@@ -82,17 +82,39 @@ static int readerFail(Reader *r, const char *fmt, ...) {
 /* ================================================================ opening */
 
 int snsReaderOpen(Reader *r, const char *path, const CpProgram *prog) {
+  FILE *f = fopen(path, "rb");
+  if (!f) {
+    memset(r, 0, sizeof *r);
+    r->path = path;
+    return readerFail(r, "%s: cannot open: %s", path, strerror(errno));
+  }
+  int rc = snsReaderOpenFile(r, f, path, NULL, 0, prog);
+  r->ownF = 1;
+  return rc;
+}
+
+/* Reads n bytes of the header: the bytes read ahead first (the format's
+** sniffing), then the file's.  Returns how many it read. */
+static size_t headRead(Reader *r, void *buf, size_t n) {
+  size_t k = r->nhead - r->headAt < n ? r->nhead - r->headAt : n;
+  TQ_MEMCPY(buf, r->head + r->headAt, k);
+  r->headAt += k;
+  return k + (n > k ? fread((unsigned char *)buf + k, 1, n - k, r->f) : 0);
+}
+
+int snsReaderOpenFile(Reader *r, FILE *f, const char *path, const unsigned char *head, size_t nhead,
+                      const CpProgram *prog) {
   memset(r, 0, sizeof *r);
   r->path = path;
   r->lastT = TQ_BEGINNING; /* (no record yet: any time is after it) */
   r->groupLast = TQ_BEGINNING;
-  FILE *f = fopen(path, "rb");
-  if (!f) return readerFail(r, "%s: cannot open: %s", path, strerror(errno));
   r->f = f;
+  r->head = head;
+  r->nhead = nhead;
   struct stat st;
   if (!fstat(fileno(f), &st) && S_ISREG(st.st_mode)) r->len = (size_t)st.st_size;
   unsigned char fix[48];
-  size_t got = fread(fix, 1, 12, f);
+  size_t got = headRead(r, fix, 12);
   if (got < 12 || memcmp(fix, COL_MAGIC, 8)) return readerFail(r, "%s: not a tqmon collection file", path);
   uint32_t version;
   memcpy(&version, fix + 8, 4);
@@ -101,7 +123,7 @@ int snsReaderOpen(Reader *r, const char *path, const CpProgram *prog) {
     ** version whose range checksum holds is newer, one whose does not is
     ** a damaged version field */
     uint32_t sum;
-    got += fread(fix + 12, 1, 32, f);
+    got += headRead(r, fix + 12, 32);
     memcpy(&sum, fix + 40, 4);
     if (got < 44 || snsCrc32c(fix + 8, 32) != sum)
       return readerFail(r, "%s:8: corrupt header (format version %u, and its checksum does not match)", path, version);
@@ -111,7 +133,7 @@ int snsReaderOpen(Reader *r, const char *path, const CpProgram *prog) {
   if (version == 0) return readerFail(r, "%s:8: corrupt header (format version 0)", path);
   r->version = version;
   size_t hoff = version == 1 ? 44 : 48; /* the header */
-  got += fread(fix + 12, 1, hoff - 12, f);
+  got += headRead(r, fix + 12, hoff - 12);
   if (got < hoff) return readerFail(r, "%s:%zu: truncated header", path, got);
   memcpy(&r->flags, fix + 12, 4);
   memcpy(&r->first, fix + 16, 8);
@@ -123,7 +145,7 @@ int snsReaderOpen(Reader *r, const char *path, const CpProgram *prog) {
   if ((r->len && (size_t)hlen + tail > r->len - hoff) || hlen > (64u << 20))
     return readerFail(r, "%s:%zu: truncated header", path, hoff);
   r->hdr = tqMalloc((size_t)hlen + tail + 1);
-  if (fread(r->hdr, 1, (size_t)hlen + tail, f) != (size_t)hlen + tail) return readerFail(r, "%s:%zu: truncated header", path, hoff);
+  if (headRead(r, r->hdr, (size_t)hlen + tail) != (size_t)hlen + tail) return readerFail(r, "%s:%zu: truncated header", path, hoff);
   if (version >= 2) {
     uint32_t hcrc, fcrc;
     memcpy(&hcrc, r->hdr + hlen, 4);
@@ -222,7 +244,7 @@ int snsReaderOpen(Reader *r, const char *path, const CpProgram *prog) {
 }
 
 void snsReaderClose(Reader *r) {
-  if (r->f) fclose(r->f);
+  if (r->f && r->ownF) fclose(r->f);
   free(r->hdr);
   free(r->blk);
   for (int i = 0; r->rels && i <= r->nrel; i++) {

@@ -205,12 +205,14 @@ static int traceRows(const SnsTrace *t, SnsCsv *c) {
 }
 
 int snsRecordingToCsv(const char *path, const CpProgram *prog, const char *dir, TqDiag *d) {
-  int bin = snsIsCollectionFile(path);
-  SnsTrace *t = bin ? NULL : snsTraceRead(path, prog, d);
-  if (!bin && !t) return -1;
-  SnsCsv *c = snsCsvOpen(dir, prog, d);
-  int rc = !c ? -1 : bin ? snsColfilRows(path, prog, c, d) : traceRows(t, c);
+  SnsInput *in = snsInputOpen(path, d);
+  if (!in) return -1;
+  int bin = snsInputIsCollection(in);
+  SnsTrace *t = bin ? NULL : snsTraceReadInput(in, prog, d);
+  SnsCsv *c = !bin && !t ? NULL : snsCsvOpen(dir, prog, d);
+  int rc = !c ? -1 : bin ? snsColfilRows(in, prog, c, d) : traceRows(t, c);
   if (c && snsCsvClose(c, d)) rc = -1;
   snsTraceFree(t);
+  snsInputClose(in);
   return rc;
 }

@@ -22,27 +22,18 @@
 
 /* ================================================================ trace: text recordings */
 
+/* The trace PM's CONSUMER state (its EXTRACTOR half is the replay's,
+** replay.c). */
 typedef struct TraceState {
-  SnsTextWriter *w; /* consumer: the file written */
-  SnsTrace *tr;
-  int64_t next;   /* next packet to produce */
-  int borrowed;   /* tr belongs to the caller (snsReplay) */
+  SnsTextWriter *w; /* the file written */
 } TraceState;
 
 /* args: FILE to read (EXTRACTOR), or "write:FILE" / "all:FILE" to write
 ** what the run collected / every record in the text form (CONSUMER).  A
 ** recording read already comes as the private data (snsReplay). */
 static tq_pm_status traceInit(tq_pm_global *g, tq_pm_private *p) {
-  if (p->data) {
-    TraceState *st = tqCalloc(1, sizeof *st);
-    st->tr = p->data;
-    st->borrowed = 1;
-    p->data = st;
-    p->caps = TQ_PM_EXTRACTOR;
-    return TQ_PM_OK;
-  }
   const char *a = p->args ? p->args : "";
-  if (!*a) {
+  if (!*a && !p->data) {
     snprintf(p->message, sizeof p->message, "give the recording: trace=FILE (read) or trace=write:FILE");
     return TQ_PM_ERROR;
   }
@@ -59,7 +50,7 @@ static tq_pm_status traceInit(tq_pm_global *g, tq_pm_private *p) {
 
 static tq_pm_status traceRecord(tq_pm_global *g, tq_pm_private *p, const tq_record *r) {
   TraceState *st = p->data;
-  if (!st || !st->w) return TQ_PM_OK;
+  if (!st || !(p->caps & TQ_PM_CONSUMER)) return TQ_PM_OK;
   if (snsTextWrite(st->w, r)) {
     snprintf(p->message, sizeof p->message, "cannot write %s", strchr(p->args, ':') + 1);
     return TQ_PM_ERROR;
@@ -68,38 +59,27 @@ static tq_pm_status traceRecord(tq_pm_global *g, tq_pm_private *p, const tq_reco
 }
 
 static tq_pm_status traceCall(tq_pm_global *g, tq_pm_private *p, int what, const tq_record_set *rs) {
+  if (p->caps & TQ_PM_EXTRACTOR) {
+    if (what == TQ_PM_START) return snsReplayStart(g, p, p->data, NULL);
+    if (what == TQ_PM_END) snsReplayEnd(g, p);
+    return TQ_PM_OK;
+  }
   TraceState *st = p->data;
   switch (what) {
     case TQ_PM_START: {
-      if (st) { /* preloaded */
-        g->set_range(g, st->tr->first, st->tr->last, st->tr->npk);
-        return TQ_PM_OK;
-      }
       st = tqCalloc(1, sizeof *st);
       p->data = st;
-      if (p->caps & TQ_PM_CONSUMER) {
-        const char *path = strchr(p->args, ':') + 1;
-        st->w = snsTextWriterOpen(path, enProgram(g));
-        if (!st->w) {
-          snprintf(p->message, sizeof p->message, "cannot write %s", path);
-          return TQ_PM_FATAL;
-        }
-        return TQ_PM_OK;
-      }
-      st->tr = snsTraceRead(p->args, enProgram(g), enDiag(g));
-      if (!st->tr) {
-        snprintf(p->message, sizeof p->message, "cannot read the recording %s", p->args);
+      const char *path = strchr(p->args, ':') + 1;
+      st->w = snsTextWriterOpen(path, enProgram(g));
+      if (!st->w) {
+        snprintf(p->message, sizeof p->message, "cannot write %s", path);
         return TQ_PM_FATAL;
       }
-      g->set_range(g, st->tr->first, st->tr->last, st->tr->npk);
-      for (int64_t k = 0; k < st->tr->npk; k++) /* (the whole file is read: its whole intervals are known) */
-        if (st->tr->pk[k].kind == PK_WHOLE) g->announce_whole(g, st->tr->pk[k].rel + 1, st->tr->iv[st->tr->pk[k].iv].from);
       return TQ_PM_OK;
     }
     case TQ_PM_END:
       if (st) {
         int bad = st->w && snsTextWriterClose(st->w);
-        if (!st->borrowed) snsTraceFree(st->tr);
         free(st);
         p->data = NULL;
         if (bad) {
@@ -112,27 +92,13 @@ static tq_pm_status traceCall(tq_pm_global *g, tq_pm_private *p, int what, const
   }
 }
 
-/* Produces the packets of one snapshot: up to the base tick after the first. */
-static tq_pm_status traceExtract(tq_pm_global *g, tq_pm_private *p) {
-  TraceState *st = p->data;
-  SnsTrace *tr = st->tr;
-  if (st->next >= tr->npk) return TQ_PM_DONE;
-  TqTime boundary = tqTickAfter(tr->pk[st->next].t, g->tick);
-  while (st->next < tr->npk && tr->pk[st->next].t < boundary) {
-    tq_record r;
-    snsTraceRecord(tr, st->next++, &r);
-    if (g->produce(g, &r)) return TQ_PM_FATAL;
-  }
-  return st->next >= tr->npk ? TQ_PM_DONE : TQ_PM_OK;
-}
-
 const tq_pm snsTracePm = {
     .version = TQ_PM_VERSION,
     .name = "trace",
     .description = "text recordings (.trace): EXTRACTOR (args: FILE) and CONSUMER (args: write:FILE or all:FILE)",
     .init = traceInit,
     .call = traceCall,
-    .extract = traceExtract,
+    .extract = snsReplayExtract,
     .record = traceRecord,
 };
 

@@ -25,6 +25,7 @@
 
 /* The built-in PMs of sensors/ (app/builtins.c offers them by name). */
 extern const tq_pm snsTracePm, snsClockPm, snsProgressPm; /* pms.c */
+extern const tq_pm snsReplayPm;                          /* replay.c */
 extern const tq_pm snsColfilPm;                          /* colfil.c */
 extern const tq_pm snsShmPm;                             /* shm.c */
 extern const tq_pm snsHostPm, snsHostProcessPm, snsHostProcessorPm, snsHostStatePm, snsHostLastProcessorPm,
@@ -62,9 +63,23 @@ int snsProcessWanted(tq_pm_global *g, int64_t pid, const char *comm);
 
 typedef struct SnsTrace SnsTrace;
 
+/* A recording opened for reading (replay.c): a file, a pipe or "-"
+** (standard input), opened once, its format told by its first bytes,
+** which stay to be read, so that a stream loses nothing. */
+typedef struct SnsInput SnsInput;
+/* Opens path ("-": standard input).  NULL with the error in d. */
+SnsInput *snsInputOpen(const char *path, TqDiag *d);
+int snsInputIsCollection(const SnsInput *in); /* a collection file (its magic) */
+const char *snsInputName(const SnsInput *in); /* in messages ("<stdin>" for "-") */
+void snsInputClose(SnsInput *in);             /* accepts NULL */
+
 /* Reads and checks a text recording against the catalog of prog.  Returns
-** NULL after recording every error (file:line:col) in d. */
+** NULL after recording every error (file:line:col) in d; a NUL byte or a
+** line longer than 1 MiB stops the reading there (an endless input costs
+** no more); a recording that holds no record is an error too.  The Input
+** form reads what is left of in (kept by the caller). */
 SnsTrace *snsTraceRead(const char *path, const CpProgram *prog, TqDiag *d);
+SnsTrace *snsTraceReadInput(SnsInput *in, const CpProgram *prog, TqDiag *d);
 SnsTrace *snsTraceParse(TqSource *src, const CpProgram *prog, TqDiag *d); /* takes src */
 void snsTraceFree(SnsTrace *t);
 /* Replays tr (kept by the caller) through net, built on p (kept by the
@@ -100,8 +115,8 @@ typedef struct SnsCsv SnsCsv;
 SnsCsv *snsCsvOpen(const char *dir, const CpProgram *prog, TqDiag *d);
 int snsCsvRow(SnsCsv *c, int rel, const int64_t *vals, TqTime from, TqTime to);
 int snsCsvClose(SnsCsv *c, TqDiag *d);
-/* Every row of a collection file into c (colfil.c). */
-int snsColfilRows(const char *path, const CpProgram *prog, SnsCsv *c, TqDiag *d);
+/* Every row of collection file in (kept by the caller) into c (colfil.c). */
+int snsColfilRows(SnsInput *in, const CpProgram *prog, SnsCsv *c, TqDiag *d);
 
 /* Writes the C header of generated sensors for the primitive relations of
 ** p into out (src names the configuration in its comment).  Returns 0, or

@@ -53,6 +53,27 @@ SnsTextWriter *snsTextWriterOpen(const char *path, const CpProgram *prog); /* NU
 int snsTextWrite(SnsTextWriter *w, const tq_record *r);
 int snsTextWriterClose(SnsTextWriter *w);
 
+/* A recording opened for reading (replay.c). */
+struct SnsInput {
+  char *name;              /* in messages: the path, "<stdin>" for "-" */
+  FILE *f;                 /* open once; what is left after head */
+  int binary;              /* a collection file (its magic) */
+  int regular;             /* a regular file: may be read twice */
+  int stream;              /* it came as a stream (a pipe, a device; perhaps spooled since) */
+  unsigned char head[16];  /* its first bytes, read to tell the format */
+  size_t nhead;            /* how many (fewer: a shorter input) */
+  int64_t spooled;         /* bytes copied from a stream into a temporary file */
+};
+
+/* The EXTRACTOR half of the trace, colfil and replay PMs (replay.c): at
+** START, the recordings of p->args (one FILE a line, "full:FILE" every
+** block) or the one handed by the caller (tr read already, or in opened;
+** either stays the caller's) are opened and merged; END frees them.
+** Extract produces a snapshot's records. */
+tq_pm_status snsReplayStart(tq_pm_global *g, tq_pm_private *p, SnsTrace *tr, SnsInput *in);
+tq_pm_status snsReplayExtract(tq_pm_global *g, tq_pm_private *p);
+void snsReplayEnd(tq_pm_global *g, tq_pm_private *p);
+
 /* CRC-32C (Castagnoli) of n bytes, as collection files check them: the
 ** CPU's instruction where it has one; the Soft one always by table. */
 uint32_t snsCrc32c(const void *data, size_t n);

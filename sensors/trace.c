@@ -598,12 +598,6 @@ SnsTrace *snsTraceParse(TqSource *src, const CpProgram *prog, TqDiag *d) {
   return tr;
 }
 
-SnsTrace *snsTraceRead(const char *path, const CpProgram *prog, TqDiag *d) {
-  TqSource *src = tqSourceRead(path, d);
-  if (!src) return NULL;
-  return snsTraceParse(src, prog, d);
-}
-
 void snsTraceFree(SnsTrace *t) {
   if (!t) return;
   tqSourceFree(t->src);

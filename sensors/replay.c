@@ -1,0 +1,484 @@
+/*
+** replay.c - reading recordings back: opening one once (a file, a pipe,
+** "-" for standard input) and telling its format by its first bytes, and
+** the replay of one or several recordings, text or collection files,
+** merged in time order.  It is the EXTRACTOR half of the trace and colfil
+** PMs, and the replay PM of tqmon run --replay (args: one FILE a line;
+** "full:FILE" reads every block of a collection file).
+**
+** An input is opened once: the bytes read to tell its format stay with it
+** and are read first, so that a pipe loses nothing.  A regular file may be
+** read twice (a collection file that holds whole intervals, or whose range
+** is not known, is read ahead at START); a stream cannot, so a collection
+** file that says it holds whole intervals is first copied from the stream
+** into an unlinked temporary file (owner-only) and read from there:
+** --stats says so ("streams", "spooled" bytes).  An input that holds no
+** record at all is an error.
+**
+** Merging: the recordings are read side by side, and each record goes to
+** the engine in time order (records of the same time: in the order the
+** recordings were given).  Times are taken as recorded: recordings of one
+** clock (live recordings are CLOCK_REALTIME ns) line up, and recordings
+** whose times count from their own start are merged as if they started
+** together; a recording of dates (live) and one of times from a start
+** cannot share an axis and are refused.  A name is one entity in every
+** recording (it exists while any recording says so); an interval's end is
+** matched with its begin in its own recording only (each recording's
+** interval ids get its own bits 48-55).
+*/
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../runtime/engine.h"
+#include "colfilInt.h"
+
+#define REPLAY_MAX 64          /* recordings merged at most */
+#define SNS_MAX_LINE (1 << 20) /* a text recording's longest line */
+
+/* ================================================================ inputs */
+
+SnsInput *snsInputOpen(const char *path, TqDiag *d) {
+  int std = !strcmp(path, "-");
+  FILE *f = NULL;
+  if (std) {
+    int fd = dup(0); /* (closing the input leaves fd 0 alone) */
+    f = fd >= 0 ? fdopen(fd, "rb") : NULL;
+    if (!f && fd >= 0) close(fd);
+  } else {
+    f = fopen(path, "rb");
+  }
+  if (!f) {
+    tqErrorAt(d, std ? "<stdin>" : path, "cannot open: %s", strerror(errno));
+    return NULL;
+  }
+  SnsInput *in = tqCalloc(1, sizeof *in);
+  in->name = tqStrdup(std ? "<stdin>" : path);
+  in->f = f;
+  struct stat st;
+  in->regular = !fstat(fileno(f), &st) && S_ISREG(st.st_mode);
+  in->stream = !in->regular;
+  in->nhead = fread(in->head, 1, sizeof in->head, f);
+  in->binary = in->nhead >= 8 && !memcmp(in->head, COL_MAGIC, 8);
+  if (ferror(f)) {
+    tqErrorAt(d, in->name, "read error: %s", strerror(errno));
+    snsInputClose(in);
+    return NULL;
+  }
+  return in;
+}
+
+/* An input that yields no record says so (an error: nothing is replayed). */
+static void noRecord(const SnsInput *in, TqDiag *d) {
+  tqErrorAt(d, in->name, "the recording holds no record%s", in->stream && !in->spooled ? " (an empty stream)" : "");
+}
+
+int snsInputIsCollection(const SnsInput *in) { return in->binary; }
+const char *snsInputName(const SnsInput *in) { return in->name; }
+
+void snsInputClose(SnsInput *in) {
+  if (!in) return;
+  if (in->f) fclose(in->f);
+  free(in->name);
+  free(in);
+}
+
+SnsTrace *snsTraceReadInput(SnsInput *in, const CpProgram *prog, TqDiag *d) {
+  TqSource *src = tqSourceReadFile(in->f, in->name, in->head, in->nhead, SNS_MAX_LINE, d);
+  in->nhead = 0;
+  SnsTrace *t = src ? snsTraceParse(src, prog, d) : NULL;
+  if (t && !t->npk) {
+    noRecord(in, d);
+    snsTraceFree(t);
+    t = NULL;
+  }
+  return t;
+}
+
+SnsTrace *snsTraceRead(const char *path, const CpProgram *prog, TqDiag *d) {
+  SnsInput *in = snsInputOpen(path, d);
+  SnsTrace *t = in ? snsTraceReadInput(in, prog, d) : NULL;
+  snsInputClose(in);
+  return t;
+}
+
+int snsIsCollectionFile(const char *path) {
+  char m[8];
+  FILE *f = fopen(path, "rb");
+  if (!f) return 0;
+  size_t n = fread(m, 1, 8, f);
+  fclose(f);
+  return n == 8 && !memcmp(m, COL_MAGIC, 8);
+}
+
+/* A stream that must be read twice: what is left of it (after its head)
+** into an unlinked temporary file, which then stands for it.  0, or -1
+** with the error in d. */
+static int spool(SnsInput *in, TqDiag *d) {
+  const char *dir = getenv("TMPDIR");
+  if (!dir || !*dir) dir = "/tmp";
+  int fd = open(dir, O_TMPFILE | O_RDWR, 0600);
+  if (fd < 0) { /* (a file system without O_TMPFILE) */
+    char *tmpl = tqMprintf("%s/tqmon-spool.XXXXXX", dir);
+    fd = mkstemp(tmpl);
+    if (fd >= 0) unlink(tmpl);
+    free(tmpl);
+  }
+  FILE *t = fd >= 0 ? fdopen(fd, "w+b") : NULL;
+  if (!t) {
+    tqErrorAt(d, in->name, "cannot make a temporary file in %s to read the stream ahead: %s", dir, strerror(errno));
+    if (fd >= 0) close(fd);
+    return -1;
+  }
+  char buf[65536];
+  size_t n;
+  int bad = fwrite(in->head, 1, in->nhead, t) != in->nhead;
+  in->spooled = (int64_t)in->nhead;
+  while (!bad && (n = fread(buf, 1, sizeof buf, in->f)) > 0) {
+    bad = fwrite(buf, 1, n, t) != n;
+    in->spooled += (int64_t)n;
+  }
+  if (bad || ferror(in->f) || fflush(t) || fseek(t, 0, SEEK_SET)) {
+    tqErrorAt(d, in->name, "cannot copy the stream into a temporary file in %s: %s", dir, strerror(errno));
+    fclose(t);
+    return -1;
+  }
+  fclose(in->f);
+  in->f = t;
+  in->nhead = 0;
+  in->regular = 1;
+  return 0;
+}
+
+/* ================================================================ the replay */
+
+/* One recording of a replay. */
+typedef struct Src {
+  SnsInput *in;          /* NULL: a recording read already (snsReplay) */
+  char *path;            /* as given */
+  const char *name;      /* in messages */
+  int full;              /* full:FILE: every block, needed or not */
+  SnsTrace *tr;          /* a text recording, read whole */
+  int borrowed;          /* tr or in is the caller's */
+  int64_t next;          /* its next packet */
+  Reader rd;             /* a collection file */
+  int reading;           /* rd is open */
+  int ranged;            /* rd's range is known (its header's, or read ahead) */
+  tq_record cur;         /* the next record, read ahead */
+  int64_t vals[TQ_MAX_ATTRS]; /* its values (a reader's are overwritten by the next) */
+  int have;              /* cur holds one */
+  TqTime t;              /* its time */
+  uint64_t idBits;       /* its intervals' ids apart from the other recordings' */
+} Src;
+
+typedef struct Replay {
+  Src src[REPLAY_MAX];
+  int nsrc;
+} Replay;
+
+static TqTime recTime(const tq_record *r) {
+  return r->kind == TQ_REC_BEGIN ? r->from : r->kind == TQ_REC_END || r->kind == TQ_REC_WHOLE ? r->to : r->t;
+}
+
+/* The reader asks the engine what the operation needs. */
+static int needOf(void *g, int rel, int64_t entity) { return ((tq_pm_global *)g)->needed_records(g, rel, entity); }
+static TqTime periodOf(void *g, int rel) { return ((tq_pm_global *)g)->sample_period(g, rel); }
+static void announce(void *g, int rel, TqTime from) { ((tq_pm_global *)g)->announce_whole(g, rel, from); }
+
+/* Reads s's next record into s->cur.  1, 0 at its end, -1 damaged (said). */
+static int srcNext(tq_pm_global *g, tq_pm_private *p, Src *s) {
+  s->have = 0;
+  if (s->tr) {
+    if (s->next >= s->tr->npk) return 0;
+    snsTraceRecord(s->tr, s->next++, &s->cur);
+  } else {
+    int skip;
+    for (;;) {
+      int rr = snsReaderNext(&s->rd, &s->cur, &skip);
+      if (rr == 0) return 0;
+      if (rr < 0) { /* damaged: what came before is used; say where */
+        snsReaderReport(enDiag(g), &s->rd, " (the records before it were used)");
+        snprintf(p->message, sizeof p->message, "%s", s->rd.err);
+        return -1;
+      }
+      if (!skip) break;
+    }
+    memcpy(s->vals, s->cur.vals, sizeof(int64_t) * (size_t)s->cur.nvals);
+    s->cur.vals = s->vals;
+  }
+  s->t = recTime(&s->cur);
+  s->have = 1;
+  return 1;
+}
+
+/* Opens collection file s: read ahead for its range and whole intervals
+** when it must be (a stream that holds some is spooled first).  0, or -1
+** (said). */
+static int srcOpenCollection(tq_pm_global *g, tq_pm_private *p, Src *s) {
+  SnsInput *in = s->in;
+  RtNet *net = enNet(g);
+  const unsigned char *h = in->head;
+  uint32_t version = 0, flags = 0;
+  if (in->nhead >= 16) {
+    memcpy(&version, h + 8, 4);
+    memcpy(&flags, h + 12, 4);
+  }
+  /* a stream that holds whole intervals (closed with flag 2; version 1
+  ** does not say) is read ahead from a copy */
+  if (!in->regular && (version == 1 || (flags & 3) == 3)) {
+    if (spool(in, enDiag(g))) return -1;
+    if (net) net->read.spooled += in->spooled;
+  }
+  Reader *r = &s->rd;
+  s->reading = 1;
+  if (snsReaderOpenFile(r, in->f, in->name, in->head, in->nhead, enProgram(g))) {
+    snprintf(p->message, sizeof p->message, "%s", r->err);
+    snsReaderReport(enDiag(g), r, "");
+    return -1;
+  }
+  /* format 3 reads only what the queries need */
+  r->need = s->full ? NULL : needOf;
+  r->period = periodOf;
+  r->needCtx = g;
+  r->net = net;
+  if (net && r->version >= 3) net->read.bytes += (int64_t)r->len;
+  if (net) net->read.bytesRead += (int64_t)r->off; /* its header */
+  if (net && in->stream) net->read.streams++;
+  /* a regular file is read once more when its range is not known (not
+  ** closed properly, damaged range fields) or it may hold whole intervals
+  ** (their begins are announced to the engine, which holds the relation's
+  ** low mark back for them); a stream cannot be: its range is known at
+  ** its end, and a whole interval in it is refused */
+  int ranged = r->flags & 1;
+  int mayWhole = r->version == 1 || !ranged || (r->flags & 2);
+  if (in->regular && (!ranged || mayWhole)) {
+    long at = ftell(in->f);
+    if (at >= 0 && !fseek(in->f, 0, SEEK_SET)) {
+      Reader scan;
+      if (!snsReaderOpenFile(&scan, in->f, in->name, NULL, 0, enProgram(g))) {
+        TqTime first, last;
+        int64_t records;
+        scan.wholeOk = 1;
+        scan.need = r->need;
+        scan.needCtx = g;
+        int any = snsReaderScan(&scan, &first, &last, &records, announce, g);
+        if (!ranged && any) {
+          r->first = first;
+          r->last = last;
+          r->records = records;
+        }
+        ranged |= any;
+        r->wholeOk = mayWhole;
+      }
+      snsReaderClose(&scan);
+    }
+    if (at < 0 || fseek(in->f, at, SEEK_SET)) {
+      tqErrorAt(enDiag(g), in->name, "cannot read it again: %s", strerror(errno));
+      return -1;
+    }
+  }
+  if (!(r->flags & 1)) {
+    const char *how = in->regular ? "reading what it holds" : "its range is known at its end";
+    if (r->rangeBad)
+      g->log(g, p, TQ_LOG_WARNING, "%s:12: its range fields are damaged (%s): %s", in->name,
+             r->rangeBad == 1 ? "checksum mismatch" : "out of range", how);
+    else
+      g->log(g, p, TQ_LOG_WARNING, "%s was not closed properly: %s", in->name, how);
+  }
+  s->ranged = ranged; /* (the header's, or the one read ahead) */
+  return 0;
+}
+
+/* Opens recording s and reads its first record.  0, or -1 (said). */
+static int srcOpen(tq_pm_global *g, tq_pm_private *p, Src *s) {
+  if (!s->tr) {
+    if (!s->in) s->in = snsInputOpen(s->path, enDiag(g));
+    if (!s->in) {
+      snprintf(p->message, sizeof p->message, "cannot open the recording %s", s->name);
+      return -1;
+    }
+    s->name = snsInputName(s->in);
+    if (!s->in->binary) {
+      s->tr = snsTraceReadInput(s->in, enProgram(g), enDiag(g));
+      if (!s->tr) {
+        snprintf(p->message, sizeof p->message, "cannot read the recording %s", s->name);
+        return -1;
+      }
+    } else if (srcOpenCollection(g, p, s)) {
+      return -1;
+    }
+  }
+  if (s->tr) /* (read whole: its whole intervals are known) */
+    for (int64_t k = 0; k < s->tr->npk; k++)
+      if (s->tr->pk[k].kind == PK_WHOLE) g->announce_whole(g, s->tr->pk[k].rel + 1, s->tr->iv[s->tr->pk[k].iv].from);
+  if (srcNext(g, p, s) < 0) return -1;
+  int64_t held = s->tr ? s->tr->npk : s->ranged ? s->rd.records : s->rd.nread;
+  if (!held && s->in) {
+    noRecord(s->in, enDiag(g));
+    snprintf(p->message, sizeof p->message, "%s holds no record", s->name);
+    return -1;
+  }
+  return 0;
+}
+
+/* The range of s: its first and last times and records (0: not known). */
+static int srcRange(const Src *s, TqTime *first, TqTime *last, int64_t *records) {
+  if (s->tr) {
+    *first = s->tr->first, *last = s->tr->last, *records = s->tr->npk;
+    return 1;
+  }
+  if (!s->ranged) return 0;
+  *first = s->rd.first, *last = s->rd.last, *records = s->rd.records;
+  return 1;
+}
+
+/* Recordings of dates (a live run's CLOCK_REALTIME) and recordings of
+** times from a start cannot be merged.  0, or -1 (said). */
+static int checkClocks(tq_pm_global *g, tq_pm_private *p, Replay *x) {
+  const Src *dated = NULL, *offset = NULL;
+  for (int i = 0; i < x->nsrc; i++) {
+    const Src *s = &x->src[i];
+    TqTime first, last;
+    int64_t n;
+    if (!srcRange(s, &first, &last, &n)) {
+      if (!s->have) continue;
+      first = s->t;
+    }
+    if (first >= TQ_WALLCLOCK && !dated) dated = s;
+    if (first < TQ_WALLCLOCK && !offset) offset = s;
+  }
+  if (!dated || !offset) return 0;
+  const Src *later = dated < offset ? offset : dated, *earlier = later == dated ? offset : dated;
+  TqTime tl = 0, te = 0, l;
+  int64_t n;
+  if (!srcRange(later, &tl, &l, &n)) tl = later->t;
+  if (!srcRange(earlier, &te, &l, &n)) te = earlier->t;
+  char a[64], b[64];
+  const char *dates = "are dates", *offsets = "count from a start";
+  tqErrorAt(enDiag(g), later->name,
+            "its times %s (from %s), those of %s %s (from %s): recordings on different clocks cannot be merged",
+            later == dated ? dates : offsets, tqTimeFormat(a, sizeof a, tl), earlier->name,
+            earlier == dated ? dates : offsets, tqTimeFormat(b, sizeof b, te));
+  snprintf(p->message, sizeof p->message, "recordings on different clocks");
+  return -1;
+}
+
+/* A replay of the recordings of p's args (one FILE a line), or of the
+** recording handed at registration: read already (tr, snsReplay) or
+** opened (in); either stays the caller's. */
+static Replay *replayNew(tq_pm_private *p, SnsTrace *tr, SnsInput *in) {
+  Replay *x = tqCalloc(1, sizeof *x);
+  if (tr || in) {
+    Src *s = &x->src[0];
+    s->tr = tr;
+    s->in = in;
+    s->borrowed = 1;
+    s->name = in ? snsInputName(in) : "(memory)";
+    x->nsrc = 1;
+    return x;
+  }
+  for (const char *a = p->args; a && *a && x->nsrc < REPLAY_MAX;) {
+    const char *e = strchr(a, '\n');
+    size_t n = e ? (size_t)(e - a) : strlen(a);
+    Src *s = &x->src[x->nsrc];
+    s->full = n > 5 && !strncmp(a, "full:", 5);
+    s->path = s->full ? tqStrndup(a + 5, n - 5) : tqStrndup(a, n);
+    s->name = s->path;
+    s->idBits = (uint64_t)x->nsrc << 48;
+    x->nsrc++;
+    a += n + (e ? 1 : 0);
+  }
+  return x;
+}
+
+tq_pm_status snsReplayStart(tq_pm_global *g, tq_pm_private *p, SnsTrace *tr, SnsInput *in) {
+  Replay *x = replayNew(p, tr, in);
+  p->data = x;
+  if (!x->nsrc) {
+    snprintf(p->message, sizeof p->message, "give the recording: FILE");
+    return TQ_PM_FATAL;
+  }
+  for (int i = 0; i < x->nsrc; i++)
+    if (srcOpen(g, p, &x->src[i])) return TQ_PM_FATAL;
+  if (x->nsrc > 1 && checkClocks(g, p, x)) return TQ_PM_FATAL;
+  TqTime first = TQ_FOREVER, last = TQ_BEGINNING;
+  int64_t records = 0;
+  for (int i = 0; i < x->nsrc; i++) {
+    TqTime f, l;
+    int64_t n;
+    if (!srcRange(&x->src[i], &f, &l, &n)) return TQ_PM_OK; /* (known at the end) */
+    if (f < first) first = f;
+    if (l > last) last = l;
+    records += n;
+  }
+  g->set_range(g, first, last, records);
+  return TQ_PM_OK;
+}
+
+tq_pm_status snsReplayExtract(tq_pm_global *g, tq_pm_private *p) {
+  Replay *x = p->data;
+  TqTime boundary = TQ_FOREVER;
+  for (;;) {
+    Src *s = NULL;
+    for (int i = 0; i < x->nsrc; i++)
+      if (x->src[i].have && (!s || x->src[i].t < s->t)) s = &x->src[i];
+    if (!s) return TQ_PM_DONE;
+    if (boundary == TQ_FOREVER) boundary = tqTickAfter(s->t, g->tick);
+    else if (s->t >= boundary) return TQ_PM_OK;
+    tq_record r = s->cur;
+    if (r.kind == TQ_REC_BEGIN || r.kind == TQ_REC_END || r.kind == TQ_REC_WHOLE) r.id ^= s->idBits;
+    if (g->produce(g, &r)) return TQ_PM_FATAL;
+    if (srcNext(g, p, s) < 0) return TQ_PM_ERROR;
+  }
+}
+
+void snsReplayEnd(tq_pm_global *g, tq_pm_private *p) {
+  Replay *x = p->data;
+  if (!x) return;
+  RtNet *net = enNet(g);
+  for (int i = 0; i < x->nsrc; i++) {
+    Src *s = &x->src[i];
+    if (s->reading) {
+      if (net && s->in && !s->in->regular) net->read.bytes += (int64_t)s->rd.off; /* (a stream's length: what came) */
+      snsReaderClose(&s->rd);
+    }
+    if (!s->borrowed) {
+      snsTraceFree(s->tr);
+      snsInputClose(s->in);
+    }
+    free(s->path);
+  }
+  free(x);
+  p->data = NULL;
+}
+
+/* ---------------------------------------------------------------- the replay PM */
+
+/* args: the recordings, one FILE a line; or an input opened by the
+** caller as the private data (tqmon load), kept by it. */
+static tq_pm_status rpInit(tq_pm_global *g, tq_pm_private *p) {
+  if (!p->data && (!p->args || !*p->args)) {
+    snprintf(p->message, sizeof p->message, "give the recordings: replay=FILE (one a line)");
+    return TQ_PM_ERROR;
+  }
+  p->caps = TQ_PM_EXTRACTOR;
+  return TQ_PM_OK;
+}
+static tq_pm_status rpCall(tq_pm_global *g, tq_pm_private *p, int what, const tq_record_set *rs) {
+  if (what == TQ_PM_START) return snsReplayStart(g, p, NULL, p->data);
+  if (what == TQ_PM_END) snsReplayEnd(g, p);
+  return TQ_PM_OK;
+}
+
+const tq_pm snsReplayPm = {
+    .version = TQ_PM_VERSION,
+    .name = "replay",
+    .description = "recordings, text or collection files, several merged in time order: EXTRACTOR (args: FILE a "
+                   "line, - standard input; full:FILE reads every block)",
+    .init = rpInit,
+    .call = rpCall,
+    .extract = snsReplayExtract,
+};
