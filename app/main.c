@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include <dirent.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include "../compiler/compiler.h"
@@ -468,13 +469,60 @@ static int writeStats(tq_engine *e, const Args *a, const char *cmd) {
   return 0;
 }
 
-/* Runs the prepared operation to its end; 0, or 1 when it failed. */
+/* ---------------------------------------------------------------- signals
+** SIGINT, SIGTERM and SIGHUP during an operation finish it cleanly, as
+** bpftrace does on ^C: the engine is asked to halt (tq_halt), completes
+** the snapshot being taken, and tq_end emits and stores what the queries
+** decided (intervals still open stay open); the exit status is that of a
+** run that ended.  A second signal ends the process at once (the default
+** action: what the store committed stays, docs/design.md). */
+static tq_engine *volatile sigEngine;
+static volatile sig_atomic_t sigSeen;
+static const int stopSignals[] = {SIGINT, SIGTERM, SIGHUP};
+
+static void onStopSignal(int sig) {
+  if (sigSeen || !sigEngine) { /* the second: abort at once */
+    signal(sig, SIG_DFL);
+    raise(sig); /* (pending until this handler returns) */
+    return;
+  }
+  sigSeen = sig;
+  tq_halt(sigEngine, sig);
+}
+
+/* Installs (e) or removes (NULL) the handlers of the stop signals. */
+static void stopSignalsTo(tq_engine *e) {
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = SA_RESTART; /* reads and writes go on; the clock's wait does not */
+  sa.sa_handler = e ? onStopSignal : SIG_DFL;
+  sigSeen = 0;
+  sigEngine = e;
+  for (size_t i = 0; i < sizeof stopSignals / sizeof *stopSignals; i++) {
+    struct sigaction old;
+    /* a signal ignored when tqmon started (nohup) stays ignored */
+    if (sigaction(stopSignals[i], NULL, &old) == 0 && old.sa_handler == SIG_IGN) continue;
+    sigaction(stopSignals[i], &sa, NULL);
+  }
+}
+
+/* Runs the prepared operation to its end; 0, or 1 when it failed.  A stop
+** signal ends it early and cleanly (said on standard error). */
 static int runToEnd(tq_engine *e) {
+  stopSignalsTo(e);
   int rc = tq_start(e) ? 1 : 0;
   if (rc) fputs(tq_errors(e), stderr);
   if (tq_end(e)) {
     fputs(tq_errors(e), stderr);
     rc = 1;
+  }
+  int sig = sigSeen;
+  stopSignalsTo(NULL);
+  if (sig) {
+    const char *name = sigabbrev_np(sig);
+    fprintf(stderr, "tqmon: SIG%s: the run ended there; what it decided is kept (intervals still open are left open)\n",
+            name ? name : "?");
   }
   return rc;
 }

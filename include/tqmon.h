@@ -64,6 +64,17 @@ int tq_collect_snapshot(tq_engine *e);
 /* Runs the started operation to its end.  Returns 0 or -1. */
 int tq_continue(tq_engine *e);
 
+/* Asks the running operation to finish as soon as it can, as if its
+** source had ended: the snapshot being taken is completed (the built-in
+** realtime clock stops waiting for its next tick and takes it at once),
+** then tq_start, tq_continue, tq_read_snapshot and tq_collect_snapshot
+** return as at the end; tq_end then emits and stores what the queries
+** decided, and intervals still open stay open.  why (a signal number, or
+** 0) is reported by tq_stats_json as "halted_by".  It only sets a flag:
+** safe in a signal handler and from any thread, before or during the run
+** (a request before tq_start ends the run at its first snapshot). */
+void tq_halt(tq_engine *e, int why);
+
 /* Information about the engine. */
 typedef struct tq_pm_info {
   const char *name;

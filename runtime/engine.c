@@ -149,6 +149,19 @@ static int gEnabled(tq_pm_global *g, int rel, int64_t entity) {
 
 static void gHalt(tq_pm_global *g) { enOf(g)->halted = 1; }
 
+void tq_halt(tq_engine *e, int why) {
+  if (e) e->haltReq = (sig_atomic_t)(why > 0 ? why + 1 : 1);
+}
+
+int enHaltRequested(tq_pm_global *g) { return enOf(g)->haltReq != 0; }
+
+double enProgress(tq_pm_global *g) {
+  tq_engine *e = enOf(g);
+  if (!e->extractor || !e->rangeSet || e->last <= e->first) return -1;
+  double f = (double)(g->now - e->first) / (double)(e->last - e->first);
+  return f < 0 ? 0 : f > 1 ? 1 : f;
+}
+
 static int gSetRange(tq_pm_global *g, tq_time first, tq_time last, int64_t records) {
   tq_engine *e = enOf(g);
   if (!e->extractor || e->packets || e->haveInstant || first > last || first <= TQ_BEGINNING || last >= TQ_FOREVER) {
@@ -685,6 +698,14 @@ const char *tq_stats_json(tq_engine *e) {
     tqBufPuts(&e->stats, "}");
   }
   tqBufPuts(&e->stats, "\n  ]");
+  if (e->haltedBy) { /* tq_halt ended the run (a signal, say) */
+    int sig = e->haltedBy - 1;
+    const char *abbrev = sig ? sigabbrev_np(sig) : NULL;
+    char name[32];
+    if (abbrev) snprintf(name, sizeof name, "SIG%s", abbrev);
+    else snprintf(name, sizeof name, sig ? "signal %d" : "request", sig);
+    tqBufPrintf(&e->stats, ",\n  \"halted_by\": \"%s\"", name);
+  }
   if (e->programs.n) { /* the program list: the processes each pattern matched */
     tqBufPuts(&e->stats, ",\n  \"programs\": [");
     for (int i = 0; i < e->programs.n; i++) {

@@ -10,8 +10,9 @@
 **      network its caller holds;
 **   2. for the PMs compiled into tqmon (sensors/, display/, the store):
 **      what they use beyond tqmon_pm.h because it is tqmon's own types:
-**      the compiled program, the network, errors with file:line:col, and
-**      a result consumer fed with the network's rows.
+**      the compiled program, the network, errors with file:line:col, a
+**      result consumer fed with the network's rows, whether a halt was
+**      asked and how far a replay is.
 */
 #ifndef ENGINE_H
 #define ENGINE_H
@@ -46,6 +47,13 @@ CpProgram *enProgram(tq_pm_global *g);
 /* The update network from tq_prepare on (its results and their rows,
 ** its time); NULL before. */
 RtNet *enNet(tq_pm_global *g);
+/* Has the operation been asked to halt (tq_halt)?  A PM that waits (the
+** realtime clock for its next tick, a pacer) stops waiting.  1 or 0. */
+int enHaltRequested(tq_pm_global *g);
+/* How far an extraction is through its recording, by time over the
+** range its extractor gave (g->set_range): 0 to 1, or -1 when not known
+** (a collection, an extractor that gave no range). */
+double enProgress(tq_pm_global *g);
 /* Where errors with a place (file:line:col) are reported: they come out
 ** with the engine's own (tq_errors). */
 TqDiag *enDiag(tq_pm_global *g);

@@ -8,6 +8,7 @@
 #ifndef ENGINEINT_H
 #define ENGINEINT_H
 
+#include <signal.h>
 #include <stdio.h>
 
 #include "engine.h"
@@ -133,6 +134,8 @@ struct tq_engine {
   SnapStore *prevStore;   /* record storage of the previous snapshot */
   TqMap ivs;              /* (relation, id) -> open interval */
   int halted, fatal;
+  volatile sig_atomic_t haltReq; /* tq_halt: why + 1 (a signal number + 1, or 1); 0: none */
+  int haltedBy;           /* the halt request the loop obeyed (haltReq), 0 if none */
   int64_t packets, packetsTotal;
   int allRecords;         /* some CONSUMER wants every record */
   int collectors;         /* some CONSUMER wants what the run collected */

@@ -401,6 +401,14 @@ static void mergeGathered(tq_engine *e) {
 /* One snapshot's worth: returns 1 more, 0 done, -1 fatal. */
 static int step(tq_engine *e) {
   if (e->halted) return e->fatal ? -1 : 0;
+  if (e->haltReq) {
+    /* tq_halt: the snapshot before was completed; the run ends here, as
+    ** at the end of its source (a replay does not tick on to the end of
+    ** its recording) */
+    e->haltedBy = e->haltReq;
+    e->net->stopped = 1;
+    return 0;
+  }
   if (e->opt.timeLimit > 0 && tqWallSeconds() - e->startWall > e->opt.timeLimit) {
     e->net->stopped = 1;
     return 0;

@@ -4,9 +4,12 @@
 ** A relation is a table with its explicit attributes (entity, enum and
 ** string values as text, int as INTEGER, float as REAL) and valid_from /
 ** valid_to (interval relations; valid_to NULL while open) or valid_at
-** (event relations), as integer ns.  The file is in WAL mode; rows are
-** written in transactions of a few thousand rows, so a run that stops
-** early leaves every committed batch intact.
+** (event relations), as integer ns.  The file is in WAL mode; the
+** result consumer commits every 4,096 rows, at the end of every snapshot
+** of a collection (a live run), and otherwise at least every half second
+** of wall time while rows come (STORE_COMMIT_SECONDS): a run killed
+** (SIGKILL, a crash) loses at most its last second, and every committed
+** transaction is intact.
 */
 #include <sqlite3.h>
 #include <stdlib.h>
@@ -278,6 +281,10 @@ int rtStoreQueryCsv(RtStore *st, const char *sql, FILE *out) {
 
 /* ================================================================ result consumer */
 
+/* The most rows, and the most wall time, between two commits. */
+#define STORE_COMMIT_ROWS 4096
+#define STORE_COMMIT_SECONDS 0.5
+
 typedef struct StoreSink {
   RtConsumer c;
   RtStore *st;
@@ -285,7 +292,15 @@ typedef struct StoreSink {
   TqMap *rowmap;      /* per result: sink rowid -> sqlite rowid */
   int nres;
   int64_t pending;    /* rows since the last commit */
+  double committed;   /* wall time (monotonic s) of the last commit */
 } StoreSink;
+
+/* Commits the rows since the last commit.  0 or -1. */
+static int ssCommit(StoreSink *s) {
+  s->pending = 0;
+  s->committed = tqWallSeconds();
+  return rtStoreCommit(s->st) || rtStoreBegin(s->st) ? -1 : 0;
+}
 
 static int ssBegin(void *self, RtNet *net) {
   StoreSink *s = self;
@@ -300,7 +315,7 @@ static int ssBegin(void *self, RtNet *net) {
     s->tbl[i] = rtStoreTable(s->st, r->name, r->nattr, r->attr, r->isEvent);
     if (s->tbl[i] < 0) return -1;
   }
-  return rtStoreCommit(s->st) || rtStoreBegin(s->st) ? -1 : 0;
+  return ssCommit(s);
 }
 
 static int ssRow(void *self, RtResult *res, const RtRow *r) {
@@ -327,11 +342,12 @@ static int ssRow(void *self, RtResult *res, const RtRow *r) {
   }
 }
 
+/* After each instant: by count, or by time. */
 static int ssBatch(void *self, TqTime now) {
   StoreSink *s = self;
-  if (s->pending < 4096) return 0;
-  s->pending = 0;
-  return rtStoreCommit(s->st) || rtStoreBegin(s->st) ? -1 : 0;
+  if (!s->pending) return 0;
+  if (s->pending < STORE_COMMIT_ROWS && tqWallSeconds() - s->committed < STORE_COMMIT_SECONDS) return 0;
+  return ssCommit(s);
 }
 
 static int ssEnd(void *self, RtNet *net, int ok) {
@@ -520,6 +536,12 @@ static tq_pm_status sqliteCall(tq_pm_global *g, tq_pm_private *p, int what, cons
       p->data = c;
       if (c->begin(c->self, enNet(g))) return TQ_PM_FATAL;
       enAttachConsumer(g, p, c);
+      return TQ_PM_OK;
+    case TQ_PM_SNAPSHOT_END: /* a live snapshot's rows are committed with it */
+      if (c && g->operation == TQ_OP_COLLECT && ((StoreSink *)c->self)->pending && ssCommit(c->self)) {
+        snprintf(p->message, sizeof p->message, "cannot commit to the store %s", p->args);
+        return TQ_PM_FATAL;
+      }
       return TQ_PM_OK;
     case TQ_PM_END:
       if (c) {

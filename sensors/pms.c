@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "../runtime/engine.h"
 #include "sensorsInt.h"
@@ -175,9 +176,14 @@ static tq_pm_status clockTimer(tq_pm_global *g, tq_pm_private *p, tq_time *next)
   if (c->count > 0) c->count--;
   /* live or over a recording's range, the first snapshot is at the start
   ** time; simulated, a tick after time 0 */
+  int first = !c->started;
   *next = c->started || !(c->realtime || c->ranged) ? g->now + g->tick : g->now;
   c->started = 1;
   if (c->to && *next > c->to) return TQ_PM_DONE;
+  if (c->realtime && enHaltRequested(g)) {
+    c->count = 0;
+    return first ? TQ_PM_OK : TQ_PM_DONE; /* (the engine ends the run at its next step) */
+  }
   if (c->realtime) {
     TqTime due = *next - c->base + c->lag;
     if (due < 0) due = 0;
@@ -186,7 +192,33 @@ static tq_pm_status clockTimer(tq_pm_global *g, tq_pm_private *p, tq_time *next)
       ts.tv_sec++;
       ts.tv_nsec -= 1000000000L;
     }
-    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) != 0) {
+    /* in slices of at most 100 ms: a signal taken by another thread (a
+    ** drain thread, the server) interrupts no sleep here, and the halt it
+    ** asked for is seen within a slice */
+    for (;;) {
+      struct timespec now, slice;
+      clock_gettime(CLOCK_MONOTONIC, &now);
+      slice = now;
+      slice.tv_nsec += 100000000L;
+      if (slice.tv_nsec >= 1000000000L) {
+        slice.tv_sec++;
+        slice.tv_nsec -= 1000000000L;
+      }
+      int last = slice.tv_sec > ts.tv_sec || (slice.tv_sec == ts.tv_sec && slice.tv_nsec >= ts.tv_nsec);
+      if (last) slice = ts;
+      int rc = clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &slice, NULL);
+      if (!enHaltRequested(g)) {
+        if (rc == 0 && last) break;
+        continue;
+      }
+      /* halted while waiting (a signal): the snapshot is taken now, with
+      ** what came since the last one, and it is the last */
+      struct timespec wall;
+      clock_gettime(CLOCK_REALTIME, &wall);
+      TqTime t = (TqTime)wall.tv_sec * TQ_SEC + wall.tv_nsec;
+      if (t < *next) *next = t > g->now ? t : first ? g->now : g->now + 1;
+      c->count = 0;
+      break;
     }
   }
   return TQ_PM_OK;
@@ -203,9 +235,25 @@ const tq_pm snsClockPm = {
 
 /* ================================================================ progress: a monitor */
 
+/* On a terminal only (standard error), a line rewritten in place at most
+** once a second during an extraction: how far through the recording it is
+** (a percentage when the extractor gave its range), the records and
+** snapshots so far; a last line at the end once it was shown.  Nothing
+** goes to a file or a pipe: a log holds no carriage returns. */
 typedef struct Progress {
-  double last;
+  double last;       /* wall time of the last line */
+  int shown;         /* a line was printed */
 } Progress;
+
+static void progressLine(tq_pm_global *g, const char *end) {
+  int64_t records = 0, snapshots = 0;
+  g->counts(g, &records, &snapshots);
+  double f = enProgress(g);
+  char pct[16] = "";
+  if (f >= 0) snprintf(pct, sizeof pct, "%3.0f%%, ", f * 100);
+  fprintf(stderr, "\r\033[Ktqmon: %s%lld records, %lld snapshots%s", pct, (long long)records, (long long)snapshots, end);
+  fflush(stderr);
+}
 
 static tq_pm_status progressInit(tq_pm_global *g, tq_pm_private *p) {
   p->caps = TQ_PM_MONITOR;
@@ -215,23 +263,21 @@ static tq_pm_status progressInit(tq_pm_global *g, tq_pm_private *p) {
 
 static tq_pm_status progressCall(tq_pm_global *g, tq_pm_private *p, int what, const tq_record_set *rs) {
   Progress *pr = p->data;
-  int64_t records = 0, snapshots = 0;
   switch (what) {
     case TQ_PM_START:
-      p->data = tqCalloc(1, sizeof(Progress));
-      ((Progress *)p->data)->last = tqWallSeconds();
+      if (g->operation != TQ_OP_EXTRACT || !isatty(STDERR_FILENO)) return TQ_PM_OK; /* (no state: silent) */
+      pr = tqCalloc(1, sizeof(Progress));
+      pr->last = tqWallSeconds();
+      p->data = pr;
       return TQ_PM_OK;
     case TQ_PM_SNAPSHOT:
-      if (g->operation != TQ_OP_EXTRACT || tqWallSeconds() - pr->last < 1.0) return TQ_PM_OK;
+      if (!pr || tqWallSeconds() - pr->last < 1.0) return TQ_PM_OK;
       pr->last = tqWallSeconds();
-      g->counts(g, &records, &snapshots);
-      fprintf(stderr, "\rtqmon: %lld records, %lld snapshots", (long long)records, (long long)snapshots);
-      fflush(stderr);
+      pr->shown = 1;
+      progressLine(g, "");
       return TQ_PM_OK;
     case TQ_PM_COLLECTION_END:
-      g->counts(g, &records, &snapshots);
-      if (records >= 1000000) fprintf(stderr, "\rtqmon: %lld records, %lld snapshots\n", (long long)records,
-                                      (long long)snapshots);
+      if (pr && pr->shown) progressLine(g, "\n");
       return TQ_PM_OK;
     case TQ_PM_END:
       free(pr);
