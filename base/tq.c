@@ -15,17 +15,6 @@
 
 /* ================================================================ time */
 
-TqTime tqTimeAdd(TqTime a, TqTime b) {
-  if (a == TQ_OPEN || b == TQ_OPEN) return TQ_OPEN;
-  if (a >= TQ_FOREVER || b >= TQ_FOREVER) return TQ_FOREVER;
-  if (a <= TQ_BEGINNING || b <= TQ_BEGINNING) return TQ_BEGINNING;
-  TqTime r;
-  if (__builtin_add_overflow(a, b, &r)) return b > 0 ? TQ_FOREVER : TQ_BEGINNING;
-  if (r >= TQ_FOREVER) return TQ_FOREVER;
-  if (r <= TQ_BEGINNING) return TQ_BEGINNING;
-  return r;
-}
-
 char *tqFloatFormat(char *buf, size_t n, double d) {
   if (isnan(d)) {
     snprintf(buf, n, "nan");

@@ -30,8 +30,18 @@ typedef int64_t TqTime;
 ** ns) and print as UTC dates; smaller ones print as h:mm:ss from the origin. */
 #define TQ_WALLCLOCK 100000000000000000LL
 
-/* Saturating a+b on times: infinities stay infinite, no overflow. */
-TqTime tqTimeAdd(TqTime a, TqTime b);
+/* Saturating a+b on times: infinities stay infinite, no overflow.  (Inline:
+** the temporal evaluation of every overlap adds times.) */
+static inline TqTime tqTimeAdd(TqTime a, TqTime b) {
+  if (a == TQ_OPEN || b == TQ_OPEN) return TQ_OPEN;
+  if (a >= TQ_FOREVER || b >= TQ_FOREVER) return TQ_FOREVER;
+  if (a <= TQ_BEGINNING || b <= TQ_BEGINNING) return TQ_BEGINNING;
+  TqTime r;
+  if (__builtin_add_overflow(a, b, &r)) return b > 0 ? TQ_FOREVER : TQ_BEGINNING;
+  if (r >= TQ_FOREVER) return TQ_FOREVER;
+  if (r <= TQ_BEGINNING) return TQ_BEGINNING;
+  return r;
+}
 /* The first multiple of tick (> 0) after t: the base tick that closes t's
 ** snapshot; forever when that would lie past it (no overflow). */
 static inline TqTime tqTickAfter(TqTime t, TqTime tick) {

@@ -12,8 +12,9 @@
 ** overlap N  the overlap product x1 with an equality join key: 10,000
 **            intervals kept open (one per key, replaced from time to time)
 **            against a stream of events with random keys; N input tuples
-**            (interval begins and ends plus events).  VmRSS is sampled at
-**            every tenth of the run.
+**            (interval begins and ends plus events), each instant's ends
+**            first, then rtNetEndsDone, as the engine does.  VmRSS is
+**            sampled at every tenth of the run.
 **
 ** Output: "key value" lines (read by bench/run.sh) and "# ..." comments.
 ** Consumers only count result rows.  Nothing here asserts: it measures.
@@ -320,6 +321,7 @@ typedef struct Live {
 typedef struct Sink2 {
   void (*begin)(void *self, Live *l);
   void (*end)(void *self, Live *l, TqTime to);
+  void (*endsDone)(void *self); /* the instant's ends were all given (the engine's rtNetEndsDone) */
   void (*event)(void *self, TqTime t, const int64_t *v);
   void (*instant)(void *self, TqTime t, int last);
   void *self;
@@ -346,9 +348,12 @@ static int64_t overlapStream(int64_t n, const int64_t *keySym, Live *live, Sink2
     if (inst % REPLACE_EVERY == 0) {
       Live *l = &live[rnd() % KEYS];
       s->end(s->self, l, t);
+      s->endsDone(s->self);
       *l = (Live){ivid++, t, {l->v[0], (int64_t)(rnd() >> 34)}};
       s->begin(s->self, l);
       tuples += 2;
+    } else {
+      s->endsDone(s->self);
     }
     for (int k = 0; k < EV_PER_INSTANT && tuples < n; k++, tuples++) {
       uint64_t r = rnd();
@@ -376,6 +381,7 @@ static void tqEnd(void *self, Live *l, TqTime to) {
   TqSide *x = self;
   rtDeliverEnd(x->net, x->L, l->ivid, l->from, to, l->v); /* its begin was delivered */
 }
+static void tqEndsDone(void *self) { rtNetEndsDone(((TqSide *)self)->net); }
 static void tqEvent(void *self, TqTime t, const int64_t *v) {
   TqSide *x = self;
   if (rtSensorEnabled(x->R, v[0])) rtDeliverEvent(x->net, x->R, t, v);
@@ -418,6 +424,7 @@ static void sqlInsL(SqlSide *x, const Live *l, TqTime to) {
 }
 static void sqlBegin(void *self, Live *l) {}
 static void sqlEnd(void *self, Live *l, TqTime to) { sqlInsL(self, l, to); }
+static void sqlEndsDone(void *self) {}
 static void sqlEvent(void *self, TqTime t, const int64_t *v) {
   SqlSide *x = self;
   sqlite3_bind_int64(x->insR, 1, v[0]);
@@ -453,7 +460,7 @@ static void overlap(int64_t n) {
   rtNetEndInstant(net);
   int64_t procBefore = net->tuplesProcessed;
   printf("overlap.tqmon.rss_kb.0 %ld\n", vmKb("VmRSS"));
-  Sink2 s = {tqBegin, tqEnd, tqEvent, tqInstant, &x};
+  Sink2 s = {tqBegin, tqEnd, tqEndsDone, tqEvent, tqInstant, &x};
   double t0 = tqWallSeconds();
   int64_t tuples = overlapStream(n, keySym, live, &s, tqProgress);
   rtNetFinish(net, x.now, 1);
@@ -481,7 +488,7 @@ static void overlap(int64_t n) {
       dbExec(db, "BEGIN");
       sqlite3_prepare_v2(db, "INSERT INTO L VALUES (?, ?, ?, ?)", -1, &y.insL, NULL);
       sqlite3_prepare_v2(db, "INSERT INTO R VALUES (?, ?, ?)", -1, &y.insR, NULL);
-      Sink2 s2 = {sqlBegin, sqlEnd, sqlEvent, sqlInstant, &y};
+      Sink2 s2 = {sqlBegin, sqlEnd, sqlEndsDone, sqlEvent, sqlInstant, &y};
       int64_t m = overlapStream(n, keySym, live, &s2, NULL);
       for (int k = 0; k < KEYS; k++) sqlInsL(&y, &live[k], TQ_OPEN); /* still open */
       sqlite3_finalize(y.insL);

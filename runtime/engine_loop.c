@@ -262,12 +262,19 @@ static void processInstant(tq_engine *e) {
   }
   /* 4. clock ticks, deltas */
   ticksAt(e, t);
-  /* 5. sensor records */
+  /* 5. sensor records; after the last end of the instant the network
+  ** hears that no end at t comes any more (in a recording that gives an
+  ** instant's ends before its other records, every overlap with what is
+  ** still open is decided as its tuple comes) */
+  int lastEnd = -1;
+  for (int i = 0; i < e->ninst && active; i++)
+    if (e->inst[i]->r.kind == TQ_REC_END || e->inst[i]->r.kind == TQ_REC_WHOLE) lastEnd = i;
+  if (active && lastEnd < 0) rtNetEndsDone(net);
   for (int i = 0; i < e->ninst; i++) {
     tq_record *r = &e->inst[i]->r;
-    if (r->kind == TQ_REC_SAMPLE) continue;
-    enDeliver(e, r, ivs[i], active);
+    if (r->kind != TQ_REC_SAMPLE) enDeliver(e, r, ivs[i], active);
     if (r->kind == TQ_REC_END && ivs[i]) enReleaseIv(&e->rs[r->rel - 1], ivs[i]);
+    if (i == lastEnd) rtNetEndsDone(net);
   }
   for (int i = 0; i < e->nrel; i++)
     if (e->rs[i].tracked && e->rs[i].fn) enFifoTrim(&e->rs[i]);

@@ -12,6 +12,41 @@
 
 /* ================================================================ compile */
 
+/* The one-step shape of r (RX_*), its operands compiled already. */
+static uint8_t fastShape(const RtExpr *r) {
+  if ((r->kind == AX_OVERLAP || r->kind == AX_TOVERLAP) && r->a->kind == AX_TVAR && r->b->kind == AX_TVAR)
+    return RX_OVERLAP2;
+  if (r->ty == TY_FLOAT) return RX_NONE;
+  if (r->kind == AX_COL || r->kind == AX_AGG) return RX_COL;
+  if (r->kind == AX_CONST) return RX_CONST;
+  int leaves = r->a && r->b && (r->a->fast == RX_COL || r->a->fast == RX_CONST) &&
+               (r->b->fast == RX_COL || r->b->fast == RX_CONST);
+  if (!leaves) return RX_NONE;
+  /* names order by their text, not their symbol: only = and != compare ids */
+  if (r->kind == AX_CMP && r->cmpTy != TY_FLOAT &&
+      (r->op == OPB_EQ || r->op == OPB_NE || (r->cmpTy != TY_STRING && r->cmpTy != TY_ENTITY)))
+    return RX_CMP;
+  if (r->kind == AX_ARITH) return RX_ARITH;
+  return RX_NONE;
+}
+
+/* A conjunction of one-step comparisons (RX_AND), its comparisons listed
+** in evaluation order; else r's own shape. */
+static uint8_t andShape(RtExpr *r) {
+  if (r->kind != AX_AND || !r->a || !r->b) return fastShape(r);
+  RtExpr *k[2] = {r->a, r->b};
+  for (int i = 0; i < 2; i++)
+    if (k[i]->fast != RX_CMP && k[i]->fast != RX_AND) return RX_NONE;
+  for (int i = 0; i < 2; i++) {
+    int n = k[i]->fast == RX_AND ? k[i]->nconj : 1;
+    r->conj = tqRealloc(r->conj, sizeof(RtExpr *) * (size_t)(r->nconj + n));
+    if (k[i]->fast == RX_AND) memcpy(r->conj + r->nconj, k[i]->conj, sizeof(RtExpr *) * (size_t)n);
+    else r->conj[r->nconj] = k[i];
+    r->nconj += n;
+  }
+  return RX_AND;
+}
+
 RtExpr *rtExprCompile(const AlgExpr *e, const AlgSchema *s, TqBuf *msg) {
   if (!e) return NULL;
   RtExpr *r = tqCalloc(1, sizeof *r);
@@ -54,6 +89,11 @@ RtExpr *rtExprCompile(const AlgExpr *e, const AlgSchema *s, TqBuf *msg) {
     AlgTypeKind ka = e->a->type.kind, kb = e->b->type.kind;
     r->cmpTy = (uint8_t)(ka == TY_FLOAT || kb == TY_FLOAT ? TY_FLOAT : ka);
   }
+  r->fast = andShape(r);
+  if (r->fast == RX_CMP) {
+    static const uint8_t masks[] = {[OPB_EQ] = 2, [OPB_NE] = 5, [OPB_LT] = 1, [OPB_LE] = 3, [OPB_GT] = 4, [OPB_GE] = 6};
+    r->cmask = r->op < (int)TQ_ARRAY_SIZE(masks) ? masks[r->op] : 0;
+  }
   return r;
 }
 
@@ -61,6 +101,7 @@ void rtExprFree(RtExpr *e) {
   if (!e) return;
   rtExprFree(e->a);
   rtExprFree(e->b);
+  free(e->conj);
   free(e);
 }
 
@@ -167,7 +208,32 @@ static int64_t prefixSym(const RtExpr *e, const int64_t *v) {
   return tqSym(s, n);
 }
 
+
+static inline int cmpOp(int op, int c) {
+  switch (op) {
+    case OPB_EQ: return c == 0;
+    case OPB_NE: return c != 0;
+    case OPB_LT: return c < 0;
+    case OPB_LE: return c <= 0;
+    case OPB_GT: return c > 0;
+    default: return c >= 0;
+  }
+}
+
+/* An RX_CMP comparison. */
+static inline int fastCmp(const RtExpr *e, const int64_t *v) {
+  int64_t a = rtLeafInt(e->a, v), b = rtLeafInt(e->b, v);
+  return (e->cmask >> ((a > b) - (a < b) + 1)) & 1; /* (no branch on the operator) */
+}
+
 int64_t rtEvalInt(const RtExpr *e, const int64_t *v) {
+  switch (e->fast) {
+    case RX_COL: return v[e->idx];
+    case RX_CONST: return e->ival;
+    case RX_CMP: return fastCmp(e, v);
+    case RX_ARITH: return rtArith(e->op, rtLeafInt(e->a, v), rtLeafInt(e->b, v));
+    default: break;
+  }
   switch (e->kind) {
     case AX_CONCAT: return concatSym(e, v);
     case AX_PREFIX: return prefixSym(e, v);
@@ -183,16 +249,7 @@ int64_t rtEvalInt(const RtExpr *e, const int64_t *v) {
     }
     case AX_ARITH: {
       if (e->ty == TY_FLOAT) return (int64_t)rtEvalFloat(e, v);
-      int64_t a = rtEvalInt(e->a, v), b = rtEvalInt(e->b, v), r;
-      switch (e->op) {
-        case OPB_ADD: return __builtin_add_overflow(a, b, &r) ? (b > 0 ? INT64_MAX : INT64_MIN) : r;
-        case OPB_SUB: return __builtin_sub_overflow(a, b, &r) ? (b < 0 ? INT64_MAX : INT64_MIN) : r;
-        case OPB_MUL: return __builtin_mul_overflow(a, b, &r) ? ((a < 0) != (b < 0) ? INT64_MIN : INT64_MAX) : r;
-        default:
-          if (b == 0) return 0; /* division by zero yields 0 (documented) */
-          if (a == INT64_MIN && b == -1) return INT64_MAX;
-          return a / b;
-      }
+      return rtArith(e->op, rtEvalInt(e->a, v), rtEvalInt(e->b, v));
     }
     case AX_CMP:
     case AX_AND:
@@ -203,6 +260,7 @@ int64_t rtEvalInt(const RtExpr *e, const int64_t *v) {
 }
 
 int64_t rtEvalSlot(const RtExpr *e, const int64_t *v) {
+  if (e->fast == RX_COL) return v[e->idx];
   if (e->ty == TY_FLOAT) return fromF(rtEvalFloat(e, v));
   return rtEvalInt(e, v);
 }
@@ -229,6 +287,12 @@ static int cmp3(const RtExpr *e, const int64_t *v) {
 }
 
 int rtEvalBool(const RtExpr *e, const int64_t *v) {
+  if (e->fast == RX_CMP) return fastCmp(e, v);
+  if (e->fast == RX_AND) {
+    for (int i = 0; i < e->nconj; i++)
+      if (!fastCmp(e->conj[i], v)) return 0;
+    return 1;
+  }
   switch (e->kind) {
     case AX_AND: return rtEvalBool(e->a, v) && rtEvalBool(e->b, v);
     case AX_OR: return rtEvalBool(e->a, v) || rtEvalBool(e->b, v);
@@ -236,17 +300,7 @@ int rtEvalBool(const RtExpr *e, const int64_t *v) {
     case AX_CONST: return e->ival != 0;
     case AX_LIKE:
       return rtLikeMatch(tqSymName((int32_t)rtEvalInt(e->a, v)), tqSymName((int32_t)rtEvalInt(e->b, v)));
-    case AX_CMP: {
-      int c = cmp3(e, v);
-      switch (e->op) {
-        case OPB_EQ: return c == 0;
-        case OPB_NE: return c != 0;
-        case OPB_LT: return c < 0;
-        case OPB_LE: return c <= 0;
-        case OPB_GT: return c > 0;
-        default: return c >= 0;
-      }
-    }
+    case AX_CMP: return cmpOp(e->op, cmp3(e, v));
     default: return rtEvalInt(e, v) != 0;
   }
 }
@@ -287,6 +341,38 @@ static inline void tvarEval(const RtExpr *e, const RtTCtx *c, RtTVal *r) {
   }
 }
 
+/* The bounds of the end of span i of the tuple (an instant's: at + 1). */
+static inline void spanEndAt(const RtTCtx *c, const RtExpr *v, TqTime *lo, TqTime *hi) {
+  TqTime from = c->span[2 * v->idx], to = c->span[2 * v->idx + 1];
+  if (v->isEvent) *lo = *hi = tqTimeAdd(from, 1);
+  else if (to != TQ_OPEN) *lo = *hi = to;
+  else *lo = tmax(c->endLow, from + 1), *hi = TQ_FOREVER;
+}
+
+/* RX_OVERLAP2: the intersection of two tuple variables' spans, as the
+** general case below computes it (begins are known; the end is the earlier
+** end, bounded while open), in one step. */
+static void overlap2(const RtExpr *e, const RtTCtx *c, RtTVal *r) {
+  TqTime l = tmax(c->span[2 * e->a->idx], c->span[2 * e->b->idx]);
+  TqTime alo, ahi, blo, bhi;
+  spanEndAt(c, e->a, &alo, &ahi);
+  spanEndAt(c, e->b, &blo, &bhi);
+  TqTime hlo = tmin(alo, blo), hhi = tmin(ahi, bhi);
+  if (l >= hhi) {
+    tvEmpty(r);
+    return;
+  }
+  r->maybeEmpty = !(l < hlo);
+  r->b = exact(l);
+  if (e->a->isEvent || e->b->isEvent) {
+    r->kind = TV_INSTANT;
+    r->e = r->b;
+  } else {
+    r->kind = TV_INTERVAL;
+    r->e = (RtBound){hlo, hhi};
+  }
+}
+
 /* rtTEval, with the leaves (tuple variables: most operands) inline. */
 static inline void operandEval(const RtExpr *e, const RtTCtx *c, RtTVal *r) {
   if (e->kind == AX_TVAR) tvarEval(e, c, r);
@@ -297,6 +383,10 @@ void rtTEval(const RtExpr *e, const RtTCtx *c, RtTVal *r) {
   RtTVal x, y;
   if (e->kind == AX_TVAR) {
     tvarEval(e, c, r);
+    return;
+  }
+  if (e->fast == RX_OVERLAP2) {
+    overlap2(e, c, r);
     return;
   }
   memset(r, 0, sizeof *r);
@@ -402,6 +492,13 @@ int rtTPred(const RtExpr *e, const RtTCtx *c) {
     }
     case AX_CONST: return e->ival ? TRI_T : TRI_F;
     case AX_TOVERLAP: {
+      if (e->fast == RX_OVERLAP2) { /* (overlap2, without its value) */
+        TqTime l = tmax(c->span[2 * e->a->idx], c->span[2 * e->b->idx]), alo, ahi, blo, bhi;
+        spanEndAt(c, e->a, &alo, &ahi);
+        spanEndAt(c, e->b, &blo, &bhi);
+        if (l >= tmin(ahi, bhi)) return TRI_F;
+        return l < tmin(alo, blo) ? TRI_T : TRI_U;
+      }
       RtTVal v;
       rtTEval(e, c, &v);
       if (v.kind == TV_EMPTY) return TRI_F;

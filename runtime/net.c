@@ -126,6 +126,18 @@ static RtOp *build(RtNet *net, const AlgNode *n, TqBuf *msg) {
     case ALG_AGG: op = rtOpAgg(net, n, msg); break;
   }
   if (!op) return NULL;
+  switch (n->kind) {
+    case ALG_SOURCE:
+    case ALG_CONST:
+    case ALG_CLOCK:
+    case ALG_ALPHA: op->endsFollow = RT_ENDS_LEAF; break;
+    case ALG_SIGMA:
+    case ALG_SIGMAT:
+    case ALG_PI:
+    case ALG_PRODUCT:
+    case ALG_OPRODUCT: op->endsFollow = RT_ENDS_KIDS; break;
+    default: break; /* piT, aggregates, intersections may end an output as a tuple comes */
+  }
   op->nkid = n->nkid;
   for (int i = 0; i < n->nkid; i++) {
     op->kid[i] = kids[i];
@@ -268,6 +280,23 @@ void rtNetAdvance(RtNet *net, TqTime t) {
   net->now = t;
   net->armDue = TQ_FOREVER; /* the alphas' flushes say what is still pending */
   for (int i = 0; i < net->ops.n; i++) flushOp(net->ops.v[i], t);
+}
+
+void rtNetEndsDone(RtNet *net) {
+  if (net->ending || net->now >= TQ_FOREVER - 1) return;
+  TqTime after = net->now + 1;
+  for (int i = 0; i < net->ops.n; i++) {
+    RtOp *op = net->ops.v[i];
+    TqTime e = op->endLow;
+    if (op->endsFollow == RT_ENDS_LEAF) {
+      e = after;
+    } else if (op->endsFollow == RT_ENDS_KIDS) {
+      e = TQ_FOREVER;
+      for (int k = 0; k < op->nkid; k++)
+        if (op->kid[k]->endLow < e) e = op->kid[k]->endLow;
+    }
+    if (e > op->endLow) op->endLow = e; /* (marks only rise) */
+  }
 }
 
 void rtNetTick(RtNet *net, TqTime t) {

@@ -399,12 +399,12 @@ static TqTime undecidedLow(Agg *a, int final) {
 /* Counts input tuple t: a new contribution, in effect from its begin. */
 static Contrib *contribute(Agg *a, RtTup *t) {
   int64_t by[64];
-  for (int i = 0; i < a->nby && i < 64; i++) by[i] = rtEvalSlot(a->by[i], RT_VAL(t));
+  for (int i = 0; i < a->nby && i < 64; i++) by[i] = rtEvalSlotQ(a->by[i], RT_VAL(t));
   Group *g = groupGet(a, by);
   Contrib *c = tqCalloc(1, sizeof *c);
   c->g = g;
   g->refs++;
-  c->val = rtEvalSlot(a->arg, RT_VAL(t));
+  c->val = rtEvalSlotQ(a->arg, RT_VAL(t));
   c->from = RT_FROM(t, 0);
   c->qual = a->where ? rtEvalBool(a->where, RT_VAL(t)) : 1;
   c->pos = -1;

@@ -178,7 +178,7 @@ static void consume(Alpha *a, int64_t e) {
 }
 
 static RtTup *mkTup(Alpha *a, TqTime from, TqTime to, const int64_t *vals) {
-  RtTup *t = rtTupNew(1, a->op.nval);
+  RtTup *t = rtTupAlloc(1, a->op.nval);
   RT_FROM(t, 0) = from;
   RT_TO(t, 0) = to;
   t->nopen = to == TQ_OPEN;
@@ -192,7 +192,7 @@ void rtAlphaEvent(RtOp *op, TqTime t, int64_t flagEnt, const int64_t *vals) {
   consume(a, flagEnt);
   RtTup *tp = mkTup(a, t, t + 1, vals);
   rtEmit(op, RT_ADD, tp);
-  rtTupUnref(tp);
+  rtTupDrop(tp);
 }
 
 int rtAlphaBegin(RtOp *op, uint64_t ivid, TqTime from, int64_t flagEnt, const int64_t *vals) {

@@ -118,7 +118,7 @@ static int compute(PiT *p, RtTup *t, TqTime *from, TqTime *to, TqTime *fromLow) 
 }
 
 static RtTup *mkOut(PiT *p, RtTup *in, TqTime from, TqTime to) {
-  RtTup *o = rtTupNew(1, in->nval);
+  RtTup *o = rtTupAlloc(1, in->nval);
   RT_FROM(o, 0) = from;
   RT_TO(o, 0) = to >= TQ_FOREVER ? TQ_OPEN : to;
   o->nopen = RT_TO(o, 0) == TQ_OPEN;
@@ -142,7 +142,7 @@ static int emitFor(PiT *p, RtTup *t, TqTime from, TqTime to) {
   } else {
     rc = rtEmit(&p->op, o->nopen ? RT_BEGIN : RT_ADD, o);
   }
-  rtTupUnref(o);
+  rtTupDrop(o);
   return rc;
 }
 

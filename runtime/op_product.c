@@ -22,7 +22,11 @@
 ** time component of each side: it does not form pairs that certainly do not
 ** overlap, and it forgets a closed tuple as soon as no future tuple of the
 ** other side can overlap it (its end is at or before the other side's low
-** mark), so its memory is bounded by the live intervals.
+** mark), so its memory is bounded by the live intervals.  Most complete
+** tuples of x1 (the events of an overlap join) are forgotten at the flush
+** after they came: until then they wait in their side's `fresh` list, in
+** order of arrival after the stored ones, and are stored only if the flush
+** keeps them.
 */
 #include <stdlib.h>
 #include <string.h>
@@ -57,9 +61,19 @@ typedef struct Heap {
   int which; /* which hpos slot */
 } Heap;
 
+/* A complete tuple of x1 that came since the last flush, not stored. */
+typedef struct Fresh {
+  RtTup *t;        /* (one reference) */
+  uint64_t khash;  /* hash of its key values (nkey > 1, or a value not dense) */
+  int64_t k0;      /* its first key value */
+} Fresh;
+enum { NFRESH = 64 }; /* more in one instant: stored at once (a linear scan each) */
+
 typedef struct Side {
   Entry **v;       /* all stored entries */
   int n, cap;
+  Fresh fresh[NFRESH]; /* x1: complete tuples since the last flush, in order of arrival */
+  int nfresh;
   TqMap byTup;     /* tuple pointer -> Entry*, for tuples that came open */
   TqMap byKey;     /* key hash -> first Entry* with it */
   struct Head {
@@ -252,7 +266,10 @@ static Entry *store(Product *p, int side, RtTup *t, const int64_t *kv, uint64_t 
     tqMapPut(&s->byTup, (uint64_t)(uintptr_t)t, e);
     e->byTup = 1;
   }
-  if (p->nkey == 1 && (uint64_t)e->kval[0] >= s->nhead && rtDenseFits(e->kval[0], s->n)) headsGrow(p, s, e->kval[0]);
+  /* (by what both sides hold: a side that keeps few tuples for long, the
+  ** events of an overlap join, is matched against the other's keys) */
+  if (p->nkey == 1 && (uint64_t)e->kval[0] >= s->nhead && rtDenseFits(e->kval[0], p->s[0].n + p->s[1].n))
+    headsGrow(p, s, e->kval[0]);
   if (p->nkey) keyLink(p, s, e);
   s->froms.which = 1;
   hpush(&s->froms, e, minFrom(t));
@@ -273,7 +290,7 @@ static void unstore(Product *p, Entry *e) {
   e->outs = e->in;
   e->nout = 0;
   e->gen = 0; /* what recent remembers of it is gone */
-  rtTupUnref(e->t);
+  rtTupDrop(e->t);
   rtStoredAdd(&p->op, -1);
   /* no allocation per stored tuple: a few are reused over and over (the
   ** free list is at most the most entries stored at once) */
@@ -355,7 +372,7 @@ static void fillSpans(Product *p, RtTup *c, const RtTup *t, int side) {
 static int combine(Product *p, Entry *le, Entry *re) {
   const RtTup *l = le->t, *r = re->t;
   if (p->overlap && !mayOverlap(l, p->s[0].ov, r, p->s[1].ov)) return 0;
-  RtTup *c = rtTupNew(l->nspan + r->nspan, l->nval + r->nval);
+  RtTup *c = rtTupAlloc(l->nspan + r->nspan, l->nval + r->nval);
   fillSpans(p, c, l, 0);
   fillSpans(p, c, r, 1);
   memcpy(RT_VAL(c), RT_VAL(l), sizeof(int64_t) * l->nval);
@@ -373,7 +390,7 @@ static int combine(Product *p, Entry *le, Entry *re) {
   } else {
     rc = rtEmit(&p->op, RT_ADD, c);
   }
-  rtTupUnref(c);
+  rtTupDrop(c);
   return rc;
 }
 
@@ -382,6 +399,21 @@ static void closedPush(Product *p, Entry *e) {
   if (!p->overlap) return;
   s->closed.which = 0;
   hpush(&s->closed, e, RT_TO(e->t, s->ov));
+}
+
+/* Stores side's fresh tuples (in order of arrival), or drops those no
+** future tuple of the other side can overlap (all = 0: at a flush, by the
+** other side's low mark). */
+static void freshStore(Product *p, int side, int all) {
+  Side *s = &p->s[side];
+  TqTime otherLow = p->op.kid[1 - side]->low;
+  for (int i = 0; i < s->nfresh; i++) {
+    Fresh *f = &s->fresh[i];
+    rtStoredAdd(&p->op, -1);
+    if (all || RT_TO(f->t, s->ov) > otherLow) closedPush(p, store(p, side, f->t, &f->k0, f->khash ? f->khash : keyHash(&f->k0, 1)));
+    rtTupUnref(f->t);
+  }
+  s->nfresh = 0;
 }
 
 static int productPush(RtOp *op, int port, int kind, RtTup *t) {
@@ -412,9 +444,12 @@ static int productPush(RtOp *op, int port, int kind, RtTup *t) {
   uint64_t kh = 0;
   if (p->nkey) {
     if (p->nkey > 8) kv = tqMalloc(sizeof(int64_t) * (size_t)p->nkey);
-    for (int i = 0; i < p->nkey; i++) kv[i] = rtEvalSlot(s->key[i], RT_VAL(t));
-    /* the hash is for byKey: not needed when both sides index the value */
-    if (p->nkey != 1 || (uint64_t)kv[0] >= s->nhead || (uint64_t)kv[0] >= o->nhead) kh = keyHash(kv, p->nkey);
+    for (int i = 0; i < p->nkey; i++) kv[i] = rtEvalSlotQ(s->key[i], RT_VAL(t));
+    /* the hash is for byKey: not needed when both sides index the value (a
+    ** fresh tuple's is found when it is stored) */
+    if (p->nkey != 1 || (uint64_t)kv[0] >= o->nhead ||
+        ((uint64_t)kv[0] >= s->nhead && !(p->overlap && t->nopen == 0)))
+      kh = keyHash(kv, p->nkey);
     struct Head *h = headSlot(p, o, kv);
     if (h && h->e) {
       /* the first match and its tuple arrive while this one is stored */
@@ -424,14 +459,20 @@ static int productPush(RtOp *op, int port, int kind, RtTup *t) {
   }
   int keep = 1;
   if (p->overlap && t->nopen == 0 && RT_TO(t, s->ov) <= op->kid[1 - port]->low) keep = 0;
-  Entry tmp = {0};
+  /* a complete tuple of x1 on one key waits in the fresh list (its order
+  ** of arrival after the stored ones: stored ones are never added after it) */
+  int fresh = keep && p->overlap && p->nkey == 1 && t->nopen == 0;
+  if (fresh && s->nfresh == NFRESH) freshStore(p, port, 1);
+  if (keep && !fresh && s->nfresh) freshStore(p, port, 1);
+  Entry tmp; /* (what combine reads of a tuple not stored) */
   Entry *e;
-  if (keep) {
+  if (keep && !fresh) {
     e = store(p, port, t, kv, kh);
   } else {
     tmp.t = t;
     tmp.side = port;
     tmp.outs = tmp.in;
+    tmp.nout = 0;
     tmp.cout = NIN;
     e = &tmp;
   }
@@ -444,11 +485,29 @@ static int productPush(RtOp *op, int port, int kind, RtTup *t) {
       if (!h && k < p->nkey) continue; /* another key with the same hash */
       if (combine(p, port == 0 ? e : x, port == 0 ? x : e)) rc = -1;
     }
+    /* then the other side's fresh tuples on the key, which came after */
+    for (int i = 0; i < o->nfresh; i++) {
+      Fresh *f = &o->fresh[i];
+      if (f->k0 != kv[0]) continue;
+      Entry x; /* (complete: combine reads its tuple only) */
+      x.t = f->t;
+      x.side = 1 - port;
+      x.outs = x.in;
+      x.nout = 0;
+      x.cout = NIN;
+      if (combine(p, port == 0 ? e : &x, port == 0 ? &x : e)) rc = -1;
+    }
   } else {
     for (int i = 0; i < o->n; i++)
       if (combine(p, port == 0 ? e : o->v[i], port == 0 ? o->v[i] : e)) rc = -1;
   }
-  if (keep && t->nopen == 0) closedPush(p, e);
+  if (fresh) {
+    rtTupRef(t);
+    s->fresh[s->nfresh++] = (Fresh){t, kh, kv[0]};
+    rtStoredAdd(op, 1);
+  } else if (keep && t->nopen == 0) {
+    closedPush(p, e);
+  }
   if (kv != kbuf) free(kv);
   return rc;
 }
@@ -465,6 +524,8 @@ static void productFlush(RtOp *op, TqTime now) {
   if (p->overlap) {
     prune(p, 0, l1);
     prune(p, 1, l0);
+    freshStore(p, 0, 0);
+    freshStore(p, 1, 0);
   }
   TqTime low = l0 < l1 ? l0 : l1;
   for (int i = 0; i < 2; i++)
@@ -482,6 +543,7 @@ static void productFree(RtOp *op) {
   Product *p = (Product *)op;
   for (int i = 0; i < 2; i++) {
     Side *s = &p->s[i];
+    for (int k = 0; k < s->nfresh; k++) rtTupUnref(s->fresh[k].t);
     while (s->n) unstore(p, s->v[s->n - 1]);
     free(s->v);
     tqMapFree(&s->byTup);

@@ -59,15 +59,15 @@ static int piPush(RtOp *op, int port, int kind, RtTup *t) {
   switch (kind) {
     case RT_ADD:
     case RT_BEGIN:
-      out = rtTupNew(t->nspan, p->n);
+      out = rtTupAlloc(t->nspan, p->n);
       piFill(p, out, t);
-      for (int i = 0; i < p->n; i++) RT_VAL(out)[i] = rtEvalSlot(p->e[i], RT_VAL(t));
+      for (int i = 0; i < p->n; i++) RT_VAL(out)[i] = rtEvalSlotQ(p->e[i], RT_VAL(t));
       if (kind == RT_BEGIN) {
         t->link = out;
         rtTupRef(out);
       }
       rc = rtEmit(op, kind, out);
-      rtTupUnref(out);
+      rtTupDrop(out);
       return rc;
     default:
       out = t->link;

@@ -26,11 +26,22 @@ struct RtExpr {
   uint8_t ty;       /* result AlgTypeKind */
   uint8_t cmpTy;    /* operand type kind for comparisons */
   uint8_t isEvent;  /* AX_TVAR: the span is an event */
+  uint8_t fast;     /* RX_*: a shape evaluated without recursion */
+  uint8_t cmask;    /* RX_CMP: bit 0, 1, 2 set when true for a < b, a = b, a > b */
   int32_t idx;      /* column or span index */
   int64_t ival;     /* constant */
   double fval;      /* float constant */
   RtExpr *a, *b;
+  RtExpr **conj;    /* RX_AND: the comparisons it is the conjunction of (in the tree) */
+  int nconj;
 };
+
+/* Shapes that most expressions are made of, recognized at compile time
+** and evaluated in one step (eval.c): an integer-valued column or
+** constant (not a float), a comparison or integer arithmetic of two of
+** them, a conjunction of such comparisons, and the intersection (overlap)
+** of two tuple variables' spans. */
+enum { RX_NONE = 0, RX_COL, RX_CONST, RX_CMP, RX_ARITH, RX_AND, RX_OVERLAP2 };
 
 /* Compiles e against schema s; returns NULL and records a message in msg
 ** when a column or time component is missing. */
@@ -40,6 +51,31 @@ int64_t rtEvalInt(const RtExpr *e, const int64_t *vals);
 double rtEvalFloat(const RtExpr *e, const int64_t *vals);
 /* Value of e stored into a 64-bit slot (doubles as their bits). */
 int64_t rtEvalSlot(const RtExpr *e, const int64_t *vals);
+/* The value of an RX_COL or RX_CONST leaf. */
+static inline int64_t rtLeafInt(const RtExpr *e, const int64_t *v) { return e->fast == RX_COL ? v[e->idx] : e->ival; }
+/* Integer arithmetic as the language defines it: saturating, and a
+** division by zero yields 0 (documented). */
+static inline int64_t rtArith(int op, int64_t a, int64_t b) {
+  int64_t r;
+  switch (op) {
+    case OPB_ADD: return __builtin_add_overflow(a, b, &r) ? (b > 0 ? INT64_MAX : INT64_MIN) : r;
+    case OPB_SUB: return __builtin_sub_overflow(a, b, &r) ? (b < 0 ? INT64_MAX : INT64_MIN) : r;
+    case OPB_MUL: return __builtin_mul_overflow(a, b, &r) ? ((a < 0) != (b < 0) ? INT64_MIN : INT64_MAX) : r;
+    default:
+      if (b == 0) return 0;
+      if (a == INT64_MIN && b == -1) return INT64_MAX;
+      return a / b;
+  }
+}
+/* rtEvalSlot, the one-step shapes inline (most target list entries). */
+static inline int64_t rtEvalSlotQ(const RtExpr *e, const int64_t *vals) {
+  switch (e->fast) {
+    case RX_COL: return vals[e->idx];
+    case RX_CONST: return e->ival;
+    case RX_ARITH: return rtArith(e->op, rtLeafInt(e->a, vals), rtLeafInt(e->b, vals));
+    default: return rtEvalSlot(e, vals);
+  }
+}
 int rtEvalBool(const RtExpr *e, const int64_t *vals);
 /* Does string s match the pattern p of `like` (% any string, _ any one
 ** UTF-8 character, any other character itself, case-sensitive)? */
@@ -127,6 +163,39 @@ static inline int rtDenseFits(int64_t e, int64_t live) {
 uint32_t rtDenseGrow(void **v, uint32_t *n, size_t sz, int64_t e);
 static inline int rtTupClosed(const RtTup *t) { return t->nopen == 0; }
 RtTup *rtTupCopyShape(const RtTup *src); /* new tuple with the same spans and values */
+/* Tuples of up to RT_MAXCLASS slots (2 per span, 1 per value) come from
+** free lists by size (tuple.c); the hot paths take and give them back
+** inline. */
+#define RT_MAXCLASS 64
+extern RtTup *rtTupPool[RT_MAXCLASS + 1]; /* free lists, chained through link */
+extern int64_t rtTupCount;                /* tuples allocated and not freed */
+RtTup *rtTupAllocSlow(int nspan, int nval);
+void rtTupFree(RtTup *t);                 /* its last reference went */
+static inline void rtTupInit(RtTup *t, int nspan, int nval) {
+  t->ref = 1;
+  t->nspan = (uint16_t)nspan;
+  t->nval = (uint16_t)nval;
+  t->nopen = 0;
+  t->flags = 0;
+  t->cls = (uint32_t)(2 * nspan + nval);
+  t->link = NULL;
+  rtTupCount++;
+}
+/* rtTupNew without zeroing: for callers that set every span and value. */
+static inline RtTup *rtTupAlloc(int nspan, int nval) {
+  int slots = 2 * nspan + nval;
+  RtTup *t;
+  if (TQ_LIKELY(slots <= RT_MAXCLASS && (t = rtTupPool[slots]))) {
+    rtTupPool[slots] = t->link;
+    rtTupInit(t, nspan, nval);
+    return t;
+  }
+  return rtTupAllocSlow(nspan, nval);
+}
+/* rtTupUnref of a tuple (not NULL), inline. */
+static inline void rtTupDrop(RtTup *t) {
+  if (--t->ref == 0) rtTupFree(t);
+}
 
 /* ---------------------------------------------------------------- program lists (programs.c) */
 #define RT_PROGRAMS_MAX 64    /* patterns */

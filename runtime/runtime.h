@@ -85,6 +85,12 @@ int64_t rtTupLive(void);               /* tuples allocated and not freed (for te
 typedef struct RtOp RtOp;
 typedef struct RtNet RtNet;
 
+/* How an operator's ENDs follow its inputs' (RtOp.endsFollow): not known
+** (its end mark stays that of the flush), a leaf that emits ENDs only as
+** END records are delivered, or an operator that emits an END only on an
+** input's END. */
+enum { RT_ENDS_KEEP = 0, RT_ENDS_LEAF, RT_ENDS_KIDS };
+
 typedef struct RtOpVt {
   const char *name;
   /* A delta from child `port`.  Returns 0, or -1 on a fatal error. */
@@ -112,6 +118,7 @@ struct RtOp {
   TqTime endLow;        /* no open span it has emitted ends before this (after flush) */
   int64_t nin, nout;    /* tuples in / out (statistics) */
   int64_t stored, peakStored; /* tuples held (statistics) */
+  int endsFollow;       /* RT_ENDS_*: how its ENDs follow its inputs' (rtNetEndsDone) */
 #ifdef TQ_TESTING
   TqMap openSpans;      /* test build: emitted tuple -> 1 + mask of its open spans (rtEmit's checks) */
 #endif
@@ -264,6 +271,14 @@ RtSensor *rtNetSensor(RtNet *net, const char *relName);
 int rtNetStart(RtNet *net, TqTime t0);
 /* Advances stream time to t (flushes every operator). */
 void rtNetAdvance(RtNet *net, TqTime t);
+/* Every END of instant now has been delivered (interval ends and whole
+** intervals of every relation): what is still open ends after now.  The
+** operators whose ENDs only ever answer their inputs' ENDs raise their end
+** mark to now + 1 for the rest of the instant (the others keep theirs), so
+** that a decision that waits for an end (an event overlapping an interval
+** still open at now) is taken when its tuple comes, not at the next flush.
+** Optional: a producer that cannot tell keeps the marks of the flush. */
+void rtNetEndsDone(RtNet *net);
 /* Emits the clock ticks due at t (call after entity deltas of t). */
 void rtNetTick(RtNet *net, TqTime t);
 /* Ends the instant (consumer batch). */

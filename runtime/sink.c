@@ -11,6 +11,12 @@
 ** to duplicate an earlier closed row is deleted).  A key is forgotten once
 ** it is closed and the root's low mark has passed its start: no later tuple
 ** can have that start.
+**
+** Event results (most rows of a busy query) keep their keys in a flat
+** open-addressing set instead: a slot whose time is before the low mark is
+** forgotten as it stands (free for the next key that probes it), so
+** nothing is deleted one by one; the set is rebuilt with the keys still
+** needed when half its slots have been used.
 */
 #include <stdlib.h>
 #include <string.h>
@@ -18,7 +24,7 @@
 #include "rtInt.h"
 
 typedef struct Group {
-  struct Group *next;  /* hash chain */
+  struct Group *next;  /* hash chain (or the spare list) */
   uint64_t h;          /* hash of the key */
   TqTime from;         /* key: start (or at) */
   uint64_t openRow;    /* row shared by the open tuples, 0 if none */
@@ -29,12 +35,30 @@ typedef struct Group {
   int64_t vals[];      /* key: values */
 } Group;
 
+/* The keys (values, at) of an event result's rows. */
+typedef struct EvSet {
+  int64_t *slot;       /* cap slots of width words: hash (0: never used), at, values */
+  uint32_t cap, used;  /* slots (a power of 2, or 0); slots filled since the last rebuild */
+  uint32_t *filled;    /* which (used of them: at most half the slots) */
+  uint32_t width;      /* 2 + values */
+  TqTime before;       /* keys at earlier times are forgotten (the highest low mark) */
+  struct Run {
+    TqTime at;
+    int64_t n;
+  } *run;              /* keys kept, counted by time, ascending (for `stored`) */
+  int r0, nrun, crun;  /* first live run, runs, allocated */
+} EvSet;
+
 typedef struct Sink {
   RtOp op;
   RtResult *res;
   int isEvent;
   int nval;
-  TqMap groups;      /* hash -> Group* (chained) */
+  EvSet ev;          /* event results */
+  Group **bucket;    /* groups by hash, chained through next (intrusive:
+                     ** one probe, no second hash of the hash) */
+  uint32_t nbucket;  /* a power of 2, or 0 */
+  uint32_t ngroup;   /* groups in the buckets */
   TqMap live;        /* input tuple -> Group* */
   Group **heap;      /* closed groups by from (min-heap) */
   int nheap, cheap;
@@ -48,9 +72,129 @@ static uint64_t keyHash(const int64_t *v, int n, TqTime from) {
 }
 
 static Group *groupFind(Sink *s, const int64_t *v, TqTime from, uint64_t h) {
-  for (Group *g = tqMapGet(&s->groups, h); g; g = g->next)
+  if (!s->nbucket) return NULL;
+  for (Group *g = s->bucket[h & (s->nbucket - 1)]; g; g = g->next)
     if (g->from == from && !memcmp(g->vals, v, sizeof(int64_t) * (size_t)s->nval)) return g;
   return NULL;
+}
+
+/* ---------------------------------------------------------------- event keys */
+
+/* Counts a key kept at time at (times come mostly in order: the last run). */
+static void evCount(Sink *s, TqTime at) {
+  EvSet *x = &s->ev;
+  rtStoredAdd(&s->op, 1);
+  if (x->nrun > x->r0 && x->run[x->nrun - 1].at == at) {
+    x->run[x->nrun - 1].n++;
+    return;
+  }
+  if (x->nrun == x->crun) {
+    if (x->r0 > x->nrun / 2) { /* reuse the forgotten front */
+      memmove(x->run, x->run + x->r0, sizeof(struct Run) * (size_t)(x->nrun - x->r0));
+      x->nrun -= x->r0;
+      x->r0 = 0;
+    } else {
+      x->crun = x->crun ? 2 * x->crun : 64;
+      x->run = tqRealloc(x->run, sizeof(struct Run) * (size_t)x->crun);
+    }
+  }
+  int i = x->nrun++;
+  while (i > x->r0 && x->run[i - 1].at > at) { /* a late key: in its place */
+    x->run[i] = x->run[i - 1];
+    i--;
+  }
+  if (i > x->r0 && x->run[i - 1].at == at) {
+    x->run[i - 1].n++;
+    memmove(x->run + i, x->run + i + 1, sizeof(struct Run) * (size_t)(x->nrun - 1 - i));
+    x->nrun--;
+    return;
+  }
+  x->run[i] = (struct Run){at, 1};
+}
+
+/* The low mark rose to low: the keys before it are forgotten. */
+static void evForget(Sink *s, TqTime low) {
+  EvSet *x = &s->ev;
+  if (low <= x->before) return;
+  x->before = low;
+  while (x->r0 < x->nrun && x->run[x->r0].at < low) rtStoredAdd(&s->op, -x->run[x->r0++].n);
+  if (x->r0 == x->nrun) {
+    /* every key forgotten (a result that keeps up with time: each
+    ** instant): the slots are emptied at once, not rebuilt */
+    x->r0 = x->nrun = 0;
+    for (uint32_t i = 0; i < x->used; i++) x->slot[(size_t)x->filled[i] * x->width] = 0;
+    x->used = 0;
+  }
+}
+
+/* Rebuilds the set with the keys still needed, in a table four times
+** their number. */
+static void evRebuild(Sink *s) {
+  EvSet *x = &s->ev;
+  uint32_t cap = 64;
+  while (cap < 4 * (uint64_t)s->op.stored + 4) cap *= 2;
+  int64_t *old = x->slot, *nw = tqCalloc((size_t)cap * x->width, sizeof(int64_t));
+  free(x->filled);
+  x->filled = tqMalloc(sizeof(uint32_t) * (cap / 2 + 1));
+  x->used = 0;
+  for (uint32_t i = 0; i < x->cap; i++) {
+    const int64_t *o = old + (size_t)i * x->width;
+    if (!o[0] || o[1] < x->before) continue;
+    uint32_t k = (uint32_t)o[0] & (cap - 1);
+    while (nw[(size_t)k * x->width]) k = (k + 1) & (cap - 1);
+    memcpy(nw + (size_t)k * x->width, o, sizeof(int64_t) * x->width);
+    x->filled[x->used++] = k;
+  }
+  free(old);
+  x->slot = nw;
+  x->cap = cap;
+}
+
+/* Adds the key (v, at): 1 when new, 0 when a row has it already. */
+static int evAdd(Sink *s, const int64_t *v, TqTime at, uint64_t h) {
+  EvSet *x = &s->ev;
+  if (2 * (x->used + 1) > x->cap) evRebuild(s);
+  uint32_t mask = x->cap - 1, i = (uint32_t)h & mask;
+  int64_t *free1 = NULL; /* the first forgotten slot on the way */
+  size_t nb = sizeof(int64_t) * (size_t)s->nval;
+  for (;; i = (i + 1) & mask) {
+    int64_t *sl = x->slot + (size_t)i * x->width;
+    if (!sl[0]) {
+      if (!free1) {
+        free1 = sl;
+        x->filled[x->used++] = i;
+      }
+      break;
+    }
+    if (sl[1] < x->before) {
+      if (!free1) free1 = sl;
+      continue;
+    }
+    if ((uint64_t)sl[0] == h && sl[1] == at && !memcmp(sl + 2, v, nb)) return 0;
+  }
+  free1[0] = (int64_t)h;
+  free1[1] = at;
+  memcpy(free1 + 2, v, nb);
+  evCount(s, at);
+  return 1;
+}
+
+/* ---------------------------------------------------------------- interval keys */
+
+/* Doubles the buckets (at least 64): a chain holds one group on average. */
+static void bucketsGrow(Sink *s) {
+  uint32_t n = s->nbucket ? 2 * s->nbucket : 64;
+  Group **b = tqCalloc(n, sizeof(Group *));
+  for (uint32_t i = 0; i < s->nbucket; i++) {
+    for (Group *g = s->bucket[i], *next; g; g = next) {
+      next = g->next;
+      g->next = b[g->h & (n - 1)];
+      b[g->h & (n - 1)] = g;
+    }
+  }
+  free(s->bucket);
+  s->bucket = b;
+  s->nbucket = n;
 }
 
 static Group *groupGet(Sink *s, const int64_t *v, TqTime from, int *created) {
@@ -74,26 +218,21 @@ static Group *groupGet(Sink *s, const int64_t *v, TqTime from, int *created) {
   g->h = h;
   g->from = from;
   memcpy(g->vals, v, sizeof(int64_t) * (size_t)s->nval);
-  g->next = tqMapGet(&s->groups, h);
-  tqMapPut(&s->groups, h, g);
+  if (s->ngroup >= s->nbucket) bucketsGrow(s);
+  Group **b = &s->bucket[h & (s->nbucket - 1)];
+  g->next = *b;
+  *b = g;
+  s->ngroup++;
   rtStoredAdd(&s->op, 1);
   *created = 1;
   return g;
 }
 
 static void groupDelete(Sink *s, Group *g) {
-  Group *head = tqMapGet(&s->groups, g->h);
-  if (head == g) {
-    if (g->next) tqMapPut(&s->groups, g->h, g->next);
-    else tqMapDel(&s->groups, g->h);
-  } else {
-    for (Group *p = head; p; p = p->next) {
-      if (p->next == g) {
-        p->next = g->next;
-        break;
-      }
-    }
-  }
+  Group **p = &s->bucket[g->h & (s->nbucket - 1)];
+  while (*p != g) p = &(*p)->next;
+  *p = g->next;
+  s->ngroup--;
   rtStoredAdd(&s->op, -1);
   if (s->nspare < 4096) {
     g->next = s->spare;
@@ -172,12 +311,10 @@ static int sinkPush(RtOp *op, int port, int kind, RtTup *t) {
   const int64_t *v = RT_VAL(t);
   int created;
   if (s->isEvent) {
-    Group *g = groupGet(s, v, from, &created);
-    if (!created) {
+    if (!evAdd(s, v, from, keyHash(v, s->nval, from))) {
       s->res->dups++;
       return 0;
     }
-    heapPush(s, g);
     return rowOut(s, RT_ROW_INSERT, ++s->nextRow, from, from + 1, v);
   }
   if (kind == RT_BEGIN) {
@@ -228,6 +365,7 @@ static int sinkPush(RtOp *op, int port, int kind, RtTup *t) {
 static void sinkFlush(RtOp *op, TqTime now) {
   Sink *s = (Sink *)op;
   TqTime low = op->kid[0]->low;
+  if (s->isEvent) evForget(s, low);
   while (s->nheap && s->heap[0]->from < low) {
     Group *g = heapPop(s);
     if (g->nopen == 0) groupDelete(s, g);
@@ -240,9 +378,8 @@ static void sinkFinish(RtOp *op, TqTime now) {}
 
 static void sinkFree(RtOp *op) {
   Sink *s = (Sink *)op;
-  for (uint32_t i = 0; i < s->groups.cap; i++) {
-    if (s->groups.slot[i].key <= 1) continue;
-    Group *g = s->groups.slot[i].val;
+  for (uint32_t i = 0; i < s->nbucket; i++) {
+    Group *g = s->bucket[i];
     while (g) {
       Group *n = g->next;
       free(g->tos);
@@ -250,7 +387,10 @@ static void sinkFree(RtOp *op) {
       g = n;
     }
   }
-  tqMapFree(&s->groups);
+  free(s->bucket);
+  free(s->ev.slot);
+  free(s->ev.filled);
+  free(s->ev.run);
   tqMapFree(&s->live);
   free(s->heap);
   while (s->spare) {
@@ -268,6 +408,8 @@ RtOp *rtOpSink(RtNet *net, RtResult *res) {
   s->res = res;
   s->isEvent = res->isEvent;
   s->nval = res->nattr;
+  s->ev.width = 2 + (uint32_t)s->nval;
+  s->ev.before = TQ_BEGINNING;
   s->op.nkid = 1;
   s->op.kid[0] = res->root;
   res->root->parent = &s->op;

@@ -10,29 +10,19 @@
 
 #include "rtInt.h"
 
-#define RT_MAXCLASS 64
+RtTup *rtTupPool[RT_MAXCLASS + 1];
+int64_t rtTupCount;
 
-static RtTup *freeList[RT_MAXCLASS + 1];
-static int64_t live;
+RtTup *rtTupAllocSlow(int nspan, int nval) {
+  int slots = 2 * nspan + nval;
+  RtTup *t = tqMalloc(sizeof(RtTup) + sizeof(int64_t) * (size_t)(slots ? slots : 1));
+  rtTupInit(t, nspan, nval);
+  return t;
+}
 
 RtTup *rtTupNew(int nspan, int nval) {
-  int slots = 2 * nspan + nval;
-  RtTup *t;
-  if (slots <= RT_MAXCLASS && freeList[slots]) {
-    t = freeList[slots];
-    freeList[slots] = t->link;
-  } else {
-    t = tqMalloc(sizeof(RtTup) + sizeof(int64_t) * (size_t)(slots ? slots : 1));
-  }
-  t->ref = 1;
-  t->nspan = (uint16_t)nspan;
-  t->nval = (uint16_t)nval;
-  t->nopen = 0;
-  t->flags = 0;
-  t->cls = (uint32_t)slots;
-  t->link = NULL;
-  memset(t->d, 0, sizeof(int64_t) * (size_t)slots);
-  live++;
+  RtTup *t = rtTupAlloc(nspan, nval);
+  memset(t->d, 0, sizeof(int64_t) * t->cls);
   return t;
 }
 
@@ -41,7 +31,11 @@ void rtTupRef(RtTup *t) { t->ref++; }
 void rtTupUnref(RtTup *t) {
   if (!t) return;
   if (--t->ref > 0) return;
-  live--;
+  rtTupFree(t);
+}
+
+void rtTupFree(RtTup *t) {
+  rtTupCount--;
   if (t->link) {
     /* the output an operator derived from this tuple (kept until its final END) */
     RtTup *l = t->link;
@@ -52,8 +46,8 @@ void rtTupUnref(RtTup *t) {
 #ifdef TQ_TESTING
     memset(t->d, 0xa5, sizeof(int64_t) * t->cls);
 #endif
-    t->link = freeList[t->cls];
-    freeList[t->cls] = t;
+    t->link = rtTupPool[t->cls];
+    rtTupPool[t->cls] = t;
   } else {
     free(t);
   }
@@ -79,10 +73,10 @@ void rtTupCountOpen(RtTup *t) {
 }
 
 RtTup *rtTupCopyShape(const RtTup *src) {
-  RtTup *t = rtTupNew(src->nspan, src->nval);
+  RtTup *t = rtTupAlloc(src->nspan, src->nval);
   memcpy(t->d, src->d, sizeof(int64_t) * (size_t)(2 * src->nspan + src->nval));
   t->nopen = src->nopen;
   return t;
 }
 
-int64_t rtTupLive(void) { return live; }
+int64_t rtTupLive(void) { return rtTupCount; }
