@@ -51,6 +51,7 @@ int snsBenchDrain(const char *self, long n, double rate) {
     return 1;
   }
   while (__atomic_load_n(&s->h->state, __ATOMIC_ACQUIRE) == TQ_SHM_CREATED) usleep(1000);
+  __atomic_store_n(&s->h->monitor_ready, 1, __ATOMIC_RELEASE); /* (the start handshake) */
   /* the catalog as mapCatalog would map it, every sensor kept */
   s->nsens = (int)s->h->nsensors;
   memcpy(s->cat, (char *)s->h + s->h->off_catalog, sizeof(tq_shm_sensor) * (size_t)s->nsens);

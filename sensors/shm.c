@@ -3,11 +3,23 @@
 ** processor module, a live PRODUCER of every primitive relation no other PM
 ** produces (produces "*").
 **
-**   args "exec:CMD\x1fARG..."  creates a segment, starts CMD with TQMON_SHM
-**                              naming it, waits for the subject to map it
-**   args "attach:PID"          maps the segment /tqmon.PID the subject made
+**   args "exec:CMD\x1fARG..."  creates a segment (a memfd: no name to squat
+**                              or to leak), starts CMD with TQMON_SHM_FD
+**                              its descriptor, a parent-death signal and
+**                              the start handshake (the subject waits until
+**                              the monitor is ready)
+**   args "attach:PID"          maps the segment /tqmon.PID the subject made,
+**                              after checking it is the subject's (owner,
+**                              mode 0600, one link, made by PID); one
+**                              monitor at a time (monitor_pid)
 **   "all+" before either       every sensor enabled on every entity (tqmon
 **                              record: the traditional way, record it all)
+**
+** The sensor words are written before the subject runs: an event sensor
+** a query uses is TQ_SHM_USED, so that an entity the subject declares
+** reports on it (TQ_SHM_PENDING) until the engine has seen the entity and
+** the counters say what the queries asked for (settlePending, a snapshot
+** later).  When the subject dies (a signal), the run stops early and says so.
 **
 ** A thread drains the rings as they fill (at most SHM_MAXQ packets held);
 ** at each snapshot the rest is drained.  Every packet is validated (sensor,
@@ -30,10 +42,13 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+extern char **environ;
 #if defined(__x86_64__) || defined(__i386__)
 #include <x86intrin.h>
 #define SHM_TSC 1
@@ -72,11 +87,18 @@ typedef struct OpenRec {
 typedef struct Shm {
   tq_shm_header *h;
   size_t size;
-  char name[64];
+  char name[96];            /* its path, for messages */
   int own;                  /* we created the segment (exec) */
+  int fd;                   /* exec: the memfd until the subject mapped it (-1) */
+  int claimed;              /* we hold the segment's monitor_pid */
   pid_t pid;                /* the subject */
   int child;                /* we started it */
   int exited;               /* the subject is gone */
+  int reaped;               /* the child was waited for: waitStatus */
+  int waitStatus;
+  int64_t *ack;             /* entity handles produced this snapshot: their pending
+                            ** counters are settled at the next one */
+  int nack, cack;
   int finishing;            /* exited, buffers empty: close intervals, then stop */
   int done;
   TqTime lastT;             /* time of its last packet */
@@ -115,6 +137,9 @@ typedef struct Shm {
   int grace;                /* --attach: history cut at the start; ends and begins it
                             ** overlaps are not errors */
   int64_t before;           /* --attach: packets written before the monitor came */
+  uint64_t idFloor;         /* --attach: intervals with a lower id began before it came */
+  uint64_t idTop;           /* --attach: entity states with a lower id may be read twice */
+  int64_t endsBefore;       /* --attach: ends of intervals that began before it came */
   pthread_mutex_t mu;       /* the queues and counters: the drain thread and the engine's */
   pthread_t th;             /* drains the rings between snapshots */
   int thRunning;
@@ -226,12 +251,14 @@ static int checkHeader(tq_pm_private *p, const tq_shm_header *h, size_t size, co
   return 0;
 }
 
+/* --exec: the segment is a memfd, mode 0600: it has no name another user
+** could take first or that could be left in /dev/shm whatever ends the
+** monitor (it goes with the last process that maps it). */
 static int createSegment(Shm *s, tq_pm_private *p) {
-  static int serial;
-  snprintf(s->name, sizeof s->name, "/tqmon.%d.%d", (int)getpid(), ++serial);
-  shm_unlink(s->name);
-  int fd = shm_open(s->name, O_CREAT | O_EXCL | O_RDWR, 0600);
-  if (fd < 0) return fail(p, "cannot create the sensor segment %s: %s", s->name, strerror(errno));
+  snprintf(s->name, sizeof s->name, "the sensor segment");
+  s->fd = -1;
+  int fd = memfd_create("tqmon-sensors", MFD_CLOEXEC);
+  if (fd < 0) return fail(p, "cannot create the sensor segment: %s", strerror(errno));
   tq_shm_header h;
   memset(&h, 0, sizeof h);
   const char *ents = getenv("TQMON_ENTITIES");
@@ -241,36 +268,80 @@ static int createSegment(Shm *s, tq_pm_private *p) {
   int rb = bits ? atoi(bits) : 14;
   if (rb < 4 || rb > 24) rb = 14;
   tq_shm_layout(&h, 64, maxEnt, 64, 1u << rb);
-  if (ftruncate(fd, (off_t)h.size)) {
+  if (fchmod(fd, 0600) || ftruncate(fd, (off_t)h.size)) {
     close(fd);
-    shm_unlink(s->name);
-    return fail(p, "cannot size the sensor segment %s: %s", s->name, strerror(errno));
+    return fail(p, "cannot size the sensor segment: %s", strerror(errno));
   }
   void *m = mmap(NULL, (size_t)h.size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-  close(fd);
   if (m == MAP_FAILED) {
-    shm_unlink(s->name);
-    return fail(p, "cannot map the sensor segment %s: %s", s->name, strerror(errno));
+    close(fd);
+    return fail(p, "cannot map the sensor segment: %s", strerror(errno));
   }
   s->h = m;
   s->size = (size_t)h.size;
   memcpy(s->h, &h, sizeof h);
   memcpy(s->h->magic, TQ_SHM_MAGIC, 8);
   s->h->version = TQ_SHM_VERSION;
-  s->h->monitor_pid = (int32_t)getpid();
-  s->own = 1;
+  s->h->creator_pid = s->h->monitor_pid = (int32_t)getpid();
+  s->h->next_id = 1;
+  s->own = s->claimed = 1;
+  s->fd = fd;
   return 0;
 }
 
+/* The user id process pid runs as (its effective one; -1 if unknown). */
+static long processUid(pid_t pid) {
+  char path[64], line[256];
+  snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+  FILE *f = fopen(path, "r");
+  if (!f) return -1;
+  long uid = -1;
+  while (fgets(line, sizeof line, f)) {
+    unsigned r, e;
+    if (sscanf(line, "Uid: %u %u", &r, &e) == 2) {
+      uid = (long)e;
+      break;
+    }
+  }
+  fclose(f);
+  return uid;
+}
+
+/* --attach PID: the segment /tqmon.PID, trusted only when it is the
+** subject's own (sensors/README.md, "The trust model"): opened without
+** following a link, a regular file of the subject's user with mode 0600
+** and one link, of this version, made by PID itself. */
 static int mapSegment(Shm *s, tq_pm_private *p, const char *name) {
-  snprintf(s->name, sizeof s->name, "%s", name);
-  int fd = shm_open(s->name, O_RDWR, 0);
-  if (fd < 0) return fail(p, "no sensor segment %s: %s (is the program built with generated sensors, and running?)", s->name,
-                          strerror(errno));
+  snprintf(s->name, sizeof s->name, "/dev/shm%s", name);
+  int fd = shm_open(name, O_RDWR | O_NOFOLLOW, 0);
+  if (fd < 0)
+    return fail(p, "no sensor segment %s: %s (is the program built with generated sensors, and running?)", s->name,
+                strerror(errno));
   struct stat st;
   if (fstat(fd, &st)) {
     close(fd);
     return fail(p, "cannot read the sensor segment %s: %s", s->name, strerror(errno));
+  }
+  long uid = processUid(s->pid);
+  const char *why = NULL;
+  char whyBuf[128];
+  if (!S_ISREG(st.st_mode)) {
+    why = "it is not a regular file";
+  } else if (uid < 0 || (long)st.st_uid != uid) {
+    snprintf(whyBuf, sizeof whyBuf, "it belongs to uid %u, and process %d runs as uid %ld", (unsigned)st.st_uid,
+             (int)s->pid, uid);
+    why = whyBuf;
+  } else if ((st.st_mode & 07777) != 0600) {
+    snprintf(whyBuf, sizeof whyBuf, "its mode is %04o, not 0600", (unsigned)(st.st_mode & 07777));
+    why = whyBuf;
+  } else if (st.st_nlink != 1) {
+    snprintf(whyBuf, sizeof whyBuf, "it has %lu links, not 1", (unsigned long)st.st_nlink);
+    why = whyBuf;
+  }
+  if (why) {
+    close(fd);
+    return fail(p, "%s is not the segment of process %d: %s: refused (another user may have planted it)", s->name,
+                (int)s->pid, why);
   }
   if ((size_t)st.st_size < sizeof(tq_shm_header)) {
     close(fd);
@@ -286,11 +357,55 @@ static int mapSegment(Shm *s, tq_pm_private *p, const char *name) {
     s->h = NULL;
     return -1;
   }
-  s->h->monitor_pid = (int32_t)getpid();
+  if (s->h->creator_pid != (int32_t)s->pid) {
+    fail(p, "%s was made by process %d, not by %d: refused (a segment left by an earlier process with that pid?)",
+         s->name, (int)s->h->creator_pid, (int)s->pid);
+    munmap(m, s->size);
+    s->h = NULL;
+    return -1;
+  }
   return 0;
 }
 
-/* Starts the subject: argv words separated by \x1f. */
+/* One monitor at a time drains a segment: a second would take packets
+** from the first (both lose, each sees ends without begins).  The
+** monitor_pid field is taken with a compare-and-swap; one of a monitor that
+** died is taken over. */
+static int claim(Shm *s, tq_pm_private *p) {
+  int32_t me = (int32_t)getpid();
+  for (int i = 0; i < 4; i++) {
+    int32_t cur = 0;
+    if (__atomic_compare_exchange_n(&s->h->monitor_pid, &cur, me, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE) ||
+        (cur > 0 && kill(cur, 0) && errno == ESRCH &&
+         __atomic_compare_exchange_n(&s->h->monitor_pid, &cur, me, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))) {
+      s->claimed = 1;
+      return 0;
+    }
+    if (cur > 0 && cur != me && !(kill(cur, 0) && errno == ESRCH))
+      return fail(p, "process %d is monitored already, by tqmon process %d: one monitor at a time (a second would take "
+                     "its packets); end that one first",
+                  (int)s->pid, (int)cur);
+  }
+  return fail(p, "%s: its monitor field keeps changing: refused", s->name);
+}
+
+/* Lets the segment go (--attach): the subject's sensors go back to costing
+** one branch, and another monitor may attach. */
+static void unclaim(Shm *s) {
+  if (!s->claimed || s->own) return;
+  volatile uint32_t *on_ = (volatile uint32_t *)((char *)s->h + s->h->off_on);
+  for (uint32_t i = 0; i < s->h->max_sensors; i++) __atomic_store_n(&on_[i], 0, __ATOMIC_RELEASE);
+  memset((char *)s->h + s->h->off_counters, 0, sizeof(uint32_t) * (size_t)s->h->max_sensors * s->h->max_entities);
+  int32_t me = (int32_t)getpid();
+  __atomic_compare_exchange_n(&s->h->monitor_pid, &me, 0, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
+  s->claimed = 0;
+}
+
+/* Starts the subject: argv words separated by \x1f.  It gets the segment
+** as the descriptor TQMON_SHM_FD, and SIGTERM when the monitor's thread
+** that started it ends (PR_SET_PDEATHSIG): a monitor that dies, even by
+** SIGKILL, leaves no orphan behind.  The environment is made before fork
+** (the child calls only what is safe after fork in a threaded process). */
 static int startChild(Shm *s, tq_pm_private *p, const char *cmd) {
   char *copy = tqStrdup(cmd);
   char *argv[128];
@@ -301,27 +416,48 @@ static int startChild(Shm *s, tq_pm_private *p, const char *cmd) {
     free(copy);
     return fail(p, "--exec needs a command");
   }
+  int cfd = s->fd >= 0 ? dup(s->fd) : -1; /* (without close-on-exec: the child's) */
+  int nenv = 0;
+  while (environ[nenv]) nenv++;
+  char **envp = tqCalloc((size_t)nenv + 2, sizeof(char *));
+  char fdVar[48];
+  snprintf(fdVar, sizeof fdVar, "TQMON_SHM_FD=%d", cfd);
+  int k = 0;
+  for (int i = 0; i < nenv; i++)
+    if (strncmp(environ[i], "TQMON_SHM_FD=", 13) && strncmp(environ[i], "TQMON_SHM=", 10)) envp[k++] = environ[i];
+  if (cfd >= 0) envp[k++] = fdVar;
+  envp[k] = NULL;
   int pipefd[2];
   if (pipe2(pipefd, O_CLOEXEC)) {
     free(copy);
+    free(envp);
+    if (cfd >= 0) close(cfd);
     return fail(p, "cannot start %s: %s", argv[0], strerror(errno));
   }
+  pid_t parent = getpid();
   pid_t pid = fork();
   if (pid < 0) {
     free(copy);
+    free(envp);
+    if (cfd >= 0) close(cfd);
     close(pipefd[0]);
     close(pipefd[1]);
     return fail(p, "cannot start %s: %s", argv[0], strerror(errno));
   }
   if (pid == 0) {
     close(pipefd[0]);
-    setenv("TQMON_SHM", s->name, 1);
-    execvp(argv[0], argv);
-    int err = errno;
+    int err = 0;
+    if (prctl(PR_SET_PDEATHSIG, SIGTERM) || getppid() != parent) err = ESRCH; /* the monitor is gone already */
+    if (!err) {
+      execvpe(argv[0], argv, envp);
+      err = errno;
+    }
     if (write(pipefd[1], &err, sizeof err) < 0) _exit(127);
     _exit(127);
   }
   close(pipefd[1]);
+  if (cfd >= 0) close(cfd);
+  free(envp);
   int err = 0;
   ssize_t n = read(pipefd[0], &err, sizeof err);
   close(pipefd[0]);
@@ -337,16 +473,45 @@ static int startChild(Shm *s, tq_pm_private *p, const char *cmd) {
   return 0;
 }
 
+/* Is the subject still there?  A child that ended is waited for
+** (waitStatus); another process is gone when kill says so. */
 static int alive(Shm *s) {
   if (s->exited) return 0;
   if (s->child) {
+    if (s->reaped) return 0;
     int status;
     pid_t r = waitpid(s->pid, &status, WNOHANG);
-    if (r == s->pid || (r < 0 && errno == ECHILD)) return 0;
+    if (r == s->pid) {
+      s->reaped = 1;
+      s->waitStatus = status;
+      return 0;
+    }
+    if (r < 0 && errno == ECHILD) return 0;
   } else if (s->pid > 0 && kill(s->pid, 0) && errno == ESRCH) {
     return 0;
   }
   return __atomic_load_n(&s->h->state, __ATOMIC_ACQUIRE) != TQ_SHM_EXITED;
+}
+
+/* How the subject ended: 1 when it died (a signal, or gone without
+** exiting), with the words in why; 0 when it exited. */
+static int howEnded(Shm *s, char *why, size_t n) {
+  if (s->child && s->reaped) {
+    int st = s->waitStatus;
+    if (WIFSIGNALED(st)) {
+      snprintf(why, n, "was killed by signal %d (%s)", WTERMSIG(st), strsignal(WTERMSIG(st)));
+      return 1;
+    }
+    if (WIFEXITED(st) && WEXITSTATUS(st)) snprintf(why, n, "exited with status %d", WEXITSTATUS(st));
+    else snprintf(why, n, "exited");
+    return 0;
+  }
+  if (__atomic_load_n(&s->h->state, __ATOMIC_ACQUIRE) == TQ_SHM_EXITED) {
+    snprintf(why, n, "exited");
+    return 0;
+  }
+  snprintf(why, n, "ended without exiting (killed?)");
+  return 1;
 }
 
 /* Maps the subject's catalog onto the program's relations. */
@@ -509,6 +674,7 @@ static tq_pm_status snapshotLocked(Shm *s, tq_pm_global *g, tq_pm_private *p);
 static int64_t pending(Shm *s);
 static void *drainMain(void *arg);
 static void applyWants(Shm *s, int64_t sym, intptr_t h);
+static void settlePending(Shm *s);
 
 /* The position of ring r's first slot not published, from pos on (at
 ** most a ring's length further: a producer that wrote garbage). */
@@ -604,7 +770,8 @@ static void produce(Shm *s, const Pkt *pk) {
       memcpy(o->v, pk->v, sizeof(int64_t) * (size_t)x->nattr);
       OpenRec *old = tqMapGet(&s->open, key);
       if (old) {
-        if (!s->grace) noteBad(s, "%s: interval %llu begun twice", x->name, (unsigned long long)pk->id);
+        if (!s->grace && !(x->is_entity && pk->id < s->idTop))
+          noteBad(s, "%s: interval %llu begun twice", x->name, (unsigned long long)pk->id);
         free(o);
         return;
       }
@@ -612,6 +779,11 @@ static void produce(Shm *s, const Pkt *pk) {
       if (x->is_entity) {
         tqMapPut(&s->handleOf, (uint64_t)pk->v[0] + 2, (void *)(intptr_t)pk->handle);
         applyWants(s, pk->v[0], (intptr_t)pk->handle);
+        if (s->nack == s->cack) {
+          s->cack = s->cack ? 2 * s->cack : 64;
+          s->ack = tqRealloc(s->ack, sizeof(int64_t) * (size_t)s->cack);
+        }
+        s->ack[s->nack++] = pk->handle;
       }
       r.kind = TQ_REC_BEGIN;
       r.id = pk->id;
@@ -622,7 +794,8 @@ static void produce(Shm *s, const Pkt *pk) {
     case TQ_SHM_END: {
       OpenRec *o = tqMapDel(&s->open, key);
       if (!o) {
-        if (!s->grace) noteBad(s, "%s: end of interval %llu, which is not open", x->name, (unsigned long long)pk->id);
+        if (pk->id < s->idFloor) s->endsBefore++; /* (--attach: it began before we came) */
+        else if (!s->grace) noteBad(s, "%s: end of interval %llu, which is not open", x->name, (unsigned long long)pk->id);
         return;
       }
       r.kind = TQ_REC_END;
@@ -695,16 +868,19 @@ static int64_t pending(Shm *s) {
 }
 
 /* The subject is gone: its open intervals end at its last time (the
-** intervals of relations first, then the entities they live in). */
-static void closeAll(Shm *s, TqTime t) {
+** intervals of relations first, then the entities they live in).  Returns
+** how many intervals of relations (not entities) it ended. */
+static int closeAll(Shm *s, TqTime t) {
   tq_pm_global *g = s->g;
   TqMap *m = &s->open;
+  int n = 0;
   for (int pass = 0; pass < 2; pass++)
     for (uint32_t k = 0; k < m->cap; k++) {
       if (m->slot[k].key <= 1) continue;
       OpenRec *o = m->slot[k].val;
       const tq_shm_sensor *x = &s->cat[s->sensOf[o->rel]];
       if ((pass == 0) == (x->is_entity != 0)) continue;
+      n += pass == 0;
       tq_record r;
       memset(&r, 0, sizeof r);
       r.rel = o->rel;
@@ -719,6 +895,7 @@ static void closeAll(Shm *s, TqTime t) {
   for (uint32_t k = 0; k < m->cap; k++)
     if (m->slot[k].key > 1) free(m->slot[k].val);
   tqMapFree(m);
+  return n;
 }
 
 /* ================================================================ sampling */
@@ -747,6 +924,9 @@ static void attachState(Shm *s) {
     s->before += (int64_t)(head - r->tail);
     __atomic_store_n(&r->tail, head, __ATOMIC_RELEASE);
   }
+  /* every interval whose begin was cut has a lower id (ids are taken
+  ** before their packets are published) */
+  s->idFloor = __atomic_load_n(&h->next_id, __ATOMIC_ACQUIRE);
   uint64_t n = h->entities_taken < h->max_entities ? h->entities_taken : h->max_entities - 1;
   const tq_shm_entity *ents = (const tq_shm_entity *)((const char *)h + h->off_entities);
   s->synth = tqCalloc(n + 1, sizeof(Pkt));
@@ -777,6 +957,9 @@ static void attachState(Shm *s) {
     }
     if (ok) s->nsynth++;
   }
+  /* an entity's state read above may also come as a packet: ids below
+  ** this are begun twice harmlessly */
+  s->idTop = __atomic_load_n(&h->next_id, __ATOMIC_ACQUIRE);
   s->grace = 1;
 }
 
@@ -797,29 +980,33 @@ static tq_pm_status shmStart(tq_pm_global *g, tq_pm_private *p) {
   Shm *s = tqCalloc(1, sizeof *s);
   p->data = s;
   s->g = g;
+  s->fd = -1;
   const char *a = p->args;
   int all = !strncmp(a, "all+", 4);
   if (all) a += 4;
+  calibrate(s); /* (before the subject starts: it waits for us) */
   if (!strncmp(a, "exec:", 5)) {
     if (createSegment(s, p) || startChild(s, p, a + 5)) return TQ_PM_FATAL;
   } else {
     char *end;
     long pid = strtol(a + 7, &end, 10);
-    if (*end || pid <= 0) {
+    if (*end || pid <= 0 || pid > INT32_MAX) {
       snprintf(p->message, sizeof p->message, "attach: '%s' is not a process id", a + 7);
       return TQ_PM_FATAL;
     }
     s->pid = (pid_t)pid;
+    char name[64];
+    snprintf(name, sizeof name, "/tqmon.%ld", pid);
     if (kill(s->pid, 0) && errno == ESRCH) {
-      char stale[64];
-      snprintf(stale, sizeof stale, "/tqmon.%ld", pid);
-      shm_unlink(stale); /* what a killed subject left behind */
+      /* what a killed subject of ours left behind (never another user's) */
+      char path[96];
+      struct stat st;
+      snprintf(path, sizeof path, "/dev/shm%s", name);
+      if (!lstat(path, &st) && S_ISREG(st.st_mode) && st.st_uid == geteuid()) shm_unlink(name);
       snprintf(p->message, sizeof p->message, "no process %ld to attach to", pid);
       return TQ_PM_FATAL;
     }
-    char name[64];
-    snprintf(name, sizeof name, "/tqmon.%ld", pid);
-    if (mapSegment(s, p, name)) return TQ_PM_FATAL;
+    if (mapSegment(s, p, name) || claim(s, p)) return TQ_PM_FATAL;
   }
   /* wait for the subject to map the segment and write its catalog */
   struct timespec d = {0, 2 * 1000 * 1000};
@@ -835,10 +1022,16 @@ static tq_pm_status shmStart(tq_pm_global *g, tq_pm_private *p) {
              "the subject did not map the sensor segment within 10 s (is it built with the generated sensors?)");
     return TQ_PM_FATAL;
   }
+  if (s->fd >= 0) { /* it has it mapped: the descriptor is of no more use */
+    close(s->fd);
+    s->fd = -1;
+  }
   /* the subject may have written anything: check the header again */
   if (checkHeader(p, s->h, s->size, s->name) || mapCatalog(s, g, p)) return TQ_PM_FATAL;
-  /* the intervals of a traced relation a query uses are all reported: the
-  ** engine must know every open one (it may be delivered whole at its end) */
+  /* the sensor words: the intervals of a traced relation a query uses are
+  ** all reported (the engine must know every open one: it may be delivered
+  ** whole at its end); an event sensor a query uses reports on the entities
+  ** the monitor has not seen yet (TQ_SHM_USED, TQ_SHM_PENDING) */
   volatile uint32_t *on_ = (volatile uint32_t *)((char *)s->h + s->h->off_on);
   for (int i = 0; i < s->nsens; i++) {
     int rel = s->relOf[i];
@@ -848,13 +1041,30 @@ static tq_pm_status shmStart(tq_pm_global *g, tq_pm_private *p) {
       __atomic_fetch_or(&on_[i], TQ_SHM_ALL, __ATOMIC_RELEASE);
     else if (traced && !g->is_event(g, rel) && g->needed(g, rel))
       __atomic_fetch_add(&on_[i], 1, __ATOMIC_RELEASE);
+    else if (traced && g->is_event(g, rel) && g->needed(g, rel))
+      __atomic_fetch_or(&on_[i], TQ_SHM_USED, __ATOMIC_RELEASE);
   }
-  calibrate(s);
   s->start = s->prevNow = s->outT = g->now;
   if (!s->child) attachState(s);
   pthread_mutex_init(&s->mu, NULL);
   if (pthread_create(&s->th, NULL, drainMain, s) == 0) s->thRunning = 1;
+  /* the handshake: a subject we started runs on from here */
+  __atomic_store_n(&s->h->monitor_ready, 1, __ATOMIC_RELEASE);
   return TQ_PM_OK;
+}
+
+/* The collection ends before the subject: it is asked to end (SIGTERM),
+** and killed after 5 s if it does not. */
+static void stopChild(tq_pm_global *g, tq_pm_private *p, Shm *s) {
+  if (kill(s->pid, SIGTERM)) return;
+  struct timespec d = {0, 10 * 1000 * 1000};
+  for (int i = 0; i < 500; i++) {
+    if (waitpid(s->pid, NULL, WNOHANG) == s->pid) return;
+    nanosleep(&d, NULL);
+  }
+  g->log(g, p, TQ_LOG_WARNING, "the subject (pid %d) did not end within 5 s of SIGTERM: killed", (int)s->pid);
+  kill(s->pid, SIGKILL);
+  waitpid(s->pid, NULL, 0);
 }
 
 static tq_pm_status shmEnd(tq_pm_global *g, tq_pm_private *p) {
@@ -866,7 +1076,7 @@ static tq_pm_status shmEnd(tq_pm_global *g, tq_pm_private *p) {
     pthread_join(s->th, NULL);
     s->thRunning = 0;
   }
-  if (s->h) {
+  if (s->h && s->claimed) { /* (a monitor refused never reads the rings) */
     drain(s);
     int64_t lost = (int64_t)s->droppedSeen + s->late + s->bad + s->samplesLost + (int64_t)s->h->lost_entities;
     if (lost)
@@ -877,10 +1087,7 @@ static tq_pm_status shmEnd(tq_pm_global *g, tq_pm_private *p) {
              s->bad ? ": first " : "", s->badWhy, (long long)s->samplesLost, (unsigned long long)s->h->lost_entities);
     snprintf(p->message, sizeof p->message, "%lld packets, %lld lost", (long long)s->packets, (long long)lost);
   }
-  if (s->child && !s->exited) {
-    kill(s->pid, SIGTERM);
-    waitpid(s->pid, NULL, 0);
-  }
+  if (s->child && !s->reaped) stopChild(g, p, s);
   for (uint32_t k = 0; k < s->open.cap; k++)
     if (s->open.slot[k].key > 1) free(s->open.slot[k].val);
   tqMapFree(&s->open);
@@ -891,10 +1098,16 @@ static tq_pm_status shmEnd(tq_pm_global *g, tq_pm_private *p) {
   free(s->rq);
   free(s->sensOf);
   free(s->synth);
-  /* a subject killed by a signal could not remove its own segment */
+  free(s->ack);
+  if (s->fd >= 0) close(s->fd);
+  /* a subject killed by a signal could not remove its own segment (the
+  ** one we checked was its) */
   int deadSubject = !s->own && s->pid > 0 && kill(s->pid, 0) && errno == ESRCH;
-  if (s->h) munmap(s->h, s->size);
-  if (s->own || deadSubject) shm_unlink(s->name);
+  if (s->h) {
+    unclaim(s);
+    munmap(s->h, s->size);
+  }
+  if (deadSubject && s->h) shm_unlink(s->name + strlen("/dev/shm"));
   free(s);
   p->data = NULL;
   return st;
@@ -936,6 +1149,7 @@ static tq_pm_status snapshotLocked(Shm *s, tq_pm_global *g, tq_pm_private *p) {
     snprintf(p->message, sizeof p->message, "%s: the subject overwrote the segment header (magic or version)", s->name);
     return TQ_PM_FATAL;
   }
+  settlePending(s);
   for (int i = 0; i < s->nsynth; i++) emit(s, &s->synth[i]);
   s->nsynth = 0;
   reanchor(s, g->tick);
@@ -944,7 +1158,18 @@ static tq_pm_status snapshotLocked(Shm *s, tq_pm_global *g, tq_pm_private *p) {
     merge(s, g->now);
   } while (s->cap <= g->now);
   if (s->exited && !pending(s)) {
-    closeAll(s, s->lastT > s->prevNow ? s->lastT : s->prevNow);
+    TqTime last = s->lastT > s->prevNow ? s->lastT : s->prevNow;
+    int open = closeAll(s, last);
+    char why[128], at[64];
+    if (howEnded(s, why, sizeof why)) {
+      /* not an end: the run stopped early, and says so */
+      enNet(g)->stopped = 1;
+      g->log(g, p, TQ_LOG_WARNING, "the subject (pid %d) %s at %s: the run stopped early; %d open interval%s ended there",
+             (int)s->pid, why, tqTimeFormat(at, sizeof at, last), open, open == 1 ? " was" : "s were");
+    } else {
+      g->log(g, p, why[6] ? TQ_LOG_WARNING : TQ_LOG_INFO, "the subject (pid %d) %s at %s", (int)s->pid, why,
+             tqTimeFormat(at, sizeof at, last));
+    }
     s->done = 1;
   }
   s->prevNow = g->now;
@@ -963,14 +1188,35 @@ static tq_pm_status shmCall(tq_pm_global *g, tq_pm_private *p, int what, const t
 
 static uint64_t wantKey(int si, int64_t sym) { return tqHash64(((uint64_t)si << 40) ^ (uint64_t)sym) | 2; }
 
-/* Writes the enable count of entity handle h for sensor si. */
+/* Writes the enable count of entity handle h for sensor si (the low bits
+** of the sensor word count the entities enabled; a pending counter is
+** none of them). */
 static void setCounter(Shm *s, int si, intptr_t h, int on) {
   volatile uint32_t *on_ = (volatile uint32_t *)((char *)s->h + s->h->off_on);
   volatile uint32_t *cnt = (volatile uint32_t *)((char *)s->h + s->h->off_counters);
-  uint32_t old = __atomic_exchange_n(&cnt[(uint64_t)h * s->h->max_sensors + (uint64_t)si], (uint32_t)(on > 0 ? on : 0),
+  uint32_t old = __atomic_exchange_n(&cnt[(uint64_t)h * s->h->max_sensors + (uint64_t)si],
+                                     (uint32_t)(on > 0 ? (on < (int)TQ_SHM_USED ? on : (int)TQ_SHM_USED - 1) : 0),
                                      __ATOMIC_RELEASE);
-  if (!old && on > 0) __atomic_fetch_add(&on_[si], 1, __ATOMIC_RELEASE);
-  else if (old && on <= 0) __atomic_fetch_sub(&on_[si], 1, __ATOMIC_RELEASE);
+  int was = old && !(old & TQ_SHM_PENDING);
+  if (!was && on > 0) __atomic_fetch_add(&on_[si], 1, __ATOMIC_RELEASE);
+  else if (was && on <= 0) __atomic_fetch_sub(&on_[si], 1, __ATOMIC_RELEASE);
+}
+
+/* The entities produced at the last snapshot have been seen by the engine
+** since (it processed them after that call): their counters still
+** pending are settled to what the queries asked for, none. */
+static void settlePending(Shm *s) {
+  volatile uint32_t *cnt = (volatile uint32_t *)((char *)s->h + s->h->off_counters);
+  for (int i = 0; i < s->nack; i++) {
+    uint64_t h = (uint64_t)s->ack[i];
+    if (!h || h >= s->h->max_entities) continue;
+    for (int si = 0; si < s->nsens; si++) {
+      uint32_t pend = TQ_SHM_PENDING;
+      __atomic_compare_exchange_n(&cnt[h * s->h->max_sensors + (uint64_t)si], &pend, 0, 0, __ATOMIC_RELEASE,
+                                  __ATOMIC_RELAXED);
+    }
+  }
+  s->nack = 0;
 }
 
 /* An entity appeared with handle h: the flags asked for it before apply. */

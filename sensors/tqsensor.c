@@ -12,7 +12,16 @@
 **   - entity slots are handed out once (handles are never reused), and a
 **     slot is written before the packet that names it is published;
 **   - nothing here blocks or allocates on the sensor path; the sample
-**     service thread is the only thread the runtime starts.
+**     service thread is the only thread the runtime starts;
+**   - a packet that cannot be written (its ring full, no ring, no entity
+**     slot) is counted once, per sensor, with the time its episode began
+**     (tq_shm_loss, tq_shm_gloss): the monitor reports every one;
+**   - a subject started by a monitor (TQMON_SHM_FD) waits at its start,
+**     up to TQMON_START_TIMEOUT ms, until the monitor is ready, so that its
+**     first sensor call is seen; an entity it declares reports on every
+**     sensor in use (TQ_SHM_PENDING) until the monitor wrote its counters;
+**   - its own segment (/tqmon.PID, no monitor yet) is one it made: a name
+**     taken by another user is refused, and said so on standard error.
 */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -21,6 +30,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,14 +58,16 @@ uint32_t tqs_max_sensors = 0, tqs_max_entities = 0;
 static tq_shm_header *seg;          /* the mapped segment, NULL until tqs_init succeeds */
 static tq_shm_entity *ents;
 static tq_shm_request *reqs;
+static tq_shm_gloss *glosses;
 static char segName[64];
 static int ownSegment;              /* we created it: remove it at exit */
 static char errText[256];
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static uint64_t nextId = 1;
 static uint64_t droppedNoRing;
+static uint8_t entAttr[TQS_MAX_SENSORS];  /* per sensor: the attribute holding its flag entity (255: none) */
 
 static __thread tq_shm_ring *myRing;
+static __thread tq_shm_loss *myLoss; /* its ring's loss records, one per sensor */
 static __thread tq_shm_packet *mySlots;
 static __thread uint64_t myHead, myTail;
 static __thread uint32_t myReq;     /* the sample request being answered (service thread) */
@@ -104,6 +117,7 @@ static int acquireRing(void) {
       madvise(r, seg->ring_bytes, MADV_POPULATE_WRITE);
 #endif
       myRing = r;
+      myLoss = tq_shm_loss_at(seg, i, 0);
       mySlots = (tq_shm_packet *)(r + 1);
       myHead = __atomic_load_n(&r->head, __ATOMIC_RELAXED);
       myTail = __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE);
@@ -116,9 +130,45 @@ static int acquireRing(void) {
   return -1;
 }
 
+/* The flag entity of a packet of sensor s (0: none or not known). */
+static uint32_t entityOf(uint32_t s, int n, const int64_t *v) {
+  uint32_t a = s < TQS_MAX_SENSORS ? entAttr[s] : 255;
+  return a < (uint32_t)n && v[a] > 0 && v[a] <= UINT32_MAX ? (uint32_t)v[a] : 0;
+}
+
+/* Counts a packet of sensor s that found no ring or no entity slot. */
+static void loseGlobal(uint32_t s) {
+  if (!seg || s >= seg->max_sensors) return;
+  tq_shm_gloss *gl = &glosses[s];
+  uint64_t zero = 0;
+  __atomic_compare_exchange_n(&gl->first, &zero, now(), 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+  __atomic_fetch_add(&gl->count, 1, __ATOMIC_RELEASE);
+}
+
+/* Counts a packet of sensor s its ring had no room for (the ring's
+** producer only: plain stores; the count last).  Sample answers are not
+** counted here: the monitor counts the request it did not get an answer to. */
+static void loseRing(uint32_t s, int kind, int n, const int64_t *v) {
+  if (s >= seg->max_sensors || kind == TQ_SHM_SAMPLE || kind == TQ_SHM_SAMPLE_DONE) return;
+  tq_shm_loss *l = &myLoss[s];
+  uint32_t ent = entityOf(s, n, v);
+  uint64_t c = l->count;
+  if (c == __atomic_load_n(&l->seen, __ATOMIC_ACQUIRE)) { /* a new episode */
+    l->first = now();
+    l->entity = ent;
+  } else if (l->entity != ent) {
+    l->entity = UINT32_MAX;
+  }
+  if (kind == TQ_SHM_BEGIN || kind == TQ_SHM_END) l->spans++;
+  __atomic_store_n(&l->count, c + 1, __ATOMIC_RELEASE);
+}
+
 void tqs_put(uint32_t s, int kind, uint64_t id, int n, const int64_t *v) {
   if (__builtin_expect(!myRing, 0) && acquireRing()) {
-    if (seg) __atomic_fetch_add(&seg->lost_no_ring, 1, __ATOMIC_RELAXED);
+    if (seg) {
+      __atomic_fetch_add(&seg->lost_no_ring, 1, __ATOMIC_RELAXED);
+      if (kind != TQ_SHM_SAMPLE && kind != TQ_SHM_SAMPLE_DONE) loseGlobal(s);
+    }
     __atomic_fetch_add(&droppedNoRing, 1, __ATOMIC_RELAXED);
     return;
   }
@@ -128,6 +178,7 @@ void tqs_put(uint32_t s, int kind, uint64_t id, int n, const int64_t *v) {
     myTail = __atomic_load_n(&myRing->tail, __ATOMIC_ACQUIRE);
     if (head + nslots - myTail > cap) {
       __atomic_store_n(&myRing->dropped, myRing->dropped + 1, __ATOMIC_RELAXED);
+      loseRing(s, kind, n, v);
       return;
     }
   }
@@ -155,11 +206,15 @@ void tqs_consume(uint32_t s, tq_entity e) {
   if (e >= tqs_max_entities) return;
   volatile uint32_t *c = &tqs_cnt[(uint64_t)e * tqs_max_sensors + s];
   uint32_t v = __atomic_load_n(c, __ATOMIC_RELAXED);
-  while (v && !__atomic_compare_exchange_n(c, &v, v - 1, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+  /* (a pending counter is the monitor's to replace, not a count) */
+  while (v && !(v & TQ_SHM_PENDING) && !__atomic_compare_exchange_n(c, &v, v - 1, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
   }
 }
 
-uint64_t tqs_next_id(void) { return __atomic_fetch_add(&nextId, 1, __ATOMIC_RELAXED); }
+uint64_t tqs_next_id(void) {
+  static uint64_t nextId = 1; /* (before the segment: never reported) */
+  return __atomic_fetch_add(seg ? &seg->next_id : &nextId, 1, __ATOMIC_RELAXED);
+}
 
 uint64_t tqs_dropped(void) {
   uint64_t n = __atomic_load_n(&droppedNoRing, __ATOMIC_RELAXED);
@@ -170,13 +225,32 @@ uint64_t tqs_dropped(void) {
 
 /* ================================================================ entities */
 
+/* The counters of entity h for the sensors in use: pending, so that its
+** packets are reported until the monitor, having seen the entity, writes
+** what the queries asked for (an enabling never comes after the fact). */
+static void pendCounters(tq_entity h) {
+  for (uint32_t s = 0; s < seg->nsensors && s < tqs_max_sensors; s++) {
+    if (!(__atomic_load_n(&tqs_on[s], __ATOMIC_ACQUIRE) & TQ_SHM_USED)) continue;
+    uint32_t zero = 0;
+    __atomic_compare_exchange_n(&tqs_cnt[(uint64_t)h * tqs_max_sensors + s], &zero, TQ_SHM_PENDING, 0, __ATOMIC_RELEASE,
+                                __ATOMIC_RELAXED);
+  }
+}
+
 static tq_entity newSlot(uint32_t sensorPlus1, const char *name) {
   if (!seg) return 0;
   uint32_t h = __atomic_fetch_add(&seg->entities_taken, 1, __ATOMIC_RELAXED) + 1;
   if (h >= seg->max_entities) {
     __atomic_fetch_add(&seg->lost_entities, 1, __ATOMIC_RELAXED);
+    if (sensorPlus1) {
+      /* an entity without a slot: its begin is lost, and what happens on it
+      ** is reported with handle 0, which the monitor counts lost */
+      loseGlobal(sensorPlus1 - 1);
+      pendCounters(0);
+    }
     return 0;
   }
+  if (sensorPlus1) pendCounters(h);
   tq_shm_entity *x = &ents[h];
   size_t len = strlen(name);
   if (len >= TQ_SHM_NAME_LEN) len = TQ_SHM_NAME_LEN - 1;
@@ -320,7 +394,7 @@ static void *serve(void *unused) {
     pthread_mutex_unlock(&lock);
     myReq = rq.seq;
     if (cb) cb(rq.entity, arg);
-    tqs_put(rq.sensor, TQ_SHM_SAMPLE_DONE, 0, 0, NULL);
+    if (rq.sensor < seg->nsensors) tqs_put(rq.sensor, TQ_SHM_SAMPLE_DONE, 0, 0, NULL);
     myReq = 0;
     __atomic_store_n(&seg->req_tail, tail + 1, __ATOMIC_RELEASE);
   }
@@ -340,6 +414,18 @@ static int failInit(const char *fmt, const char *a) {
   return -1;
 }
 
+/* A refusal the user must hear of (the sensors stay off): on standard
+** error, once, and in tqs_error(). */
+static int refuse(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int refuse(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(errText, sizeof errText, fmt, ap);
+  va_end(ap);
+  fprintf(stderr, "tqsensor: %s\n", errText);
+  return -1;
+}
+
 static uint32_t envNum(const char *name, uint32_t dflt, uint32_t min, uint32_t max) {
   const char *s = getenv(name);
   if (!s || !*s) return dflt;
@@ -347,34 +433,69 @@ static uint32_t envNum(const char *name, uint32_t dflt, uint32_t min, uint32_t m
   return v < min ? min : v > max ? max : (uint32_t)v;
 }
 
-static int mapSegment(void) {
-  const char *env = getenv("TQMON_SHM");
-  if (env && *env) {
-    snprintf(segName, sizeof segName, "%s", env);
-    int fd = shm_open(segName, O_RDWR, 0);
-    if (fd < 0) return failInit("cannot open the monitor's segment %s", segName);
-    struct stat st;
-    if (fstat(fd, &st) || (size_t)st.st_size < sizeof(tq_shm_header)) {
-      close(fd);
-      return failInit("the segment %s is too small", segName);
-    }
-    void *m = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+/* The monitor's segment, the descriptor it handed us (tqmon run --exec):
+** a regular file of our user, mode 0600 (a memfd), holding a segment of
+** this version.  The variable is removed, so that the programs we start
+** do not take it for theirs. */
+static int mapMonitors(const char *env) {
+  char *end;
+  long fdn = strtol(env, &end, 10);
+  unsetenv("TQMON_SHM_FD");
+  if (*end || end == env || fdn < 0 || fdn > INT_MAX) return refuse("TQMON_SHM_FD=%.40s is not a descriptor: the sensors stay off", env);
+  int fd = (int)fdn;
+  struct stat st;
+  if (fstat(fd, &st)) return refuse("TQMON_SHM_FD=%d: %s: the sensors stay off", fd, strerror(errno));
+  if (!S_ISREG(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 077) || (size_t)st.st_size < sizeof(tq_shm_header)) {
     close(fd);
-    if (m == MAP_FAILED) return failInit("cannot map the segment %s", segName);
-    tq_shm_header *h = m;
-    if (memcmp(h->magic, TQ_SHM_MAGIC, 8) || h->version != TQ_SHM_VERSION || h->header_bytes != sizeof(tq_shm_header) ||
-        h->size != (uint64_t)st.st_size) {
-      munmap(m, (size_t)st.st_size);
-      return failInit("the segment %s is not a tqmon segment of this version", segName);
-    }
-    seg = h;
-    return 0;
+    return refuse("TQMON_SHM_FD=%d is not a segment of this user with mode 0600: refused, the sensors stay off", fd);
   }
-  /* no monitor yet: our own segment, for tqmon run --attach */
+  void *m = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  close(fd);
+  if (m == MAP_FAILED) return refuse("cannot map the monitor's segment: %s: the sensors stay off", strerror(errno));
+  tq_shm_header *h = m;
+  if (memcmp(h->magic, TQ_SHM_MAGIC, 8) || h->version != TQ_SHM_VERSION || h->header_bytes != sizeof(tq_shm_header) ||
+      h->size != (uint64_t)st.st_size) {
+    munmap(m, (size_t)st.st_size);
+    return refuse("the monitor's segment is not a tqmon segment of version %u (rebuild the program or the monitor): the "
+                  "sensors stay off",
+                  TQ_SHM_VERSION);
+  }
+  seg = h;
+  snprintf(segName, sizeof segName, "(fd %d)", fd);
+  return 0;
+}
+
+/* No monitor yet: our own segment /tqmon.PID, for tqmon run --attach.  A
+** name that exists is a segment of an earlier process of ours with our
+** pid (removed) or someone else's: refused, never used, never removed. */
+static int mapOwn(void) {
   snprintf(segName, sizeof segName, "/tqmon.%d", (int)getpid());
-  shm_unlink(segName); /* a stale one of an earlier process with our pid */
-  int fd = shm_open(segName, O_CREAT | O_EXCL | O_RDWR, 0600);
+  char path[96];
+  snprintf(path, sizeof path, "/dev/shm%s", segName);
+  int fd = -1;
+  for (int attempt = 0; attempt < 3; attempt++) {
+    fd = shm_open(segName, O_CREAT | O_EXCL | O_RDWR | O_NOFOLLOW, 0600);
+    if (fd >= 0 || errno != EEXIST) break;
+    struct stat st;
+    if (lstat(path, &st)) {
+      if (errno == ENOENT) continue; /* gone meanwhile */
+      return refuse("%s exists and cannot be examined (%s): refused, the sensors stay off", path, strerror(errno));
+    }
+    if (S_ISREG(st.st_mode) && st.st_uid == geteuid() && attempt == 0) {
+      shm_unlink(segName); /* a stale one of an earlier process of ours with our pid */
+      continue;
+    }
+    return refuse("%s exists and is not this program's (%s, owner uid %u, mode %04o; this program runs as uid %u): refused, "
+                  "the sensors stay off (another user may have planted it: see sensors/README.md, \"The trust model\")",
+                  path, S_ISLNK(st.st_mode) ? "a symbolic link" : S_ISREG(st.st_mode) ? "a file" : "not a file",
+                  (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777), (unsigned)geteuid());
+  }
   if (fd < 0) return failInit("cannot create the segment %s", segName);
+  struct stat st;
+  if (fchmod(fd, 0600) || fstat(fd, &st) || st.st_uid != geteuid() || st.st_nlink != 1) {
+    close(fd);
+    return refuse("%s changed under this program while it was made: refused, the sensors stay off", path);
+  }
   tq_shm_header h0;
   memset(&h0, 0, sizeof h0);
   tq_shm_layout(&h0, TQS_MAX_SENSORS, envNum("TQMON_ENTITIES", 65536, 16, 1u << 24), envNum("TQMON_RINGS", 64, 1, 1024),
@@ -394,8 +515,34 @@ static int mapSegment(void) {
   memcpy(seg, &h0, sizeof h0);
   memcpy(seg->magic, TQ_SHM_MAGIC, 8);
   seg->version = TQ_SHM_VERSION;
+  seg->creator_pid = (int32_t)getpid();
+  seg->next_id = 1;
   ownSegment = 1;
   return 0;
+}
+
+/* The start handshake: a subject its monitor started waits, up to
+** TQMON_START_TIMEOUT ms, until the monitor has written its enable words,
+** so that nothing its sensors see from its first line on is missed (as
+** LTTng-UST waits for its session daemon).  When the time runs out it
+** runs on, says so, and leaves the time in the segment: the monitor
+** reports what it missed. */
+static void awaitMonitor(void) {
+  uint32_t ms = envNum("TQMON_START_TIMEOUT", TQ_SHM_START_TIMEOUT_MS, 0, 3600000);
+  struct timespec t0, t, pause = {0, 200 * 1000};
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  while (!__atomic_load_n(&seg->monitor_ready, __ATOMIC_ACQUIRE)) {
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    if ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000 >= ms) {
+      __atomic_store_n(&seg->gave_up, now(), __ATOMIC_RELEASE);
+      fprintf(stderr,
+              "tqsensor: the monitor was not ready within %u ms (TQMON_START_TIMEOUT): the program runs on; what its "
+              "sensors see until the monitor is ready is lost (the monitor reports it)\n",
+              ms);
+      return;
+    }
+    nanosleep(&pause, NULL);
+  }
 }
 
 int tqs_init(const tq_shm_sensor *cat, int n) {
@@ -408,7 +555,9 @@ int tqs_init(const tq_shm_sensor *cat, int n) {
     pthread_mutex_unlock(&lock);
     return -1;
   }
-  if (mapSegment()) {
+  const char *fdEnv = getenv("TQMON_SHM_FD");
+  int monitored = fdEnv && *fdEnv;
+  if (monitored ? mapMonitors(fdEnv) : mapOwn()) {
     pthread_mutex_unlock(&lock);
     return -1;
   }
@@ -423,22 +572,28 @@ int tqs_init(const tq_shm_sensor *cat, int n) {
   for (int i = 0; i < n; i++) {
     c[i] = cat[i];
     sampled |= cat[i].sampled;
+    entAttr[i] = cat[i].is_entity ? 0 : cat[i].flag_attr;
   }
   seg->nsensors = (uint32_t)n;
   seg->time_kind = TQS_TSC;
   seg->subject_pid = (int32_t)getpid();
+  uint64_t zero = 0;
+  __atomic_compare_exchange_n(&seg->next_id, &zero, 1, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
   ents = (tq_shm_entity *)((char *)seg + seg->off_entities);
   reqs = (tq_shm_request *)((char *)seg + seg->off_requests);
+  glosses = (tq_shm_gloss *)((char *)seg + seg->off_gloss);
   tqs_max_sensors = seg->max_sensors;
   tqs_max_entities = seg->max_entities;
   tqs_cnt = (volatile uint32_t *)((char *)seg + seg->off_counters);
-  __atomic_store_n(&tqs_on, (volatile uint32_t *)((char *)seg + seg->off_on), __ATOMIC_RELEASE);
   atexit(atExit);
   if (sampled && !serviceStarted && pthread_create(&service, NULL, serve, NULL) == 0) {
     pthread_detach(service);
     serviceStarted = 1;
   }
   __atomic_store_n(&seg->state, TQ_SHM_READY, __ATOMIC_RELEASE);
+  if (monitored) awaitMonitor();
+  /* the sensor words last: a sensor is off until the monitor is ready */
+  __atomic_store_n(&tqs_on, (volatile uint32_t *)((char *)seg + seg->off_on), __ATOMIC_RELEASE);
   pthread_mutex_unlock(&lock);
   return 0;
 }

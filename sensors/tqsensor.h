@@ -11,10 +11,13 @@
 ** set, writes one 64-byte packet (a TSC timestamp, the sensor, the values)
 ** into its thread's ring; a full ring drops the packet and counts it.
 **
-** The segment is the one named by TQMON_SHM (the monitor created it:
-** tqmon run --exec), or else the subject creates /tqmon.PID itself (mode
-** 0600) for a monitor to attach to (tqmon run --attach PID) and removes it
-** at exit.  Until the segment is mapped, every sensor is off.
+** The segment is the monitor's, handed over as the descriptor
+** TQMON_SHM_FD (tqmon run --exec: the program waits at its start, up to
+** TQMON_START_TIMEOUT ms, until the monitor is ready), or else the subject
+** creates /tqmon.PID itself (mode 0600; a name another user took is
+** refused, and said so on standard error) for a monitor to attach to
+** (tqmon run --attach PID) and removes it at exit.  Until the segment is
+** mapped, every sensor is off.  sensors/README.md has the trust model.
 */
 #ifndef TQSENSOR_H
 #define TQSENSOR_H

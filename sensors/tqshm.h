@@ -3,19 +3,29 @@
 ** subject, sensors/tqsensor.c) and the monitor (sensors/shm.c).  Both sides
 ** include it; it depends on nothing but C11.
 **
-** The segment (created mode 0600, by the monitor for --exec, by the subject
-** itself otherwise as /tqmon.PID) holds, at offsets given in its header:
+** The segment (mode 0600) is made by the monitor for --exec (a memfd with
+** no name, handed to the subject as the descriptor TQMON_SHM_FD), or else
+** by the subject itself as /tqmon.PID for --attach (sensors/README.md, "The
+** trust model", says who checks what).  It holds, at offsets given in its
+** header:
 **   catalog   the subject's sensors: name, kind, attribute kinds (written by
 **             the subject at start; the monitor maps them by name onto its
 **             own sensor configuration and checks the attributes)
 **   on        one 32-bit word per sensor: 0 = no query needs it (the sensor
 **             costs one branch); otherwise the sensor is in use
+**             (TQ_SHM_USED: a query uses it; TQ_SHM_ALL: on every entity)
 **   counters  per entity and sensor, the enable counter of that entity for
-**             that sensor (the flag of the paper, an N-bit counter)
+**             that sensor (the flag of the paper, an N-bit counter);
+**             TQ_SHM_PENDING: an entity the monitor has not seen yet, whose
+**             packets the subject reports until the monitor writes the
+**             counter the queries asked for (so that no enabling comes late)
 **   entities  one slot per entity the subject declared: its relation and
 **             name; slots are never reused, so a handle names one entity
 **   requests  sample requests, monitor to subject (single producer, single
 **             consumer)
+**   losses    per ring and sensor, the packets that ring dropped (full) and
+**             when the drops began; per sensor, those dropped for want of a
+**             ring or an entity slot (tq_shm_loss, tq_shm_gloss)
 **   rings     single-producer rings of fixed 64-byte slots, one per subject
 **             thread; the monitor drains them and merges them in time order.
 **             A packet is published by its generation byte, written last
@@ -33,7 +43,7 @@
 #include <stdint.h>
 
 #define TQ_SHM_MAGIC "TQMONSHM"
-#define TQ_SHM_VERSION 2u
+#define TQ_SHM_VERSION 3u
 #define TQ_SHM_NAME_LEN 48      /* sensor and entity names, NUL included */
 #define TQ_SHM_MAX_ATTRS 16     /* attributes of a live sensor */
 #define TQ_SHM_VALS0 5          /* values in a packet's first slot */
@@ -42,6 +52,16 @@
 
 /* A sensor word with this bit is enabled on every entity (tqmon record). */
 #define TQ_SHM_ALL 0x80000000u
+/* A sensor word with this bit: a query uses this event sensor (an entity
+** the monitor has not acknowledged yet reports, see TQ_SHM_PENDING). */
+#define TQ_SHM_USED 0x40000000u
+/* An enable counter with this bit: set by the subject when the entity is
+** declared, for every sensor in use; the monitor replaces it with the
+** count the queries asked for once the engine has seen the entity. */
+#define TQ_SHM_PENDING 0x80000000u
+/* How long a subject started by a monitor (--exec) waits at its start for
+** the monitor to be ready, in ms (TQMON_START_TIMEOUT overrides it). */
+#define TQ_SHM_START_TIMEOUT_MS 10000
 
 /* Attribute kinds in the catalog. */
 enum { TQ_SHM_INT = 1, TQ_SHM_FLOAT, TQ_SHM_STRING, TQ_SHM_ENUM, TQ_SHM_ENTITY };
@@ -56,7 +76,7 @@ enum {
   TQ_SHM_ENTITY_END  /* the entity v[0] no longer exists (its slot is dead) */
 };
 
-/* Segment states. */
+/* Segment states (the subject writes them). */
 enum { TQ_SHM_CREATED = 0, TQ_SHM_READY = 1, TQ_SHM_EXITED = 2 };
 
 /* One sensor of the subject. */
@@ -120,6 +140,28 @@ typedef struct tq_shm_ring {
   uint32_t pad[13];
 } tq_shm_ring;                            /* followed by its slots */
 
+/* The packets of one sensor one ring dropped because it was full.  The
+** ring's producer writes count, first, entity and spans (plain stores: one
+** producer); the monitor writes seen.  A drop with count == seen begins an
+** episode (first: its time stamp, entity: its flag entity); the monitor
+** reports count - seen packets lost from first to when it looked, and sets
+** seen = count. */
+typedef struct tq_shm_loss {
+  volatile uint64_t count;     /* packets dropped (producer) */
+  volatile uint64_t first;     /* time stamp of the first drop since seen (producer) */
+  volatile uint64_t seen;      /* count when the monitor last looked (monitor) */
+  volatile uint32_t entity;    /* flag entity handle of the drops since seen; UINT32_MAX: several */
+  volatile uint32_t spans;     /* begins and ends among all the drops (producer) */
+} tq_shm_loss;
+
+/* The packets of one sensor dropped for want of a ring (a thread beyond
+** the segment's rings) or of an entity slot (an entity declared beyond
+** max_entities: its begin), by any thread (atomic). */
+typedef struct tq_shm_gloss {
+  volatile uint64_t count;     /* packets */
+  volatile uint64_t first;     /* time stamp of the first (0: none yet) */
+} tq_shm_gloss;
+
 /* A sample request: the tuples of sensor whose flag attribute is entity. */
 typedef struct tq_shm_request {
   uint32_t seq;                /* nonzero */
@@ -137,17 +179,25 @@ typedef struct tq_shm_header {
   uint32_t max_entities;       /* entity slots (handle 0 is never used) */
   uint32_t nrings;             /* rings */
   uint32_t ring_slots;         /* slots per ring (a power of 2) */
-  uint64_t off_catalog, off_on, off_counters, off_entities, off_requests, off_rings;
+  uint64_t off_catalog, off_on, off_counters, off_entities, off_requests, off_gloss, off_losses, off_rings;
   uint64_t ring_bytes;         /* bytes per ring, header included */
   volatile uint32_t state;     /* TQ_SHM_CREATED, READY, EXITED */
   volatile uint32_t nsensors;  /* catalog entries written by the subject */
   volatile uint32_t rings_taken;    /* rings handed to threads */
   volatile uint32_t entities_taken; /* entity slots handed out (next handle - 1) */
   volatile int32_t subject_pid;
-  volatile int32_t monitor_pid;
+  volatile int32_t monitor_pid;     /* the monitor draining it (0: none): one at a time */
   uint32_t time_kind;          /* 0: time is CLOCK_REALTIME ns; 1: TSC ticks */
-  uint32_t pad0;
-  volatile uint64_t lost_entities;  /* entity declarations beyond max_entities */
+  int32_t creator_pid;         /* the process that made the segment (a monitor
+                               ** attaching to PID checks it is PID) */
+  volatile uint32_t monitor_ready;  /* the monitor wrote its enable words: a subject
+                               ** started by it runs on (the start handshake) */
+  volatile uint32_t pad0;
+  volatile uint64_t gave_up;   /* time stamp at which the subject stopped waiting
+                               ** for the monitor (0: it did not) */
+  volatile uint64_t next_id;   /* interval ids handed out (subject): ids below it
+                               ** at an attach began before the monitor came */
+  volatile uint64_t lost_entities;  /* entity and string declarations beyond max_entities */
   volatile uint64_t lost_no_ring;   /* packets of threads that found no free ring */
   _Alignas(64) volatile uint64_t req_head; /* requests posted (monitor) */
   _Alignas(64) volatile uint64_t req_tail; /* requests taken (subject) */
@@ -172,10 +222,19 @@ static inline void tq_shm_layout(tq_shm_header *h, uint32_t max_sensors, uint32_
   o = tq_shm_align(o + sizeof(tq_shm_entity) * (uint64_t)max_entities);
   h->off_requests = o;
   o = tq_shm_align(o + sizeof(tq_shm_request) * TQ_SHM_REQUESTS);
+  h->off_gloss = o;
+  o = tq_shm_align(o + sizeof(tq_shm_gloss) * max_sensors);
+  h->off_losses = o;
+  o = tq_shm_align(o + sizeof(tq_shm_loss) * (uint64_t)max_sensors * nrings);
   h->off_rings = o;
   h->ring_bytes = tq_shm_align(sizeof(tq_shm_ring) + sizeof(tq_shm_packet) * (uint64_t)ring_slots);
   h->size = o + h->ring_bytes * nrings;
   h->header_bytes = sizeof(tq_shm_header);
+}
+
+/* The loss record of sensor s in ring i. */
+static inline tq_shm_loss *tq_shm_loss_at(tq_shm_header *h, uint32_t i, uint32_t s) {
+  return (tq_shm_loss *)((char *)h + h->off_losses) + (uint64_t)i * h->max_sensors + s;
 }
 
 #endif

@@ -40,3 +40,12 @@ $(B)/shm/garbage: tests/shm/garbage.c sensors/tqshm.h
 	@mkdir -p $(B)/shm
 	$(CC) $(CSTD) $(WARN) $(OPT) -Isensors tests/shm/garbage.c -o $@
 TEST_DEPS += $(B)/shm/garbage
+
+# Subjects of the generated sensors' tests (tests/shm/subject.tq): early
+# works from its first line (shm_start.sh).
+$(B)/shm/sensors.h: tests/shm/subject.tq $(B)/tqmon
+	@mkdir -p $(B)/shm
+	$(B)/tqmon sensors gen tests/shm/subject.tq -o $@
+$(B)/shm/early: tests/shm/early.c $(B)/shm/sensors.h $(B)/libtqsensor.a sensors/tqsensor.h sensors/tqshm.h
+	$(CC) $(CSTD) $(WARN) $(OPT) -I$(B)/shm -Isensors tests/shm/early.c $(B)/libtqsensor.a -lpthread -o $@
+TEST_DEPS += $(B)/shm/early

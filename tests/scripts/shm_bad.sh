@@ -21,7 +21,7 @@ check() { # mode expected-exit message
   grep -q -- "$3" "$dir/$1.err" || bad "$1: message: $(cat "$dir/$1.err")"
 }
 check magic 1 "is not a tqmon sensor segment (wrong magic)"
-check version 1 "sensor segment version 99, this tqmon speaks 2"
+check version 1 "sensor segment version 99, this tqmon speaks 3"
 check catalog 1 "corrupt catalog (1000 sensors)"
 check packets 0 "7 packets lost: .* 7 invalid: first packet of sensor 9, the subject has 2"
 grep -q "^P1,High," "$dir/packets.out" || bad "packets: the good packet among the bad was lost"
@@ -29,7 +29,7 @@ check random 0 "invalid: first ring 0: packet of"
 # a segment that is no segment at all: --attach to a process without one
 $T run tests/shm/ping.tq --attach 1 >"$dir/attach.out" 2>"$dir/attach.err"
 [ $? -eq 1 ] || bad "attach: exit status"
-grep -q "no sensor segment /tqmon.1" "$dir/attach.err" || bad "attach: $(cat "$dir/attach.err")"
+grep -q "no sensor segment /dev/shm/tqmon.1" "$dir/attach.err" || bad "attach: $(cat "$dir/attach.err")"
 # a program that is not instrumented
 $T run tests/shm/ping.tq --exec true >"$dir/plain.out" 2>"$dir/plain.err"
 [ $? -eq 1 ] || bad "uninstrumented: exit status"

@@ -1,6 +1,7 @@
 /*
 ** garbage.c - a subject that misbehaves, for tests/scripts/shm_bad.sh.  It
-** maps the monitor's segment (TQMON_SHM) like a real subject would, then,
+** maps the monitor's segment (the descriptor TQMON_SHM_FD) like a real
+** subject would, then,
 ** by mode:
 **   magic    overwrites the segment's magic
 **   version  claims another segment version
@@ -23,9 +24,9 @@
 
 int main(int argc, char **argv) {
   const char *mode = argc > 1 ? argv[1] : "packets";
-  const char *name = getenv("TQMON_SHM");
-  if (!name) return 2;
-  int fd = shm_open(name, O_RDWR, 0);
+  const char *fdEnv = getenv("TQMON_SHM_FD");
+  if (!fdEnv) return 2;
+  int fd = atoi(fdEnv);
   struct stat st;
   if (fd < 0 || fstat(fd, &st)) return 3;
   tq_shm_header *h = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
