@@ -25,7 +25,7 @@ GEN     := $(B)/gen
 # The source folders, in the layer order of docs/design.md (each uses only
 # those before it; tests/scripts/layers.sh checks it).
 LAYERS  := base algebra grammar compiler runtime sensors display app
-LIBSRC  := $(filter-out app/main.c sensors/tqsensor.c,$(foreach d,$(LAYERS),$(wildcard $(d)/*.c)))
+LIBSRC  := $(filter-out app/main.c sensors/tqsensor.c sensors/pmdatqmon.c,$(foreach d,$(LAYERS),$(wildcard $(d)/*.c)))
 GENSRC  := $(GEN)/tq.c $(GEN)/lex.c $(GEN)/page.c $(GEN)/flame.c
 HDRS    := $(foreach d,$(LAYERS),$(wildcard $(d)/*.h)) include/tqmon.h include/tqmon_pm.h $(GEN)/tq.h
 INC     := -I$(GEN) -Ibase -Igrammar -Icompiler -Ialgebra -Isensors -Iruntime -Idisplay -Iinclude
@@ -49,7 +49,7 @@ OBJ      := $(patsubst %.c,$(B)/obj/%.o,$(LIBSRC)) $(B)/obj/gen/tq.o $(B)/obj/ge
 ASANOBJ  := $(patsubst %.c,$(B)/asan/%.o,$(LIBSRC)) $(B)/asan/gen/tq.o $(B)/asan/gen/lex.o $(B)/asan/gen/page.o $(B)/asan/gen/flame.o
 
 .PHONY: all run test bench deps clean fuzz fuzz-colfil
-all: deps $(B)/tqmon $(B)/libtqmon.a $(B)/libtqsensor.a $(B)/paper-gen
+all: deps $(B)/tqmon $(B)/libtqmon.a $(B)/libtqsensor.a $(B)/paper-gen $(B)/pmdatqmon
 
 # ---------------------------------------------------------------- dependencies
 # Installs what the build needs on a fresh Debian machine, only when missing.
@@ -116,6 +116,20 @@ $(B)/obj/tqsensor.o: sensors/tqsensor.c sensors/tqsensor.h sensors/tqshm.h
 	$(CC) $(CSTD) $(WARN) $(OPT) -fPIC -c sensors/tqsensor.c -o $@
 $(B)/libtqsensor.a: $(B)/obj/tqsensor.o
 	rm -f $@ && ar rcs $@ $<
+
+# The tqmon PCP agent (sensors/pmdatqmon.md): a program of its own that
+# uses nothing of tqmon but the segment's header, and libpcp_pmda.
+PMDALIBS := -lpcp_pmda -lpcp -lpthread
+$(B)/pmdatqmon: sensors/pmdatqmon.c sensors/tqshm.h
+	@mkdir -p $(B)
+	$(CC) $(CSTD) $(WARN) $(OPT) sensors/pmdatqmon.c $(PMDALIBS) -o $@
+$(B)/asan/pmdatqmon: sensors/pmdatqmon.c sensors/tqshm.h
+	@mkdir -p $(B)/asan
+	$(CC) $(CSTD) $(WARN) $(ASANF) sensors/pmdatqmon.c $(PMDALIBS) -o $@
+# a PMAPI client of the agent for the tests: enables, fetches, prints
+$(B)/asan/tqpcpclient: tests/pcp/tqpcpclient.c
+	@mkdir -p $(B)/asan
+	$(CC) $(CSTD) $(WARN) $(ASANF) tests/pcp/tqpcpclient.c -lpcp -o $@
 
 $(B)/paper-gen: examples/paper/gen.c
 	@mkdir -p $(B)
@@ -188,7 +202,7 @@ run: all
 	@echo "(live: $(B)/tqmon serve examples/paper/*.tq --replay examples/paper/paper.trace --display pace=0.05)"
 
 # Fragments add their own programs and shared objects to TEST_DEPS.
-TEST_DEPS :=
+TEST_DEPS := $(B)/asan/pmdatqmon $(B)/asan/tqpcpclient
 include examples/examples.mk tests/testpm.mk tests/strobe.mk tests/kernel/kernel.mk
 
 # What the tests use beyond the build (sqlite3; chromium and playwright-core

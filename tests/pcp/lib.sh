@@ -6,6 +6,8 @@
 # PMDA as a pipe agent with -A (no access checks: the tests read the
 # processes of a non-root pmcd user too).
 #
+# PCP_EXTRA_PMNS (namespace files), PCP_EXTRA_AGENTS (pmcd.conf lines; $d is
+# the pmcd's directory) and PCP_ACCESS (default fetch) add an agent.
 #   pcpSetup            find PCP (exit 77 when it is not installed), make $PCPDIR
 #   pcpStart NAME [PORT] start a pmcd called NAME (on PORT, or a free port);
 #                       sets PORT_NAME and PID_NAME
@@ -30,7 +32,8 @@ pcpSetup() {
   # the namespace pmcd serves: the root, pmcd, linux and proc subtrees
   src=/usr/lib/pcp/pmns
   [ -f "$src/root_linux" ] || src=$PCP_PMNSSRC
-  "$PCP_BINADM/pmnsmerge" "$src/root_root" "$src/root_pmcd" "$src/root_linux" "$src/root_proc" "$PCPDIR/root" \
+  # shellcheck disable=SC2086 # (PCP_EXTRA_PMNS: more namespace files, such as pmdatqmon's)
+  "$PCP_BINADM/pmnsmerge" "$src/root_root" "$src/root_pmcd" "$src/root_linux" "$src/root_proc" ${PCP_EXTRA_PMNS:-} "$PCPDIR/root" \
     >"$PCPDIR/pmnsmerge.log" 2>&1 || { echo "SKIP: pmnsmerge failed: $(cat "$PCPDIR/pmnsmerge.log")"; exit 77; }
 }
 
@@ -52,9 +55,10 @@ pcpStart() {
 pmcd	2	dso	pmcd_init	$PCP_PMDAS/pmcd/pmda_pmcd.so
 linux	60	dso	linux_init	$PCP_PMDAS/linux/pmda_linux.so
 proc	3	pipe	binary	$PCP_PMDAS/proc/pmdaproc -d 3 -A -l $d/log/proc.log
+$(eval "echo \"${PCP_EXTRA_AGENTS:-}\"")
 
 [access]
-allow 127.0.0.1 : fetch;
+allow 127.0.0.1 : ${PCP_ACCESS:-fetch};
 disallow * : all;
 CONF
   for try in 1 2 3 4 5; do

@@ -1,0 +1,1145 @@
+/*
+** pmdatqmon.c - the tqmon PCP agent (PMDA): the resident monitor of this
+** host's programs built with generated sensors, as a citizen of PCP
+** (issue 19; sensors/pmdatqmon.md).  pmcd starts it as a pipe agent.
+**
+** It finds the segments /tqmon.PID that programs make for a monitor to
+** attach to (sensors/tqshm.h, the --attach machinery), becomes their
+** monitor (monitor_pid), and drains their rings from a thread of its own,
+** converting TSC stamps to CLOCK_REALTIME ns and merging the rings in time
+** order a reorder window behind now.  Every relation of every program is an
+** instance "PID/Relation" of the event metric tqmon.records
+** (PM_TYPE_HIGHRES_EVENT).
+**
+** Nothing is enabled and nothing is sent until a client asks: a client
+** (a PMAPI context) stores "set PID/Relation ENTITY COUNT" into
+** tqmon.control (COUNT 0 withdraws it; ENTITY * is the relation whole).  The
+** segment's enable counter of (relation, entity) is the sum of the clients'
+** counts, so enables are reference counted per client, and a client's are
+** released when its context ends (pmdaSetEndContextCallBack).  A client
+** then fetches tqmon.records: the records of the relations and entities it
+** enabled, queued for it since (at most AG_QMAX; beyond, dropped and
+** reported to it as a missed record).  A client that enables a relation
+** whole first gets its tuples open now (their true begin).  When a program
+** exits its open tuples end at its last time and its clients get a record
+** of kind AG_EXIT.
+**
+** Counters: per (relation, entity) the packets drained (written by the
+** program) and the records sent to clients, per program packets, losses
+** (full rings, invalid packets, late packets) and state.
+**
+** It uses nothing of tqmon but tqshm.h (like the sensors' own runtime), and
+** libpcp_pmda.  Every field of a segment is validated before use.
+*/
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <x86intrin.h>
+#define AG_TSC 1
+#else
+#define AG_TSC 0
+#endif
+
+#include <pcp/pmapi.h>
+#include <pcp/pmda.h>
+
+#include "tqshm.h"
+
+#define AG_DOMAIN 212           /* default domain (-d): not in PCP's stdpmid */
+#define AG_MAXPROG 256          /* programs watched at once */
+#define AG_QMAX 65536           /* records queued per client */
+#define AG_WINDOW_NS 20000000LL /* reorder window: rings merged this far behind now */
+#define AG_EXIT 100             /* record kind: the program exited (after its last records) */
+
+/* ================================================================ state */
+
+/* A drained packet, converted (entity and string values stay handles). */
+typedef struct Pkt {
+  int64_t t;                    /* CLOCK_REALTIME ns */
+  int64_t from;                 /* END: its begin's time */
+  uint64_t id;                  /* interval id */
+  int64_t v[TQ_SHM_MAX_ATTRS];  /* values */
+  uint16_t prog;                /* index in progs */
+  uint8_t sens, kind, n;        /* catalog index, TQ_SHM_* or AG_EXIT, values */
+} Pkt;
+
+typedef struct PktQ {           /* a FIFO of packets (capacity a power of 2) */
+  Pkt *q;
+  size_t head, n, cap;
+} PktQ;
+
+typedef struct Open {           /* an interval begun and not ended */
+  struct Open *next;
+  uint8_t sens, n;
+  uint64_t id;
+  int64_t from;
+  int64_t v[TQ_SHM_MAX_ATTRS];
+} Open;
+
+typedef struct Stat {           /* counters of one (relation, flag entity) */
+  struct Stat *next;
+  int prog, sens;
+  int64_t handle;               /* its flag entity (0: none) */
+  uint64_t written, sent;       /* packets drained, records sent to clients */
+  char inst[128];               /* instance name PID/Relation/Entity */
+} Stat;
+
+typedef struct Prog {
+  int used;                     /* a slot in use */
+  pid_t pid;
+  char shmName[64];
+  tq_shm_header *h;             /* NULL once unmapped */
+  size_t size;
+  tq_shm_sensor cat[64];        /* its catalog (copied, checked) */
+  int nsens;
+  int exited;                   /* gone: last records released, EXIT sent */
+  char **names;                 /* entity and string names by handle (cached, kept after exit) */
+  uint64_t cnames;
+  PktQ *rq;                     /* per ring: drained, not yet released */
+  Open *open[1024];             /* open intervals by hash of (sensor, id) */
+  int64_t lastT;                /* time of its last packet */
+  int64_t outT;                 /* time of the last packet released */
+  uint64_t tsc0;                /* TSC to ns: ns0 + (tsc - tsc0) * nsPerTick */
+  int64_t ns0;
+  double nsPerTick;
+  uint64_t packets, bad, late, before; /* drained, invalid, late, cut at attach */
+  uint64_t dropped;             /* full rings and no ring, as the program counted */
+  char badWhy[160];             /* the first invalid packet */
+  int64_t anchorAt;             /* when the TSC line was last measured */
+} Prog;
+
+typedef struct Sub {            /* one enable of a client */
+  int prog, sens;
+  char entity[TQ_SHM_NAME_LEN]; /* "*": the relation whole */
+  uint32_t count;
+} Sub;
+
+typedef struct Client {
+  struct Client *next;
+  int ctx;                      /* pmda context number */
+  Sub *subs;
+  int nsubs, csubs;
+  PktQ q;                       /* records for it */
+  uint64_t missed;              /* dropped since its last fetch (queue full) */
+  uint64_t missedTotal;
+} Client;
+
+static Prog progs[AG_MAXPROG];
+static Client *clients;
+static Stat *stats[1024];
+static uint64_t aDropped;       /* records dropped over all clients */
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+static volatile int stopping;
+
+static pmdaInterface dispatch;
+
+/* instance domains */
+enum { IND_REL, IND_STAT, IND_PROG };
+static pmdaIndom indomtab[] = {{IND_REL, 0, NULL}, {IND_STAT, 0, NULL}, {IND_PROG, 0, NULL}};
+
+/* metrics: cluster 0 records and control, 1 event parameters, 2 per
+** (relation, entity), 3 per program, 4 the agent */
+enum {
+  M_RECORDS, M_CONTROL,
+  M_P_KIND, M_P_ID, M_P_FROM, M_P_INT, M_P_FLOAT, M_P_STRING,
+  M_S_WRITTEN, M_S_SENT, M_S_ENABLED,
+  M_G_PACKETS, M_G_LOST, M_G_INVALID, M_G_LATE, M_G_STATE, M_G_CATALOG, M_G_COMMAND,
+  M_A_CLIENTS, M_A_DROPPED
+};
+#define U0 PMDA_PMUNITS(0, 0, 0, 0, 0, 0)
+#define UC PMDA_PMUNITS(0, 0, 1, 0, 0, PM_COUNT_ONE)
+static pmdaMetric metrictab[] = {
+    {NULL, {PMDA_PMID(0, 0), PM_TYPE_HIGHRES_EVENT, IND_REL, PM_SEM_INSTANT, U0}},
+    {NULL, {PMDA_PMID(0, 1), PM_TYPE_STRING, PM_INDOM_NULL, PM_SEM_DISCRETE, U0}},
+    {NULL, {PMDA_PMID(1, 0), PM_TYPE_U32, PM_INDOM_NULL, PM_SEM_DISCRETE, U0}},
+    {NULL, {PMDA_PMID(1, 1), PM_TYPE_U64, PM_INDOM_NULL, PM_SEM_DISCRETE, U0}},
+    {NULL, {PMDA_PMID(1, 2), PM_TYPE_64, PM_INDOM_NULL, PM_SEM_DISCRETE, U0}},
+    {NULL, {PMDA_PMID(1, 3), PM_TYPE_64, PM_INDOM_NULL, PM_SEM_DISCRETE, U0}},
+    {NULL, {PMDA_PMID(1, 4), PM_TYPE_DOUBLE, PM_INDOM_NULL, PM_SEM_DISCRETE, U0}},
+    {NULL, {PMDA_PMID(1, 5), PM_TYPE_STRING, PM_INDOM_NULL, PM_SEM_DISCRETE, U0}},
+    {NULL, {PMDA_PMID(2, 0), PM_TYPE_U64, IND_STAT, PM_SEM_COUNTER, UC}},
+    {NULL, {PMDA_PMID(2, 1), PM_TYPE_U64, IND_STAT, PM_SEM_COUNTER, UC}},
+    {NULL, {PMDA_PMID(2, 2), PM_TYPE_U32, IND_STAT, PM_SEM_INSTANT, U0}},
+    {NULL, {PMDA_PMID(3, 0), PM_TYPE_U64, IND_PROG, PM_SEM_COUNTER, UC}},
+    {NULL, {PMDA_PMID(3, 1), PM_TYPE_U64, IND_PROG, PM_SEM_COUNTER, UC}},
+    {NULL, {PMDA_PMID(3, 2), PM_TYPE_U64, IND_PROG, PM_SEM_COUNTER, UC}},
+    {NULL, {PMDA_PMID(3, 3), PM_TYPE_U64, IND_PROG, PM_SEM_COUNTER, UC}},
+    {NULL, {PMDA_PMID(3, 4), PM_TYPE_STRING, IND_PROG, PM_SEM_INSTANT, U0}},
+    {NULL, {PMDA_PMID(3, 5), PM_TYPE_STRING, IND_PROG, PM_SEM_DISCRETE, U0}},
+    {NULL, {PMDA_PMID(3, 6), PM_TYPE_STRING, IND_PROG, PM_SEM_DISCRETE, U0}},
+    {NULL, {PMDA_PMID(4, 0), PM_TYPE_U32, PM_INDOM_NULL, PM_SEM_INSTANT, U0}},
+    {NULL, {PMDA_PMID(4, 1), PM_TYPE_U64, PM_INDOM_NULL, PM_SEM_COUNTER, UC}},
+};
+#define NMETRIC ((int)(sizeof metrictab / sizeof metrictab[0]))
+
+static pmID pidOf(int m) { return metrictab[m].m_desc.pmid; }
+
+static int64_t realNow(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static void *xcalloc(size_t n, size_t sz) {
+  void *p = calloc(n ? n : 1, sz ? sz : 1);
+  if (!p) {
+    pmNotifyErr(LOG_ERR, "out of memory");
+    exit(1);
+  }
+  return p;
+}
+
+/* ================================================================ queues */
+
+static Pkt *qPush(PktQ *q) {
+  if (q->n == q->cap) {
+    size_t nc = q->cap ? 2 * q->cap : 256;
+    Pkt *nq = xcalloc(nc, sizeof(Pkt));
+    for (size_t i = 0; i < q->n; i++) nq[i] = q->q[(q->head + i) & (q->cap - 1)];
+    free(q->q);
+    q->q = nq;
+    q->head = 0;
+    q->cap = nc;
+  }
+  Pkt *p = &q->q[(q->head + q->n) & (q->cap - 1)];
+  q->n++;
+  return p;
+}
+static Pkt *qFront(PktQ *q) { return q->n ? &q->q[q->head] : NULL; }
+static void qPop(PktQ *q) {
+  q->head = (q->head + 1) & (q->cap - 1);
+  q->n--;
+}
+
+/* ================================================================ programs */
+
+static const tq_shm_entity *entityAt(Prog *g, int64_t h) {
+  if (!g->h || h <= 0 || (uint64_t)h >= g->h->max_entities) return NULL;
+  uint64_t taken = __atomic_load_n(&g->h->entities_taken, __ATOMIC_ACQUIRE);
+  if ((uint64_t)h > taken) return NULL;
+  return (const tq_shm_entity *)((const char *)g->h + g->h->off_entities) + h;
+}
+
+/* The name of handle h (cached for good: handles are never reused); NULL
+** when it is not a valid entity or string. */
+static const char *nameOf(Prog *g, int64_t h) {
+  if (h > 0 && (uint64_t)h < g->cnames && g->names[h]) return g->names[h];
+  const tq_shm_entity *e = entityAt(g, h);
+  if (!e) return NULL;
+  char nm[TQ_SHM_NAME_LEN];
+  memcpy(nm, e->name, sizeof nm);
+  nm[TQ_SHM_NAME_LEN - 1] = 0;
+  if (!nm[0]) return NULL;
+  if ((uint64_t)h >= g->cnames) {
+    uint64_t nc = g->cnames ? 2 * g->cnames : 1024;
+    while (nc <= (uint64_t)h) nc *= 2;
+    char **nn = xcalloc(nc, sizeof(char *));
+    if (g->names) memcpy(nn, g->names, sizeof(char *) * g->cnames);
+    free(g->names);
+    g->names = nn;
+    g->cnames = nc;
+  }
+  g->names[h] = strdup(nm);
+  return g->names[h];
+}
+
+#if AG_TSC
+static void tscPair(uint64_t *tsc, int64_t *ns) {
+  uint64_t best = UINT64_MAX;
+  for (int i = 0; i < 3; i++) {
+    uint64_t a = __rdtsc();
+    int64_t n = realNow();
+    uint64_t b = __rdtsc();
+    if (b - a < best) {
+      best = b - a;
+      *tsc = a + (b - a) / 2;
+      *ns = n;
+    }
+  }
+}
+#endif
+
+/* Measures the TSC against CLOCK_REALTIME (over 20 ms at attach, then
+** again every second: the line goes on from where it is, at the rate seen
+** since, so the order of converted stamps is kept). */
+static void anchor(Prog *g, int first) {
+#if AG_TSC
+  uint64_t t;
+  int64_t n;
+  if (first) {
+    uint64_t a;
+    int64_t na;
+    tscPair(&a, &na);
+    struct timespec d = {0, 20 * 1000 * 1000};
+    nanosleep(&d, NULL);
+    tscPair(&t, &n);
+    g->tsc0 = a;
+    g->ns0 = na;
+    g->nsPerTick = t > a ? (double)(n - na) / (double)(t - a) : 1.0;
+  } else {
+    tscPair(&t, &n);
+    if (t <= g->tsc0) return;
+    int64_t cur = g->ns0 + (int64_t)((double)(t - g->tsc0) * g->nsPerTick);
+    double rate = g->nsPerTick + (double)(n - cur) / (double)(t - g->tsc0) / 2;
+    if (rate < g->nsPerTick / 2) rate = g->nsPerTick / 2;
+    g->tsc0 = t;
+    g->ns0 = cur;
+    g->nsPerTick = rate;
+  }
+  g->anchorAt = n;
+#else
+  (void)first;
+  g->nsPerTick = 1.0;
+  g->anchorAt = realNow();
+#endif
+}
+
+static int64_t toNs(Prog *g, uint64_t stamp) {
+  if (!g->h || !g->h->time_kind) return (int64_t)stamp;
+  return g->ns0 + (int64_t)((double)(int64_t)(stamp - g->tsc0) * g->nsPerTick);
+}
+
+static void noteBad(Prog *g, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void noteBad(Prog *g, const char *fmt, ...) {
+  if (!g->bad++) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(g->badWhy, sizeof g->badWhy, fmt, ap);
+    va_end(ap);
+    pmNotifyErr(LOG_WARNING, "program %d: invalid packet: %s", (int)g->pid, g->badWhy);
+  }
+}
+
+static Stat *statOf(int prog, int sens, int64_t handle) {
+  uint32_t k = (uint32_t)(((uint64_t)prog * 131 + (uint64_t)sens * 7919 + (uint64_t)handle * 2654435761u) % 1024);
+  for (Stat *s = stats[k]; s; s = s->next)
+    if (s->prog == prog && s->sens == sens && s->handle == handle) return s;
+  Prog *g = &progs[prog];
+  const char *en = handle ? nameOf(g, handle) : "*";
+  Stat *s = xcalloc(1, sizeof *s);
+  s->prog = prog;
+  s->sens = sens;
+  s->handle = handle;
+  snprintf(s->inst, sizeof s->inst, "%d/%s/%s", (int)g->pid, g->cat[sens].name, en ? en : "?");
+  s->next = stats[k];
+  stats[k] = s;
+  pmdaCacheStore(pmInDom_build(dispatch.domain, IND_STAT), PMDA_CACHE_ADD, s->inst, s);
+  return s;
+}
+
+/* The flag entity of a packet of a relation (0: none). */
+static int64_t flagOf(const Prog *g, const Pkt *p) {
+  const tq_shm_sensor *x = &g->cat[p->sens];
+  if (x->is_entity) return p->v[0];
+  if (x->flag_attr < x->nattr && x->kind[x->flag_attr] == TQ_SHM_ENTITY && p->n > x->flag_attr) return p->v[x->flag_attr];
+  return 0;
+}
+
+/* Checks the catalog of a mapped segment. */
+static int checkCatalog(Prog *g) {
+  uint32_t n = __atomic_load_n(&g->h->nsensors, __ATOMIC_ACQUIRE);
+  if (n > g->h->max_sensors || n > 64) return -1;
+  memcpy(g->cat, (const char *)g->h + g->h->off_catalog, sizeof(tq_shm_sensor) * n);
+  for (uint32_t i = 0; i < n; i++) {
+    tq_shm_sensor *x = &g->cat[i];
+    x->name[TQ_SHM_NAME_LEN - 1] = 0;
+    if (!x->name[0] || x->nattr > TQ_SHM_MAX_ATTRS) return -1;
+    for (int k = 0; k < x->nattr; k++)
+      if (x->kind[k] < TQ_SHM_INT || x->kind[k] > TQ_SHM_ENTITY) return -1;
+    if (strchr(x->name, '/') || strchr(x->name, ' ')) return -1;
+  }
+  g->nsens = (int)n;
+  return 0;
+}
+
+static void openPut(Prog *g, const Pkt *p) {
+  Open *o = xcalloc(1, sizeof *o);
+  o->sens = p->sens;
+  o->n = p->n;
+  o->id = p->id;
+  o->from = p->t;
+  memcpy(o->v, p->v, sizeof o->v);
+  uint32_t k = (uint32_t)((p->id * 0x9E3779B97F4A7C15ull ^ p->sens) >> 54);
+  o->next = g->open[k];
+  g->open[k] = o;
+}
+static Open *openTake(Prog *g, int sens, uint64_t id) {
+  uint32_t k = (uint32_t)((id * 0x9E3779B97F4A7C15ull ^ (uint64_t)sens) >> 54);
+  for (Open **pp = &g->open[k]; *pp; pp = &(*pp)->next)
+    if ((*pp)->sens == sens && (*pp)->id == id) {
+      Open *o = *pp;
+      *pp = o->next;
+      return o;
+    }
+  return NULL;
+}
+
+/* Does client c take packet p? */
+static int wants(const Client *c, const Prog *g, int prog, const Pkt *p) {
+  const char *en = NULL;
+  int64_t fl = -1;
+  for (int i = 0; i < c->nsubs; i++) {
+    const Sub *s = &c->subs[i];
+    if (s->prog != prog) continue;
+    if (p->kind == AG_EXIT) return 1;
+    if (s->sens != p->sens || !s->count) continue;
+    if (!strcmp(s->entity, "*")) return 1;
+    if (fl < 0) {
+      fl = flagOf(g, p);
+      en = fl ? nameOf((Prog *)g, fl) : NULL;
+    }
+    if (en && !strcmp(en, s->entity)) return 1;
+  }
+  return 0;
+}
+
+/* A packet released in time order: to every client that takes it. */
+static void deliver(int prog, Pkt *p) {
+  Prog *g = &progs[prog];
+  for (Client *c = clients; c; c = c->next) {
+    if (!wants(c, g, prog, p)) continue;
+    if (c->q.n >= AG_QMAX) {
+      c->missed++;
+      c->missedTotal++;
+      aDropped++;
+      continue;
+    }
+    *qPush(&c->q) = *p;
+  }
+}
+
+/* Packet p is the next in time order: its interval state, its counters,
+** then its clients. */
+static void release(int prog, Pkt *p) {
+  Prog *g = &progs[prog];
+  if (p->t < g->outT) {
+    g->late++; /* later ones went out already: the order is kept, this one is late */
+    p->t = g->outT;
+  }
+  g->outT = p->t;
+  if (p->t > g->lastT) g->lastT = p->t;
+  const tq_shm_sensor *x = &g->cat[p->sens];
+  if (p->kind == TQ_SHM_BEGIN) {
+    openPut(g, p);
+  } else if (p->kind == TQ_SHM_END) {
+    Open *o = openTake(g, p->sens, p->id);
+    if (!o) return; /* began before the agent came: its begin was cut */
+    p->from = o->from;
+    p->n = o->n;
+    memcpy(p->v, o->v, sizeof p->v);
+    free(o);
+  }
+  if (!x->is_entity) statOf(prog, p->sens, flagOf(g, p))->written++;
+  deliver(prog, p);
+}
+
+/* Validates a packet read from a ring; 0 when it is good. */
+static int convert(Prog *g, const tq_shm_packet *sp, const tq_shm_cont *cont, int ncont, Pkt *pk) {
+  int si = sp->sensor;
+  if (si >= g->nsens) return noteBad(g, "packet of sensor %d, the program has %d", si, g->nsens), -1;
+  const tq_shm_sensor *x = &g->cat[si];
+  int kind = sp->kind;
+  if (kind < TQ_SHM_EVENT || kind > TQ_SHM_ENTITY_END) return noteBad(g, "packet of unknown kind %d", kind), -1;
+  int n = kind == TQ_SHM_SAMPLE_DONE ? 0 : kind == TQ_SHM_END && x->is_entity ? 1 : x->nattr;
+  int need = n <= TQ_SHM_VALS0 ? 1 : 1 + (n - TQ_SHM_VALS0 + TQ_SHM_VALSN - 1) / TQ_SHM_VALSN;
+  if (sp->nslots != need && !(kind == TQ_SHM_END && sp->nslots >= 1))
+    return noteBad(g, "packet of %s with %d slots, expected %d", x->name, sp->nslots, need), -1;
+  if ((kind == TQ_SHM_EVENT) != (x->is_event && !x->sampled) && kind != TQ_SHM_SAMPLE && kind != TQ_SHM_SAMPLE_DONE)
+    return noteBad(g, "packet of %s of the wrong kind %d", x->name, kind), -1;
+  memset(pk, 0, sizeof *pk);
+  pk->t = toNs(g, sp->time);
+  pk->sens = (uint8_t)si;
+  pk->kind = (uint8_t)kind;
+  pk->id = sp->id;
+  pk->n = (uint8_t)n;
+  int k = 0;
+  for (; k < n && k < TQ_SHM_VALS0; k++) pk->v[k] = sp->v[k];
+  for (int c = 0; c < ncont && k < n; c++) {
+    pk->v[k++] = cont[c].v0;
+    for (int i = 0; i < TQ_SHM_VALSN - 1 && k < n; i++) pk->v[k++] = cont[c].v[i];
+  }
+  if (kind != TQ_SHM_EVENT && kind != TQ_SHM_BEGIN) return 0; /* an end's values come from its begin */
+  for (int a = 0; a < n; a++) {
+    if (x->kind[a] == TQ_SHM_ENUM && (pk->v[a] < 0 || pk->v[a] >= (int64_t)x->nenum[a]))
+      return noteBad(g, "%s: enum value %lld out of range", x->name, (long long)pk->v[a]), -1;
+    if ((x->kind[a] == TQ_SHM_ENTITY || x->kind[a] == TQ_SHM_STRING) && !nameOf(g, pk->v[a]))
+      return noteBad(g, "%s: bad %s handle %lld", x->name, x->kind[a] == TQ_SHM_STRING ? "string" : "entity",
+                     (long long)pk->v[a]), -1;
+  }
+  return 0;
+}
+
+/* Drains every ring of g into its queue; returns the slots taken.  *cap is
+** lowered to the last time taken from a ring that holds more. */
+static uint64_t drain(int prog, int64_t *cap) {
+  Prog *g = &progs[prog];
+  tq_shm_header *h = g->h;
+  uint64_t took = 0, dropped = 0;
+  uint32_t taken = __atomic_load_n(&h->rings_taken, __ATOMIC_ACQUIRE), nr = taken < h->nrings ? taken : h->nrings;
+  if (!g->rq) g->rq = xcalloc(h->nrings, sizeof(PktQ));
+  for (uint32_t i = 0; i < nr; i++) {
+    tq_shm_ring *r = (tq_shm_ring *)((char *)h + h->off_rings + h->ring_bytes * i);
+    tq_shm_packet *slots = (tq_shm_packet *)(r + 1);
+    uint64_t tail = r->tail, start = tail, mask = h->ring_slots - 1;
+    dropped += __atomic_load_n(&r->dropped, __ATOMIC_RELAXED);
+    int64_t lastT = INT64_MAX;
+    int more = 0;
+    for (;;) {
+      if (tail - start >= 4096) {
+        more = 1;
+        break;
+      }
+      const tq_shm_packet *at = &slots[tail & mask];
+      if (__atomic_load_n(&at->gen, __ATOMIC_ACQUIRE) != tq_shm_gen(tail, h->ring_slots)) break;
+      tq_shm_packet sp = *at;
+      uint32_t ns = sp.nslots;
+      if (ns < 1 || ns > 3) {
+        noteBad(g, "ring %u: packet of %u slots", i, ns);
+        tail += 1;
+        continue;
+      }
+      tq_shm_cont cont[2];
+      for (uint32_t c = 1; c < ns; c++) memcpy(&cont[c - 1], &slots[(tail + c) & mask], sizeof(tq_shm_cont));
+      tail += ns;
+      Pkt pk;
+      if (convert(g, &sp, cont, (int)ns - 1, &pk)) continue;
+      g->packets++;
+      if (pk.kind == TQ_SHM_SAMPLE || pk.kind == TQ_SHM_SAMPLE_DONE || pk.kind == TQ_SHM_ENTITY_END) continue;
+      pk.prog = (uint16_t)prog;
+      lastT = pk.t;
+      *qPush(&g->rq[i]) = pk;
+    }
+    took += tail - start;
+    if (tail != start) __atomic_store_n(&r->tail, tail, __ATOMIC_RELEASE);
+    if (more && lastT < *cap) *cap = lastT;
+  }
+  g->dropped = dropped + h->lost_no_ring;
+  return took;
+}
+
+/* Releases g's drained packets up to limit, in time order. */
+static void merge(int prog, int64_t limit) {
+  Prog *g = &progs[prog];
+  if (!g->rq || !g->h) return;
+  for (;;) {
+    int best = -1;
+    int64_t bt = 0;
+    for (uint32_t i = 0; i < g->h->nrings; i++) {
+      Pkt *p = qFront(&g->rq[i]);
+      if (p && (best < 0 || p->t < bt)) {
+        best = (int)i;
+        bt = p->t;
+      }
+    }
+    if (best < 0 || bt > limit) return;
+    Pkt p = *qFront(&g->rq[best]);
+    qPop(&g->rq[best]);
+    release(prog, &p);
+  }
+}
+
+/* The program is gone: its open intervals end at its last time (those of
+** relations first, then the entities), and its clients are told. */
+static void finish(int prog) {
+  Prog *g = &progs[prog];
+  for (int pass = 0; pass < 2; pass++)
+    for (int k = 0; k < 1024; k++)
+      for (Open **pp = &g->open[k]; *pp;) {
+        Open *o = *pp;
+        if ((pass == 0) == (g->cat[o->sens].is_entity != 0)) {
+          pp = &o->next;
+          continue;
+        }
+        *pp = o->next;
+        Pkt p;
+        memset(&p, 0, sizeof p);
+        p.t = g->lastT > o->from ? g->lastT : o->from + 1;
+        p.from = o->from;
+        p.id = o->id;
+        p.sens = o->sens;
+        p.kind = TQ_SHM_END;
+        p.n = o->n;
+        p.prog = (uint16_t)prog;
+        memcpy(p.v, o->v, sizeof p.v);
+        free(o);
+        if (!g->cat[p.sens].is_entity) statOf(prog, p.sens, flagOf(g, &p))->written++;
+        deliver(prog, &p);
+      }
+  Pkt e;
+  memset(&e, 0, sizeof e);
+  e.t = g->lastT;
+  e.kind = AG_EXIT;
+  e.prog = (uint16_t)prog;
+  deliver(prog, &e);
+  g->exited = 1;
+  pmNotifyErr(LOG_INFO, "program %d exited: %llu packets, %llu lost (%llu ring full or no ring, %llu invalid, %llu late)",
+              (int)g->pid, (unsigned long long)g->packets, (unsigned long long)(g->dropped + g->bad + g->late),
+              (unsigned long long)g->dropped, (unsigned long long)g->bad, (unsigned long long)g->late);
+  for (uint32_t i = 0; g->rq && i < g->h->nrings; i++) free(g->rq[i].q);
+  free(g->rq);
+  g->rq = NULL;
+  munmap(g->h, g->size);
+  g->h = NULL;
+  if (kill(g->pid, 0) && errno == ESRCH) shm_unlink(g->shmName); /* a killed program could not */
+}
+
+static int alive(Prog *g) {
+  if (kill(g->pid, 0) && errno == ESRCH) return 0;
+  return __atomic_load_n(&g->h->state, __ATOMIC_ACQUIRE) != TQ_SHM_EXITED;
+}
+
+/* Maps /tqmon.PID and becomes its monitor.  0 when watched now. */
+static int attach(pid_t pid) {
+  int slot = -1;
+  for (int i = 0; i < AG_MAXPROG; i++) {
+    if (progs[i].used && progs[i].pid == pid && !progs[i].exited) return -1; /* watched already */
+    if (!progs[i].used && slot < 0) slot = i;
+  }
+  if (slot < 0) return -1;
+  char name[64];
+  snprintf(name, sizeof name, "/tqmon.%d", (int)pid);
+  int fd = shm_open(name, O_RDWR, 0);
+  if (fd < 0) return -1;
+  struct stat st;
+  if (fstat(fd, &st) || (size_t)st.st_size < sizeof(tq_shm_header)) {
+    close(fd);
+    return -1;
+  }
+  void *m = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  close(fd);
+  if (m == MAP_FAILED) return -1;
+  tq_shm_header *h = m;
+  tq_shm_header l = *h;
+  tq_shm_layout(&l, h->max_sensors, h->max_entities, h->nrings, h->ring_slots);
+  const char *why = NULL;
+  if (memcmp(h->magic, TQ_SHM_MAGIC, 8)) why = "not a tqmon sensor segment";
+  else if (h->version != TQ_SHM_VERSION) why = "another segment version";
+  else if (h->header_bytes != sizeof(tq_shm_header) || h->size != (uint64_t)st.st_size || l.size != h->size ||
+           l.off_rings != h->off_rings || l.ring_bytes != h->ring_bytes || !h->ring_slots ||
+           (h->ring_slots & (h->ring_slots - 1)) || h->max_sensors > 64 || !h->nrings)
+    why = "corrupt header";
+  else if (h->state != TQ_SHM_READY) why = NULL; /* not ready yet: tried again later */
+  else if (h->subject_pid != pid) why = "segment of another process";
+  else if (h->monitor_pid > 0 && h->monitor_pid != getpid() && !(kill(h->monitor_pid, 0) && errno == ESRCH))
+    why = "another monitor is attached";
+  if (why || h->state != TQ_SHM_READY) {
+    static pid_t told[64];
+    if (why && told[pid % 64] != pid) {
+      told[pid % 64] = pid;
+      pmNotifyErr(LOG_WARNING, "%s: not watched: %s", name, why);
+    }
+    munmap(m, (size_t)st.st_size);
+    return -1;
+  }
+  Prog *g = &progs[slot];
+  memset(g, 0, sizeof *g);
+  g->pid = pid;
+  snprintf(g->shmName, sizeof g->shmName, "%s", name);
+  g->h = h;
+  g->size = (size_t)st.st_size;
+  if (checkCatalog(g)) {
+    pmNotifyErr(LOG_WARNING, "%s: not watched: corrupt catalog", name);
+    munmap(m, g->size);
+    memset(g, 0, sizeof *g);
+    return -1;
+  }
+  h->monitor_pid = (int32_t)getpid();
+  anchor(g, 1);
+  /* what the rings held before the agent came is cut (a history with holes) */
+  uint32_t nr = h->rings_taken < h->nrings ? h->rings_taken : h->nrings;
+  for (uint32_t i = 0; i < nr; i++) {
+    tq_shm_ring *r = (tq_shm_ring *)((char *)h + h->off_rings + h->ring_bytes * i);
+    tq_shm_packet *slots = (tq_shm_packet *)(r + 1);
+    uint64_t pos = r->tail, end = pos + h->ring_slots, mask = h->ring_slots - 1;
+    while (pos < end && __atomic_load_n(&slots[pos & mask].gen, __ATOMIC_ACQUIRE) == tq_shm_gen(pos, h->ring_slots)) {
+      uint32_t ns = slots[pos & mask].nslots;
+      pos += ns >= 1 && ns <= 3 ? ns : 1;
+    }
+    g->before += pos - r->tail;
+    __atomic_store_n(&r->tail, pos, __ATOMIC_RELEASE);
+  }
+  /* the entities that exist now are open from now on */
+  int64_t now = realNow();
+  uint64_t n = h->entities_taken < h->max_entities ? h->entities_taken : h->max_entities - 1;
+  for (uint64_t k = 1; k <= n; k++) {
+    const tq_shm_entity *e = entityAt(g, (int64_t)k);
+    uint32_t owner = e ? __atomic_load_n(&e->sensor, __ATOMIC_ACQUIRE) : 0;
+    if (!owner || owner > (uint32_t)g->nsens || e->state != 1) continue;
+    const tq_shm_sensor *x = &g->cat[owner - 1];
+    if (!x->is_entity || x->nattr > TQ_SHM_ENTITY_ATTRS + 1 || !nameOf(g, (int64_t)k)) continue;
+    Pkt p;
+    memset(&p, 0, sizeof p);
+    p.t = now;
+    p.sens = (uint8_t)(owner - 1);
+    p.kind = TQ_SHM_BEGIN;
+    p.id = e->cur;
+    p.n = x->nattr;
+    p.v[0] = (int64_t)k;
+    int ok = 1;
+    for (int a = 1; a < x->nattr; a++) {
+      p.v[a] = e->a[a - 1];
+      if (x->kind[a] == TQ_SHM_ENUM && (p.v[a] < 0 || p.v[a] >= (int64_t)x->nenum[a])) ok = 0;
+      if ((x->kind[a] == TQ_SHM_ENTITY || x->kind[a] == TQ_SHM_STRING) && !nameOf(g, p.v[a])) ok = 0;
+    }
+    if (ok) openPut(g, &p);
+  }
+  g->outT = g->lastT = now;
+  g->used = 1;
+  pmInDom rel = pmInDom_build(dispatch.domain, IND_REL), pg = pmInDom_build(dispatch.domain, IND_PROG);
+  char inst[128];
+  for (int i = 0; i < g->nsens; i++) {
+    snprintf(inst, sizeof inst, "%d/%s", (int)pid, g->cat[i].name);
+    pmdaCacheStore(rel, PMDA_CACHE_ADD, inst, g);
+  }
+  snprintf(inst, sizeof inst, "%d", (int)pid);
+  pmdaCacheStore(pg, PMDA_CACHE_ADD, inst, g);
+  pmNotifyErr(LOG_INFO, "watching program %d: %d sensors, %llu packets before the agent cut", (int)pid, g->nsens,
+              (unsigned long long)g->before);
+  return 0;
+}
+
+/* Looks for segments /tqmon.PID of programs not watched yet. */
+static void scan(void) {
+  DIR *d = opendir("/dev/shm");
+  if (!d) return;
+  struct dirent *e;
+  while ((e = readdir(d))) {
+    if (strncmp(e->d_name, "tqmon.", 6)) continue;
+    char *end;
+    long pid = strtol(e->d_name + 6, &end, 10);
+    if (*end || pid <= 0 || pid > 0x3fffffff) continue; /* /tqmon.PID.N: a monitor's own (--exec) */
+    int known = 0;
+    for (int i = 0; i < AG_MAXPROG; i++)
+      if (progs[i].used && progs[i].pid == pid) known = 1;
+    if (!known) attach((pid_t)pid);
+  }
+  closedir(d);
+}
+
+/* The drain thread: segments found, rings drained, packets released a
+** reorder window behind now, programs that exit finished. */
+static void *drainMain(void *arg) {
+  (void)arg;
+  int64_t lastScan = 0;
+  struct timespec idle = {0, 1000 * 1000};
+  while (!stopping) {
+    pthread_mutex_lock(&mu);
+    int64_t now = realNow();
+    if (now - lastScan > 200 * 1000 * 1000LL) {
+      scan();
+      lastScan = now;
+    }
+    for (int i = 0; i < AG_MAXPROG; i++) {
+      Prog *g = &progs[i];
+      if (!g->used || g->exited) continue;
+      if (now - g->anchorAt > 1000000000LL) anchor(g, 0);
+      int gone = !alive(g);
+      int64_t cap = INT64_MAX;
+      drain(i, &cap);
+      int64_t limit = gone ? INT64_MAX : now - AG_WINDOW_NS;
+      merge(i, limit < cap ? limit : cap);
+      if (gone && cap == INT64_MAX) finish(i);
+    }
+    pthread_mutex_unlock(&mu);
+    nanosleep(&idle, NULL);
+  }
+  return NULL;
+}
+
+/* ================================================================ enabling */
+
+/* The sum of the clients' counts for (prog, sens, entity). */
+static uint32_t total(int prog, int sens, const char *entity) {
+  uint64_t t = 0;
+  for (Client *c = clients; c; c = c->next)
+    for (int i = 0; i < c->nsubs; i++) {
+      const Sub *s = &c->subs[i];
+      if (s->prog == prog && s->sens == sens && !strcmp(s->entity, entity)) t += s->count;
+    }
+  return t > UINT32_MAX ? UINT32_MAX : (uint32_t)t;
+}
+
+/* Writes the segment's flags of (prog, sens) from the clients' counts:
+** the counters of every entity named, and the sensor word (the number of
+** entities with a count, plus one while the relation is asked whole; an
+** event relation asked whole is on for every entity). */
+static void applyFlags(int prog, int sens) {
+  Prog *g = &progs[prog];
+  if (!g->h) return;
+  tq_shm_header *h = g->h;
+  volatile uint32_t *on = (volatile uint32_t *)((char *)h + h->off_on);
+  volatile uint32_t *cnt = (volatile uint32_t *)((char *)h + h->off_counters);
+  const tq_shm_sensor *x = &g->cat[sens];
+  uint32_t word = 0;
+  uint32_t whole = total(prog, sens, "*");
+  if (whole) word = x->is_event && !x->sampled ? TQ_SHM_ALL | 1 : 1;
+  uint64_t n = h->entities_taken < h->max_entities ? h->entities_taken : h->max_entities - 1;
+  for (uint64_t k = 1; k <= n; k++) {
+    const tq_shm_entity *e = entityAt(g, (int64_t)k);
+    uint32_t owner = e ? __atomic_load_n(&e->sensor, __ATOMIC_ACQUIRE) : 0;
+    if (!owner) continue; /* a string */
+    const char *nm = nameOf(g, (int64_t)k);
+    if (!nm) continue;
+    uint32_t t = total(prog, sens, nm);
+    volatile uint32_t *w = &cnt[k * h->max_sensors + (uint64_t)sens];
+    if (t || *w) __atomic_store_n(w, t, __ATOMIC_RELEASE);
+    if (t) word++;
+  }
+  __atomic_store_n(&on[sens], word, __ATOMIC_RELEASE);
+}
+
+/* A client asks for a relation whole: the tuples open now come first. */
+static void openNow(Client *c, int prog, int sens) {
+  Prog *g = &progs[prog];
+  for (int k = 0; k < 1024; k++)
+    for (Open *o = g->open[k]; o; o = o->next) {
+      if (o->sens != sens || c->q.n >= AG_QMAX) continue;
+      Pkt *p = qPush(&c->q);
+      memset(p, 0, sizeof *p);
+      p->t = o->from;
+      p->id = o->id;
+      p->sens = o->sens;
+      p->kind = TQ_SHM_BEGIN;
+      p->n = o->n;
+      p->prog = (uint16_t)prog;
+      memcpy(p->v, o->v, sizeof p->v);
+    }
+}
+
+static Client *clientOf(int ctx, int make) {
+  for (Client *c = clients; c; c = c->next)
+    if (c->ctx == ctx) return c;
+  if (!make) return NULL;
+  Client *c = xcalloc(1, sizeof *c);
+  c->ctx = ctx;
+  c->next = clients;
+  clients = c;
+  return c;
+}
+
+/* "set PID/Relation ENTITY COUNT": validated field by field. */
+static int control(int ctx, const char *cmd) {
+  char rel[128], ent[TQ_SHM_NAME_LEN + 8], extra[8];
+  unsigned long count;
+  int pid;
+  if (strlen(cmd) > 200) return PM_ERR_BADSTORE;
+  if (sscanf(cmd, "set %d/%127s %55s %lu %7s", &pid, rel, ent, &count, extra) != 4) return PM_ERR_BADSTORE;
+  if (count > 1000000 || strlen(ent) >= TQ_SHM_NAME_LEN || pid <= 0) return PM_ERR_BADSTORE;
+  int prog = -1, sens = -1;
+  for (int i = 0; i < AG_MAXPROG; i++)
+    if (progs[i].used && progs[i].pid == pid && (prog < 0 || !progs[i].exited)) prog = i;
+  if (prog < 0) return PM_ERR_INST;
+  Prog *g = &progs[prog];
+  for (int i = 0; i < g->nsens; i++)
+    if (!strcmp(g->cat[i].name, rel)) sens = i;
+  if (sens < 0) return PM_ERR_INST;
+  if (g->cat[sens].sampled) return PM_ERR_PERMISSION; /* sampled relations are not traced */
+  if (g->exited && count) return PM_ERR_INST;         /* gone */
+  Client *c = clientOf(ctx, 1);
+  Sub *s = NULL;
+  for (int i = 0; i < c->nsubs; i++)
+    if (c->subs[i].prog == prog && c->subs[i].sens == sens && !strcmp(c->subs[i].entity, ent)) s = &c->subs[i];
+  if (!s) {
+    if (!count) return 0;
+    if (c->nsubs == c->csubs) {
+      c->csubs = c->csubs ? 2 * c->csubs : 16;
+      Sub *ns = xcalloc((size_t)c->csubs, sizeof(Sub));
+      if (c->subs) memcpy(ns, c->subs, sizeof(Sub) * (size_t)c->nsubs);
+      free(c->subs);
+      c->subs = ns;
+    }
+    s = &c->subs[c->nsubs++];
+    s->prog = prog;
+    s->sens = sens;
+    memcpy(s->entity, ent, strlen(ent) + 1); /* (checked: shorter than TQ_SHM_NAME_LEN) */
+    if (!strcmp(ent, "*") && !g->cat[sens].is_event) openNow(c, prog, sens);
+  }
+  s->count = (uint32_t)count;
+  applyFlags(prog, sens);
+  return 0;
+}
+
+/* A client context ended: its enables are released. */
+static void endContext(int ctx) {
+  pthread_mutex_lock(&mu);
+  Client **pp = &clients;
+  while (*pp && (*pp)->ctx != ctx) pp = &(*pp)->next;
+  Client *c = *pp;
+  if (c) {
+    *pp = c->next;
+    for (int i = 0; i < c->nsubs; i++) applyFlags(c->subs[i].prog, c->subs[i].sens); /* (c is out of the list) */
+    if (c->nsubs)
+      pmNotifyErr(LOG_INFO, "client context %d ended: %d enables released, %llu records unsent", ctx, c->nsubs,
+                  (unsigned long long)c->q.n);
+    free(c->subs);
+    free(c->q.q);
+    free(c);
+  }
+  pthread_mutex_unlock(&mu);
+}
+
+static int tqStore(pmResult *res, pmdaExt *pmda) {
+  int rc = 0;
+  pthread_mutex_lock(&mu);
+  int ctx = pmdaGetContext();
+  for (int i = 0; i < res->numpmid && !rc; i++) {
+    pmValueSet *vs = res->vset[i];
+    if (vs->pmid != pidOf(M_CONTROL)) {
+      rc = PM_ERR_PERMISSION;
+      break;
+    }
+    if (vs->numval != 1 || (vs->valfmt != PM_VAL_DPTR && vs->valfmt != PM_VAL_SPTR)) {
+      rc = PM_ERR_BADSTORE;
+      break;
+    }
+    pmValueBlock *vb = vs->vlist[0].value.pval;
+    if (!vb || vb->vtype != PM_TYPE_STRING || vb->vlen <= PM_VAL_HDR_SIZE || vb->vlen > PM_VAL_HDR_SIZE + 256) {
+      rc = PM_ERR_BADSTORE;
+      break;
+    }
+    char cmd[260];
+    size_t len = vb->vlen - PM_VAL_HDR_SIZE;
+    memcpy(cmd, vb->vbuf, len);
+    cmd[len] = 0;
+    rc = control(ctx, cmd);
+  }
+  pthread_mutex_unlock(&mu);
+  return rc;
+}
+
+/* ================================================================ fetching */
+
+/* Event arrays of one fetch: one per instance answered (pmdaFetch keeps
+** every instance's value until the result is sent). */
+static int arrays[4096];
+static int narrays, usedArrays;
+
+static int nextArray(void) {
+  if (usedArrays == narrays) {
+    if (narrays == (int)(sizeof arrays / sizeof arrays[0])) return -1;
+    arrays[narrays++] = pmdaEventNewHighResArray();
+  }
+  int a = arrays[usedArrays++];
+  pmdaEventResetHighResArray(a);
+  return a;
+}
+
+static void addParams(int arr, Prog *g, const Pkt *p) {
+  pmAtomValue av;
+  av.ul = p->kind;
+  pmdaEventAddHighResParam(arr, pidOf(M_P_KIND), PM_TYPE_U32, &av);
+  av.ull = p->id;
+  pmdaEventAddHighResParam(arr, pidOf(M_P_ID), PM_TYPE_U64, &av);
+  if (p->kind == TQ_SHM_END) {
+    av.ll = p->from;
+    pmdaEventAddHighResParam(arr, pidOf(M_P_FROM), PM_TYPE_64, &av);
+  }
+  if (p->kind == AG_EXIT) return;
+  const tq_shm_sensor *x = &g->cat[p->sens];
+  for (int a = 0; a < p->n && a < x->nattr; a++) {
+    switch (x->kind[a]) {
+      case TQ_SHM_FLOAT:
+        memcpy(&av.d, &p->v[a], 8);
+        pmdaEventAddHighResParam(arr, pidOf(M_P_FLOAT), PM_TYPE_DOUBLE, &av);
+        break;
+      case TQ_SHM_STRING:
+      case TQ_SHM_ENTITY: {
+        const char *nm = nameOf(g, p->v[a]);
+        av.cp = (char *)(nm ? nm : "?");
+        pmdaEventAddHighResParam(arr, pidOf(M_P_STRING), PM_TYPE_STRING, &av);
+        break;
+      }
+      default:
+        av.ll = p->v[a];
+        pmdaEventAddHighResParam(arr, pidOf(M_P_INT), PM_TYPE_64, &av);
+    }
+  }
+}
+
+/* The calling client's queued records of (prog, sens): taken out of its
+** queue, in order.  The records it missed (queue full) go first. */
+static int recordsOf(Prog *g, int sens, pmAtomValue *atom) {
+  Client *c = clientOf(pmdaGetContext(), 0);
+  if (!c) return PMDA_FETCH_NOVALUES;
+  int prog = (int)(g - progs);
+  int arr = nextArray();
+  if (arr < 0) return PM_ERR_TOOBIG;
+  int any = 0;
+  if (c->missed) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    pmdaEventAddHighResMissedRecord(arr, &ts, (int)(c->missed > INT32_MAX ? INT32_MAX : c->missed));
+    c->missed = 0;
+    any = 1;
+  }
+  size_t keep = 0;
+  for (size_t i = 0; i < c->q.n; i++) {
+    Pkt *p = &c->q.q[(c->q.head + i) & (c->q.cap - 1)];
+    int mine = p->prog == prog && (p->sens == sens || p->kind == AG_EXIT);
+    if (!mine) {
+      c->q.q[(c->q.head + keep++) & (c->q.cap - 1)] = *p;
+      continue;
+    }
+    struct timespec ts = {(time_t)(p->t / 1000000000LL), (long)(p->t % 1000000000LL)};
+    pmdaEventAddHighResRecord(arr, &ts, 0);
+    addParams(arr, g, p);
+    if (p->kind != AG_EXIT && !g->cat[p->sens].is_entity) statOf(prog, p->sens, flagOf(g, p))->sent++;
+    any = 1;
+  }
+  c->q.n = keep;
+  if (!any) return PMDA_FETCH_NOVALUES;
+  atom->vbp = (pmValueBlock *)pmdaEventGetHighResAddr(arr);
+  return PMDA_FETCH_STATIC;
+}
+
+static char *catalogText(const Prog *g) {
+  static char buf[16384];
+  size_t o = 0;
+  buf[0] = 0;
+  for (int i = 0; i < g->nsens && o < sizeof buf - 256; i++) {
+    const tq_shm_sensor *x = &g->cat[i];
+    o += (size_t)snprintf(buf + o, sizeof buf - o, "%s %s%s%s", x->name,
+                          x->is_entity ? "entity" : x->sampled ? "sampled" : x->is_event ? "event" : "interval",
+                          x->disable ? " disable" : "", " ");
+    for (int k = 0; k < x->nattr && o < sizeof buf - 32; k++) {
+      static const char *const kn[] = {"?", "int", "float", "string", "enum", "entity"};
+      if (x->kind[k] == TQ_SHM_ENUM) o += (size_t)snprintf(buf + o, sizeof buf - o, "%senum%u", k ? "," : "", x->nenum[k]);
+      else o += (size_t)snprintf(buf + o, sizeof buf - o, "%s%s", k ? "," : "", kn[x->kind[k] <= 5 ? x->kind[k] : 0]);
+    }
+    o += (size_t)snprintf(buf + o, sizeof buf - o, " flag=%u\n", x->flag_attr);
+  }
+  return buf;
+}
+
+static int fetchCallBack(pmdaMetric *mdesc, unsigned int inst, pmAtomValue *atom) {
+  unsigned int cl = pmID_cluster(mdesc->m_desc.pmid), it = pmID_item(mdesc->m_desc.pmid);
+  void *priv = NULL;
+  if (mdesc->m_desc.indom != PM_INDOM_NULL) {
+    if (pmdaCacheLookup(mdesc->m_desc.indom, inst, NULL, &priv) != PMDA_CACHE_ACTIVE || !priv) return PM_ERR_INST;
+  }
+  switch (cl) {
+    case 0:
+      if (it == 0) {
+        Prog *g = priv;
+        char *nm = NULL;
+        pmdaCacheLookup(mdesc->m_desc.indom, inst, &nm, NULL);
+        const char *slash = nm ? strchr(nm, '/') : NULL;
+        for (int i = 0; slash && i < g->nsens; i++)
+          if (!strcmp(g->cat[i].name, slash + 1)) return recordsOf(g, i, atom);
+        return PM_ERR_INST;
+      }
+      atom->cp = (char *)"";
+      return 1;
+    case 1: return PMDA_FETCH_NOVALUES; /* event parameters: only inside records */
+    case 2: {
+      Stat *s = priv;
+      if (it == 0) atom->ull = s->written;
+      else if (it == 1) atom->ull = s->sent;
+      else {
+        const char *en = s->handle ? nameOf(&progs[s->prog], s->handle) : "*";
+        atom->ul = en ? total(s->prog, s->sens, en) : 0;
+      }
+      return 1;
+    }
+    case 3: {
+      Prog *g = priv;
+      switch (it) {
+        case 0: atom->ull = g->packets; return 1;
+        case 1: atom->ull = g->dropped; return 1;
+        case 2: atom->ull = g->bad; return 1;
+        case 3: atom->ull = g->late; return 1;
+        case 4: atom->cp = (char *)(g->exited ? "exited" : "running"); return 1;
+        case 5: atom->cp = catalogText(g); return 1;
+        case 6: {
+          static char comm[64];
+          char path[64];
+          snprintf(path, sizeof path, "/proc/%d/comm", (int)g->pid);
+          FILE *f = fopen(path, "r");
+          comm[0] = 0;
+          if (f) {
+            if (!fgets(comm, sizeof comm, f)) comm[0] = 0;
+            fclose(f);
+          }
+          comm[strcspn(comm, "\n")] = 0;
+          atom->cp = comm;
+          return 1;
+        }
+      }
+      return PM_ERR_PMID;
+    }
+    case 4: {
+      if (it == 0) {
+        uint32_t n = 0;
+        for (Client *c = clients; c; c = c->next) n += c->nsubs > 0;
+        atom->ul = n;
+      } else {
+        atom->ull = aDropped;
+      }
+      return 1;
+    }
+  }
+  return PM_ERR_PMID;
+}
+
+static int tqFetch(int numpmid, pmID pmidlist[], pmResult **resp, pmdaExt *pmda) {
+  pthread_mutex_lock(&mu);
+  usedArrays = 0;
+  int rc = pmdaFetch(numpmid, pmidlist, resp, pmda);
+  pthread_mutex_unlock(&mu);
+  return rc;
+}
+
+static int tqInstance(pmInDom indom, int inst, char *name, pmInResult **result, pmdaExt *pmda) {
+  pthread_mutex_lock(&mu);
+  int rc = pmdaInstance(indom, inst, name, result, pmda);
+  pthread_mutex_unlock(&mu);
+  return rc;
+}
+
+/* ================================================================ main */
+
+int main(int argc, char **argv) {
+  pmSetProgname(argv[0]);
+  static pmLongOptions longopts[] = {PMDA_OPTIONS_HEADER("Options"), PMOPT_DEBUG, PMDAOPT_DOMAIN, PMDAOPT_LOGFILE,
+                                      PMOPT_HELP, PMDA_OPTIONS_END};
+  static pmdaOptions opts = {.short_options = "D:d:l:?", .long_options = longopts};
+  pmdaDaemon(&dispatch, PMDA_INTERFACE_7, pmGetProgname(), AG_DOMAIN, "pmdatqmon.log", NULL);
+  pmdaGetOptions(argc, argv, &opts, &dispatch);
+  if (opts.errors) {
+    pmdaUsageMessage(&opts);
+    return 1;
+  }
+  pmdaOpenLog(&dispatch);
+  for (int i = 0; i < NMETRIC; i++)
+    metrictab[i].m_desc.pmid = pmID_build(dispatch.domain, pmID_cluster(metrictab[i].m_desc.pmid),
+                                          pmID_item(metrictab[i].m_desc.pmid));
+  dispatch.version.seven.fetch = tqFetch;
+  dispatch.version.seven.store = tqStore;
+  dispatch.version.seven.instance = tqInstance;
+  pmdaSetFetchCallBack(&dispatch, fetchCallBack);
+  pmdaSetEndContextCallBack(&dispatch, endContext);
+  pmdaInit(&dispatch, indomtab, (int)(sizeof indomtab / sizeof indomtab[0]), metrictab, NMETRIC);
+  for (int i = 0; i < 3; i++) pmdaCacheOp(indomtab[i].it_indom, PMDA_CACHE_CULL);
+  pmdaConnect(&dispatch);
+  pthread_t th;
+  if (pthread_create(&th, NULL, drainMain, NULL)) {
+    pmNotifyErr(LOG_ERR, "cannot start the drain thread");
+    return 1;
+  }
+  pmdaMain(&dispatch);
+  stopping = 1;
+  pthread_join(th, NULL);
+  return 0;
+}

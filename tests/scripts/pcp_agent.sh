@@ -1,0 +1,111 @@
+#!/bin/sh
+# pcp_agent.sh - pmdatqmon, the tqmon PCP agent (sensors/pmdatqmon.md),
+# under a pmcd of the test's own (tests/pcp/lib.sh), watching the example
+# mailbox program (examples/mailbox/) that made its own segment:
+#   - the agent finds the program and lists its relations as instances of
+#     tqmon.records, its catalog, its state;
+#   - a client (tests/pcp/tqpcpclient.c) enables SendMessage on P1 only:
+#     every record it receives is a send of P1, and the agent's counters
+#     show that only P1's packets were written and sent, as many as it got;
+#   - enables are per client: a pmstore (a context that ends at once)
+#     leaves nothing enabled; a client killed without disabling has its
+#     enables released (the program's flag goes back to 0);
+#   - a relation asked whole (Process *) first gives the tuples open now;
+#   - the program exits: the client gets the end of every open tuple and
+#     a record of kind 100, and the program's state is "exited".
+set -u
+T=${T:-build/asan/tqmon}
+OUT=${OUT:-build/test-out}
+AG=${AG:-build/asan/pmdatqmon}
+CL=${CL:-build/asan/tqpcpclient}
+MB=build/mailbox/mailbox
+. tests/pcp/lib.sh
+PCP_EXTRA_PMNS="$PWD/sensors/pmdatqmon.pmns"
+PCP_EXTRA_AGENTS="tqmon	212	pipe	binary	$PWD/$AG -d 212 -l \$d/log/tqmon.log"
+PCP_ACCESS="fetch, store"
+pcpTest pcp_agent
+pcpStart a1 || exit 1
+H=127.0.0.1:$PORT_a1
+agentlog=$PCPDIR/a1/log/tqmon.log
+# (ASan in the agent: its reports go to the agent's log)
+
+$MB -n 100000000 -u 2000 -l "$dir/mb.log" &
+mb=$!
+pids="$mb"
+val() { pminfo -h "$H" -f "$1" 2>/dev/null | sed -n "s|^ *inst \[[0-9]* or \"$2\"\] value \(.*\)$|\1|p"; }
+i=0
+while [ $i -lt 300 ] && [ "$(val tqmon.program.state "$mb")" != '"running"' ]; do sleep 0.1; i=$((i + 1)); done
+[ "$(val tqmon.program.state "$mb")" = '"running"' ] || { bad "the agent does not watch the program: $(cat "$agentlog")"; exit 1; }
+pminfo -h "$H" -f tqmon.records >/dev/null 2>&1
+pminfo -h "$H" -f tqmon.program.catalog >"$dir/catalog" 2>&1
+grep -q 'SendMessage event entity,entity flag=0' "$dir/catalog" || bad "catalog: $(cat "$dir/catalog")"
+
+# ---------------------------------------------------------------- selective, remote enabling
+$CL -h "$H" -t 3 "set $mb/SendMessage P1 1" >"$dir/sel.out" 2>"$dir/sel.err" || bad "client: $(cat "$dir/sel.err")"
+got=$(grep -c "^$mb/SendMessage .* kind=1 " "$dir/sel.out")
+[ "$got" -gt 0 ] || bad "no SendMessage record: $(head "$dir/sel.out")"
+other=$(grep "^$mb/SendMessage " "$dir/sel.out" | awk '$5 != "P1"' | head -3)
+[ -z "$other" ] || bad "sends of other processes than P1: $other"
+pminfo -h "$H" -f tqmon.entity.written >"$dir/written" 2>&1
+pminfo -h "$H" -f tqmon.entity.sent >"$dir/sent" 2>&1
+cat "$dir/written" "$dir/sent"
+w=$(val tqmon.entity.written "$mb/SendMessage/P1")
+s=$(val tqmon.entity.sent "$mb/SendMessage/P1")
+[ "$s" = "$got" ] || bad "the agent says it sent $s records of P1, the client got $got"
+[ -n "$w" ] && [ "$w" -ge "$got" ] || bad "the agent says P1 wrote $w SendMessage packets, the client got $got"
+grep "SendMessage/" "$dir/written" | grep -v "SendMessage/P1\"" | grep -q inst && bad "packets of SendMessage written for other entities: $(cat "$dir/written")"
+# the program's own log: P1 sent more than the client saw only before and after it
+all=$(awk '$2 == "SEND" && $3 == "P1"' "$dir/mb.log" | wc -l)
+[ "$all" -ge "$got" ] || bad "the client got $got sends of P1, the program made $all"
+[ "$(val tqmon.entity.enabled "$mb/SendMessage/P1")" = 0 ] || bad "P1 still enabled after the client withdrew"
+
+# ---------------------------------------------------------------- per client: released when the context ends
+pmstore -h "$H" tqmon.control "set $mb/SendMessage P2 1" >"$dir/pmstore.out" 2>&1 || bad "pmstore: $(cat "$dir/pmstore.out")"
+sleep 0.3
+# (no instance at all when P2 wrote nothing while enabled)
+case "$(val tqmon.entity.enabled "$mb/SendMessage/P2")" in "" | 0) ;; *) bad "pmstore's enable outlived its context" ;; esac
+w1=$(val tqmon.entity.written "$mb/SendMessage/P2")
+sleep 0.5
+w2=$(val tqmon.entity.written "$mb/SendMessage/P2")
+[ "${w1:-0}" = "${w2:-0}" ] || bad "P2 still written after its only client went ($w1, then $w2)"
+# a bad request is refused, field by field
+pmstore -h "$H" tqmon.control "set $mb/NoSuch P1 1" >"$dir/bad1" 2>&1 && bad "an unknown relation was accepted"
+pmstore -h "$H" tqmon.control "enable everything" >"$dir/bad2" 2>&1 && bad "a malformed request was accepted"
+
+# a client killed without disabling
+$CL -h "$H" -t 100 -x "set $mb/SendMessage P3 1" >"$dir/kill.out" 2>&1 &
+cl=$!
+i=0
+while [ $i -lt 100 ] && [ "$(val tqmon.entity.enabled "$mb/SendMessage/P3")" != 1 ]; do sleep 0.1; i=$((i + 1)); done
+[ "$(val tqmon.entity.enabled "$mb/SendMessage/P3")" = 1 ] || bad "P3 not enabled by the client"
+kill -9 $cl
+wait $cl 2>/dev/null
+i=0
+while [ $i -lt 100 ] && [ "$(val tqmon.entity.enabled "$mb/SendMessage/P3")" != 0 ]; do sleep 0.1; i=$((i + 1)); done
+[ "$(val tqmon.entity.enabled "$mb/SendMessage/P3")" = 0 ] || bad "a killed client's enables were not released"
+grep -q "enables released" "$agentlog" || bad "the agent's log does not say it released them"
+
+# ---------------------------------------------------------------- whole relations, and the program's exit
+touch "$dir/none"
+rm -f "$dir/stop"
+$CL -h "$H" -w "$dir/stop" "set $mb/Process * 1" "set $mb/Waiting * 1" >"$dir/whole.out" 2>"$dir/whole.err" &
+cl=$!
+sleep 1.5
+kill $mb
+wait $mb 2>/dev/null
+pids=""
+i=0
+while [ $i -lt 100 ] && ! grep -q " kind=100" "$dir/whole.out"; do sleep 0.1; i=$((i + 1)); done
+touch "$dir/stop"
+wait $cl || bad "client: $(cat "$dir/whole.err")"
+grep -q "^$mb/Process .* kind=2 .* P1 " "$dir/whole.out" || bad "no open Process tuple of P1 came first: $(head -5 "$dir/whole.out")"
+grep -q " kind=100" "$dir/whole.out" || bad "no record of the program's exit"
+# every tuple begun was ended (by the program, or at its exit)
+begun=$(grep -c "^$mb/Process .* kind=2 " "$dir/whole.out")
+ended=$(grep -c "^$mb/Process .* kind=3 " "$dir/whole.out")
+[ "$begun" = "$ended" ] || bad "$begun Process tuples begun, $ended ended"
+[ "$(val tqmon.program.state "$mb")" = '"exited"' ] || bad "program state: $(val tqmon.program.state "$mb")"
+grep -q "program $mb exited" "$agentlog" || bad "the agent's log does not say the program exited"
+grep -q "ERROR: AddressSanitizer\|runtime error" "$agentlog" && bad "sanitizer: $(cat "$agentlog")"
+[ $fails -eq 0 ] || { echo "agent log:"; cat "$agentlog"; }
+exit $fails
