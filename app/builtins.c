@@ -39,7 +39,8 @@ const tq_pm *const *appBuiltinPms(int *n) {
                                       &snsKernelPm,      &snsKernelProcessorPm, &snsKernelThreadPm, &snsKernelForkPm,
                                       &snsKernelExecPm,  &snsKernelExitPm,    &snsKernelRunningOnPm, &snsKernelReadyPm,
                                       &snsKernelBlockedPm, &snsKernelWokePm,  &snsKernelSyscallPm, &snsKernelBlockIoPm,
-                                      &snsKernelSendPm,  &snsKernelReceivePm, &snsPcpPm};
+                                      &snsKernelSendPm,  &snsKernelReceivePm, &snsPcpPm,
+                                      &snsPcpSensorsPm,  &dspPcpExportPm};
   *n = (int)TQ_ARRAY_SIZE(list);
   return list;
 }

@@ -57,6 +57,14 @@ static const char *usageText =
     "                              or a file listing them); give the configuration\n"
     "                              'tqmon pcp describe' wrote (sensors/pcp.md)\n"
     "      --pcp-archive FILE[,FILE...]  the same from pmlogger archives\n"
+    "      --pcp-sensors HOST[:PORT][@COMMAND][,...]\n"
+    "                              generated sensors of a program on each host,\n"
+    "                              through pmcd and its tqmon agent pmdatqmon\n"
+    "                              (sensors/pmdatqmon.md); entities are HOST:NAME\n"
+    "      --pcp-lag MS            with --pcp-sensors: how late a host's records\n"
+    "                              may come (default 250)\n"
+    "      --pcp-export            the named results valid now as PCP metrics\n"
+    "                              (tqmon.result.*, through pmdatqmon)\n"
     "      --pcp-record PREFIX     with --pcp: record the run as PCP archives\n"
     "                              PREFIX-HOST, one a host (pmdumplog, pmrep and\n"
     "                              --pcp-archive read them)\n"
@@ -140,6 +148,8 @@ typedef struct Args {
   const char *pcp, *pcpArchive, *pcpRecord; /* --pcp hosts, --pcp-archive files, --pcp-record prefix */
   const char *replays[64];      /* every --replay, merged in time order (replay is the first) */
   int nreplay;
+  const char *pcpSensors, *pcpLag;          /* --pcp-sensors hosts (pmdatqmon), --pcp-lag ms */
+  int pcpExport;                            /* --pcp-export: results for pmdatqmon */
   const char *pm[64];
   int npm;
   char *exec;       /* --exec: the command words joined by \x1f */
@@ -183,6 +193,9 @@ static int parseArgs(int argc, char **argv, Args *a) {
     else if (!strcmp(s, "-o") || !strcmp(s, "--output")) NEEDARG(out);
     else if (!strcmp(s, "--pm-path")) NEEDARG(pmPath);
     else if (!strcmp(s, "--pcp")) NEEDARG(pcp);
+    else if (!strcmp(s, "--pcp-sensors")) NEEDARG(pcpSensors);
+    else if (!strcmp(s, "--pcp-lag")) NEEDARG(pcpLag);
+    else if (!strcmp(s, "--pcp-export")) a->pcpExport = 1;
     else if (!strcmp(s, "--pcp-archive")) NEEDARG(pcpArchive);
     else if (!strcmp(s, "--pcp-record")) NEEDARG(pcpRecord);
     else if (!strcmp(s, "--programs")) NEEDARG(programs);
@@ -402,7 +415,7 @@ static int registerExtractor(tq_engine *e, const Args *a) {
   return rc;
 }
 
-static int live(const Args *a) { return a->exec || a->attach || a->host || a->kernel || a->pcp; }
+static int live(const Args *a) { return a->exec || a->attach || a->host || a->kernel || a->pcp || a->pcpSensors; }
 
 /* The user named a clock (or another timer) with --pm: no second one. */
 static int userClock(const Args *a) {
@@ -445,11 +458,19 @@ static int registerPcp(tq_engine *e, const Args *a) {
 static int registerLive(tq_engine *e, Args *a, int all) {
   if (!live(a)) return 0;
   /* the clock first: it fixes the collection's start before the subject runs */
-  char clock[96];
+  char clock[128];
   snprintf(clock, sizeof clock, "realtime%s%s", a->snapshots ? "," : "", a->snapshots ? a->snapshots : "");
+  /* remote sensors: a snapshot waits the lag for every host's records */
+  if (a->pcpSensors) snprintf(clock + strlen(clock), sizeof clock - strlen(clock), ",lag=%g", a->pcpLag ? atof(a->pcpLag) : 250.0);
   if (!userClock(a) && tq_register(e, "clock", clock)) return -1;
   if (a->kernel && tq_register(e, "kernel", NULL)) return -1;
   if (a->host && tq_register(e, "host", NULL)) return -1;
+  if (a->pcpSensors) {
+    char *h = tqMprintf("host=%s", a->pcpSensors);
+    int rc = tq_register(e, "pcpsensors", h);
+    free(h);
+    if (rc) return -1;
+  }
   if (!a->exec && !a->attach) return 0;
   const char *pre = all ? "all+" : "";
   char *args = a->exec ? tqMprintf("%sexec:%s", pre, a->exec) : tqMprintf("%sattach:%s", pre, a->attach);
@@ -559,7 +580,7 @@ static int cmdRun(Args *a) {
     fmt = a->format;
   }
   if (!a->replay && !a->npm && !live(a) && !a->pcpArchive) {
-    fprintf(stderr, "tqmon run: give a recording with --replay FILE, a program with --exec CMD or --attach PID, or sensors with --host, --kernel, --pcp HOSTS, --pcp-archive FILES or --pm NAME\n");
+    fprintf(stderr, "tqmon run: give a recording with --replay FILE, a program with --exec CMD or --attach PID, or sensors with --host, --kernel, --pcp HOSTS, --pcp-sensors HOSTS, --pcp-archive FILES or --pm NAME\n");
     return 2;
   }
   if ((a->host || a->kernel) && a->replay) {
@@ -584,6 +605,7 @@ static int cmdRun(Args *a) {
   char *textArgs = NULL, *recArgs = NULL;
   if (registerSources(e, a)) goto out;
   if (a->db && tq_register(e, "sqlite", a->db)) goto out;
+  if (a->pcpExport && tq_register(e, "pcpexport", NULL)) goto out;
   if (registerRecord(e, a, &recArgs)) goto out;
   if (!a->quiet) {
     textArgs = tqStrdup(fmt);

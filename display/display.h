@@ -56,5 +56,7 @@ extern const tq_pm dspDisplayPm;
 /* The text PM (CONSUMER of results): dspTextConsumer on standard output or
 ** a file (args: table, csv or jsonl, optionally :FILE). */
 extern const tq_pm dspTextPm;
+/* export.c: pcpexport, the named results valid now for the PCP agent pmdatqmon. */
+extern const tq_pm dspPcpExportPm;
 
 #endif

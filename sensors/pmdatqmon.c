@@ -142,12 +142,13 @@ static Stat *stats[1024];
 static uint64_t aDropped;       /* records dropped over all clients */
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static volatile int stopping;
+static const char *onlyCommand; /* -c: watch only programs of this command (several agents on one host) */
 
 static pmdaInterface dispatch;
 
 /* instance domains */
-enum { IND_REL, IND_STAT, IND_PROG };
-static pmdaIndom indomtab[] = {{IND_REL, 0, NULL}, {IND_STAT, 0, NULL}, {IND_PROG, 0, NULL}};
+enum { IND_REL, IND_STAT, IND_PROG, IND_RES, IND_TUP };
+static pmdaIndom indomtab[] = {{IND_REL, 0, NULL}, {IND_STAT, 0, NULL}, {IND_PROG, 0, NULL}, {IND_RES, 0, NULL}, {IND_TUP, 0, NULL}};
 
 /* metrics: cluster 0 records and control, 1 event parameters, 2 per
 ** (relation, entity), 3 per program, 4 the agent */
@@ -156,7 +157,8 @@ enum {
   M_P_KIND, M_P_ID, M_P_FROM, M_P_INT, M_P_FLOAT, M_P_STRING,
   M_S_WRITTEN, M_S_SENT, M_S_ENABLED,
   M_G_PACKETS, M_G_LOST, M_G_INVALID, M_G_LATE, M_G_STATE, M_G_CATALOG, M_G_COMMAND,
-  M_A_CLIENTS, M_A_DROPPED
+  M_A_CLIENTS, M_A_DROPPED, M_A_PID,
+  M_R_VALID, M_R_ROWS, M_R_TUPLE
 };
 #define U0 PMDA_PMUNITS(0, 0, 0, 0, 0, 0)
 #define UC PMDA_PMUNITS(0, 0, 1, 0, 0, PM_COUNT_ONE)
@@ -181,6 +183,10 @@ static pmdaMetric metrictab[] = {
     {NULL, {PMDA_PMID(3, 6), PM_TYPE_STRING, IND_PROG, PM_SEM_DISCRETE, U0}},
     {NULL, {PMDA_PMID(4, 0), PM_TYPE_U32, PM_INDOM_NULL, PM_SEM_INSTANT, U0}},
     {NULL, {PMDA_PMID(4, 1), PM_TYPE_U64, PM_INDOM_NULL, PM_SEM_COUNTER, UC}},
+    {NULL, {PMDA_PMID(4, 2), PM_TYPE_U32, PM_INDOM_NULL, PM_SEM_DISCRETE, U0}},
+    {NULL, {PMDA_PMID(5, 0), PM_TYPE_U32, IND_RES, PM_SEM_INSTANT, UC}},
+    {NULL, {PMDA_PMID(5, 1), PM_TYPE_U64, IND_RES, PM_SEM_COUNTER, UC}},
+    {NULL, {PMDA_PMID(5, 2), PM_TYPE_STRING, IND_TUP, PM_SEM_INSTANT, U0}},
 };
 #define NMETRIC ((int)(sizeof metrictab / sizeof metrictab[0]))
 
@@ -565,7 +571,7 @@ static void finish(int prog) {
         *pp = o->next;
         Pkt p;
         memset(&p, 0, sizeof p);
-        p.t = g->lastT > o->from ? g->lastT : o->from + 1;
+        p.t = g->lastT + 1; /* (every tuple, the entities too, ends at once: after its begin) */
         p.from = o->from;
         p.id = o->id;
         p.sens = o->sens;
@@ -579,7 +585,7 @@ static void finish(int prog) {
       }
   Pkt e;
   memset(&e, 0, sizeof e);
-  e.t = g->lastT;
+  e.t = g->lastT + 1;
   e.kind = AG_EXIT;
   e.prog = (uint16_t)prog;
   deliver(prog, &e);
@@ -723,6 +729,17 @@ static void scan(void) {
     int known = 0;
     for (int i = 0; i < AG_MAXPROG; i++)
       if (progs[i].used && progs[i].pid == pid) known = 1;
+    if (!known && onlyCommand) {
+      char path[64], comm[64] = "";
+      snprintf(path, sizeof path, "/proc/%ld/comm", pid);
+      FILE *f = fopen(path, "r");
+      if (f) {
+        if (!fgets(comm, sizeof comm, f)) comm[0] = 0;
+        fclose(f);
+      }
+      comm[strcspn(comm, "\n")] = 0;
+      if (strcmp(comm, onlyCommand)) continue;
+    }
     if (!known) attach((pid_t)pid);
   }
   closedir(d);
@@ -846,7 +863,7 @@ static int control(int ctx, const char *cmd) {
     if (!strcmp(g->cat[i].name, rel)) sens = i;
   if (sens < 0) return PM_ERR_INST;
   if (g->cat[sens].sampled) return PM_ERR_PERMISSION; /* sampled relations are not traced */
-  if (g->exited && count) return PM_ERR_INST;         /* gone */
+  if (g->exited) return 0; /* gone: nothing to enable (its clients got its exit record) */
   Client *c = clientOf(ctx, 1);
   Sub *s = NULL;
   for (int i = 0; i < c->nsubs; i++)
@@ -917,6 +934,92 @@ static int tqStore(pmResult *res, pmdaExt *pmda) {
   }
   pthread_mutex_unlock(&mu);
   return rc;
+}
+
+/* ================================================================ results */
+
+/* A running tqmon's named results (tqmon run --pcp-export writes
+** /dev/shm/tqmon-results.PID, display/export.c): read again at each fetch
+** and instance request.  An entry lives until the next reading. */
+typedef struct ResEnt {
+  struct ResEnt *next;
+  uint32_t valid;               /* result: tuples valid now */
+  uint64_t rows;                /* result: rows so far */
+  char *text;                   /* tuple: its values */
+} ResEnt;
+static ResEnt *resEnts;
+
+static void readResults(void) {
+  pmInDom ri = pmInDom_build(dispatch.domain, IND_RES), ti = pmInDom_build(dispatch.domain, IND_TUP);
+  pmdaCacheOp(ri, PMDA_CACHE_INACTIVE);
+  pmdaCacheOp(ti, PMDA_CACHE_INACTIVE);
+  while (resEnts) {
+    ResEnt *e = resEnts;
+    resEnts = e->next;
+    free(e->text);
+    free(e);
+  }
+  DIR *d = opendir("/dev/shm");
+  if (!d) return;
+  struct dirent *de;
+  while ((de = readdir(d))) {
+    char *end;
+    if (strncmp(de->d_name, "tqmon-results.", 14)) continue;
+    long pid = strtol(de->d_name + 14, &end, 10);
+    if (*end || pid <= 0) continue;
+    char path[300];
+    snprintf(path, sizeof path, "/dev/shm/%s", de->d_name);
+    if (kill((pid_t)pid, 0) && errno == ESRCH) {
+      unlink(path); /* its tqmon was killed */
+      continue;
+    }
+    FILE *f = fopen(path, "r");
+    if (!f) continue;
+    char line[8192], attrs[TQ_SHM_MAX_ATTRS * 4][64];
+    char curRes[128] = "";
+    int nattrs = 0;
+    if (!fgets(line, sizeof line, f) || strcmp(line, "tqmon-results 1\n")) {
+      fclose(f);
+      continue;
+    }
+    while (fgets(line, sizeof line, f)) {
+      line[strcspn(line, "\n")] = 0;
+      char name[128], inst[300];
+      unsigned valid;
+      unsigned long long rows, rowid;
+      long long from;
+      int off = 0;
+      if (sscanf(line, "result %127s %u %llu %n", name, &valid, &rows, &off) == 3 && off > 0) {
+        snprintf(curRes, sizeof curRes, "%s", name);
+        nattrs = 0;
+        for (char *a = strtok(line + off, ","); a && nattrs < (int)(sizeof attrs / sizeof attrs[0]); a = strtok(NULL, ","))
+          snprintf(attrs[nattrs++], sizeof attrs[0], "%s", a);
+        ResEnt *e = xcalloc(1, sizeof *e);
+        e->valid = valid;
+        e->rows = rows;
+        e->next = resEnts;
+        resEnts = e;
+        snprintf(inst, sizeof inst, "%ld/%s", pid, name);
+        pmdaCacheStore(ri, PMDA_CACHE_ADD, inst, e);
+      } else if (sscanf(line, "row %127s %llu %lld %n", name, &rowid, &from, &off) == 3 && off > 0 &&
+                 !strcmp(name, curRes)) {
+        char text[8192];
+        size_t o = 0;
+        int k = 0;
+        for (char *v = strtok(line + off, "\t"); v && o < sizeof text - 1; v = strtok(NULL, "\t"), k++)
+          o += (size_t)snprintf(text + o, sizeof text - o, "%s%s=%s", k ? " " : "", k < nattrs ? attrs[k] : "?", v);
+        if (o < sizeof text - 1) snprintf(text + o, sizeof text - o, "%sfrom=%lld", k ? " " : "", from);
+        ResEnt *e = xcalloc(1, sizeof *e);
+        e->text = strdup(text);
+        e->next = resEnts;
+        resEnts = e;
+        snprintf(inst, sizeof inst, "%ld/%s/%llu", pid, name, rowid);
+        pmdaCacheStore(ti, PMDA_CACHE_ADD, inst, e);
+      }
+    }
+    fclose(f);
+  }
+  closedir(d);
 }
 
 /* ================================================================ fetching */
@@ -1079,13 +1182,22 @@ static int fetchCallBack(pmdaMetric *mdesc, unsigned int inst, pmAtomValue *atom
       }
       return PM_ERR_PMID;
     }
+    case 5: {
+      ResEnt *e = priv;
+      if (it == 0) atom->ul = e->valid;
+      else if (it == 1) atom->ull = e->rows;
+      else atom->cp = e->text ? e->text : (char *)"";
+      return 1;
+    }
     case 4: {
       if (it == 0) {
         uint32_t n = 0;
         for (Client *c = clients; c; c = c->next) n += c->nsubs > 0;
         atom->ul = n;
-      } else {
+      } else if (it == 1) {
         atom->ull = aDropped;
+      } else {
+        atom->ul = (uint32_t)getpid(); /* a client sees that the agent was started again (its enables gone) */
       }
       return 1;
     }
@@ -1096,6 +1208,11 @@ static int fetchCallBack(pmdaMetric *mdesc, unsigned int inst, pmAtomValue *atom
 static int tqFetch(int numpmid, pmID pmidlist[], pmResult **resp, pmdaExt *pmda) {
   pthread_mutex_lock(&mu);
   usedArrays = 0;
+  for (int i = 0; i < numpmid; i++)
+    if (pmID_cluster(pmidlist[i]) == 5) {
+      readResults();
+      break;
+    }
   int rc = pmdaFetch(numpmid, pmidlist, resp, pmda);
   pthread_mutex_unlock(&mu);
   return rc;
@@ -1103,6 +1220,7 @@ static int tqFetch(int numpmid, pmID pmidlist[], pmResult **resp, pmdaExt *pmda)
 
 static int tqInstance(pmInDom indom, int inst, char *name, pmInResult **result, pmdaExt *pmda) {
   pthread_mutex_lock(&mu);
+  if (pmInDom_serial(indom) == IND_RES || pmInDom_serial(indom) == IND_TUP) readResults();
   int rc = pmdaInstance(indom, inst, name, result, pmda);
   pthread_mutex_unlock(&mu);
   return rc;
@@ -1113,10 +1231,13 @@ static int tqInstance(pmInDom indom, int inst, char *name, pmInResult **result, 
 int main(int argc, char **argv) {
   pmSetProgname(argv[0]);
   static pmLongOptions longopts[] = {PMDA_OPTIONS_HEADER("Options"), PMOPT_DEBUG, PMDAOPT_DOMAIN, PMDAOPT_LOGFILE,
+                                      {"command", 1, 'c', "COMMAND", "watch only programs whose command is COMMAND"},
                                       PMOPT_HELP, PMDA_OPTIONS_END};
-  static pmdaOptions opts = {.short_options = "D:d:l:?", .long_options = longopts};
+  static pmdaOptions opts = {.short_options = "D:d:l:c:?", .long_options = longopts};
   pmdaDaemon(&dispatch, PMDA_INTERFACE_7, pmGetProgname(), AG_DOMAIN, "pmdatqmon.log", NULL);
-  pmdaGetOptions(argc, argv, &opts, &dispatch);
+  int c;
+  while ((c = pmdaGetOptions(argc, argv, &opts, &dispatch)) != EOF)
+    if (c == 'c') onlyCommand = opts.optarg; /* (the standard options are handled inside) */
   if (opts.errors) {
     pmdaUsageMessage(&opts);
     return 1;
@@ -1131,7 +1252,7 @@ int main(int argc, char **argv) {
   pmdaSetFetchCallBack(&dispatch, fetchCallBack);
   pmdaSetEndContextCallBack(&dispatch, endContext);
   pmdaInit(&dispatch, indomtab, (int)(sizeof indomtab / sizeof indomtab[0]), metrictab, NMETRIC);
-  for (int i = 0; i < 3; i++) pmdaCacheOp(indomtab[i].it_indom, PMDA_CACHE_CULL);
+  for (int i = 0; i < 5; i++) pmdaCacheOp(indomtab[i].it_indom, PMDA_CACHE_CULL);
   pmdaConnect(&dispatch);
   pthread_t th;
   if (pthread_create(&th, NULL, drainMain, NULL)) {

@@ -39,6 +39,7 @@ extern const tq_pm snsKernelPm, snsKernelProcessorPm, snsKernelThreadPm, snsKern
 ** host:port, a comma-separated list of them or a file listing them),
 ** archive=FILE[,FILE...], file=PROGRAM.tq (the program's files). */
 extern const tq_pm snsPcpPm;
+extern const tq_pm snsPcpSensorsPm;                      /* pcpagent.c: pmdatqmon agents */
 /* The time range of the comma-separated archives: the first record's time
 ** of the earliest, the last record's of the latest (a replay's clock ticks
 ** over it: clock from=FIRST,to=LAST).  Returns 0, or -1 with the reason

@@ -21,7 +21,10 @@ CL=${CL:-build/asan/tqpcpclient}
 MB=build/mailbox/mailbox
 . tests/pcp/lib.sh
 PCP_EXTRA_PMNS="$PWD/sensors/pmdatqmon.pmns"
-PCP_EXTRA_AGENTS="tqmon	212	pipe	binary	$PWD/$AG -d 212 -l \$d/log/tqmon.log"
+# the agent watches only this run's program (a command name of its own):
+# never another test's beside it
+MBC=mbag$$
+PCP_EXTRA_AGENTS="tqmon	212	pipe	binary	$PWD/$AG -d 212 -c $MBC -l \$d/log/tqmon.log"
 PCP_ACCESS="fetch, store"
 pcpTest pcp_agent
 pcpStart a1 || exit 1
@@ -29,7 +32,8 @@ H=127.0.0.1:$PORT_a1
 agentlog=$PCPDIR/a1/log/tqmon.log
 # (ASan in the agent: its reports go to the agent's log)
 
-$MB -n 100000000 -u 2000 -l "$dir/mb.log" &
+cp $MB "$dir/$MBC"
+"$dir/$MBC" -n 100000000 -u 2000 -l "$dir/mb.log" &
 mb=$!
 pids="$mb"
 val() { pminfo -h "$H" -f "$1" 2>/dev/null | sed -n "s|^ *inst \[[0-9]* or \"$2\"\] value \(.*\)$|\1|p"; }

@@ -1,0 +1,671 @@
+/*
+** pcpagent.c - the central monitor's side of remote generated sensors:
+** the `pcpsensors` processor module, a live PRODUCER of every primitive
+** relation no other PM produces ("*"), from the pmdatqmon agents
+** (sensors/pmdatqmon.c) of many hosts, through their pmcd (libpcp).
+**
+**   args "host=H[:PORT][@COMMAND],..."  the hosts; on each, the one program
+**                                       the agent watches (whose command is
+**                                       COMMAND, when given) with a catalog
+**                                       that matches the configuration
+**
+** At START each host's pmcd is contacted (a PMAPI context per host), the
+** agent's program is chosen and its catalog checked against the
+** program's declarations; the entity relations and the traced interval
+** relations the queries use are asked whole ("set PID/REL * 1" into
+** tqmon.control).  The engine's enables of (relation, entity) become
+** stores of the entity's count on the entity's host.  At each snapshot
+** every host's records are fetched (tqmon.records), converted (an entity
+** named N on host H is the entity "H:N"; clock offsets estimated from
+** pmcd's timestamps are taken off), and merged over all hosts in time
+** order up to the snapshot's time; the realtime clock takes each snapshot
+** a lag after its time (--pcp-lag), the bound on how late a host's records
+** may come.  A record older than what was produced already is late:
+** counted, and (an end) produced at that time so no tuple stays open.
+** A host whose pmcd or agent is lost has its open tuples end at the last
+** time seen from it, with a message; the others go on.  When every host's
+** program has exited or every host is lost the collection ends.
+*/
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <pcp/pmapi.h>
+
+#include "../runtime/engine.h"
+#include "sensorsInt.h"
+
+#define AG_EXIT 100   /* record kind: the program exited (pmdatqmon.c) */
+#define PA_MAXHOST 64
+
+typedef struct PaRec {  /* a record fetched, waiting for its time */
+  TqTime t, from;
+  int64_t seq;          /* arrival order (a stable sort) */
+  uint64_t id;
+  int host, rel, kind, n;
+  int64_t v[16];
+} PaRec;
+
+typedef struct PaOpen { /* a tuple begun and not ended */
+  int rel;
+  uint64_t id;
+  TqTime from;
+  int n;
+  int64_t v[16];
+} PaOpen;
+
+typedef struct PaHost {
+  char spec[160];       /* as given: HOST[:PORT] */
+  char want[64];        /* @COMMAND, or "" */
+  char name[64];        /* pmcd.hostname */
+  int ctx;              /* PMAPI context, -1 when lost */
+  uint32_t agentPid;    /* the agent's process (another one: pmcd started it again) */
+  int pid;              /* the program's pid on the host */
+  int up, done;         /* connected; its program exited or it was lost */
+  int *inst;            /* by relation id: instance of PID/REL in tqmon.records (-1) */
+  TqTime lastT;         /* time of its last record */
+  double offset, rtt;   /* clock offset estimate (ns), its round trip: from the fetch with the
+                        ** shortest round trip so far (reported) */
+  double applied;       /* the offset taken off its records: measured at the start and then kept,
+                        ** so that a better estimate later never reorders a host's own records */
+  int64_t records, late, missed, bad, fetches, stores, storeErrors;
+  char why[200];        /* why it was lost */
+  char badWhy[160];     /* the first invalid record */
+} PaHost;
+
+typedef struct Pa {
+  PaHost h[PA_MAXHOST];
+  int nh, nrel;
+  pmID recs, ctl, pKind, pId, pFrom, pInt, pFloat, pString, agentPid;
+  PaRec *q;             /* fetched, not yet produced */
+  int64_t nq, cq;
+  TqMap open;           /* (host, rel, id) -> PaOpen */
+  TqTime prevNow, start, outT;
+  int64_t produced, late, unmatched, seq;
+  int ending;           /* snapshots since every host was done */
+} Pa;
+
+/* (id holds its host in its top byte already) */
+static uint64_t openKey(int rel, uint64_t id) { return tqHash64(id ^ tqHash64((uint64_t)rel)) | 2; }
+
+static TqTime realNow(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return (TqTime)ts.tv_sec * TQ_SEC + ts.tv_nsec;
+}
+
+/* A string fetched from pmcd: metric name, instance (PM_IN_NULL: none). */
+static int fetchString(const char *metric, int inst, char *out, size_t n) {
+  pmID id;
+  const char *nm = metric;
+  if (pmLookupName(1, &nm, &id) < 0) return -1;
+  pmResult *r;
+  if (pmFetch(1, &id, &r) < 0) return -1;
+  int rc = -1;
+  pmValueSet *vs = r->vset[0];
+  for (int j = 0; j < vs->numval; j++) {
+    if (inst != (int)PM_IN_NULL && vs->vlist[j].inst != inst) continue;
+    pmAtomValue av;
+    if (pmExtractValue(vs->valfmt, &vs->vlist[j], PM_TYPE_STRING, &av, PM_TYPE_STRING) >= 0) {
+      snprintf(out, n, "%s", av.cp);
+      free(av.cp);
+      rc = 0;
+    }
+    break;
+  }
+  pmFreeResult(r);
+  return rc;
+}
+
+/* The catalog line tqmon's own declaration of rel gives (pmdatqmon's
+** tqmon.program.catalog form, without the flag). */
+static void expectLine(tq_pm_global *g, int rel, TqBuf *b) {
+  const CpProgram *prog = enProgram(g);
+  const AlgRel *r = prog->cat.rels.v[rel - 1];
+  int mode = g->relation_mode(g, rel);
+  tqBufPrintf(b, "%s %s%s ", r->name,
+              mode == TQ_MODE_ENTITY ? "entity" : mode == TQ_MODE_SAMPLED ? "sampled" : r->isEvent ? "event" : "interval",
+              mode == TQ_MODE_DISABLE ? " disable" : "");
+  static const char *const kn[] = {"?", "int", "float", "string", "enum", "entity"};
+  for (int k = 0; k < r->nattr; k++) {
+    int tk = r->attr[k].type.kind;
+    if (tk == TY_ENUM) tqBufPrintf(b, "%senum%d", k ? "," : "", r->attr[k].type.en->n);
+    else tqBufPrintf(b, "%s%s", k ? "," : "", kn[tk >= 1 && tk <= 5 ? tk : 0]);
+  }
+}
+
+static int store(Pa *s, PaHost *h, const char *cmd) {
+  if (!h->up) return -1;
+  pmUseContext(h->ctx);
+  size_t len = strlen(cmd);
+  pmValueBlock *vb = tqCalloc(1, PM_VAL_HDR_SIZE + len + 1);
+  vb->vtype = PM_TYPE_STRING;
+  vb->vlen = (unsigned)(PM_VAL_HDR_SIZE + len);
+  memcpy(vb->vbuf, cmd, len);
+  pmResult *r = tqCalloc(1, sizeof(pmResult) + sizeof(pmValueSet *));
+  pmValueSet vs;
+  vs.pmid = s->ctl;
+  vs.numval = 1;
+  vs.valfmt = PM_VAL_DPTR;
+  vs.vlist[0].inst = PM_IN_NULL;
+  vs.vlist[0].value.pval = vb;
+  r->numpmid = 1;
+  r->vset[0] = &vs;
+  int rc = pmStore(r);
+  free(vb);
+  free(r);
+  h->stores++;
+  if (rc < 0) h->storeErrors++;
+  return rc;
+}
+
+/* Connects to host h, chooses its program, checks its catalog.  0, or -1
+** with the reason in h->why (the host is left out). */
+static int connectHost(Pa *s, tq_pm_global *g, PaHost *h) {
+  h->ctx = pmNewContext(PM_CONTEXT_HOST, h->spec);
+  if (h->ctx < 0) {
+    snprintf(h->why, sizeof h->why, "cannot reach pmcd: %s", pmErrStr(h->ctx));
+    return -1;
+  }
+  const char *names[9] = {"tqmon.records",   "tqmon.control",   "tqmon.param.kind",   "tqmon.param.id",  "tqmon.param.from",
+                          "tqmon.param.int", "tqmon.param.float", "tqmon.param.string", "tqmon.agent.pid"};
+  pmID ids[9];
+  int rc = pmLookupName(9, names, ids);
+  if (rc < 9) {
+    snprintf(h->why, sizeof h->why, "no tqmon agent (pmdatqmon) under its pmcd: %s", rc < 0 ? pmErrStr(rc) : "metrics missing");
+    return -1;
+  }
+  s->recs = ids[0], s->ctl = ids[1], s->pKind = ids[2], s->pId = ids[3], s->pFrom = ids[4], s->pInt = ids[5];
+  s->pFloat = ids[6], s->pString = ids[7], s->agentPid = ids[8];
+  if (fetchString("pmcd.hostname", PM_IN_NULL, h->name, sizeof h->name)) snprintf(h->name, sizeof h->name, "%.63s", h->spec);
+  /* the programs: running, with the command asked for, with our catalog */
+  pmID pst;
+  const char *nst = "tqmon.program.state";
+  pmDesc d;
+  if (pmLookupName(1, &nst, &pst) < 0 || pmLookupDesc(pst, &d) < 0) {
+    snprintf(h->why, sizeof h->why, "the agent has no tqmon.program.state");
+    return -1;
+  }
+  int *insts = NULL;
+  char **inames = NULL;
+  int n = pmGetInDom(d.indom, &insts, &inames);
+  int found = 0;
+  TqBuf want = {0};
+  char why[200] = "the agent watches no program";
+  for (int i = 0; i < n && !found; i++) {
+    char st[32], cmd[64], cat[16384];
+    if (fetchString("tqmon.program.state", insts[i], st, sizeof st) || strcmp(st, "running")) continue;
+    if (h->want[0] && (fetchString("tqmon.program.command", insts[i], cmd, sizeof cmd) || strcmp(cmd, h->want))) {
+      snprintf(why, sizeof why, "no program %s among those the agent watches", h->want);
+      continue;
+    }
+    if (fetchString("tqmon.program.catalog", insts[i], cat, sizeof cat)) continue;
+    int ok = 1;
+    for (int rel = 1; rel <= s->nrel && ok; rel++) {
+      int mode = g->relation_mode(g, rel);
+      if (mode != TQ_MODE_ENTITY && mode != TQ_MODE_TRACED && mode != TQ_MODE_DISABLE) continue;
+      want.n = 0;
+      if (want.s) want.s[0] = 0;
+      expectLine(g, rel, &want);
+      const char *line = strstr(cat, g->relation_name(g, rel));
+      while (line && ((line > cat && line[-1] != '\n') || strncmp(line, want.s, want.n) || line[want.n] != ' '))
+        line = strstr(line + 1, g->relation_name(g, rel));
+      if (!line) {
+        snprintf(why, sizeof why, "program %s: its sensors do not match the configuration (%s)", inames[i], want.s);
+        ok = 0;
+      }
+    }
+    if (ok) {
+      h->pid = atoi(inames[i]);
+      found = 1;
+    }
+  }
+  tqBufFree(&want);
+  free(insts);
+  free(inames);
+  if (!found) {
+    snprintf(h->why, sizeof h->why, "%s", why);
+    return -1;
+  }
+  /* the instances of tqmon.records of its relations */
+  pmDesc rd;
+  pmLookupDesc(s->recs, &rd);
+  h->inst = tqMalloc(sizeof(int) * (size_t)(s->nrel + 1));
+  for (int rel = 0; rel <= s->nrel; rel++) h->inst[rel] = -1;
+  for (int rel = 1; rel <= s->nrel; rel++) {
+    char nm[128];
+    snprintf(nm, sizeof nm, "%d/%s", h->pid, g->relation_name(g, rel));
+    int in = pmLookupInDom(rd.indom, nm);
+    if (in >= 0) h->inst[rel] = in;
+  }
+  /* the clock offset applied: the best of 8 round trips now */
+  pmID ap = ids[8];
+  for (int i = 0; i < 8; i++) {
+    pmResult *r;
+    TqTime before = realNow();
+    if (pmFetch(1, &ap, &r) < 0) break;
+    TqTime after = realNow();
+    double rtt = (double)(after - before);
+    TqTime stamp = (TqTime)r->timestamp.tv_sec * TQ_SEC + (TqTime)r->timestamp.tv_usec * 1000;
+    pmFreeResult(r);
+    if (!i || rtt < h->rtt) {
+      h->rtt = rtt;
+      h->offset = h->applied = (double)stamp - ((double)before + rtt / 2);
+    }
+  }
+  h->up = 1;
+  return 0;
+}
+
+/* The host of an entity "HOST:NAME", and where NAME starts. */
+static PaHost *hostOf(Pa *s, const char *ent, const char **name) {
+  const char *c = strchr(ent, ':');
+  if (!c) return NULL;
+  for (int i = 0; i < s->nh; i++)
+    if (strlen(s->h[i].name) == (size_t)(c - ent) && !strncmp(s->h[i].name, ent, (size_t)(c - ent))) {
+      *name = c + 1;
+      return &s->h[i];
+    }
+  return NULL;
+}
+
+static tq_pm_status paInit(tq_pm_global *g, tq_pm_private *p) {
+  if (!p->args || strncmp(p->args, "host=", 5) || !p->args[5]) {
+    snprintf(p->message, sizeof p->message, "give the hosts: host=H[:PORT][@COMMAND],...");
+    return TQ_PM_ERROR;
+  }
+  p->caps = TQ_PM_PRODUCER;
+  p->sync = TQ_PM_SYNC_SNAPSHOT;
+  p->produces = "*";
+  return TQ_PM_OK;
+}
+
+static void pushRec(Pa *s, const PaRec *r) {
+  if (s->nq == s->cq) {
+    s->cq = s->cq ? 2 * s->cq : 1024;
+    s->q = tqRealloc(s->q, sizeof(PaRec) * (size_t)s->cq);
+  }
+  s->q[s->nq] = *r;
+  s->q[s->nq++].seq = s->seq++;
+}
+
+/* Ends the open tuples of host hi at time t (a lost host). */
+static void endHost(Pa *s, tq_pm_global *g, int hi, TqTime t) {
+  for (int pass = 0; pass < 2; pass++)
+    for (uint32_t k = 0; k < s->open.cap; k++) {
+      if (s->open.slot[k].key <= 1) continue;
+      PaOpen *o = s->open.slot[k].val;
+      if ((int)(o->id >> 56) != hi) continue;
+      if ((pass == 0) == (g->relation_mode(g, o->rel) == TQ_MODE_ENTITY)) continue;
+      tq_record r;
+      memset(&r, 0, sizeof r);
+      r.rel = o->rel;
+      r.kind = TQ_REC_END;
+      r.id = o->id;
+      r.from = o->from;
+      r.to = r.t = t > o->from ? t : o->from + 1;
+      r.nvals = o->n;
+      r.vals = o->v;
+      g->produce(g, &r);
+      free(tqMapDel(&s->open, s->open.slot[k].key));
+    }
+}
+
+static void loseHost(Pa *s, tq_pm_global *g, tq_pm_private *p, int hi, const char *why) {
+  PaHost *h = &s->h[hi];
+  if (!h->up) return;
+  h->up = 0;
+  h->done = 1;
+  snprintf(h->why, sizeof h->why, "%s", why);
+  TqTime t = h->lastT > s->prevNow ? h->lastT : s->prevNow;
+  g->log(g, p, TQ_LOG_WARNING, "host %s (%s) lost at %lld: %s: its entities end", h->name, h->spec, (long long)t, why);
+  endHost(s, g, hi, t);
+  pmDestroyContext(h->ctx);
+  h->ctx = -1;
+}
+
+static tq_pm_status paStart(tq_pm_global *g, tq_pm_private *p) {
+  Pa *s = tqCalloc(1, sizeof *s);
+  p->data = s;
+  s->nrel = enProgram(g)->cat.rels.n;
+  char *list = tqStrdup(p->args + 5);
+  for (char *w = strtok(list, ","); w && s->nh < PA_MAXHOST; w = strtok(NULL, ",")) {
+    PaHost *h = &s->h[s->nh++];
+    h->ctx = -1;
+    char *at = strchr(w, '@');
+    if (at) {
+      *at = 0;
+      snprintf(h->want, sizeof h->want, "%s", at + 1);
+    }
+    snprintf(h->spec, sizeof h->spec, "%s", w);
+  }
+  free(list);
+  int up = 0;
+  for (int i = 0; i < s->nh; i++) {
+    PaHost *h = &s->h[i];
+    if (connectHost(s, g, h)) {
+      g->log(g, p, TQ_LOG_WARNING, "host %s left out: %s", h->spec, h->why);
+      h->done = 1;
+      if (h->ctx >= 0) pmDestroyContext(h->ctx);
+      h->ctx = -1;
+      continue;
+    }
+    up++;
+    /* the entity relations, and the traced intervals the queries use, whole */
+    for (int rel = 1; rel <= s->nrel; rel++) {
+      int mode = g->relation_mode(g, rel);
+      int whole = mode == TQ_MODE_ENTITY ||
+                  ((mode == TQ_MODE_TRACED || mode == TQ_MODE_DISABLE) && !g->is_event(g, rel) && g->needed(g, rel));
+      if (!whole || h->inst[rel] < 0) continue;
+      char cmd[160];
+      snprintf(cmd, sizeof cmd, "set %d/%s * 1", h->pid, g->relation_name(g, rel));
+      int rc = store(s, h, cmd);
+      if (rc < 0) g->log(g, p, TQ_LOG_WARNING, "host %s: '%s' refused: %s", h->name, cmd, pmErrStr(rc));
+    }
+    g->log(g, p, TQ_LOG_INFO, "host %s (%s): program %d", h->name, h->spec, h->pid);
+  }
+  if (!up) {
+    snprintf(p->message, sizeof p->message, "no host with a tqmon agent watching a program of this configuration");
+    return TQ_PM_FATAL;
+  }
+  s->start = s->prevNow = s->outT = g->now;
+  return TQ_PM_OK;
+}
+
+/* Converts one unpacked record of host hi, relation rel. */
+static void takeRecord(Pa *s, tq_pm_global *g, int hi, int rel, pmHighResResult *e) {
+  PaHost *h = &s->h[hi];
+  PaRec r;
+  memset(&r, 0, sizeof r);
+  r.host = hi;
+  r.rel = rel;
+  r.t = (TqTime)e->timestamp.tv_sec * TQ_SEC + e->timestamp.tv_nsec - (TqTime)llround(h->applied);
+  int nattr = g->nattributes(g, rel);
+  for (int i = 0; i < e->numpmid; i++) {
+    pmValueSet *q = e->vset[i];
+    if (q->numval <= 0) continue;
+    pmAtomValue av;
+    if (q->pmid == s->pKind) {
+      pmExtractValue(q->valfmt, &q->vlist[0], PM_TYPE_U32, &av, PM_TYPE_U32);
+      r.kind = (int)av.ul;
+    } else if (q->pmid == s->pId) {
+      pmExtractValue(q->valfmt, &q->vlist[0], PM_TYPE_U64, &av, PM_TYPE_U64);
+      r.id = ((uint64_t)hi << 56) ^ (av.ull & ((1ull << 56) - 1));
+    } else if (q->pmid == s->pFrom) {
+      pmExtractValue(q->valfmt, &q->vlist[0], PM_TYPE_64, &av, PM_TYPE_64);
+      r.from = av.ll - (TqTime)llround(h->applied);
+    } else if (r.n < nattr && r.n < 16) {
+      int k = r.n;
+      const char *ent = NULL;
+      int ty = g->attribute_type(g, rel, k, &ent);
+      if (q->pmid == s->pInt && (ty == TQ_TY_INT || ty == TQ_TY_ENUM)) {
+        pmExtractValue(q->valfmt, &q->vlist[0], PM_TYPE_64, &av, PM_TYPE_64);
+        r.v[r.n++] = av.ll;
+      } else if (q->pmid == s->pFloat && ty == TQ_TY_FLOAT) {
+        pmExtractValue(q->valfmt, &q->vlist[0], PM_TYPE_DOUBLE, &av, PM_TYPE_DOUBLE);
+        memcpy(&r.v[r.n++], &av.d, 8);
+      } else if (q->pmid == s->pString && (ty == TQ_TY_STRING || ty == TQ_TY_ENTITY)) {
+        pmExtractValue(q->valfmt, &q->vlist[0], PM_TYPE_STRING, &av, PM_TYPE_STRING);
+        char buf[200];
+        if (ty == TQ_TY_ENTITY) snprintf(buf, sizeof buf, "%s:%s", h->name, av.cp);
+        else snprintf(buf, sizeof buf, "%s", av.cp);
+        free(av.cp);
+        r.v[r.n++] = g->symbol(g, buf, -1);
+      } else {
+        if (!h->bad++) snprintf(h->badWhy, sizeof h->badWhy, "%s: attribute %d of the wrong type", g->relation_name(g, rel), k + 1);
+        return;
+      }
+    }
+  }
+  if (r.kind == AG_EXIT) {
+    pushRec(s, &r);
+    return;
+  }
+  if (r.kind < 1 || r.kind > 3 || r.n != nattr) {
+    if (!h->bad++)
+      snprintf(h->badWhy, sizeof h->badWhy, "%s: kind %d with %d of %d attributes", g->relation_name(g, rel), r.kind, r.n, nattr);
+    return;
+  }
+  h->records++;
+  pushRec(s, &r);
+}
+
+/* Fetches host hi's records; a failure loses the host. */
+static void fetchHost(Pa *s, tq_pm_global *g, tq_pm_private *p, int hi) {
+  PaHost *h = &s->h[hi];
+  if (!h->up) return;
+  pmUseContext(h->ctx);
+  pmResult *res;
+  TqTime before = realNow();
+  pmID two[2] = {s->recs, s->agentPid};
+  int rc = pmFetch(2, two, &res);
+  TqTime after = realNow();
+  if (rc < 0) {
+    char why[160];
+    snprintf(why, sizeof why, "fetch failed: %s", pmErrStr(rc));
+    loseHost(s, g, p, hi, why);
+    return;
+  }
+  h->fetches++;
+  double rtt = (double)(after - before);
+  TqTime stamp = (TqTime)res->timestamp.tv_sec * TQ_SEC + (TqTime)res->timestamp.tv_usec * 1000;
+  if (rtt < h->rtt) { /* the shortest round trip gives the best estimate (reported, not applied) */
+    h->rtt = rtt;
+    h->offset = (double)stamp - ((double)before + rtt / 2);
+  }
+  pmValueSet *vs = res->vset[0], *ap = res->vset[1];
+  pmAtomValue apv = {0};
+  if (ap->numval == 1) pmExtractValue(ap->valfmt, &ap->vlist[0], PM_TYPE_U32, &apv, PM_TYPE_U32);
+  if (vs->numval < 0 || ap->numval != 1 || (h->agentPid && apv.ul != h->agentPid)) {
+    /* pmcd answers, its tqmon agent does not (it died), or it is another one
+    ** (pmcd started it again: this client's enables and records are gone) */
+    char why[160];
+    if (vs->numval < 0 || ap->numval < 0) snprintf(why, sizeof why, "its tqmon agent: %s", pmErrStr(vs->numval < 0 ? vs->numval : ap->numval));
+    else if (ap->numval != 1) snprintf(why, sizeof why, "its tqmon agent does not answer");
+    else snprintf(why, sizeof why, "its tqmon agent was started again (process %u, was %u): the enables are gone", apv.ul, h->agentPid);
+    pmFreeResult(res);
+    loseHost(s, g, p, hi, why);
+    return;
+  }
+  h->agentPid = apv.ul;
+  for (int j = 0; j < vs->numval; j++) {
+    int rel = 0;
+    for (int r = 1; r <= s->nrel && !rel; r++)
+      if (h->inst[r] == vs->vlist[j].inst) rel = r;
+    if (!rel) continue;
+    pmHighResResult **er;
+    int n = pmUnpackHighResEventRecords(vs, j, &er);
+    if (n < 0) {
+      h->bad++;
+      continue;
+    }
+    for (int k = 0; k < n; k++) {
+      pmHighResResult *e = er[k];
+      if (e->numpmid == 2 && e->vset[1]->numval > 0) { /* event.flags, event.missed */
+        char *nm = NULL;
+        if (pmNameID(e->vset[1]->pmid, &nm) >= 0 && !strcmp(nm, "event.missed")) {
+          pmAtomValue av;
+          pmExtractValue(e->vset[1]->valfmt, &e->vset[1]->vlist[0], PM_TYPE_U32, &av, PM_TYPE_U32);
+          h->missed += av.ul;
+          free(nm);
+          continue;
+        }
+        free(nm);
+      }
+      takeRecord(s, g, hi, rel, e);
+    }
+    if (n > 0) pmFreeHighResEventResult(er);
+  }
+  pmFreeResult(res);
+}
+
+static int recCmp(const void *a, const void *b) {
+  const PaRec *x = a, *y = b;
+  if (x->t != y->t) return x->t < y->t ? -1 : 1;
+  if (x->host != y->host) return x->host - y->host;
+  return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* Produces record r in merge order. */
+static void produceRec(Pa *s, tq_pm_global *g, tq_pm_private *p, PaRec *r) {
+  PaHost *h = &s->h[r->host];
+  if (r->t < s->start) r->t = s->start; /* before the collection began (open when asked): at its start */
+  if (r->from < s->start) r->from = s->start;
+  TqTime floor = s->outT > s->prevNow ? s->outT : s->prevNow;
+  if (r->t < floor) { /* it came after the run went past its time */
+    s->late++;
+    h->late++;
+    if (r->kind != 3 && r->kind != AG_EXIT) return; /* an event or a begin: lost, counted */
+    r->t = floor;                                    /* an end: then, so no tuple stays open */
+  }
+  if (r->kind == AG_EXIT) {
+    h->done = 1;
+    g->log(g, p, TQ_LOG_INFO, "host %s: program %d exited at %lld", h->name, h->pid, (long long)r->t);
+    return;
+  }
+  s->outT = r->t;
+  if (r->t > h->lastT) h->lastT = r->t;
+  tq_record rec;
+  memset(&rec, 0, sizeof rec);
+  rec.rel = r->rel;
+  rec.nvals = r->n;
+  rec.vals = r->v;
+  uint64_t key = openKey(r->rel, r->id);
+  PaOpen *o = NULL;
+  switch (r->kind) {
+    case 1:
+      rec.kind = TQ_REC_EVENT;
+      rec.t = r->t;
+      break;
+    case 2:
+      if (tqMapGet(&s->open, key)) {
+        if (!h->bad++) snprintf(h->badWhy, sizeof h->badWhy, "%s: tuple %llu begun twice", g->relation_name(g, r->rel), (unsigned long long)r->id);
+        return;
+      }
+      o = tqCalloc(1, sizeof *o);
+      o->rel = r->rel;
+      o->id = r->id;
+      o->from = r->t;
+      o->n = r->n;
+      memcpy(o->v, r->v, sizeof o->v);
+      tqMapPut(&s->open, key, o);
+      rec.kind = TQ_REC_BEGIN;
+      rec.id = r->id;
+      rec.from = rec.t = r->t;
+      rec.vals = o->v;
+      break;
+    default:
+      o = tqMapDel(&s->open, key);
+      if (!o) {
+        s->unmatched++; /* began before the agent came (its history is cut) */
+        return;
+      }
+      rec.kind = TQ_REC_END;
+      rec.id = r->id;
+      rec.from = o->from;
+      rec.to = rec.t = r->t > o->from ? r->t : o->from + 1;
+      rec.vals = o->v;
+      g->produce(g, &rec);
+      free(o);
+      s->produced++;
+      return;
+  }
+  g->produce(g, &rec);
+  s->produced++;
+}
+
+static tq_pm_status paSnapshot(tq_pm_global *g, tq_pm_private *p) {
+  Pa *s = p->data;
+  for (int i = 0; i < s->nh; i++) fetchHost(s, g, p, i);
+  qsort(s->q, (size_t)s->nq, sizeof(PaRec), recCmp);
+  int64_t k = 0;
+  for (; k < s->nq && s->q[k].t <= g->now; k++) produceRec(s, g, p, &s->q[k]);
+  memmove(s->q, s->q + k, sizeof(PaRec) * (size_t)(s->nq - k));
+  s->nq -= k;
+  s->prevNow = g->now;
+  int live = 0;
+  for (int i = 0; i < s->nh; i++) live += !s->h[i].done;
+  if (!live && !s->nq) s->ending++;
+  if (s->ending > 1) g->halt(g); /* a snapshot after the last records: their instant is over */
+  return TQ_PM_OK;
+}
+
+static tq_pm_status paEnd(tq_pm_global *g, tq_pm_private *p) {
+  Pa *s = p->data;
+  if (!s) return TQ_PM_OK;
+  TqBuf b = {0};
+  tqBufPrintf(&b, "{\"source\": \"pmdatqmon\", \"produced\": %lld, \"late\": %lld, \"unmatched_ends\": %lld, \"hosts\": [",
+              (long long)s->produced, (long long)s->late, (long long)s->unmatched);
+  int64_t lost = 0;
+  for (int i = 0; i < s->nh; i++) {
+    PaHost *h = &s->h[i];
+    lost += h->late + h->missed + h->bad;
+    tqBufPrintf(&b,
+                "%s{\"host\": \"%s\", \"spec\": \"%s\", \"program\": %d, \"state\": \"%s\", \"records\": %lld, "
+                "\"late\": %lld, \"missed\": %lld, \"invalid\": %lld, \"fetches\": %lld, \"stores\": %lld, "
+                "\"store_errors\": %lld, \"clock_offset_ms\": %.3f, \"rtt_ms\": %.3f, \"applied_offset_ms\": %.3f}",
+                i ? ", " : "", h->name[0] ? h->name : h->spec, h->spec, h->pid,
+                h->up ? (h->done ? "exited" : "up") : (h->pid ? "lost" : "left out"), (long long)h->records,
+                (long long)h->late, (long long)h->missed, (long long)h->bad, (long long)h->fetches, (long long)h->stores,
+                (long long)h->storeErrors, h->offset / 1e6, h->rtt / 1e6, h->applied / 1e6);
+    if (h->late + h->missed + h->bad)
+      g->log(g, p, TQ_LOG_WARNING, "host %s: %lld records lost: %lld late (past the lag), %lld missed (the agent's queue was full), %lld invalid%s%s",
+             h->name, (long long)(h->late + h->missed + h->bad), (long long)h->late, (long long)h->missed, (long long)h->bad,
+             h->bad ? ": first " : "", h->badWhy);
+    if (h->ctx >= 0) pmDestroyContext(h->ctx); /* the agent releases this client's enables */
+    free(h->inst);
+  }
+  tqBufPrintf(&b, "]}");
+  g->set_detail(g, p, b.s);
+  tqBufFree(&b);
+  snprintf(p->message, sizeof p->message, "%lld records from %d hosts, %lld lost", (long long)s->produced, s->nh,
+           (long long)lost);
+  for (uint32_t k = 0; k < s->open.cap; k++)
+    if (s->open.slot[k].key > 1) free(s->open.slot[k].val);
+  tqMapFree(&s->open);
+  free(s->q);
+  free(s);
+  p->data = NULL;
+  return TQ_PM_OK;
+}
+
+static tq_pm_status paCall(tq_pm_global *g, tq_pm_private *p, int what, const tq_record_set *rs) {
+  switch (what) {
+    case TQ_PM_START: return paStart(g, p);
+    case TQ_PM_SNAPSHOT: return paSnapshot(g, p);
+    case TQ_PM_END: return paEnd(g, p);
+    default: return TQ_PM_OK;
+  }
+}
+
+/* The flag of entity "HOST:NAME" on relation p->rel: its count, stored on
+** its host (the agent sums its clients' counts into the segment). */
+static tq_pm_status paEnable(tq_pm_global *g, tq_pm_private *p, int64_t entity, int on) {
+  Pa *s = p->data;
+  if (!s || p->rel < 1 || p->rel > s->nrel || g->relation_mode(g, p->rel) == TQ_MODE_ENTITY) return TQ_PM_OK;
+  const char *full = g->symbol_name(g, entity), *local = NULL;
+  PaHost *h = full ? hostOf(s, full, &local) : NULL;
+  if (!h || !h->up || h->inst[p->rel] < 0 || !*local || strchr(local, ' ')) return TQ_PM_OK; /* not an entity of ours */
+  char cmd[200];
+  snprintf(cmd, sizeof cmd, "set %d/%s %s %d", h->pid, g->relation_name(g, p->rel), local, on > 0 ? on : 0);
+  int rc = store(s, h, cmd);
+  if (rc == PM_ERR_IPC || rc == PM_ERR_NOAGENT || rc == -ECONNRESET || rc == -EPIPE) {
+    char why[320];
+    snprintf(why, sizeof why, "'%.200s' failed: %s", cmd, pmErrStr(rc));
+    loseHost(s, g, p, (int)(h - s->h), why);
+  } else if (rc < 0 && h->storeErrors == 1) {
+    g->log(g, p, TQ_LOG_WARNING, "host %s: '%s' refused: %s", h->name, cmd, pmErrStr(rc));
+  }
+  return TQ_PM_OK;
+}
+
+const tq_pm snsPcpSensorsPm = {
+    .version = TQ_PM_VERSION,
+    .name = "pcpsensors",
+    .description = "PRODUCER of generated sensors on other hosts, through their pmcd and pmdatqmon (args: host=H[:PORT][@COMMAND],...)",
+    .init = paInit,
+    .call = paCall,
+    .enable = paEnable,
+};
