@@ -606,6 +606,14 @@ static int alive(Prog *g) {
   return __atomic_load_n(&g->h->state, __ATOMIC_ACQUIRE) != TQ_SHM_EXITED;
 }
 
+/* The user a process runs as ((uid_t)-1 when it is gone). */
+static uid_t progUid(pid_t pid) {
+  char path[64];
+  struct stat st;
+  snprintf(path, sizeof path, "/proc/%d", (int)pid);
+  return stat(path, &st) ? (uid_t)-1 : st.st_uid;
+}
+
 /* Maps /tqmon.PID and becomes its monitor.  0 when watched now. */
 static int attach(pid_t pid) {
   int slot = -1;
@@ -616,7 +624,7 @@ static int attach(pid_t pid) {
   if (slot < 0) return -1;
   char name[64];
   snprintf(name, sizeof name, "/tqmon.%d", (int)pid);
-  int fd = shm_open(name, O_RDWR, 0);
+  int fd = shm_open(name, O_RDWR | O_NOFOLLOW, 0);
   if (fd < 0) return -1;
   struct stat st;
   if (fstat(fd, &st) || (size_t)st.st_size < sizeof(tq_shm_header)) {
@@ -637,14 +645,28 @@ static int attach(pid_t pid) {
            (h->ring_slots & (h->ring_slots - 1)) || h->max_sensors > 64 || !h->nrings)
     why = "corrupt header";
   else if (h->state != TQ_SHM_READY) why = NULL; /* not ready yet: tried again later */
-  else if (h->subject_pid != pid) why = "segment of another process";
-  else if (h->monitor_pid > 0 && h->monitor_pid != getpid() && !(kill(h->monitor_pid, 0) && errno == ESRCH))
-    why = "another monitor is attached";
+  else if (h->subject_pid != pid || h->creator_pid != pid) why = "not the program's own segment (creator)";
+  else if (st.st_nlink != 1 || (st.st_mode & 0777) != 0600 || st.st_uid != progUid(pid))
+    why = "not the program's own segment (owner, mode or links)";
   if (why || h->state != TQ_SHM_READY) {
     static pid_t told[64];
     if (why && told[pid % 64] != pid) {
       told[pid % 64] = pid;
       pmNotifyErr(LOG_WARNING, "%s: not watched: %s", name, why);
+    }
+    munmap(m, (size_t)st.st_size);
+    return -1;
+  }
+  /* one monitor at a time: monitor_pid taken by compare-and-swap (that of a
+  ** monitor that died is taken over) */
+  int32_t me = (int32_t)getpid(), cur = 0;
+  if (!__atomic_compare_exchange_n(&h->monitor_pid, &cur, me, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE) && cur != me &&
+      !(cur > 0 && kill(cur, 0) && errno == ESRCH &&
+        __atomic_compare_exchange_n(&h->monitor_pid, &cur, me, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))) {
+    static pid_t told[64];
+    if (told[pid % 64] != pid) {
+      told[pid % 64] = pid;
+      pmNotifyErr(LOG_WARNING, "%s: not watched: another monitor (process %d) is attached", name, (int)cur);
     }
     munmap(m, (size_t)st.st_size);
     return -1;
@@ -657,11 +679,11 @@ static int attach(pid_t pid) {
   g->size = (size_t)st.st_size;
   if (checkCatalog(g)) {
     pmNotifyErr(LOG_WARNING, "%s: not watched: corrupt catalog", name);
+    __atomic_compare_exchange_n(&h->monitor_pid, &me, 0, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED); /* given back */
     munmap(m, g->size);
     memset(g, 0, sizeof *g);
     return -1;
   }
-  h->monitor_pid = (int32_t)getpid();
   anchor(g, 1);
   /* what the rings held before the agent came is cut (a history with holes) */
   uint32_t nr = h->rings_taken < h->nrings ? h->rings_taken : h->nrings;
