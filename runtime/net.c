@@ -37,11 +37,6 @@ RtOp *rtOpNew(RtNet *net, const RtOpVt *vt, size_t size, const AlgNode *node) {
   return op;
 }
 
-void rtStoredAdd(RtOp *op, int64_t delta) {
-  op->stored += delta;
-  if (op->stored > op->peakStored) op->peakStored = op->stored;
-}
-
 #ifdef TQ_TESTING
 static void markBroken(RtOp *op, const char *what, TqTime t, const char *mark, TqTime m) {
   fprintf(stderr, "tqmon: internal error: %s emits a tuple %s %lld, before its %s %lld, at now = %lld\n", op->vt->name,
@@ -80,7 +75,7 @@ static void checkMarks(RtOp *op, int kind, const RtTup *t) {
 }
 #endif
 
-int rtEmit(RtOp *op, int kind, RtTup *t) {
+int(rtEmit)(RtOp *op, int kind, RtTup *t) { /* (the name in parentheses: not rtInt.h's macro) */
 #ifdef TQ_TESTING
   checkMarks(op, kind, t);
 #endif

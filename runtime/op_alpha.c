@@ -182,7 +182,7 @@ static RtTup *mkTup(Alpha *a, TqTime from, TqTime to, const int64_t *vals) {
   RT_FROM(t, 0) = from;
   RT_TO(t, 0) = to;
   t->nopen = to == TQ_OPEN;
-  memcpy(RT_VAL(t), vals, sizeof(int64_t) * (size_t)a->op.nval);
+  rtWordsCopy(RT_VAL(t), vals, a->op.nval);
   return t;
 }
 

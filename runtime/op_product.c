@@ -164,7 +164,7 @@ static void hdel(Heap *h, Entry *e) {
 }
 
 /* ---------------------------------------------------------------- keys */
-static uint64_t keyHash(const int64_t *k, int n) { return tqHashBytes(k, sizeof(int64_t) * (size_t)n, 7) | 2; }
+static inline uint64_t keyHash(const int64_t *k, int n) { return rtHashWords(k, n, 7); }
 
 /* Where the chain of key kv starts: a slot of the dense heads, or NULL
 ** when it is in byKey. */
@@ -375,8 +375,8 @@ static int combine(Product *p, Entry *le, Entry *re) {
   RtTup *c = rtTupAlloc(l->nspan + r->nspan, l->nval + r->nval);
   fillSpans(p, c, l, 0);
   fillSpans(p, c, r, 1);
-  memcpy(RT_VAL(c), RT_VAL(l), sizeof(int64_t) * l->nval);
-  memcpy(RT_VAL(c) + l->nval, RT_VAL(r), sizeof(int64_t) * r->nval);
+  rtWordsCopy(RT_VAL(c), RT_VAL(l), l->nval);
+  rtWordsCopy(RT_VAL(c) + l->nval, RT_VAL(r), r->nval);
   c->nopen = l->nopen + r->nopen;
   int rc;
   if (c->nopen) {

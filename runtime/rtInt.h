@@ -161,6 +161,47 @@ static inline int rtDenseFits(int64_t e, int64_t live) {
   return e >= 0 && e < (int64_t)tqSymCount() + 1024 && e < 4 * live + 1024;
 }
 uint32_t rtDenseGrow(void **v, uint32_t *n, size_t sz, int64_t e);
+/* rtEmit inline in the optimized build (each operator of a chain emits
+** every tuple); the test build calls net.c's, which checks the marks. */
+#ifndef TQ_TESTING
+static inline int rtEmitInline(RtOp *op, int kind, RtTup *t) {
+  op->nout++;
+  RtOp *p = op->parent;
+  if (!p) return 0;
+  p->nin++;
+  op->net->tuplesProcessed++;
+  return p->vt->push(p, op->port, kind, t);
+}
+#define rtEmit(op, kind, t) rtEmitInline(op, kind, t)
+#endif
+
+/* Copies and compares n value words inline (a tuple holds a few: the
+** library's calls cost more than the words). */
+static inline void rtWordsCopy(int64_t *d, const int64_t *v, int n) {
+  for (int i = 0; i < n; i++) d[i] = v[i];
+}
+static inline int rtWordsEq(const int64_t *a, const int64_t *b, int n) {
+  for (int i = 0; i < n; i++)
+    if (a[i] != b[i]) return 0;
+  return 1;
+}
+/* A hash of n 64-bit words and a seed (a tuple's key values, an event
+** row's values and time), never 0 or 1 (TqMap's free and deleted keys):
+** two words per 128-bit multiply, its halves folded (the multiplies of a
+** key of four words overlap; tqHashBytes takes one dependent multiply per
+** word). */
+static inline uint64_t rtMum(uint64_t a, uint64_t b) {
+  __extension__ unsigned __int128 r = (unsigned __int128)a * b;
+  return (uint64_t)r ^ (uint64_t)(r >> 64);
+}
+static inline uint64_t rtHashWords(const int64_t *v, int n, uint64_t seed) {
+  const uint64_t p0 = 0xa0761d6478bd642fULL, p1 = 0xe7037ed1a0b428dbULL, p2 = 0x8ebc6af09c88c6e3ULL;
+  uint64_t h = seed ^ p0 ^ ((uint64_t)n << 56);
+  int i = 0;
+  for (; i + 1 < n; i += 2) h = rtMum((uint64_t)v[i] ^ p1 ^ h, (uint64_t)v[i + 1] ^ p2);
+  if (i < n) h = rtMum((uint64_t)v[i] ^ p1 ^ h, p2);
+  return rtMum(h ^ p0, p1) | 2;
+}
 static inline int rtTupClosed(const RtTup *t) { return t->nopen == 0; }
 RtTup *rtTupCopyShape(const RtTup *src); /* new tuple with the same spans and values */
 /* Tuples of up to RT_MAXCLASS slots (2 per span, 1 per value) come from

@@ -311,7 +311,12 @@ TqTime rtNetSamplePeriod(const RtNet *net, int rel);
 
 /* ================================================================ internals shared by op files */
 RtOp *rtOpNew(RtNet *net, const RtOpVt *vt, size_t size, const AlgNode *node);
-void rtStoredAdd(RtOp *op, int64_t delta);
+/* Counts tuples an operator holds (statistics; inline: the hot paths
+** count every tuple they keep). */
+static inline void rtStoredAdd(RtOp *op, int64_t delta) {
+  op->stored += delta;
+  if (op->stored > op->peakStored) op->peakStored = op->stored;
+}
 
 /* ================================================================ store (SQLite) */
 /* All SQLite access of tqmon goes through these (runtime/store.c).  Times

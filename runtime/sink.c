@@ -67,14 +67,12 @@ typedef struct Sink {
   int nspare;
 } Sink;
 
-static uint64_t keyHash(const int64_t *v, int n, TqTime from) {
-  return tqHashBytes(v, sizeof(int64_t) * (size_t)n, (uint64_t)from) | 2;
-}
+static inline uint64_t keyHash(const int64_t *v, int n, TqTime from) { return rtHashWords(v, n, (uint64_t)from); }
 
 static Group *groupFind(Sink *s, const int64_t *v, TqTime from, uint64_t h) {
   if (!s->nbucket) return NULL;
   for (Group *g = s->bucket[h & (s->nbucket - 1)]; g; g = g->next)
-    if (g->from == from && !memcmp(g->vals, v, sizeof(int64_t) * (size_t)s->nval)) return g;
+    if (g->from == from && rtWordsEq(g->vals, v, s->nval)) return g;
   return NULL;
 }
 
@@ -156,7 +154,6 @@ static int evAdd(Sink *s, const int64_t *v, TqTime at, uint64_t h) {
   if (2 * (x->used + 1) > x->cap) evRebuild(s);
   uint32_t mask = x->cap - 1, i = (uint32_t)h & mask;
   int64_t *free1 = NULL; /* the first forgotten slot on the way */
-  size_t nb = sizeof(int64_t) * (size_t)s->nval;
   for (;; i = (i + 1) & mask) {
     int64_t *sl = x->slot + (size_t)i * x->width;
     if (!sl[0]) {
@@ -170,11 +167,11 @@ static int evAdd(Sink *s, const int64_t *v, TqTime at, uint64_t h) {
       if (!free1) free1 = sl;
       continue;
     }
-    if ((uint64_t)sl[0] == h && sl[1] == at && !memcmp(sl + 2, v, nb)) return 0;
+    if ((uint64_t)sl[0] == h && sl[1] == at && rtWordsEq(sl + 2, v, s->nval)) return 0;
   }
   free1[0] = (int64_t)h;
   free1[1] = at;
-  memcpy(free1 + 2, v, nb);
+  rtWordsCopy(free1 + 2, v, s->nval);
   evCount(s, at);
   return 1;
 }
@@ -217,7 +214,7 @@ static Group *groupGet(Sink *s, const int64_t *v, TqTime from, int *created) {
   }
   g->h = h;
   g->from = from;
-  memcpy(g->vals, v, sizeof(int64_t) * (size_t)s->nval);
+  rtWordsCopy(g->vals, v, s->nval);
   if (s->ngroup >= s->nbucket) bucketsGrow(s);
   Group **b = &s->bucket[h & (s->nbucket - 1)];
   g->next = *b;

@@ -74,7 +74,7 @@ void rtTupCountOpen(RtTup *t) {
 
 RtTup *rtTupCopyShape(const RtTup *src) {
   RtTup *t = rtTupAlloc(src->nspan, src->nval);
-  memcpy(t->d, src->d, sizeof(int64_t) * (size_t)(2 * src->nspan + src->nval));
+  rtWordsCopy(t->d, src->d, 2 * src->nspan + src->nval);
   t->nopen = src->nopen;
   return t;
 }
