@@ -85,7 +85,7 @@ int main(int argc, char **argv) {
   DspModel *m = dspModelNew(p);
   Bench b = {dspModelConsumer(m), net, 0, 0};
   b.c->begin(b.c->self, net);
-  dspModelAddOutput(m, dspHtmlOut(out));
+  dspModelAddOutput(m, dspHtmlOut(out, DSP_HISTORY_DEFAULT));
   RtResult *rProc = resultNamed(net, "display Process"), *rCpu = resultNamed(net, "display Processor"),
            *rMbx = resultNamed(net, "display Mailbox"), *rRun = resultNamed(net, "display RunningOn"),
            *rWait = resultNamed(net, "display Waiting"), *rSend = resultNamed(net, "display SendMessage"),

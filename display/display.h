@@ -51,7 +51,10 @@ void dspModelStats(const DspModel *m, DspStats *s);
 **   serve=[ADDR:]PORT  the live page over HTTP (loopback unless ADDR)
 **   linger           (with serve) keep serving after the run until SIGINT
 **   pace=S           each step drawn takes at least S seconds (a replay
-**                    watched live in the terminal or the browser) */
+**                    watched live in the terminal or the browser)
+**   history=MB       the steps the page and the server keep (default 64):
+**                    older ones are summarised as the picture then
+**                    (display/history.c) */
 extern const tq_pm dspDisplayPm;
 /* The text PM (CONSUMER of results): dspTextConsumer on standard output or
 ** a file (args: table, csv or jsonl, optionally :FILE). */

@@ -38,6 +38,7 @@ typedef struct DProps {
   uint32_t fill;        /* 0xRRGGBB or DSP_NOCOLOUR */
   uint32_t stroke;
   int32_t label;        /* symbol of the label text (0: none) */
+  TqTime at;            /* clock: the time it shows (formatted by the outputs) */
   int32_t in;           /* container's object id + 1 (0: none) */
   int32_t target;       /* flash: the flashing icon's object id + 1 */
 } DProps;
@@ -50,17 +51,18 @@ typedef struct DObj {
   int disp;             /* display index, -1 for clock and canvas */
   int shown;            /* drawn after the last step */
   DProps cur;           /* as drawn after the last step */
-  int ghostStep;        /* ghost: the step it was made at */
+  int ghostStep;        /* ghost: the step it was made at (its name is name~ghostStep) */
   double ghostBase;     /* ghost: opacity when made */
 } DObj;
 
 typedef struct DBar {
-  int id;               /* index in the model's bar table */
+  int64_t id;           /* 0, 1, ... in the order they opened */
   int band;             /* timeline band (display index) */
   int32_t row;          /* symbol of its row (the element's key text) */
   TqTime from, to;      /* to == TQ_OPEN while open */
   uint32_t colour;
   int32_t text;         /* symbol of the text shown on it (0: none) */
+  int live;             /* index in the model's open bars (-1: closed) */
 } DBar;
 
 typedef struct DChange {
@@ -93,6 +95,8 @@ typedef struct DspOut {
   int (*end)(void *self, DspModel *m); /* writes what is left, frees; 0 or -1 */
 } DspOut;
 
+typedef struct DspHistory DspHistory; /* history.c */
+
 /* ---- model.c: facts the outputs read */
 int dspModelNObj(const DspModel *m);
 const DObj *dspModelObj(const DspModel *m, int id);
@@ -102,6 +106,12 @@ const CpProgram *dspModelProgram(const DspModel *m);
 int dspModelTimeRep(const DspModel *m); /* DSPT_* */
 int dspModelFade(const DspModel *m);
 TqTime dspModelTick(const DspModel *m);
+/* The bars open after the last step (a closed bar is freed once its step
+** is drawn: outputs that need it later keep a copy). */
+int dspModelNOpenBar(const DspModel *m);
+const DBar *dspModelOpenBar(const DspModel *m, int i);
+/* An object's name ("Process[P1]", a ghost "Process[P1]~13") into buf. */
+const char *dspObjName(const DObj *o, char *buf, size_t n);
 /* time range of the steps so far (first, last); 0 when none */
 void dspModelRange(const DspModel *m, TqTime *first, TqTime *last);
 void dspModelAddOutput(DspModel *m, DspOut *o); /* o must outlive the model */
@@ -121,18 +131,39 @@ void dspHeaderJson(const DspModel *m, TqBuf *b, int live);
 const char *dspColourText(uint32_t c, char buf[8]);
 /* JSON string (quotes included), safe inside an HTML script element. */
 void dspJsonStr(TqBuf *b, const char *s);
-/* Writes the self-contained page: the template with header and steps. */
-int dspWritePage(const char *path, const char *header, const TqBuf *steps, TqBuf *err);
+/* One step as a keyframe: every object drawn after it (as added) and every
+** bar open then; a page can start from it (history.c). */
+void dspKeyframeJson(const DspModel *m, const DspStep *st, TqBuf *b);
+/* Writes the self-contained page: the template with the model JSON. */
+int dspWritePage(const char *path, const char *header, const DspHistory *h, TqBuf *err);
 /* The page template (generated from display/page.html). */
 extern const char dspPageHtml[];
 
+/* ---- history.c: the bounded history of steps (JSON) of the page and the server */
+#define DSP_HISTORY_DEFAULT ((size_t)64 << 20)
+DspHistory *dspHistoryNew(size_t budget); /* bytes of JSON kept */
+void dspHistoryFree(DspHistory *h);
+/* Adds a step; summarises the oldest ones into a keyframe past the budget. */
+void dspHistoryStep(DspHistory *h, DspModel *m, const DspStep *st);
+/* {"header":HEADER,"dropped":N,"steps":[keyframe of the dropped ones, kept steps]} */
+void dspHistoryModel(const DspHistory *h, const char *header, TqBuf *b);
+void dspHistoryWrite(const DspHistory *h, const char *header, FILE *f); /* the same into f */
+int64_t dspHistoryFirst(const DspHistory *h);   /* seq of the first step kept whole */
+int64_t dspHistoryLast(const DspHistory *h);    /* seq of the last step (0: none yet) */
+int64_t dspHistoryDropped(const DspHistory *h); /* steps summarised */
+size_t dspHistoryBytes(const DspHistory *h);
+size_t dspHistoryBudget(const DspHistory *h);
+const char *dspHistoryAt(const DspHistory *h, int64_t seq); /* a kept step's JSON, else NULL */
+/* The note on standard error when steps were summarised (what: "the page"). */
+void dspHistoryNote(const DspHistory *h, const char *what, size_t budget);
+
 /* Outputs: each returns a DspOut, freed by its end (after writing). */
 DspOut *dspListOut(FILE *f, int own);
-DspOut *dspHtmlOut(const char *path);
+DspOut *dspHtmlOut(const char *path, size_t history); /* history: bytes of steps kept */
 DspOut *dspTtyOut(FILE *f, int fancy);
 /* serve.c: the live page over HTTP (server-sent events); NULL on error
 ** with a message in err.  port 0 picks a free one; the URL is printed on
 ** standard error.  linger: keep serving after the run until interrupted. */
-DspOut *dspServeOut(DspModel *m, const char *addr, int port, int linger, TqBuf *err);
+DspOut *dspServeOut(DspModel *m, const char *addr, int port, int linger, size_t history, TqBuf *err);
 
 #endif

@@ -51,7 +51,7 @@ static int propsEq(const DProps *a, const DProps *b) {
          a->labelPos == b->labelPos && a->ghost == b->ghost && fabs(a->x - b->x) < 0.05 && fabs(a->y - b->y) < 0.05 &&
          fabs(a->w - b->w) < 0.05 && fabs(a->h - b->h) < 0.05 && fabs(a->x2 - b->x2) < 0.05 &&
          fabs(a->y2 - b->y2) < 0.05 && fabs(a->rot - b->rot) < 0.05 && fabs(a->opacity - b->opacity) < 0.005 &&
-         a->fill == b->fill && a->stroke == b->stroke && a->label == b->label && a->in == b->in && a->target == b->target;
+         a->fill == b->fill && a->stroke == b->stroke && a->label == b->label && a->at == b->at && a->in == b->in && a->target == b->target;
 }
 
 static void change(DspModel *m, DObj *o, int op) {
@@ -63,15 +63,9 @@ static void change(DspModel *m, DObj *o, int op) {
 static void ghostOf(DspModel *m, DObj *o) {
   if (m->timeRep == DSPT_ANIMATION || m->timeRep == DSPT_TIMELINE || m->fade <= 0) return;
   if (o->cur.kind != OK_ICON && o->cur.kind != OK_ARROW && o->cur.kind != OK_SEGMENT) return;
-  DObj *g;
-  char name[512];
-  snprintf(name, sizeof name, "%s~%lld", tqSymName(o->name), (long long)m->stepSeq);
-  if (m->freeGhosts.n) {
-    g = m->freeGhosts.v[--m->freeGhosts.n];
-    g->name = tqSymZ(name);
-  } else {
-    g = objNew(m, o->disp, name, 0, 0);
-  }
+  /* its name is the object's and the step (dspObjName): no symbol per ghost */
+  DObj *g = m->freeGhosts.n ? m->freeGhosts.v[--m->freeGhosts.n] : objNew(m, o->disp, "", 0, 0);
+  g->name = o->name;
   g->rel = o->rel;
   g->key = o->key;
   g->disp = o->disp;
@@ -259,6 +253,33 @@ static Pend heapPop(DspModel *m) {
   return top;
 }
 
+/* ================================================================ bars
+** A bar is open (in m->bars) until its tuple ends; the step that closes it
+** hands it to the outputs, then it is freed: memory holds the open bars
+** only, however long the run. */
+
+static DBar *barNew(DspModel *m, Disp *d, Elem *e, TqTime from) {
+  DBar *b = tqCalloc(1, sizeof *b);
+  b->id = m->nbars++;
+  b->band = d->index;
+  b->row = e->keyText;
+  b->from = from;
+  b->to = TQ_OPEN;
+  b->live = m->bars.n;
+  tqVecPush(&m->bars, b);
+  tqVecPush(&m->openBars, b);
+  return b;
+}
+
+static void barClose(DspModel *m, DBar *b, TqTime to) {
+  b->to = to;
+  DBar *last = m->bars.v[--m->bars.n];
+  m->bars.v[b->live] = last;
+  last->live = b->live;
+  b->live = -1;
+  tqVecPush(&m->closeBars, b);
+}
+
 static void applyInsert(DspModel *m, Pend *p) {
   Disp *d = p->d;
   Elem *e = elemGet(m, d, p->vals);
@@ -290,16 +311,9 @@ static void applyInsert(DspModel *m, Pend *p) {
     if (p->to != TQ_OPEN) heapPush(m, (Pend){p->to, 0, 0, RT_ROW_CLOSE, d, p->rowid, p->from, p->to, NULL, NULL});
     memcpy(e->vals, r->vals, sizeof(int64_t) * (size_t)d->nattr);
     /* its bar */
-    DBar *b = tqCalloc(1, sizeof *b);
-    b->id = m->bars.n;
-    b->band = d->index;
-    b->row = e->keyText;
-    b->from = p->from;
-    b->to = TQ_OPEN;
+    DBar *b = barNew(m, d, e, p->from);
     b->colour = d->cd ? dspFillOf(m, d, r->vals) : d->colour;
     b->text = dspBarText(m, d, r->vals);
-    tqVecPush(&m->bars, b);
-    tqVecPush(&m->openBars, b);
     r->bar = b;
   }
   markChanged(m, e);
@@ -317,8 +331,7 @@ static void applyClose(DspModel *m, Pend *p) {
       break;
     }
   if (e->nrow) memcpy(e->vals, e->rows[e->nrow - 1]->vals, sizeof(int64_t) * (size_t)d->nattr);
-  r->bar->to = p->to;
-  tqVecPush(&m->closeBars, r->bar);
+  barClose(m, r->bar, p->to);
   free(r);
   markChanged(m, e);
 }
@@ -336,20 +349,12 @@ static void settle(DspModel *m, Elem *e, TqTime t) {
   int alive = d->isEvent ? e->until > t : e->nrow > 0;
   if (d->isEvent) {
     if (alive && !e->alive) {
-      DBar *b = tqCalloc(1, sizeof *b);
-      b->id = m->bars.n;
-      b->band = d->index;
-      b->row = e->keyText;
-      b->from = e->since;
-      b->to = TQ_OPEN;
+      DBar *b = barNew(m, d, e, e->since);
       b->colour = d->cd ? dspFillOf(m, d, e->vals) : d->colour;
       b->text = dspBarText(m, d, e->vals);
-      tqVecPush(&m->bars, b);
-      tqVecPush(&m->openBars, b);
       e->bar = b;
     } else if (!alive && e->alive && e->bar) {
-      e->bar->to = e->until;
-      tqVecPush(&m->closeBars, e->bar);
+      barClose(m, e->bar, e->until);
       e->bar = NULL;
     }
   }
@@ -423,15 +428,19 @@ static void emitStep(DspModel *m, TqTime t) {
     m->ghosts.v[keep++] = g;
   }
   m->ghosts.n = keep;
-  char buf[64];
   DProps cp = {0};
   cp.kind = OK_CLOCK;
-  cp.w = 150, cp.h = 30;
+  /* wide enough for its text (16 px monospace, 10 px a character): a
+  ** recording's h:mm:ss fits 150; a live run's date with nanoseconds
+  ** ("2026-11-24 22:56:12.123456789") is given the width of the longest */
+  char text[64];
+  size_t len = t >= TQ_WALLCLOCK && t < TQ_FOREVER ? 29 : strlen(tqTimeFormat(text, sizeof text, t));
+  cp.w = len <= 12 ? 150 : 24 + 10 * (double)len, cp.h = 30;
   cp.x = m->width - 24 - cp.w / 2, cp.y = 30;
   cp.opacity = 1;
   cp.fill = 0x222222;
   cp.stroke = 0x222222;
-  cp.label = tqSymZ(tqTimeFormat(buf, sizeof buf, t));
+  cp.at = t; /* its label: the outputs format the time (no symbol per step) */
   dspObjSet(m, m->clock, 1, &cp);
   DProps vp = {0};
   vp.kind = OK_CANVAS;
@@ -484,6 +493,7 @@ static void emitStep(DspModel *m, TqTime t) {
   }
   tqVecFree(&closed);
   free(ch);
+  for (int i = 0; i < m->closeBars.n; i++) free(m->closeBars.v[i]); /* drawn: done with */
   m->chg.n = 0;
   m->openBars.n = 0;
   m->closeBars.n = 0;
@@ -765,6 +775,7 @@ void dspModelFree(DspModel *m) {
   tqVecFree(&m->objs);
   for (int i = 0; i < m->bars.n; i++) free(m->bars.v[i]);
   tqVecFree(&m->bars);
+  for (int i = 0; i < m->closeBars.n; i++) free(m->closeBars.v[i]);
   tqVecFree(&m->freeGhosts);
   tqVecFree(&m->ghosts);
   tqVecFree(&m->outs);
@@ -784,7 +795,7 @@ void dspModelStats(const DspModel *m, DspStats *s) {
   s->steps = m->steps;
   s->changes = m->changes;
   s->objects = m->objs.n;
-  s->bars = m->bars.n;
+  s->bars = m->nbars;
 }
 
 int dspModelNObj(const DspModel *m) { return m->objs.n; }
@@ -802,6 +813,10 @@ int dspModelTimeRep(const DspModel *m) { return m->timeRep; }
 int dspModelFade(const DspModel *m) { return m->fade; }
 
 TqTime dspModelTick(const DspModel *m) { return m->tick; }
+
+int dspModelNOpenBar(const DspModel *m) { return m->bars.n; }
+
+const DBar *dspModelOpenBar(const DspModel *m, int i) { return m->bars.v[i]; }
 
 void dspModelRange(const DspModel *m, TqTime *first, TqTime *last) {
   *first = m->haveRange ? m->first : 0;

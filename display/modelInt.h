@@ -121,7 +121,8 @@ struct DspModel {
   TqVec objs;           /* DObj* by id */
   TqVec freeGhosts;     /* DObj* ghosts to reuse */
   TqVec ghosts;         /* DObj* fading now */
-  TqVec bars;           /* DBar* by id */
+  TqVec bars;           /* DBar* open now (DBar.live is the index) */
+  int64_t nbars;        /* bars made (the next id) */
   TqVec outs;           /* DspOut* */
   DBand *bands;
   int timeRep, fade;

@@ -67,9 +67,17 @@ void dspPropsText(const DspModel *m, const DObj *o, const DProps *p, TqBuf *b) {
   if (p->fill != DSP_NOCOLOUR && p->kind != OK_CANVAS) tqBufPrintf(b, " fill=%s", dspColourText(p->fill, c));
   if (p->stroke != DSP_NOCOLOUR && p->kind != OK_CANVAS) tqBufPrintf(b, " stroke=%s", dspColourText(p->stroke, c));
   if (p->opacity < 0.995) tqBufPrintf(b, " opacity=%.2f", p->opacity);
-  if (p->in) tqBufPrintf(b, " in=%s", tqSymName(dspModelObj(m, p->in - 1)->name));
-  if (p->target) tqBufPrintf(b, " target=%s", tqSymName(dspModelObj(m, p->target - 1)->name));
-  if (p->label) tqBufPrintf(b, " label=%s%s", tqSymName(p->label), p->labelPos ? " label@topright" : "");
+  char nm[600];
+  if (p->in) tqBufPrintf(b, " in=%s", dspObjName(dspModelObj(m, p->in - 1), nm, sizeof nm));
+  if (p->target) tqBufPrintf(b, " target=%s", dspObjName(dspModelObj(m, p->target - 1), nm, sizeof nm));
+  if (p->kind == OK_CLOCK) tqBufPrintf(b, " label=%s", tqTimeFormat(nm, sizeof nm, p->at));
+  else if (p->label) tqBufPrintf(b, " label=%s%s", tqSymName(p->label), p->labelPos ? " label@topright" : "");
+}
+
+const char *dspObjName(const DObj *o, char *buf, size_t n) {
+  if (o->cur.ghost) snprintf(buf, n, "%s~%d", tqSymName(o->name), o->ghostStep);
+  else snprintf(buf, n, "%s", tqSymName(o->name));
+  return buf;
 }
 
 /* ================================================================ the list output */
@@ -78,7 +86,8 @@ typedef struct ListOut {
   DspOut o;
   FILE *f;
   int own;
-  TqVec bars; /* closed bars, printed at the end in id order */
+  TqVec bars; /* copies of every bar (the model frees closed ones), printed at the end in id order */
+  TqMap byId; /* bar id + 2 -> its copy */
 } ListOut;
 
 static void listStep(void *self, DspModel *m, const DspStep *st) {
@@ -88,7 +97,8 @@ static void listStep(void *self, DspModel *m, const DspStep *st) {
   tqBufPrintf(&b, "@ %s\n", tqTimeFormat(buf, sizeof buf, st->t));
   for (int i = 0; i < st->nch; i++) {
     const DObj *o = st->ch[i].o;
-    tqBufPrintf(&b, "%c %s", st->ch[i].op == CH_ADD ? '+' : st->ch[i].op == CH_CHANGE ? '~' : '-', tqSymName(o->name));
+    char nm[600];
+    tqBufPrintf(&b, "%c %s", st->ch[i].op == CH_ADD ? '+' : st->ch[i].op == CH_CHANGE ? '~' : '-', dspObjName(o, nm, sizeof nm));
     if (st->ch[i].op != CH_REMOVE) {
       tqBufPuts(&b, " ");
       dspPropsText(m, o, &o->cur, &b);
@@ -101,14 +111,14 @@ static void listStep(void *self, DspModel *m, const DspStep *st) {
 
 static int barCmp(const void *a, const void *b) {
   const DBar *x = *(DBar *const *)a, *y = *(DBar *const *)b;
-  return x->id - y->id;
+  return x->id < y->id ? -1 : x->id > y->id;
 }
 
 static int listEnd(void *self, DspModel *m) {
   ListOut *l = self;
   char f[64], t[64];
   fputs("timeline\n", l->f);
-  /* every bar, from the model's table */
+  /* every bar, as the steps told them */
   TqVec v = {0};
   for (int i = 0; i < l->bars.n; i++) tqVecPush(&v, l->bars.v[i]);
   if (v.n > 1) qsort(v.v, (size_t)v.n, sizeof(void *), barCmp);
@@ -119,7 +129,9 @@ static int listEnd(void *self, DspModel *m) {
             b->text ? " " : "", b->text ? tqSymName(b->text) : "");
   }
   tqVecFree(&v);
+  for (int i = 0; i < l->bars.n; i++) free(l->bars.v[i]);
   tqVecFree(&l->bars);
+  tqMapFree(&l->byId);
   int rc = fflush(l->f) ? -1 : 0;
   if (l->own && fclose(l->f)) rc = -1;
   if (rc) fprintf(stderr, "tqmon: display: cannot write the object list\n");
@@ -129,7 +141,16 @@ static int listEnd(void *self, DspModel *m) {
 
 static void listBars(void *self, DspModel *m, const DspStep *st) {
   ListOut *l = self;
-  for (int i = 0; i < st->nopen; i++) tqVecPush(&l->bars, st->open[i]);
+  for (int i = 0; i < st->nopen; i++) {
+    DBar *b = tqMalloc(sizeof *b);
+    *b = *st->open[i];
+    tqVecPush(&l->bars, b);
+    tqMapPut(&l->byId, (uint64_t)b->id + 2, b);
+  }
+  for (int i = 0; i < st->nclose; i++) {
+    DBar *b = tqMapGet(&l->byId, (uint64_t)st->close[i]->id + 2);
+    if (b) b->to = st->close[i]->to;
+  }
   listStep(self, m, st);
 }
 
@@ -193,7 +214,11 @@ static void propsJson(const DspModel *m, const DObj *o, TqBuf *b) {
   if (p->opacity < 0.995) tqBufPrintf(b, ",\"o\":%.2f", p->opacity);
   if (p->fill != DSP_NOCOLOUR) tqBufPrintf(b, ",\"f\":\"%s\"", dspColourText(p->fill, c));
   if (p->stroke != DSP_NOCOLOUR) tqBufPrintf(b, ",\"st\":\"%s\"", dspColourText(p->stroke, c));
-  if (p->label) {
+  if (p->kind == OK_CLOCK) {
+    char t[64];
+    tqBufPuts(b, ",\"l\":");
+    dspJsonStr(b, tqTimeFormat(t, sizeof t, p->at));
+  } else if (p->label) {
     tqBufPuts(b, ",\"l\":");
     dspJsonStr(b, tqSymName(p->label));
     if (p->labelPos) tqBufPuts(b, ",\"lp\":1");
@@ -202,6 +227,20 @@ static void propsJson(const DspModel *m, const DObj *o, TqBuf *b) {
   if (p->target) tqBufPrintf(b, ",\"tg\":%d", p->target - 1);
   if (p->ghost) tqBufPuts(b, ",\"g\":1");
   tqBufPuts(b, "}");
+}
+
+/* [id, band, row, from, to, colour, text] */
+static void barJson(const DBar *r, TqBuf *b) {
+  char c[8];
+  tqBufPrintf(b, "[%lld,%d,", (long long)r->id, r->band);
+  dspJsonStr(b, tqSymName(r->row));
+  tqBufPuts(b, ",");
+  jtime(b, r->from);
+  tqBufPuts(b, ",");
+  jtime(b, r->to);
+  tqBufPrintf(b, ",\"%s\",", dspColourText(r->colour, c));
+  dspJsonStr(b, r->text ? tqSymName(r->text) : "");
+  tqBufPuts(b, "]");
 }
 
 void dspStepJson(const DspModel *m, const DspStep *st, TqBuf *b) {
@@ -217,7 +256,8 @@ void dspStepJson(const DspModel *m, const DspStep *st, TqBuf *b) {
       tqBufPuts(b, ",");
       propsJson(m, o, b);
       tqBufPuts(b, ",");
-      dspJsonStr(b, tqSymName(o->name));
+      char nm[600];
+      dspJsonStr(b, dspObjName(o, nm, sizeof nm));
       tqBufPuts(b, ",");
       dspJsonStr(b, o->rel ? tqSymName(o->rel) : "");
       tqBufPuts(b, ",");
@@ -229,26 +269,44 @@ void dspStepJson(const DspModel *m, const DspStep *st, TqBuf *b) {
     tqBufPuts(b, "]");
   }
   tqBufPuts(b, "],\"b\":[");
-  char c[8];
   for (int i = 0; i < st->nopen; i++) {
-    const DBar *r = st->open[i];
-    tqBufPrintf(b, "%s[%d,%d,", i ? "," : "", r->id, r->band);
-    dspJsonStr(b, tqSymName(r->row));
-    tqBufPuts(b, ",");
-    jtime(b, r->from);
-    tqBufPuts(b, ",");
-    jtime(b, r->to);
-    tqBufPrintf(b, ",\"%s\",", dspColourText(r->colour, c));
-    dspJsonStr(b, r->text ? tqSymName(r->text) : "");
-    tqBufPuts(b, "]");
+    if (i) tqBufPuts(b, ",");
+    barJson(st->open[i], b);
   }
   tqBufPuts(b, "],\"e\":[");
   for (int i = 0; i < st->nclose; i++) {
-    tqBufPrintf(b, "%s[%d,", i ? "," : "", st->close[i]->id);
+    tqBufPrintf(b, "%s[%lld,", i ? "," : "", (long long)st->close[i]->id);
     jtime(b, st->close[i]->to);
     tqBufPuts(b, "]");
   }
   tqBufPuts(b, "]}");
+}
+
+void dspKeyframeJson(const DspModel *m, const DspStep *st, TqBuf *b) {
+  tqBufPrintf(b, "{\"i\":%lld,\"k\":1,\"t\":", (long long)st->seq);
+  jtime(b, st->t);
+  tqBufPuts(b, ",\"d\":[");
+  int any = 0;
+  char nm[600];
+  for (int id = 0; id < dspModelNObj(m); id++) {
+    const DObj *o = dspModelObj(m, id);
+    if (!o->shown) continue;
+    tqBufPrintf(b, "%s[%d,", any++ ? "," : "", o->id);
+    propsJson(m, o, b);
+    tqBufPuts(b, ",");
+    dspJsonStr(b, dspObjName(o, nm, sizeof nm));
+    tqBufPuts(b, ",");
+    dspJsonStr(b, o->rel ? tqSymName(o->rel) : "");
+    tqBufPuts(b, ",");
+    dspJsonStr(b, o->key ? tqSymName(o->key) : "");
+    tqBufPuts(b, "]");
+  }
+  tqBufPuts(b, "],\"b\":[");
+  for (int i = 0; i < dspModelNOpenBar(m); i++) {
+    if (i) tqBufPuts(b, ",");
+    barJson(dspModelOpenBar(m, i), b);
+  }
+  tqBufPuts(b, "],\"e\":[]}");
 }
 
 void dspHeaderJson(const DspModel *m, TqBuf *b, int live) {
@@ -277,7 +335,7 @@ void dspHeaderJson(const DspModel *m, TqBuf *b, int live) {
 
 /* ================================================================ the page */
 
-int dspWritePage(const char *path, const char *header, const TqBuf *steps, TqBuf *err) {
+int dspWritePage(const char *path, const char *header, const DspHistory *h, TqBuf *err) {
   const char *mark = "/*TQMON_MODEL*/";
   const char *at = strstr(dspPageHtml, mark);
   FILE *f = fopen(path, "w");
@@ -286,9 +344,7 @@ int dspWritePage(const char *path, const char *header, const TqBuf *steps, TqBuf
     return -1;
   }
   fwrite(dspPageHtml, 1, (size_t)(at - dspPageHtml), f);
-  fprintf(f, "{\"header\":%s,\"steps\":[", header);
-  if (steps->s) fwrite(steps->s, 1, steps->n, f);
-  fputs("]}", f);
+  dspHistoryWrite(h, header, f); /* straight to the file: no second copy in memory */
   fputs(at + strlen(mark), f);
   if (fclose(f)) {
     tqBufPrintf(err, "cannot write %s: %s", path, strerror(errno));
@@ -300,33 +356,42 @@ int dspWritePage(const char *path, const char *header, const TqBuf *steps, TqBuf
 typedef struct HtmlOut {
   DspOut o;
   char *path;
-  TqBuf steps;
-  int nsteps;
+  DspHistory *hist;
 } HtmlOut;
 
 static void htmlStep(void *self, DspModel *m, const DspStep *st) {
   HtmlOut *h = self;
-  if (h->nsteps++) tqBufPuts(&h->steps, ",\n");
-  dspStepJson(m, st, &h->steps);
+  dspHistoryStep(h->hist, m, st);
+}
+
+void dspHistoryNote(const DspHistory *h, const char *what, size_t budget) {
+  if (!dspHistoryDropped(h)) return;
+  fprintf(stderr,
+          "tqmon: display: %s holds the last %lld steps; the %lld before them are summarised as the picture at "
+          "step %lld (history=%zu MB)\n",
+          what, (long long)(dspHistoryLast(h) - dspHistoryFirst(h) + 1), (long long)dspHistoryDropped(h),
+          (long long)dspHistoryFirst(h) - 1, budget >> 20);
 }
 
 static int htmlEnd(void *self, DspModel *m) {
   HtmlOut *h = self;
   TqBuf hd = {0}, err = {0};
   dspHeaderJson(m, &hd, 0);
-  int rc = dspWritePage(h->path, hd.s, &h->steps, &err);
+  int rc = dspWritePage(h->path, hd.s, h->hist, &err);
   if (rc) fprintf(stderr, "tqmon: display: %s\n", err.s);
+  else dspHistoryNote(h->hist, "the page", dspHistoryBudget(h->hist));
   tqBufFree(&hd);
   tqBufFree(&err);
-  tqBufFree(&h->steps);
+  dspHistoryFree(h->hist);
   free(h->path);
   free(h);
   return rc;
 }
 
-DspOut *dspHtmlOut(const char *path) {
+DspOut *dspHtmlOut(const char *path, size_t history) {
   HtmlOut *h = tqCalloc(1, sizeof *h);
   h->path = tqStrdup(path);
+  h->hist = dspHistoryNew(history);
   h->o.self = h;
   h->o.step = htmlStep;
   h->o.end = htmlEnd;

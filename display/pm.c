@@ -3,7 +3,8 @@
 ** update network that feeds the display model and hands each step to the
 ** outputs the arguments name (html=FILE, list[=FILE], tty, serve=PORT;
 ** linger: serve after the run until interrupted; pace=S: each step takes at
-** least S seconds, to watch a replay live).
+** least S seconds, to watch a replay live; history=MB: the steps the page
+** and the server keep, older ones summarised, history.c).
 **
 ** It declares TQ_PM_SYNC_DISPLAYS, so the engine compiles the queries that
 ** collect the displayed relations: displaying a relation is what enables
@@ -45,10 +46,23 @@ typedef struct DisplayPm {
 static int outputs(const char *args, DspModel *m, char *msg, size_t nmsg) {
   char *copy = tqStrdup(args && *args ? args : "list");
   int rc = 0, linger = strstr(copy, "linger") != NULL, any = 0;
+  /* history=MB: how much of the steps the page and the server keep (history.c) */
+  size_t history = DSP_HISTORY_DEFAULT;
+  const char *hs = strstr(args ? args : "", "history=");
+  if (hs) {
+    char *end = NULL;
+    long mb = strtol(hs + 8, &end, 10);
+    if (end == hs + 8 || (*end && *end != ',') || mb < 1 || mb > 65536) {
+      snprintf(msg, nmsg, "history needs megabytes from 1 to 65536: history=64");
+      free(copy);
+      return -1;
+    }
+    history = (size_t)mb << 20;
+  }
   for (char *save = NULL, *w = strtok_r(copy, ",", &save); w && !rc; w = strtok_r(NULL, ",", &save)) {
     char *val = strchr(w, '=');
     if (val) *val++ = 0;
-    if (!strcmp(w, "linger")) continue;
+    if (!strcmp(w, "linger") || !strcmp(w, "history")) continue;
     if (!strcmp(w, "pace")) {
       char *end = NULL;
       double sec = val ? strtod(val, &end) : -1;
@@ -71,7 +85,7 @@ static int outputs(const char *args, DspModel *m, char *msg, size_t nmsg) {
         snprintf(msg, nmsg, "html needs a file: html=FILE");
         rc = -1;
       } else if (m) {
-        dspModelAddOutput(m, dspHtmlOut(val));
+        dspModelAddOutput(m, dspHtmlOut(val, history));
       }
     } else if (!strcmp(w, "list")) {
       if (m) {
@@ -103,7 +117,7 @@ static int outputs(const char *args, DspModel *m, char *msg, size_t nmsg) {
         rc = -1;
       } else if (m) {
         TqBuf err = {0};
-        DspOut *o = dspServeOut(m, addr, (int)p, linger, &err);
+        DspOut *o = dspServeOut(m, addr, (int)p, linger, history, &err);
         if (!o) {
           snprintf(msg, nmsg, "%s", err.s ? err.s : "cannot serve");
           rc = -1;
@@ -113,7 +127,7 @@ static int outputs(const char *args, DspModel *m, char *msg, size_t nmsg) {
         tqBufFree(&err);
       }
     } else {
-      snprintf(msg, nmsg, "unknown display output '%s' (html=FILE, list[=FILE], tty, serve=PORT, linger, pace=S)", w);
+      snprintf(msg, nmsg, "unknown display output '%s' (html=FILE, list[=FILE], tty, serve=PORT, linger, pace=S, history=MB)", w);
       rc = -1;
     }
   }
