@@ -2,8 +2,9 @@
 ** app.h - the top layer: what embeds the engine.  The engine (runtime/)
 ** names no processor module; this layer gives it tqmon's built-in ones
 ** (builtins.c: libtqmon's tq_init, and the list the tqmon command shows),
-** loads text recordings into SQLite (load.c) and holds the tqmon command
-** (main.c).  See docs/design.md.
+** loads text recordings into SQLite (load.c), serves a running monitor
+** and talks to it (daemon.c) and holds the tqmon command (main.c).  See
+** docs/design.md.
 */
 #ifndef APP_H
 #define APP_H
@@ -38,5 +39,18 @@ char *appReportQueries(const CpProgram *p, const char *txn, TqBuf *err);
 ** the flame graph page there.  Returns 0, or -1 with the reason in err (no
 ** sample at all is one). */
 int appReportWrite(const char *db, const char *txn, int top, FILE *out, const char *page, TqBuf *err);
+
+/* tqmon daemon (daemon.c): serves the session of engine e (prepared with
+** the option "session", its sources registered) on the Unix socket path
+** while collecting, until SIGINT or SIGTERM (or maxSnapshots > 0
+** snapshots); then ends the operation.  Returns the exit status (0, 1). */
+int appDaemonServe(tq_engine *e, const char *path, int64_t maxSnapshots);
+/* The socket the daemon and its clients use when none is given
+** ($TQMON_SOCKET, $XDG_RUNTIME_DIR/tqmon/daemon.sock,
+** /tmp/tqmon-UID/daemon.sock); malloc'd. */
+char *appDaemonSocketPath(void);
+/* tqmon query ... and tqmon phase start ... (argv[0] is "query" or
+** "phase"): one request to the daemon.  Returns the exit status. */
+int appClient(int argc, char **argv);
 
 #endif

@@ -92,6 +92,27 @@ static const char *usageText =
     "  serve FILE.tq... (--replay FILE | --pm SENSOR...) [--serve [ADDR:]PORT]\n"
     "                              run with --serve (default port 8080), and go on\n"
     "                              serving the page after the run until interrupted\n"
+    "  daemon SENSORS.tq... (--host | --kernel | --exec CMD... | --attach PID | --pcp HOSTS |\n"
+    "                 --pm SENSOR...) [--socket PATH] [--db FILE] [--stats FILE]\n"
+    "                              a running monitor whose queries come and go:\n"
+    "                              collects until SIGINT/SIGTERM and takes requests\n"
+    "                              on a Unix socket of mode 0600 in an owner-only\n"
+    "                              directory (default $TQMON_SOCKET, else\n"
+    "                              $XDG_RUNTIME_DIR/tqmon/daemon.sock, else\n"
+    "                              /tmp/tqmon-UID/daemon.sock); --db: each query's\n"
+    "                              rows in a table named after it, with its phase\n"
+    "  query add FILE.tq [--name N] [--persistent-data] [--persistent-collection]\n"
+    "            [--phase current|global] [--socket PATH]\n"
+    "                              add a query to the running daemon (its sensors\n"
+    "                              are enabled from now); a file that does not\n"
+    "                              compile is refused with the compiler's message\n"
+    "  query list | rm NAME | watch NAME | stats [--socket PATH]\n"
+    "                              the queries; remove one (its enables are given\n"
+    "                              back); stream its rows as JSON lines; the\n"
+    "                              daemon's statistics (enabled entities per sensor)\n"
+    "  phase start NAME [--socket PATH]\n"
+    "                              a new current phase: current-phase queries start\n"
+    "                              again from nothing, global ones go on\n"
     "  display FILE.tq... (--replay FILE | --pm SENSOR...) -o PAGE.html\n"
     "                              only draw the displays into PAGE.html\n"
     "  record SENSORS.tq... (--replay FILE | --pm SENSOR...) -o FILE [--stats FILE]\n"
@@ -157,6 +178,7 @@ typedef struct Args {
   char *display;      /* arguments of the display PM (--html, --display, --serve) */
   int noOpt, trace, quiet, print, host, kernel;
   const char *rel;
+  const char *socket; /* daemon: its socket */
 } Args;
 
 static int parseArgs(int argc, char **argv, Args *a) {
@@ -201,6 +223,7 @@ static int parseArgs(int argc, char **argv, Args *a) {
     else if (!strcmp(s, "--programs")) NEEDARG(programs);
     else if (!strcmp(s, "--transactions")) NEEDARG(transactions);
     else if (!strcmp(s, "--top")) NEEDARG(top);
+    else if (!strcmp(s, "--socket")) NEEDARG(socket);
     else if (!strcmp(s, "--snapshots")) {
       static char clockArgs[64];
       if (i + 1 >= argc || atoll(argv[i + 1]) <= 0) {
@@ -1006,6 +1029,38 @@ static int cmdPcp(int argc, char **argv) {
   return rc;
 }
 
+/* tqmon daemon: the sensor files and the live sources, prepared as a
+** session; queries come through the socket (app/daemon.c). */
+static int cmdDaemon(Args *a) {
+  if (a->replay || a->pcpArchive) {
+    fprintf(stderr, "tqmon daemon: a running monitor collects live (--host, --kernel, --exec, --attach, --pcp, --pm); "
+                    "replay a recording with tqmon run\n");
+    return 2;
+  }
+  if (!a->npm && !live(a)) {
+    fprintf(stderr, "tqmon daemon: give live sources: --host, --kernel, --exec CMD, --attach PID, --pcp HOSTS or --pm NAME\n");
+    return 2;
+  }
+  if (a->nfiles == 0) {
+    fprintf(stderr, "tqmon daemon: no sensor configuration given (SENSORS.tq)\n");
+    return 2;
+  }
+  tq_engine *e = newEngine(a);
+  if (!e) return 2;
+  char *path = a->socket ? tqStrdup(a->socket) : appDaemonSocketPath();
+  int rc = 1;
+  if (registerSources(e, a) || tq_set_option(e, "session", "1") || (a->db && tq_set_option(e, "session-db", a->db)) ||
+      tq_prepare(e, a->nfiles, a->files)) {
+    engineFail(e, 1);
+  } else {
+    rc = appDaemonServe(e, path, 0);
+    if (writeStats(e, a, "daemon")) rc = 1;
+  }
+  tq_finish(e);
+  free(path);
+  return rc;
+}
+
 static int dispatch(int argc, char **argv, Args *ap);
 
 int main(int argc, char **argv) {
@@ -1019,6 +1074,7 @@ static int dispatch(int argc, char **argv, Args *ap) {
   Args a;
   memset(ap, 0, sizeof *ap);
   if (argc >= 2 && !strcmp(argv[1], "pcp")) return cmdPcp(argc - 2, argv + 2); /* -h is its HOST */
+  if (argc >= 2 && (!strcmp(argv[1], "query") || !strcmp(argv[1], "phase"))) return appClient(argc - 1, argv + 1);
   int rc = parseArgs(argc, argv, &a);
   *ap = a;
   if (rc == -1) return 0;
@@ -1063,6 +1119,11 @@ static int dispatch(int argc, char **argv, Args *ap) {
     return rc;
   }
   if (!strcmp(a.cmd, "convert")) return cmdConvert(&a);
+  if (!strcmp(a.cmd, "daemon")) {
+    rc = cmdDaemon(&a);
+    free(a.exec);
+    return rc;
+  }
   if (!strcmp(a.cmd, "pms")) return cmdPms(&a);
   if (!strcmp(a.cmd, "sensors")) return cmdSensors(&a);
   fprintf(stderr, "tqmon: unknown command '%s'\n", a.cmd);

@@ -118,6 +118,71 @@ int tq_describe(tq_engine *e, const char *relation, char *out, int n);
 ** last message). */
 const char *tq_stats_json(tq_engine *e);
 
+/* ---------------------------------------------------------------- a session
+** Queries that come and go while a collection runs (tqmon daemon; after
+** Paradyn's Data Manager).  Set the option "session" to "1" before
+** tq_prepare; the program given to tq_prepare declares the sensors (it
+** may hold queries of its own).  Then, before or between snapshots:
+**   tq_query_add     compiles a query file after the program's files and
+**                    builds its network into the running one: its alphas
+**                    enable their sensors from now (an enable count per
+**                    sensor and entity, shared by every query);
+**   tq_query_remove  gives its enables back (a sensor entity no other query
+**                    enables is disabled) and frees its state;
+**   tq_query_watch   streams its rows as JSON lines;
+**   tq_phase_start   ends the current phase and starts a new one: the
+**                    current-phase queries start again from nothing.
+** With the option "session-db" (a file) each query's rows are stored in a
+** table named after it, with a column `phase`: the phase each row was
+** decided in.  Flags (TQ_QUERY_*):
+**   PERSIST_DATA        its table stays in the store after it is removed
+**                       (without: the table is dropped);
+**   PERSIST_COLLECTION  it keeps collecting when its last watcher leaves
+**                       (without: it pauses then, its enables given back,
+**                       and starts again from nothing at the next watch);
+**   CURRENT_PHASE       it covers the current phase (without: the whole
+**                       session, global); at a new phase its open rows end
+**                       at the boundary and it starts again. */
+#define TQ_QUERY_PERSIST_DATA 1u
+#define TQ_QUERY_PERSIST_COLLECTION 2u
+#define TQ_QUERY_CURRENT_PHASE 4u
+
+/* Adds query `name` (letters, digits, _; at most 63; not in use) from the
+** file named `file`, whose text is `text` (NULL: read the file).  A file
+** that does not compile is refused with the compiler's messages
+** (file:line:col) in tq_errors; so is one that declares a relation or a
+** clock, which belong to the program.  Returns 0 or -1. */
+int tq_query_add(tq_engine *e, const char *name, const char *file, const char *text, unsigned flags);
+/* Removes query name.  Returns 0, or -1 for an unknown name. */
+int tq_query_remove(tq_engine *e, const char *name);
+typedef struct tq_query_info {
+  const char *name;
+  const char *file;
+  unsigned flags;       /* TQ_QUERY_* */
+  const char *phase;    /* the phase its state began in */
+  tq_time added;        /* when it was added (its network's start) */
+  int64_t rows;         /* rows inserted since it was added */
+  int watchers;
+  int paused;           /* no watcher left and no persistent collection */
+  int results;          /* the retrieve statements of its file */
+} tq_query_info;
+/* The session's queries in the order added; *out valid until the next
+** call on e.  Returns their count. */
+int tq_query_list(tq_engine *e, const tq_query_info **out);
+/* Calls fn(ctx, line) with each row change of query name as one JSON line
+** (no newline): {"query":..., "result":..., "op":"insert"|"close"|"delete",
+** "row":N, "phase":..., the attributes, then "at" or "from" and "to" (ns;
+** null while open)}; fn(ctx, NULL) when the query is removed or the
+** operation ends.  A paused query starts again.  Returns the watch's id
+** (> 0), or -1 for an unknown name. */
+typedef void (*tq_watch_fn)(void *ctx, const char *line);
+int tq_query_watch(tq_engine *e, const char *name, tq_watch_fn fn, void *ctx);
+/* Ends watch id (fn is not called again).  Returns 0, or -1 if unknown. */
+int tq_query_unwatch(tq_engine *e, int id);
+/* Starts phase `name` (letters, digits, _ . -; at most 63; not used
+** before) at the current time.  Returns 0 or -1. */
+int tq_phase_start(tq_engine *e, const char *name);
+
 /* Messages of the last failing call ("" when none). */
 const char *tq_errors(tq_engine *e);
 

@@ -11,6 +11,7 @@
 **   engine_loop.c     the operation loop and its instants
 **   engine_deliver.c  delivery and enabling, samples, open intervals
 **   engine_snap.c     snapshots and delta relations
+**   engine_session.c  a session: queries that come and go, phases
 ** engineInt.h holds their shared state (struct tq_engine).
 */
 #include <dlfcn.h>
@@ -385,6 +386,21 @@ int tq_set_option(tq_engine *e, const char *name, const char *value) {
       enCollectErrors(e);
       return -1;
     }
+  } else if (!strcmp(name, "session")) {
+    if (e->state) {
+      enFail(e, "the option session is set before tq_prepare");
+      enCollectErrors(e);
+      return -1;
+    }
+    e->session = atoi(value) != 0;
+  } else if (!strcmp(name, "session-db")) {
+    if (e->sstore || !*value) {
+      enFail(e, e->sstore ? "the session's store is open already" : "session-db needs a file name");
+      enCollectErrors(e);
+      return -1;
+    }
+    free(e->sstorePath);
+    e->sstorePath = tqStrdup(value);
   } else if (!strcmp(name, "trace-level")) {
     e->g.trace_level = atoi(value);
   } else if (!strcmp(name, "time-limit")) {
@@ -478,6 +494,8 @@ int tq_prepare(tq_engine *e, int nfiles, const char *const *files) {
     return -1;
   }
   e->diag.notes = e->notes;
+  e->baseFiles = tqCalloc((size_t)nfiles, sizeof(char *));
+  for (e->nbase = 0; e->nbase < nfiles; e->nbase++) e->baseFiles[e->nbase] = tqStrdup(files[e->nbase]);
   e->prog = cpCompileFiles(nfiles, files, &e->diag);
   if (!e->prog) {
     enCollectErrors(e);
@@ -607,6 +625,13 @@ static int bindNet(tq_engine *e) {
     e->rs[i].tracked = e->net->sensor[i].used && !r->entity && !r->isEvent && r->mode != ALG_MODE_SAMPLED;
     e->rs[i].state = e->rs[i].tracked ||
                      (r->mode == ALG_MODE_SAMPLED && (e->net->sensor[i].used || (r->delta && e->net->sensor[r->delta->id - 1].used)));
+    if (e->session) {
+      /* queries come later: every relation keeps what is open, so that a
+      ** query added at t finds the entities alive then and the intervals
+      ** begun before t (delivered whole when they end) */
+      e->rs[i].tracked = !r->entity && !r->isEvent && r->mode != ALG_MODE_SAMPLED && !r->deltaOf;
+      e->rs[i].state = 1;
+    }
     e->net->sensor[i].prod = &e->prod;
     e->net->sensor[i].onFlag = onFlag;
     e->net->sensor[i].onFlagCtx = e;
@@ -720,6 +745,7 @@ const char *tq_stats_json(tq_engine *e) {
     }
     tqBufPuts(&e->stats, "\n  ]");
   }
+  if (e->session) enSessionStats(e, &e->stats);
   tqBufPuts(&e->stats, "\n}\n");
   return e->stats.s;
 }
@@ -729,6 +755,7 @@ const char *tq_stats_json(tq_engine *e) {
 void tq_finish(tq_engine *e) {
   if (!e) return;
   if (e->state == 1 || e->state == 2) tq_end(e);
+  enSessionFree(e);
   if (e->held) {
     /* the caller keeps the program and the network (enBind) */
     for (int i = 0; e->net && i < e->net->consumers.n; i++)

@@ -161,6 +161,21 @@ struct tq_engine {
   int notes;              /* record the compiler's and the network's notes (diag.notes) */
   RtPrograms programs;    /* the program list: `monitor programs` and the option "programs" */
   int64_t nticks;         /* a replay's ticks so far */
+  /* a session: queries that come and go while the run goes (engine_session.c) */
+  int session;            /* option "session": every relation keeps its recorded state,
+                          ** so that a query added later finds what is open */
+  char **baseFiles;       /* the program's files (an added query is compiled after them) */
+  int nbase;
+  TqVec squeries;         /* EnQuery*, in the order added */
+  char *sstorePath;       /* option "session-db": where the session's results are stored */
+  RtStore *sstore;        /* opened at the first query added */
+  char *phase;            /* the current phase's name */
+  int nphases;            /* phases started (the first is "phase0") */
+  TqTime phaseFrom;       /* when the current phase began */
+  int nextWatch;          /* the last watch id given */
+  tq_query_info *qinfo;   /* tq_query_list's answer */
+  TqVec keptTables;       /* char*: tables that persist after their query (PERSIST_DATA) */
+  TqVec pastPhases;       /* char*: names of the phases that ended */
 };
 
 /* A replay ticks its Clock over the recording's whole span, also where no
@@ -248,6 +263,11 @@ int enSampleAnswer(tq_pm_global *g, void *cookie, const int64_t *vals);
 void enSampleRel(tq_engine *e, const AlgRel *rel, int attr, int64_t who, TqTime t, AnswerCtx *ac0);
 void enToConsumers(tq_engine *e, const tq_record *r, int all);
 int enWholeTooLate(tq_engine *e, const tq_record *r);
+
+/* ---------------------------------------------------------------- engine_session.c: queries that come and go */
+void enSessionEnd(tq_engine *e);
+void enSessionFree(tq_engine *e);
+void enSessionStats(tq_engine *e, TqBuf *b);
 
 /* ---------------------------------------------------------------- engine_snap.c: snapshots and deltas */
 void enCloseSnapshot(tq_engine *e, TqTime t);

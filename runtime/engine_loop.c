@@ -554,6 +554,7 @@ int tq_end(tq_engine *e) {
     e->net->packetsTotal = e->packetsTotal ? e->packetsTotal : e->packets;
     e->diag.notes = e->notes;
     if (rtNetFinish(e->net, endT, 1)) ok = 0;
+    enSessionEnd(e);
     if (!e->fatal && !e->diag.nerr && !(e->extractor && e->extractor->priv.disabled)) warnAbsent(e); /* (a run cut short: no) */
     for (int i = 0; i < e->npm; i++) {
       EnPm *m = e->order[i];

@@ -351,6 +351,135 @@ int rtNetFinish(RtNet *net, TqTime tEnd, int ok) {
   return rc || net->failed ? -1 : 0;
 }
 
+/* ================================================================ queries that come and go */
+
+struct RtPart {
+  TqVec ops;     /* RtOp* of its queries, children before parents */
+  TqVec sources; /* RtOp* its entity sources */
+  TqVec consts;  /* RtOp* its constants */
+};
+
+/* The network-wide facts that follow from the operators: which sensors are
+** used, the clocks' tick, whether an alpha's enabling input emits at flush. */
+static void netDerive(RtNet *net) {
+  for (int i = 0; i < net->nsensor; i++) {
+    RtSensor *s = &net->sensor[i];
+    s->used = s->alphas.n > 0 || s->sources.n > 0;
+  }
+  net->flushEnables = 0;
+  for (int i = 0; i < net->ops.n; i++) {
+    const RtOp *op = net->ops.v[i];
+    if (op->node && op->node->kind == ALG_ALPHA)
+      for (int k = 0; k < op->nkid; k++)
+        if (k != 1 && emitsAtFlush(op->kid[k])) net->flushEnables = 1;
+  }
+  net->clockGcd = 0;
+  for (int i = 0; i < net->clocks.n; i++) {
+    TqTime p = rtClockPeriod(net->clocks.v[i]);
+    net->clockGcd = net->clockGcd ? gcd64(net->clockGcd, p) : p;
+  }
+}
+
+/* Removes every element of v that is in set (a map of pointers). */
+static void vecRemove(TqVec *v, const TqMap *set) {
+  int k = 0;
+  for (int i = 0; i < v->n; i++)
+    if (!tqMapGet(set, (uint64_t)(uintptr_t)v->v[i])) v->v[k++] = v->v[i];
+  v->n = k;
+}
+
+RtPart *rtNetAddPart(RtNet *net, RtResult *res, int n, TqBuf *msg) {
+  RtPart *p = tqCalloc(1, sizeof *p);
+  int ops0 = net->ops.n, clocks0 = net->clocks.n, consts0 = net->consts.n;
+  int *src0 = tqCalloc((size_t)(net->nsensor ? net->nsensor : 1), sizeof(int));
+  int *alpha0 = tqCalloc((size_t)(net->nsensor ? net->nsensor : 1), sizeof(int));
+  for (int i = 0; i < net->nsensor; i++) {
+    src0[i] = net->sensor[i].sources.n;
+    alpha0[i] = net->sensor[i].alphas.n;
+  }
+  int ok = 1;
+  for (int i = 0; i < n && ok; i++) {
+    RtResult *r = &res[i];
+    const AlgNode *tree = (r->q->opt && !net->opt.noOpt) ? r->q->opt : r->q->tree;
+    r->root = build(net, tree, msg);
+    if (!r->root) ok = 0;
+    else rtOpSink(net, r);
+  }
+  for (int i = ops0; i < net->ops.n; i++) tqVecPush(&p->ops, net->ops.v[i]);
+  for (int i = consts0; i < net->consts.n; i++) tqVecPush(&p->consts, net->consts.v[i]);
+  for (int i = 0; i < net->nsensor; i++)
+    for (int k = src0[i]; k < net->sensor[i].sources.n; k++) tqVecPush(&p->sources, net->sensor[i].sources.v[k]);
+  free(src0);
+  free(alpha0);
+  (void)clocks0;
+  if (!ok) {
+    rtNetDropPart(net, p);
+    return NULL;
+  }
+  netDerive(net);
+  return p;
+}
+
+const TqVec *rtPartSources(RtPart *p) { return &p->sources; }
+
+void rtPartReplay(void *op, uint64_t ivid, TqTime from, const int64_t *vals) { rtSourceBegin(op, ivid, from, vals); }
+
+void rtPartStart(RtNet *net, RtPart *p) {
+  if (!net->started) return; /* rtNetStart flushes and primes everything */
+  for (int i = 0; i < p->ops.n; i++) flushOp(p->ops.v[i], net->now);
+  for (int i = 0; i < p->consts.n; i++) rtConstPrime(p->consts.v[i], net->now);
+}
+
+void rtNetDropPart(RtNet *net, RtPart *p) {
+  if (!p) return;
+  TqMap set = {0};
+  for (int i = 0; i < p->ops.n; i++) tqMapPut(&set, (uint64_t)(uintptr_t)p->ops.v[i], (void *)1);
+  /* its enables first: the sensors hear of entities no other alpha wants */
+  for (int i = 0; i < p->ops.n; i++) {
+    RtOp *op = p->ops.v[i];
+    if (op->node && op->node->kind == ALG_ALPHA) rtAlphaRelease(op);
+  }
+  vecRemove(&net->ops, &set);
+  vecRemove(&net->clocks, &set);
+  vecRemove(&net->consts, &set);
+  for (int i = 0; i < net->nsensor; i++) {
+    vecRemove(&net->sensor[i].alphas, &set);
+    vecRemove(&net->sensor[i].sources, &set);
+  }
+  for (int i = p->ops.n - 1; i >= 0; i--) {
+    RtOp *op = p->ops.v[i];
+    if (op->vt && op->vt->free) op->vt->free(op);
+#ifdef TQ_TESTING
+    tqMapFree(&op->openSpans);
+#endif
+    free(op);
+  }
+  tqMapFree(&set);
+  tqVecFree(&p->ops);
+  tqVecFree(&p->sources);
+  tqVecFree(&p->consts);
+  free(p);
+  netDerive(net);
+}
+
+void rtPartFree(RtPart *p) {
+  if (!p) return;
+  tqVecFree(&p->ops);
+  tqVecFree(&p->sources);
+  tqVecFree(&p->consts);
+  free(p);
+}
+
+int rtSensorEnabledList(const RtSensor *s, int64_t *out, int max) {
+  int n = 0;
+  for (uint32_t i = 0; i < s->count.cap; i++) {
+    if (s->count.slot[i].key <= 1 || (intptr_t)s->count.slot[i].val <= 0) continue;
+    if (n < max) out[n] = (int64_t)(s->count.slot[i].key - 2);
+    n++;
+  }
+  return n;
+}
+
 /* ================================================================ sensor hub */
 
 uint32_t rtDenseGrow(void **v, uint32_t *n, size_t sz, int64_t e) {

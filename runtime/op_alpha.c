@@ -385,6 +385,19 @@ static void alphaFlush(RtOp *op, TqTime now) {
 
 static void alphaFinish(RtOp *op, TqTime now) {}
 
+void rtAlphaRelease(RtOp *op) {
+  Alpha *a = (Alpha *)op;
+  for (uint32_t i = 0; i < a->ents.map.cap; i++) {
+    if (a->ents.map.slot[i].key <= 1) continue;
+    int64_t e = (int64_t)(a->ents.map.slot[i].key - 2);
+    EntState *s = a->ents.map.slot[i].val == DENSE ? &a->ents.dense[e] : a->ents.map.slot[i].val;
+    int n = s->ival + s->persist + s->once;
+    s->ival = s->persist = s->once = 0;
+    if (n > 0) rtSensorCount(op->net, a->sens, e, -n);
+  }
+  a->narm = 0; /* pending armings and timers: never */
+}
+
 static void freeStates(Ents *m) {
   for (uint32_t i = 0; i < m->map.cap; i++)
     if (m->map.slot[i].key > 1 && m->map.slot[i].val != DENSE) free(m->map.slot[i].val);

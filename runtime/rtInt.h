@@ -139,6 +139,9 @@ int rtAlphaBegin(RtOp *op, uint64_t ivid, TqTime from, int64_t flagEnt, const in
 void rtAlphaMissed(RtOp *op, uint64_t ivid, TqTime from);
 void rtAlphaEnd(RtOp *op, uint64_t ivid, TqTime from, TqTime to, int64_t flagEnt, const int64_t *vals);
 int rtAlphaEnabled(RtOp *op, int64_t e);
+/* Gives back every enable unit the alpha holds at its sensor (its query
+** is being removed from a running network); it enables nothing after. */
+void rtAlphaRelease(RtOp *op);
 void rtSourceBegin(RtOp *op, uint64_t ivid, TqTime from, const int64_t *vals);
 void rtSourceEnd(RtOp *op, uint64_t ivid, TqTime from, TqTime to);
 void rtClockTick(RtOp *op, TqTime t);

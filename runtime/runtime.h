@@ -212,6 +212,8 @@ struct RtResult {
   int64_t rows;         /* rows inserted */
   int64_t dups;         /* duplicates suppressed */
   void *sink;           /* dedup state (sink.c) */
+  RtConsumer *only;     /* a query added to a running network (rtNetAddPart): its
+                        ** rows go to this consumer only, not to net->consumers */
 };
 
 /* ================================================================ network */
@@ -288,6 +290,41 @@ int rtNetFinish(RtNet *net, TqTime tEnd, int ok);
 /* Statistics as JSON (per sensor: recorded, delivered, max enabled). */
 void rtNetStatsJson(RtNet *net, TqBuf *out);
 
+/* ---------------------------------------------------------------- queries that come and go
+** A running network takes queries and gives them back (a session,
+** docs/design.md section 4).  A part is the operators of some queries,
+** built into the network at its time: they join the flush order after
+** every operator there (children before parents still holds), their
+** alphas count their enables at the sensors as every alpha does, and their
+** rows go to each result's `only` consumer.  The queries come from a
+** program compiled over the same sensor declarations as net's (relations
+** by id); that program must outlive the part.  Dropping the part releases
+** every enable unit its alphas hold (a sensor entity no other alpha
+** enables is switched off: onFlag) and frees its operators. */
+typedef struct RtPart RtPart;
+/* Builds the networks of res[0..n) (each res[i].q set, `only` set) into
+** net.  Before the run it is as if they were there from the start; during
+** it they start at net->now: the constants are primed and the caller
+** replays the entities alive now into rtPartSources.  Returns the part, or
+** NULL with the reason in msg (nothing is left in net). */
+RtPart *rtNetAddPart(RtNet *net, RtResult *res, int n, TqBuf *msg);
+/* The entity sources of part p (RtOp*), for the caller to replay the
+** entities alive when it was added (rtPartReplay), then rtPartStart. */
+const TqVec *rtPartSources(RtPart *p);
+/* Entity tuple ivid of relation rel, alive since from, into source op of
+** a part being started (before rtPartStart). */
+void rtPartReplay(void *op, uint64_t ivid, TqTime from, const int64_t *vals);
+/* Flushes the part's operators at net->now and primes its constants. */
+void rtPartStart(RtNet *net, RtPart *p);
+/* Removes part p from net (see above) and frees it; accepts NULL. */
+void rtNetDropPart(RtNet *net, RtPart *p);
+/* Frees the part's own bookkeeping only: its operators stay in the network
+** and go with it (rtNetFree), after the operation ended. */
+void rtPartFree(RtPart *p);
+/* How many entities of sensor s are enabled now, and the first max of
+** them into out (entity values).  Returns the count. */
+int rtSensorEnabledList(const RtSensor *s, int64_t *out, int max);
+
 /* Which records of relation rel (its id) a replay must deliver for the
 ** queries to answer exactly as from every record: with entity
 ** RT_NEED_ANY, RT_NEED_NONE (no query reads the relation or an entity of
@@ -328,6 +365,9 @@ void rtStoreFree(RtStore *st);                          /* rolls back what is no
 ** valid_at.  Returns a table handle >= 0, or -1. */
 int rtStoreTable(RtStore *st, const char *name, int nattr, const AlgAttr *attr, int isEvent);
 /* Inserts a row; to == TQ_OPEN stores NULL.  *rowid gets the SQLite rowid. */
+/* Forgets table tbl (the handle is not reused; its attributes are no longer
+** referred to) and, when drop, drops it from the file.  Returns 0 or -1. */
+int rtStoreTableEnd(RtStore *st, int tbl, int drop);
 int rtStoreInsert(RtStore *st, int tbl, const int64_t *vals, TqTime from, TqTime to, int64_t *rowid);
 int rtStoreCloseRow(RtStore *st, int tbl, int64_t rowid, TqTime to);
 int rtStoreDeleteRow(RtStore *st, int tbl, int64_t rowid);

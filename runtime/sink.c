@@ -294,6 +294,11 @@ static int rowOut(Sink *s, int op, uint64_t rowid, TqTime from, TqTime to, const
   RtNet *net = s->op.net;
   int rc = 0;
   if (op == RT_ROW_INSERT) s->res->rows++;
+  if (s->res->only) { /* a query added to a running network */
+    rc = s->res->only->row ? s->res->only->row(s->res->only->self, s->res, &r) : 0;
+    if (rc) net->failed = 1;
+    return rc;
+  }
   for (int i = 0; i < net->consumers.n; i++) {
     RtConsumer *c = net->consumers.v[i];
     if (c->row && c->row(c->self, s->res, &r)) rc = -1;

@@ -146,6 +146,25 @@ int rtStoreTable(RtStore *st, const char *name, int nattr, const AlgAttr *attr, 
   return st->ntbl++;
 }
 
+int rtStoreTableEnd(RtStore *st, int tbl, int drop) {
+  if (tbl < 0 || tbl >= st->ntbl || !st->tbl[tbl].name) return -1;
+  Table *t = &st->tbl[tbl];
+  sqlite3_finalize(t->ins);
+  sqlite3_finalize(t->close);
+  sqlite3_finalize(t->del);
+  int rc = 0;
+  if (drop) {
+    TqBuf b = {0};
+    tqBufPuts(&b, "DROP TABLE IF EXISTS ");
+    quoteId(&b, t->name);
+    rc = exec(st, b.s);
+    tqBufFree(&b);
+  }
+  free(t->name);
+  memset(t, 0, sizeof *t);
+  return rc;
+}
+
 static int step(RtStore *st, sqlite3_stmt *s, const char *what) {
   int rc = sqlite3_step(s);
   sqlite3_reset(s);

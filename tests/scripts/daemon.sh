@@ -1,0 +1,201 @@
+#!/bin/sh
+# daemon.sh - a running monitor whose queries come and go (issue 20):
+# tqmon daemon --host with queries added, watched and removed through its
+# socket, against three `sleep` processes started here.
+#   - two queries sharing a sensor: the stats show the sensor enabled on
+#     the union of their processes; removing the first leaves exactly the
+#     second's; removing the second leaves 0 enabled entities;
+#   - the watched rows are what ps says of the same processes, and no row
+#     is earlier than the query's addition;
+#   - a persistent-data query's table survives its removal in the store, a
+#     plain one's is dropped;
+#   - a new phase restarts a current-phase cumulative count, not a global
+#     one, and the stored rows record their phase;
+#   - a watcher that disconnects mid-watch: the daemon goes on, a query
+#     without persistent collection pauses (its enables given back), one
+#     with it goes on collecting;
+#   - bad input: a query that does not compile is refused with the
+#     compiler's exact message (tests/daemon/bad.err) while the others run;
+#     one that declares a sensor is refused; removing an unknown query; a
+#     second daemon on the same socket; a socket directory others may enter.
+set -u
+T=${T:-build/asan/tqmon}
+OUT=${OUT:-build/test-out}
+. tests/host/lib.sh
+[ -r /proc/self/stat ] || { echo "no /proc here"; exit 77; }
+log=$OUT/daemon
+rm -rf "$log" && mkdir -p "$log"
+dir=$(mktemp -d "${TMPDIR:-/tmp}/tqmon-daemon.XXXXXX") || exit 1
+sock=$dir/sock
+pids=""
+cleanup() {
+  [ -n "${dpid:-}" ] && kill "$dpid" 2>/dev/null
+  for p in $pids; do kill "$p" 2>/dev/null; done
+  rm -rf "$dir"
+}
+trap cleanup EXIT
+for i in 1 2 3; do
+  sleep 600 &
+  pids="$pids $!"
+done
+set -- $pids
+p1=$1 p2=$2 p3=$3
+for p in $pids; do waitcomm "$p" sleep || { echo "FAIL: sleep $p did not start"; exit 1; }; done
+
+q() { $T query "$@" --socket "$sock"; }
+# stats: the daemon's statistics into $log/stats.json
+stats() { q stats >"$log/stats.json" 2>"$log/stats.err" || bad "query stats: $(cat "$log/stats.err")"; }
+# enabled SENSOR: the entities it is enabled on now, sorted, one line
+enabled() {
+  grep "{\"sensor\": \"$1\"" "$log/stats.json" | sed 's/.*"entities": \[\([^]]*\)\].*/\1/' | tr -d '" ' | tr ',' '\n' | sort -n | tr '\n' ' '
+}
+# rows NAME: the rows column of query NAME in `query list`
+rows() { q list | awk -v n="$1" '$1 == n { print $5 }'; }
+# waitrows NAME N: until query NAME has at least N rows (60 s at most)
+waitrows() {
+  k=0
+  while [ "$(rows "$1")" -lt "$2" ] 2>/dev/null || [ -z "$(rows "$1")" ]; do
+    k=$((k + 1))
+    [ $k -gt 240 ] && { bad "query $1 has fewer than $2 rows after 60 s"; return 1; }
+    sleep 0.25
+  done
+  return 0
+}
+
+# ---------------------------------------------------------------- start, and a second one refused
+$T daemon tests/daemon/base.tq sensors/host.tq --host --socket "$sock" --db "$dir/s.db" \
+  --stats "$log/end.json" 2>"$log/daemon.err" &
+dpid=$!
+k=0
+until grep -q "serving" "$log/daemon.err" 2>/dev/null; do
+  k=$((k + 1))
+  [ $k -gt 600 ] && { bad "the daemon did not start: $(cat "$log/daemon.err")"; exit 1; }
+  sleep 0.1
+done
+mode=$(stat -c %a "$sock")
+[ "$mode" = 600 ] || bad "the socket has mode $mode, not 600"
+[ "$(stat -c %a "$dir")" = 700 ] || bad "the socket's directory is not 700"
+$T daemon tests/daemon/base.tq sensors/host.tq --host --socket "$sock" 2>"$log/second.err"
+rc=$?
+[ $rc -eq 1 ] || bad "a second daemon on the same socket: exit $rc, not 1"
+grep -q "another tqmon daemon serves $sock" "$log/second.err" || bad "the second daemon did not say why: $(cat "$log/second.err")"
+open=$(mktemp -d "${TMPDIR:-/tmp}/tqmon-open.XXXXXX")
+chmod 755 "$open"
+$T daemon tests/daemon/base.tq sensors/host.tq --host --socket "$open/sock" 2>"$log/open.err"
+rc=$?
+rmdir "$open"
+[ $rc -eq 1 ] && grep -q "no one else may enter" "$log/open.err" || bad "a socket directory of mode 755 was taken: exit $rc $(cat "$log/open.err")"
+
+# ---------------------------------------------------------------- two queries sharing a sensor
+sed -e "s/PID1/$p1/" -e "s/PID2/$p2/" tests/daemon/pair.tq >"$dir/a.tq"
+sed -e "s/PID1/$p2/" -e "s/PID2/$p3/" tests/daemon/pair.tq >"$dir/b.tq"
+q add "$dir/a.tq" --name A >"$log/addA.out" 2>&1 || bad "add A: $(cat "$log/addA.out")"
+q add "$dir/b.tq" --name B --persistent-data >"$log/addB.out" 2>&1 || bad "add B: $(cat "$log/addB.out")"
+# bad input while they run
+q add tests/daemon/bad.tq --name Bad >"$log/bad.out" 2>"$log/bad.err"
+rc=$?
+[ $rc -eq 1 ] || bad "a query that does not compile: exit $rc, not 1"
+diff -u tests/daemon/bad.err "$log/bad.err" >"$log/bad.diff" || bad "its message: $(cat "$log/bad.diff")"
+q add tests/daemon/declares.tq --name Decl >/dev/null 2>"$log/decl.err" && bad "a query declaring a sensor was added"
+grep -q "declares the relation Extra" "$log/decl.err" || bad "declares.tq refused without the reason: $(cat "$log/decl.err")"
+q add "$dir/a.tq" --name A >/dev/null 2>"$log/dup.err" && bad "a second query named A was added"
+q rm Nosuch 2>"$log/rm.err"
+rc=$?
+[ $rc -eq 1 ] && grep -q "no query named Nosuch" "$log/rm.err" || bad "removing an unknown query: exit $rc $(cat "$log/rm.err")"
+waitrows A 4
+waitrows B 4
+stats
+addedB=$(grep '"name": "B"' "$log/stats.json" | sed 's/.*"added": \([0-9]*\).*/\1/')
+got=$(enabled ProcessState)
+want=$(printf '%s\n' $p1 $p2 $p3 | sort -n | tr '\n' ' ')
+[ "$got" = "$want" ] || bad "A and B: ProcessState enabled on '$got', not '$want'"
+
+# the watched rows against ps (an independent look at the same processes)
+timeout 3 $T query watch B --socket "$sock" >"$log/watchB.jsonl" 2>"$log/watchB.err"
+[ -s "$log/watchB.jsonl" ] || bad "watching B gave no row: $(cat "$log/watchB.err")"
+for p in $p2 $p3; do
+  st=$(statename "$(ps -o state= -p "$p" | tr -d ' ')")
+  grep "\"Process\": \"$p\"" "$log/watchB.jsonl" | grep -v "\"State\": \"$st\", \"Command\": \"sleep\"" >>"$log/watch.bad"
+done
+[ -s "$log/watch.bad" ] && bad "watched rows that ps contradicts: $(head -3 "$log/watch.bad")"
+grep -q "\"Process\": \"$p1\"" "$log/watchB.jsonl" && bad "B's rows name $p1, which only A asks about"
+# B has persistent data but not collection: its watcher left, it pauses
+q list >"$log/list1.txt"
+grep -q "^B.*paused" "$log/list1.txt" || bad "B did not pause when its watcher left: $(cat "$log/list1.txt")"
+kill -0 "$dpid" 2>/dev/null || bad "the daemon died after a watcher disconnected"
+stats
+got=$(enabled ProcessState)
+want=$(printf '%s\n' $p1 $p2 | sort -n | tr '\n' ' ')
+[ "$got" = "$want" ] || bad "B paused: ProcessState enabled on '$got', not A's '$want'"
+# a second watch starts it again (watch in the background, then stop it)
+$T query watch B --socket "$sock" >"$log/watchB2.jsonl" 2>&1 &
+w=$!
+waitrows B "$(($(rows B) + 4))"
+kill $w 2>/dev/null
+wait $w 2>/dev/null
+
+# remove the first: the sensor stays enabled on the second's entities only
+q rm A || bad "rm A"
+k=0
+while :; do
+  stats
+  got=$(enabled ProcessState)
+  want=$(printf '%s\n' $p2 $p3 | sort -n | tr '\n' ' ')
+  [ "$got" = "$want" ] && break
+  # (B may be pausing: its watcher was killed; start a watch that stays)
+  k=$((k + 1))
+  [ $k -gt 1 ] && { bad "A removed: ProcessState enabled on '$got', not B's '$want'"; break; }
+  $T query watch B --socket "$sock" >/dev/null 2>&1 &
+  w=$!
+  sleep 1
+done
+[ -n "${w:-}" ] && kill $w 2>/dev/null
+q rm B || bad "rm B"
+stats
+grep -q '"enabled_entities": 0}' "$log/stats.json" || bad "A and B removed: enabled entities left: $(grep -A3 '"enabled"' "$log/stats.json")"
+[ -z "$(enabled ProcessState)" ] || bad "ProcessState still enabled: $(enabled ProcessState)"
+# persistent data: B's table is in the store, A's is not
+nb=$(sqlite3 "$dir/s.db" "select count(*) from B where phase = 'phase0'" 2>&1)
+[ "$nb" -ge 4 ] 2>/dev/null || bad "B's persistent rows: '$nb'"
+sqlite3 "$dir/s.db" "select count(*) from A" >/dev/null 2>&1 && bad "A's table is still in the store (no persistent data)"
+first=$(sqlite3 "$dir/s.db" "select min(valid_at) from B")
+[ "$first" -ge "$addedB" ] 2>/dev/null || bad "B's first row at '$first', before it was added at '$addedB'"
+bad0=$(sqlite3 "$dir/s.db" "select count(*) from B where Process not in ('$p2', '$p3') or Command <> 'sleep'")
+[ "$bad0" = 0 ] || bad "B's stored rows name other processes: $bad0"
+
+# ---------------------------------------------------------------- phases
+sed -e "s/PID1/$p1/" tests/daemon/count.tq >"$dir/c.tq"
+q add "$dir/c.tq" --name G --persistent-data --persistent-collection || bad "add G"
+q add "$dir/c.tq" --name C --persistent-data --persistent-collection --phase current || bad "add C"
+waitrows G 4
+waitrows C 4
+ph() { $T phase start "$1" --socket "$sock"; }
+ph p1 || bad "phase start p1"
+ph p1 2>"$log/phase.err" && bad "phase p1 started twice"
+grep -q "phase p1 was started before" "$log/phase.err" || bad "phase p1 twice: $(cat "$log/phase.err")"
+ph 'bad name' 2>/dev/null && bad "a phase named 'bad name' was started"
+waitrows G "$(($(rows G) + 4))"
+waitrows C "$(($(rows C) + 4))"
+q list >"$log/list2.txt"
+grep -q "^C	current-phase	data,collection	p1	" "$log/list2.txt" || bad "C is not a current-phase query of p1: $(cat "$log/list2.txt")"
+q rm G || bad "rm G"
+q rm C || bad "rm C"
+sq() { sqlite3 "$dir/s.db" "$1" 2>&1; }
+g0=$(sq "select max(N) from G_Count where phase = 'phase0'")
+g1=$(sq "select min(N) from G_Count where phase = 'p1'")
+c0=$(sq "select max(N) from C_Count where phase = 'phase0'")
+c1=$(sq "select min(N) from C_Count where phase = 'p1'")
+echo "global count: up to $g0 in phase0, from $g1 in p1; current-phase count: up to $c0 in phase0, from $c1 in p1"
+[ "$g0" -ge 3 ] 2>/dev/null && [ "$g1" -gt "$g0" ] 2>/dev/null || bad "the global count restarted at the phase: phase0 up to '$g0', p1 from '$g1'"
+[ "$c0" -ge 3 ] 2>/dev/null && [ "$c1" -le 1 ] 2>/dev/null || bad "the current-phase count did not restart: phase0 up to '$c0', p1 from '$c1'"
+
+# ---------------------------------------------------------------- the end: a signal ends it cleanly
+kill -TERM "$dpid"
+wait "$dpid"
+rc=$?
+dpid=""
+[ $rc -eq 0 ] || bad "the daemon ended with $rc: $(cat "$log/daemon.err")"
+[ -e "$sock" ] && bad "the socket was left behind"
+grep -q '"session"' "$log/end.json" || bad "--stats has no session"
+[ $fails -eq 0 ] || exit 1
+echo "ok"
