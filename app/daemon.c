@@ -14,7 +14,8 @@
 **   add NAME FLAGS LENGTH FILE\n  then LENGTH bytes: the query file's text
 **                                 (FLAGS: "-" or a comma list of
 **                                 persistent-data, persistent-collection,
-**                                 current-phase; FILE: the rest of the line)
+**                                 current-phase, histogram=ATTRIBUTE:BUCKETS;
+**                                 FILE: the rest of the line)
 **   rm NAME\n | list\n | stats\n | phase NAME\n | watch NAME\n
 ** The answer: "ok" or "error", then lines, then a line "." (a line that
 ** starts with "." is sent with one more).  A watch answers "ok" and then
@@ -149,15 +150,21 @@ static void onRow(void *ctx, const char *line) {
   putLine(c, line);
 }
 
-static int parseFlags(const char *s, unsigned *flags) {
+/* FLAGS of an add: "-" or words; histogram=ATTR:N gives the histogram's
+** attribute (into hattr, 64 bytes) and buckets. */
+static int parseFlags(const char *s, unsigned *flags, char *hattr, int *hbuckets) {
   *flags = 0;
+  hattr[0] = 0;
+  *hbuckets = 0;
   if (!strcmp(s, "-")) return 0;
   char *copy = tqStrdup(s), *save = NULL;
   int rc = 0;
   for (char *w = strtok_r(copy, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
+    int k = 0;
     if (!strcmp(w, "persistent-data")) *flags |= TQ_QUERY_PERSIST_DATA;
     else if (!strcmp(w, "persistent-collection")) *flags |= TQ_QUERY_PERSIST_COLLECTION;
     else if (!strcmp(w, "current-phase")) *flags |= TQ_QUERY_CURRENT_PHASE;
+    else if (sscanf(w, "histogram=%63[A-Za-z0-9_]:%d%n", hattr, hbuckets, &k) == 2 && !w[k] && *hbuckets > 0) continue;
     else rc = -1;
   }
   free(copy);
@@ -204,14 +211,14 @@ static int request(Daemon *d, Client *c) {
   sscanf(line, "%15s %127s %127s", verb, a1, a2);
   if (!strcmp(verb, "add")) {
     /* add NAME FLAGS LENGTH FILE */
-    char name[128], flags[128];
+    char name[128], flags[128], hattr[64];
     long long len = -1;
-    int off = 0;
+    int off = 0, hb;
     unsigned fl;
     if (sscanf(line, "add %127s %127s %lld %n", name, flags, &len, &off) != 3 || off <= 0 || !line[off] || len < 0 ||
-        len > MAXTEXT || parseFlags(flags, &fl)) {
+        len > MAXTEXT || parseFlags(flags, &fl, hattr, &hb)) {
       answerError(c, "bad add request: add NAME FLAGS LENGTH FILE (FLAGS: - or persistent-data, persistent-collection, "
-                     "current-phase; LENGTH at most 1 MiB)");
+                     "current-phase, histogram=ATTRIBUTE:BUCKETS; LENGTH at most 1 MiB)");
       rc = -1;
     } else if (c->in.n - ln - 1 < (size_t)len) {
       rc = 0; /* the text is still coming */
@@ -219,7 +226,12 @@ static int request(Daemon *d, Client *c) {
       char *text = tqMprintf("%.*s", (int)len, nl + 1);
       if (strlen(text) != (size_t)len) answerError(c, "a query file holds no NUL byte");
       else if (tq_query_add(d->e, name, line + off, text, fl)) answerError(c, tq_errors(d->e));
-      else {
+      else if (hb && tq_query_histogram(d->e, name, hattr, hb)) {
+        char *why = tqStrdup(tq_errors(d->e));
+        tq_query_remove(d->e, name); /* all or nothing */
+        answerError(c, why);
+        free(why);
+      } else {
         put(c, "ok\n");
         char *msg = tqMprintf("query %s added", name);
         putLine(c, msg);
@@ -500,6 +512,7 @@ static int converse(const char *path, const char *req, size_t n) {
 
 static int clientUsage(void) {
   fputs("usage: tqmon query add FILE.tq [--name N] [--persistent-data] [--persistent-collection] [--phase current|global]\n"
+        "                 [--histogram ATTRIBUTE[:BUCKETS]]\n"
         "       tqmon query list | rm NAME | watch NAME | stats\n"
         "       tqmon phase start NAME\n"
         "  each with [--socket PATH] (default $TQMON_SOCKET, $XDG_RUNTIME_DIR/tqmon/daemon.sock, /tmp/tqmon-UID/daemon.sock)\n",
@@ -510,7 +523,7 @@ static int clientUsage(void) {
 int appClient(int argc, char **argv) {
   /* argv[0] is "query" or "phase" */
   char *path = NULL;
-  const char *words[4] = {NULL, NULL, NULL, NULL}, *name = NULL, *scope = NULL;
+  const char *words[4] = {NULL, NULL, NULL, NULL}, *name = NULL, *scope = NULL, *hist = NULL;
   int nw = 0, pdata = 0, pcoll = 0;
   for (int i = 1; i < argc; i++) {
     const char *s = argv[i];
@@ -519,6 +532,7 @@ int appClient(int argc, char **argv) {
       path = tqStrdup(argv[++i]);
     } else if (!strcmp(s, "--name") && i + 1 < argc) name = argv[++i];
     else if (!strcmp(s, "--phase") && i + 1 < argc) scope = argv[++i];
+    else if (!strcmp(s, "--histogram") && i + 1 < argc) hist = argv[++i];
     else if (!strcmp(s, "--persistent-data")) pdata = 1;
     else if (!strcmp(s, "--persistent-collection")) pcoll = 1;
     else if (s[0] == '-' && s[1] == '-') {
@@ -562,6 +576,7 @@ int appClient(int argc, char **argv) {
       if (pdata) tqBufPuts(&fl, "persistent-data");
       if (pcoll) tqBufPrintf(&fl, "%spersistent-collection", fl.n ? "," : "");
       if (scope && !strcmp(scope, "current")) tqBufPrintf(&fl, "%scurrent-phase", fl.n ? "," : "");
+      if (hist) tqBufPrintf(&fl, "%shistogram=%s%s", fl.n ? "," : "", hist, strchr(hist, ':') ? "" : ":1000");
       tqBufPrintf(&req, "add %s %s %zu %s\n", name, fl.n ? fl.s : "-", src->len, file);
       tqBufAdd(&req, src->text, src->len);
       tqBufFree(&fl);

@@ -179,6 +179,32 @@ typedef void (*tq_watch_fn)(void *ctx, const char *line);
 int tq_query_watch(tq_engine *e, const char *name, tq_watch_fn fn, void *ctx);
 /* Ends watch id (fn is not called again).  Returns 0, or -1 if unknown. */
 int tq_query_unwatch(tq_engine *e, int id);
+/* A folding histogram of query name (after Paradyn's): each row its first
+** result inserts adds the value of its attribute attr (int or float) at
+** the row's time (an event's, an interval's begin) to one of `buckets`
+** time buckets (even, 2 to 1000000).  The buckets begin at the first such
+** row, each 4 periods of the query's clock wide (4 base ticks without a
+** clock); when a time passes the last bucket, adjacent buckets merge
+** (counts and sums add) and the width doubles, so the memory stays fixed
+** for a session of any length.  At each fold the query's clocks slow down
+** to tick 4 times a bucket: what it samples is sampled less often as the
+** session goes on.  Returns 0, or -1 (unknown query or attribute, bad
+** count, a histogram already). */
+int tq_query_histogram(tq_engine *e, const char *name, const char *attr, int buckets);
+typedef struct tq_histogram {
+  int buckets;
+  tq_time start, width;  /* bucket i covers [start + i*width, start + (i+1)*width) */
+  int folds;             /* times the width doubled */
+  const int64_t *count;  /* per bucket: rows counted (NULL before the first row) */
+  const double *sum;     /* per bucket: the sum of their values */
+  int64_t added;         /* rows counted */
+  int64_t bytes;         /* memory the buckets hold (fixed) */
+  tq_time sample_period; /* the query's clock period now */
+} tq_histogram;
+/* The histogram of query name (pointers valid until the next snapshot or
+** session call).  Returns 0, or -1 when it has none. */
+int tq_query_histogram_get(tq_engine *e, const char *name, tq_histogram *out);
+
 /* Starts phase `name` (letters, digits, _ . -; at most 63; not used
 ** before) at the current time.  Returns 0 or -1. */
 int tq_phase_start(tq_engine *e, const char *name);

@@ -58,7 +58,16 @@ typedef struct EnQuery {
   int nw, cw;
   int paused;
   int64_t pending;       /* rows stored since the last commit */
+  /* a folding histogram (tq_query_histogram) */
+  int histAttr;          /* attribute of result 0 it counts; -1: no histogram */
+  int histBuckets;
+  RtHist *hist;          /* created at the first row */
+  TqTime histWidth0;     /* its first width */
+  TqTime samplePeriod;   /* the query's clock period now */
+  int histSlow;          /* it folded: slow the clocks down (at the end of the instant) */
 } EnQuery;
+
+#define HIST_SAMPLES 4 /* samples a bucket */
 
 static EnQuery *findQuery(tq_engine *e, const char *name) {
   for (int i = 0; i < e->squeries.n; i++) {
@@ -127,6 +136,13 @@ static int queryRow(void *self, RtResult *res, const RtRow *r) {
   int k = (int)(res - q->res);
   const char *ph = phaseName(e); /* the phase the row is decided in */
   if (r->op == RT_ROW_INSERT) q->rows++;
+  if (r->op == RT_ROW_INSERT && k == 0 && q->histAttr >= 0) {
+    int64_t raw = r->vals[q->histAttr];
+    double v = (double)raw;
+    if (res->attr[q->histAttr].type.kind == TY_FLOAT) memcpy(&v, &raw, sizeof v);
+    if (!q->hist) q->hist = rtHistNew(q->histBuckets, r->from - (r->from % q->histWidth0 + q->histWidth0) % q->histWidth0, q->histWidth0);
+    if (q->hist && rtHistAdd(q->hist, r->from, v) > 0) q->histSlow = 1;
+  }
   if (q->tbl[k] >= 0) {
     RtStore *st = e->sstore;
     q->pending++;
@@ -168,11 +184,20 @@ static int queryRow(void *self, RtResult *res, const RtRow *r) {
 
 /* The session's consumer in the network: commits the store after each
 ** instant that stored rows. */
+static void retick(tq_engine *e);
+
 static int sessionBatch(void *self, TqTime now) {
   tq_engine *e = self;
   int64_t pending = 0;
   for (int i = 0; i < e->squeries.n; i++) {
     EnQuery *q = e->squeries.v[i];
+    if (q->histSlow && q->part) {
+      /* the histogram folded: its samples follow the bucket width (here,
+      ** after the instant's ticks, the next tick is found again) */
+      q->histSlow = 0;
+      q->samplePeriod = rtPartSlowClocks(e->net, q->part, q->hist->width / HIST_SAMPLES);
+      retick(e);
+    }
     pending += q->pending;
     q->pending = 0;
   }
@@ -216,6 +241,8 @@ static int queryStart(tq_engine *e, EnQuery *q) {
   rtPartStart(e->net, q->part);
   q->added = e->state == 2 ? e->net->now : e->startTime;
   q->paused = 0;
+  if (q->hist && q->hist->folds) q->histSlow = 1; /* its clocks start at their own period again */
+  else if (q->histAttr >= 0) q->samplePeriod = q->histWidth0 / HIST_SAMPLES;
   retick(e);
   return 0;
 }
@@ -242,6 +269,7 @@ static void queryFree(tq_engine *e, EnQuery *q, int dropped) {
   if (dropped) rtNetDropPart(e->net, q->part);
   else rtPartFree(q->part);
   cpProgramFree(q->prog);
+  rtHistFree(q->hist);
   free(q->res);
   free(q->tblName);
   free(q->sattr);
@@ -347,6 +375,7 @@ int tq_query_add(tq_engine *e, const char *name, const char *file, const char *t
   q->open = tqCalloc((size_t)nres, sizeof(TqMap));
   q->phase = tqStrdup(phaseName(e));
   q->c = (RtConsumer){"query", q, NULL, queryRow, NULL, NULL};
+  q->histAttr = -1;
   int rc = 0;
   for (int k = 0; k < nres; k++) {
     CpQuery *cq = p->queries.v[first + k];
@@ -466,6 +495,64 @@ int tq_query_unwatch(tq_engine *e, int id) {
   return sessionFail(e);
 }
 
+int tq_query_histogram(tq_engine *e, const char *name, const char *attr, int buckets) {
+  tqBufFree(&e->errs);
+  EnQuery *q = name ? findQuery(e, name) : NULL;
+  if (!q) {
+    enFail(e, "no query named %s (tqmon query list shows them)", name ? name : "(none)");
+    return sessionFail(e);
+  }
+  if (q->histAttr >= 0) {
+    enFail(e, "query %s has a histogram already", name);
+    return sessionFail(e);
+  }
+  if (buckets < 2 || buckets > 1000000 || buckets % 2) {
+    enFail(e, "a histogram has an even number of buckets from 2 to 1000000, not %d", buckets);
+    return sessionFail(e);
+  }
+  const RtResult *r = &q->res[0];
+  int a = -1;
+  for (int i = 0; attr && i < r->nattr; i++)
+    if (!strcasecmp(r->attr[i].name, attr)) a = i;
+  if (a < 0 || (r->attr[a].type.kind != TY_INT && r->attr[a].type.kind != TY_FLOAT)) {
+    TqBuf names = {0};
+    for (int i = 0; i < r->nattr; i++)
+      if (r->attr[i].type.kind == TY_INT || r->attr[i].type.kind == TY_FLOAT)
+        tqBufPrintf(&names, "%s%s", names.n ? ", " : "", r->attr[i].name);
+    enFail(e, "%s has no number attribute '%s' for a histogram (its numbers: %s)", r->name, attr ? attr : "",
+           names.s ? names.s : "none");
+    tqBufFree(&names);
+    return sessionFail(e);
+  }
+  q->histAttr = a;
+  q->histBuckets = buckets;
+  TqTime clock = e->prog->cat.tick;
+  if (q->part) {
+    TqTime p = rtPartSlowClocks(e->net, q->part, 0); /* (their own periods: the longest) */
+    if (p > 0) clock = p;
+  }
+  q->samplePeriod = clock;
+  q->histWidth0 = clock * HIST_SAMPLES;
+  return 0;
+}
+
+int tq_query_histogram_get(tq_engine *e, const char *name, tq_histogram *out) {
+  EnQuery *q = name ? findQuery(e, name) : NULL;
+  memset(out, 0, sizeof *out);
+  if (!q || q->histAttr < 0) return -1;
+  out->buckets = q->histBuckets;
+  out->width = q->hist ? q->hist->width : q->histWidth0;
+  out->sample_period = q->samplePeriod;
+  if (!q->hist) return 0;
+  out->start = q->hist->start;
+  out->folds = q->hist->folds;
+  out->count = q->hist->count;
+  out->sum = q->hist->sum;
+  out->added = q->hist->added - q->hist->early;
+  out->bytes = q->hist->bytes;
+  return 0;
+}
+
 int tq_phase_start(tq_engine *e, const char *name) {
   tqBufFree(&e->errs);
   if (!e->session || (e->state != 1 && e->state != 2)) {
@@ -493,6 +580,8 @@ int tq_phase_start(tq_engine *e, const char *name) {
     if (!(q->flags & TQ_QUERY_CURRENT_PHASE)) continue;
     free(q->phase);
     q->phase = tqStrdup(name);
+    rtHistFree(q->hist); /* its histogram starts again too */
+    q->hist = NULL;
     if (!q->part) continue;
     queryStop(e, q);
     if (queryStart(e, q)) return sessionFail(e);
@@ -557,8 +646,18 @@ void enSessionStats(tq_engine *e, TqBuf *b) {
                 q->flags & TQ_QUERY_PERSIST_DATA ? "true" : "false", q->flags & TQ_QUERY_PERSIST_COLLECTION ? "true" : "false",
                 q->flags & TQ_QUERY_CURRENT_PHASE ? "current" : "global");
     jsonStr(b, q->phase);
-    tqBufPrintf(b, ", \"added\": %lld, \"rows\": %lld, \"watchers\": %d, \"paused\": %s}", (long long)q->added,
+    tqBufPrintf(b, ", \"added\": %lld, \"rows\": %lld, \"watchers\": %d, \"paused\": %s", (long long)q->added,
                 (long long)q->rows, q->nw, q->paused ? "true" : "false");
+    if (q->histAttr >= 0) {
+      const RtHist *h = q->hist;
+      tqBufPuts(b, ", \"histogram\": {\"attribute\": ");
+      jsonStr(b, q->res[0].attr[q->histAttr].name);
+      tqBufPrintf(b, ", \"buckets\": %d, \"start\": %lld, \"width\": %lld, \"folds\": %d, \"values\": %lld, \"bytes\": %lld, "
+                  "\"sample_period\": %lld}",
+                  q->histBuckets, (long long)(h ? h->start : 0), (long long)(h ? h->width : q->histWidth0), h ? h->folds : 0,
+                  (long long)(h ? h->added - h->early : 0), (long long)(h ? h->bytes : 0), (long long)q->samplePeriod);
+    }
+    tqBufPuts(b, "}");
   }
   tqBufPuts(b, "],\n    \"enabled\": [");
   int total = 0, first = 1;

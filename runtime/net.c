@@ -462,6 +462,19 @@ void rtNetDropPart(RtNet *net, RtPart *p) {
   netDerive(net);
 }
 
+TqTime rtPartSlowClocks(RtNet *net, RtPart *p, TqTime period) {
+  TqTime most = 0;
+  for (int i = 0; i < p->ops.n; i++) {
+    RtOp *op = p->ops.v[i];
+    if (op->node && op->node->kind == ALG_CLOCK) {
+      TqTime q = rtClockSlow(op, period);
+      if (q > most) most = q;
+    }
+  }
+  netDerive(net);
+  return most;
+}
+
 void rtPartFree(RtPart *p) {
   if (!p) return;
   tqVecFree(&p->ops);

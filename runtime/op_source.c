@@ -84,15 +84,22 @@ void rtConstPrime(RtOp *op, TqTime t0) {
 /* ================================================================ clock */
 typedef struct Clock {
   RtOp op;
-  TqTime period; /* n * tick */
+  TqTime period; /* n * tick, or a multiple of it (rtClockSlow) */
+  TqTime base;   /* n * tick */
 } Clock;
 
 static const RtOpVt clockVt = {"clock", sourcePush, sourceFlush, sourceFinish, NULL};
 
 RtOp *rtOpClock(RtNet *net, const AlgNode *n) {
   Clock *c = (Clock *)rtOpNew(net, &clockVt, sizeof(Clock), n);
-  c->period = net->prog->cat.tick * (TqTime)n->clockN;
+  c->period = c->base = net->prog->cat.tick * (TqTime)n->clockN;
   return &c->op;
+}
+
+TqTime rtClockSlow(RtOp *op, TqTime p) {
+  Clock *c = (Clock *)op;
+  if (c->base > 0) c->period = p > c->base ? p / c->base * c->base : c->base;
+  return c->period;
 }
 
 TqTime rtClockPeriod(RtOp *op) { return ((Clock *)op)->period; }

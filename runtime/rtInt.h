@@ -147,6 +147,9 @@ void rtSourceEnd(RtOp *op, uint64_t ivid, TqTime from, TqTime to);
 void rtClockTick(RtOp *op, TqTime t);
 int rtClockDue(RtOp *op, TqTime t);
 TqTime rtClockPeriod(RtOp *op);
+/* Sets the clock's period to the multiple of its declared one (Clock[n])
+** nearest below p, at least the declared one; returns it. */
+TqTime rtClockSlow(RtOp *op, TqTime p);
 void rtConstPrime(RtOp *op, TqTime t0);
 void rtSensorCount(RtNet *net, RtSensor *s, int64_t e, int delta);
 

@@ -318,6 +318,10 @@ void rtPartReplay(void *op, uint64_t ivid, TqTime from, const int64_t *vals);
 void rtPartStart(RtNet *net, RtPart *p);
 /* Removes part p from net (see above) and frees it; accepts NULL. */
 void rtNetDropPart(RtNet *net, RtPart *p);
+/* Sets every Clock of part p to tick at the multiple of its own period
+** nearest below `period` (at least its own): what it samples is sampled
+** less often.  Returns the longest period set. */
+TqTime rtPartSlowClocks(RtNet *net, RtPart *p, TqTime period);
 /* Frees the part's own bookkeeping only: its operators stay in the network
 ** and go with it (rtNetFree), after the operation ended. */
 void rtPartFree(RtPart *p);
@@ -354,6 +358,27 @@ static inline void rtStoredAdd(RtOp *op, int64_t delta) {
   op->stored += delta;
   if (op->stored > op->peakStored) op->peakStored = op->stored;
 }
+
+/* ================================================================ folding histograms (hist.c) */
+/* nb time buckets from `start`, each `width` wide; a value at a time past
+** the last bucket folds it (adjacent buckets merge: counts and sums add;
+** the width doubles) until the time fits.  Memory is fixed at creation. */
+typedef struct RtHist {
+  int nb;              /* buckets (even) */
+  TqTime start;        /* time of bucket 0 */
+  TqTime width;        /* of every bucket */
+  int folds;           /* times the width doubled */
+  int64_t *count;      /* per bucket: values added */
+  double *sum;         /* per bucket: their sum (average: sum / count) */
+  int64_t added;       /* values given */
+  int64_t early;       /* of those, before start: not counted */
+  int64_t bytes;       /* memory it holds (fixed) */
+} RtHist;
+/* A histogram, or NULL when nb is odd or below 2, or width <= 0. */
+RtHist *rtHistNew(int nb, TqTime start, TqTime width);
+void rtHistFree(RtHist *h); /* accepts NULL */
+/* Adds value v at time t.  Returns the folds it caused (0: none). */
+int rtHistAdd(RtHist *h, TqTime t, double v);
 
 /* ================================================================ store (SQLite) */
 /* All SQLite access of tqmon goes through these (runtime/store.c).  Times

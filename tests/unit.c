@@ -7,6 +7,7 @@
 */
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "compiler.h"
 #include "display.h"
@@ -763,6 +764,157 @@ static void testFloatFormat(void) {
   CHECK(bad == 0, "a million random floats read back exactly");
 }
 
+/* ---------------------------------------------------------------- folding histograms */
+
+/* RtHist alone: folds against a direct computation over the same values. */
+static void testHistAlone(void) {
+  RtHist *h = rtHistNew(8, 100, 10);
+  CHECK(h && !rtHistNew(7, 0, 1) && !rtHistNew(8, 0, 0), "hist: even bucket counts, positive widths");
+  int64_t ts[64];
+  double vs[64];
+  int n = 0, folds = 0;
+  for (int64_t t = 95; t < 100 + 8 * 10 * 8; t += 13) { /* past three folds */
+    ts[n] = t;
+    vs[n] = (double)(t % 7);
+    folds += rtHistAdd(h, t, vs[n]);
+    n++;
+  }
+  CHECK(folds == 3 && h->folds == 3 && h->width == 80, "hist: three folds, the width doubled each time");
+  int ok = h->early == 1 && h->added == n;
+  for (int b = 0; b < 8; b++) {
+    int64_t c = 0;
+    double sum = 0;
+    for (int i = 0; i < n; i++)
+      if (ts[i] >= 100 + b * h->width && ts[i] < 100 + (b + 1) * h->width) c++, sum += vs[i];
+    ok &= h->count[b] == c && h->sum[b] == sum;
+  }
+  CHECK(ok, "hist: each bucket holds what the direct computation gives");
+  rtHistFree(h);
+}
+
+typedef struct HistRows {
+  int64_t n, cap;
+  int64_t *at, *v;
+} HistRows;
+
+static void histRow(void *ctx, const char *line) {
+  HistRows *r = ctx;
+  const char *v = line ? strstr(line, "\"Value\": ") : NULL, *a = line ? strstr(line, "\"at\": ") : NULL;
+  if (!v || !a || !strstr(line, "\"op\": \"insert\"")) return;
+  if (r->n == r->cap) {
+    r->cap = r->cap ? 2 * r->cap : 1024;
+    r->at = tqRealloc(r->at, sizeof(int64_t) * (size_t)r->cap);
+    r->v = tqRealloc(r->v, sizeof(int64_t) * (size_t)r->cap);
+  }
+  r->at[r->n] = atoll(a + 6);
+  r->v[r->n++] = atoll(v + 9);
+}
+
+/* The recording's Load of M1 at t (seconds): a new value every 10 minutes. */
+static int64_t loadAt(int64_t sec) { return (sec / 600) * 7 % 13 + 1; }
+
+/* A recording of 12 hours replayed into a session query's 1000-bucket
+** histogram (issue 20): the width doubles at each fold, each folded bucket
+** is the sum of the two it merged, every bucket is what a direct
+** computation over the rows gives, the rows are the recording's values,
+** the memory is flat and the samples follow the bucket width. */
+static void testHistFold(void) {
+  char dir[] = "/tmp/tqmon-unit-hist.XXXXXX";
+  if (!mkdtemp(dir)) {
+    CHECK(0, "hist replay: a temporary folder");
+    return;
+  }
+  char sens[64], rec[64];
+  snprintf(sens, sizeof sens, "%s/s.tq", dir);
+  snprintf(rec, sizeof rec, "%s/r.trace", dir);
+  FILE *f = fopen(sens, "w");
+  fputs("clock 1s;\nentity Machine;\ninterval Load (Machine: Machine performer, Value: int) sampled on performer;\n", f);
+  fclose(f);
+  f = fopen(rec, "w");
+  const int64_t hours = 12, end = hours * 3600;
+  fprintf(f, "0:00:00 Machine+ M1\n0:00:00 Load+ M1 %lld\n", (long long)loadAt(0));
+  for (int64_t t = 600; t <= end; t += 600) {
+    fprintf(f, "%lld:%02lld:%02lld Load- M1 %lld\n", (long long)(t / 3600), (long long)(t / 60 % 60), (long long)(t % 60),
+            (long long)loadAt(t - 600));
+    if (t < end)
+      fprintf(f, "%lld:%02lld:%02lld Load+ M1 %lld\n", (long long)(t / 3600), (long long)(t / 60 % 60), (long long)(t % 60),
+              (long long)loadAt(t));
+  }
+  fclose(f);
+  tq_engine *e = tq_init();
+  const char *files[1] = {sens};
+  HistRows rows = {0};
+  int ok = tq_register(e, "trace", rec) == 0 && tq_set_option(e, "session", "1") == 0 && tq_prepare(e, 1, files) == 0 &&
+           tq_query_add(e, "L", "load.tq", "range of L is Load\nretrieve (L.Value) where L.Machine = \"M1\"\n", 0) == 0 &&
+           tq_query_histogram(e, "L", "Value", 1000) == 0 && tq_query_watch(e, "L", histRow, &rows) > 0;
+  CHECK(ok, "hist replay: the session query and its histogram");
+  if (!ok) printf("# %s\n", tq_errors(e));
+  static int64_t prevCount[1000];
+  static double prevSum[1000];
+  tq_histogram h;
+  int prevFolds = 0, doubled = 1, merged = 1, mergeChecks = 0, flat = 1, slowed = 1;
+  int64_t width = 0, bytes = -1, prevN = 0;
+  int r = 1;
+  while (ok && r > 0) {
+    r = tq_read_snapshot(e);
+    if (tq_query_histogram_get(e, "L", &h) || !h.count) continue;
+    if (bytes < 0) bytes = h.bytes;
+    flat &= h.bytes == bytes;
+    if (h.folds != prevFolds) {
+      doubled &= h.width == width << (h.folds - prevFolds);
+      /* each folded bucket: the two it merged, and the rows of this snapshot */
+      for (int i = 0; i < 500 && h.folds == prevFolds + 1; i++) {
+        int64_t c = prevCount[2 * i] + prevCount[2 * i + 1];
+        double sum = prevSum[2 * i] + prevSum[2 * i + 1];
+        for (int64_t k = prevN; k < rows.n; k++)
+          if (rows.at[k] >= h.start + i * h.width && rows.at[k] < h.start + (i + 1) * h.width) c++, sum += (double)rows.v[k];
+        merged &= h.count[i] == c && h.sum[i] == sum;
+        mergeChecks += i == 0;
+      }
+      slowed &= h.sample_period == h.width / 4;
+      prevFolds = h.folds;
+    }
+    width = h.width;
+    memcpy(prevCount, h.count, sizeof prevCount);
+    memcpy(prevSum, h.sum, sizeof prevSum);
+    prevN = rows.n;
+  }
+  CHECK(ok && r == 0, "hist replay: to the end");
+  if (ok) tq_end(e);
+  CHECK(h.folds == 4 && h.width == (int64_t)4 * TQ_SEC << 4 && doubled, "hist replay: four folds, the width doubled at each");
+  CHECK(merged && mergeChecks >= 3, "hist replay: each folded bucket is the sum of the two it merged");
+  CHECK(flat && bytes > 0 && bytes < 32768, "hist replay: the memory is fixed (1000 buckets)");
+  /* the rows are the recording's values; every bucket is their direct sum */
+  int vals = rows.n > 0;
+  for (int64_t k = 0; k < rows.n; k++) vals &= rows.v[k] == loadAt(rows.at[k] / TQ_SEC);
+  CHECK(vals, "hist replay: every sample is the recording's value then");
+  int direct = h.added == rows.n;
+  for (int b = 0; b < 1000 && direct; b++) {
+    int64_t c = 0;
+    double sum = 0;
+    for (int64_t k = 0; k < rows.n; k++)
+      if (rows.at[k] >= h.start + b * h.width && rows.at[k] < h.start + (b + 1) * h.width) c++, sum += (double)rows.v[k];
+    direct &= h.count[b] == c && h.sum[b] == sum;
+  }
+  CHECK(direct, "hist replay: every bucket equals the direct computation over the rows");
+  /* the samples follow the width: after each fold they are width/4 apart */
+  int64_t last = rows.n ? rows.at[rows.n - 1] : 0, gaps = 0, wrong = 0;
+  for (int64_t k = rows.n - 1; k > 0 && rows.at[k - 1] >= last - 3 * 3600 * TQ_SEC; k--, gaps++)
+    wrong += rows.at[k] - rows.at[k - 1] != h.sample_period;
+  CHECK(slowed && h.sample_period == h.width / 4 && gaps > 100 && wrong == 0,
+        "hist replay: the sampling interval followed the bucket width (a quarter of it)");
+  CHECK(rows.n < end / 4, "hist replay: fewer samples as the session goes on");
+  printf("# hist replay: %lld samples over %lld h, width %lld s after %d folds, sampled every %lld s, %lld bytes\n",
+         (long long)rows.n, (long long)hours, (long long)(h.width / TQ_SEC), h.folds, (long long)(h.sample_period / TQ_SEC),
+         (long long)bytes);
+  tq_finish(e);
+  free(rows.at);
+  free(rows.v);
+  unlink(rec);
+  unlink(sens);
+  rmdir(dir);
+}
+
 int main(void) {
   testMapChurn();
   testFloatFormat();
@@ -780,6 +932,8 @@ int main(void) {
   testDenseKeys();
   testMemory();
   testDenseBound();
+  testHistAlone();
+  testHistFold();
   printf("%d tests, %d failed\n", ntest, nfail);
   return nfail ? 1 : 0;
 }

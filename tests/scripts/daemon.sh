@@ -11,6 +11,9 @@
 #     plain one's is dropped;
 #   - a new phase restarts a current-phase cumulative count, not a global
 #     one, and the stored rows record their phase;
+#   - a folding histogram of a live query: its width doubles at each fold,
+#     its sampling interval follows (a quarter of the width), its memory
+#     does not change;
 #   - a watcher that disconnects mid-watch: the daemon goes on, a query
 #     without persistent collection pauses (its enables given back), one
 #     with it goes on collecting;
@@ -188,6 +191,33 @@ c1=$(sq "select min(N) from C_Count where phase = 'p1'")
 echo "global count: up to $g0 in phase0, from $g1 in p1; current-phase count: up to $c0 in phase0, from $c1 in p1"
 [ "$g0" -ge 3 ] 2>/dev/null && [ "$g1" -gt "$g0" ] 2>/dev/null || bad "the global count restarted at the phase: phase0 up to '$g0', p1 from '$g1'"
 [ "$c0" -ge 3 ] 2>/dev/null && [ "$c1" -le 1 ] 2>/dev/null || bad "the current-phase count did not restart: phase0 up to '$c0', p1 from '$c1'"
+
+# ---------------------------------------------------------------- a folding histogram, live
+# 4 buckets of 4 samples (the clock is 250 ms): it folds every few seconds,
+# the width doubles and the sampling slows down to a quarter of it
+printf 'range of S is ProcessState\nretrieve (S.Threads) where S.Process = "%s"\n' "$p1" >"$dir/h.tq"
+q add "$dir/h.tq" --name H --histogram Nope:4 2>"$log/hnope.err" && bad "a histogram of no attribute was taken"
+grep -q "no number attribute 'Nope'" "$log/hnope.err" || bad "histogram Nope: $(cat "$log/hnope.err")"
+q add "$dir/h.tq" --name H --histogram Threads:4 || bad "add H with a histogram"
+k=0
+while :; do
+  stats
+  hl=$(grep '"name": "H"' "$log/stats.json")
+  folds=$(echo "$hl" | sed 's/.*"folds": \([0-9]*\).*/\1/')
+  [ "${folds:-0}" -ge 2 ] 2>/dev/null && break
+  k=$((k + 1))
+  [ $k -gt 120 ] && { bad "the histogram did not fold twice in 60 s: $hl"; break; }
+  sleep 0.5
+done
+width=$(echo "$hl" | sed 's/.*"width": \([0-9]*\).*/\1/')
+period=$(echo "$hl" | sed 's/.*"sample_period": \([0-9]*\).*/\1/')
+bytes=$(echo "$hl" | sed 's/.*"bytes": \([0-9]*\).*/\1/')
+[ "$width" = $((1000000000 << folds)) ] || bad "histogram width $width after $folds folds, not 1 s doubled each time"
+[ "$period" = $((width / 4)) ] || bad "histogram sampled every $period ns, not a quarter of the width $width"
+stats
+bytes2=$(grep '"name": "H"' "$log/stats.json" | sed 's/.*"bytes": \([0-9]*\).*/\1/')
+[ "$bytes" = "$bytes2" ] && [ "$bytes" -gt 0 ] || bad "the histogram's memory changed: $bytes, then $bytes2"
+q rm H || bad "rm H"
 
 # ---------------------------------------------------------------- the end: a signal ends it cleanly
 kill -TERM "$dpid"
