@@ -26,7 +26,7 @@ GEN     := $(B)/gen
 # those before it; tests/scripts/layers.sh checks it).
 LAYERS  := base algebra grammar compiler runtime sensors display app
 LIBSRC  := $(filter-out app/main.c sensors/tqsensor.c sensors/pmdatqmon.c,$(foreach d,$(LAYERS),$(wildcard $(d)/*.c)))
-GENSRC  := $(GEN)/tq.c $(GEN)/lex.c $(GEN)/page.c $(GEN)/flame.c
+GENSRC  := $(GEN)/tq.c $(GEN)/lex.c $(GEN)/page.c $(GEN)/flame.c $(GEN)/session.c
 HDRS    := $(foreach d,$(LAYERS),$(wildcard $(d)/*.h)) include/tqmon.h include/tqmon_pm.h $(GEN)/tq.h
 INC     := -I$(GEN) -Ibase -Igrammar -Icompiler -Ialgebra -Isensors -Iruntime -Idisplay -Iinclude
 
@@ -45,8 +45,8 @@ KS_NOBPF := -DTQ_KERNEL_NO_BPF
 endif
 BPF_ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/' -e 's/ppc64le/powerpc/' -e 's/s390x/s390/')
 
-OBJ      := $(patsubst %.c,$(B)/obj/%.o,$(LIBSRC)) $(B)/obj/gen/tq.o $(B)/obj/gen/lex.o $(B)/obj/gen/page.o $(B)/obj/gen/flame.o
-ASANOBJ  := $(patsubst %.c,$(B)/asan/%.o,$(LIBSRC)) $(B)/asan/gen/tq.o $(B)/asan/gen/lex.o $(B)/asan/gen/page.o $(B)/asan/gen/flame.o
+OBJ      := $(patsubst %.c,$(B)/obj/%.o,$(LIBSRC)) $(B)/obj/gen/tq.o $(B)/obj/gen/lex.o $(B)/obj/gen/page.o $(B)/obj/gen/flame.o $(B)/obj/gen/session.o
+ASANOBJ  := $(patsubst %.c,$(B)/asan/%.o,$(LIBSRC)) $(B)/asan/gen/tq.o $(B)/asan/gen/lex.o $(B)/asan/gen/page.o $(B)/asan/gen/flame.o $(B)/asan/gen/session.o
 
 .PHONY: all run test bench deps clean fuzz fuzz-colfil
 all: deps $(B)/tqmon $(B)/libtqmon.a $(B)/libtqsensor.a $(B)/paper-gen $(B)/pmdatqmon
@@ -78,6 +78,10 @@ $(GEN)/page.c: display/page.html display/page2c.sh
 $(GEN)/flame.c: app/flame.html display/page2c.sh
 	@mkdir -p $(GEN)
 	sh display/page2c.sh app/flame.html appFlameHtml > $@
+# tqmon daemon's live page (--serve), the same way.
+$(GEN)/session.c: app/session.html display/page2c.sh
+	@mkdir -p $(GEN)
+	sh display/page2c.sh app/session.html appSessionHtml > $@
 
 $(GEN)/vmlinux.h: | $(B)/.deps
 	@mkdir -p $(GEN)
@@ -158,7 +162,7 @@ $(B)/asan/unit: tests/unit.c $(B)/asan/libtqmon.a $(HDRS)
 # may use gcc, and libFuzzer needs clang's coverage instrumentation).
 FUZZCC    ?= clang
 FUZZF     := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined
-FUZZOBJ   := $(patsubst %.c,$(B)/fuzz/%.o,$(LIBSRC)) $(B)/fuzz/gen/tq.o $(B)/fuzz/gen/lex.o $(B)/fuzz/gen/page.o $(B)/fuzz/gen/flame.o
+FUZZOBJ   := $(patsubst %.c,$(B)/fuzz/%.o,$(LIBSRC)) $(B)/fuzz/gen/tq.o $(B)/fuzz/gen/lex.o $(B)/fuzz/gen/page.o $(B)/fuzz/gen/flame.o $(B)/fuzz/gen/session.o
 FUZZ_TIME ?= 60
 FUZZ_ARGS ?=
 

@@ -42,9 +42,10 @@ int appReportWrite(const char *db, const char *txn, int top, FILE *out, const ch
 
 /* tqmon daemon (daemon.c): serves the session of engine e (prepared with
 ** the option "session", its sources registered) on the Unix socket path
-** while collecting, until SIGINT or SIGTERM (or maxSnapshots > 0
-** snapshots); then ends the operation.  Returns the exit status (0, 1). */
-int appDaemonServe(tq_engine *e, const char *path, int64_t maxSnapshots);
+** while collecting, until SIGINT or SIGTERM, and with page ("[ADDR:]PORT",
+** or NULL) the live page; then ends the operation.  Returns the exit
+** status (0, 1). */
+int appDaemonServe(tq_engine *e, const char *path, const char *page);
 /* The socket the daemon and its clients use when none is given
 ** ($TQMON_SOCKET, $XDG_RUNTIME_DIR/tqmon/daemon.sock,
 ** /tmp/tqmon-UID/daemon.sock); malloc'd. */

@@ -22,6 +22,13 @@
 ** one JSON line per row change until the query is removed or the daemon
 ** ends ("."); a watcher that does not read while 4 MiB wait for it is
 ** dropped, and the daemon says so on standard error.
+**
+** With --serve [ADDR:]PORT (loopback unless ADDR) it also serves the live
+** page (app/session.html): GET / the page; GET /api/queries the session
+** (tq_session_json); POST /api/add?name=N&flags=F with the query's text as
+** the body; POST /api/rm?name=N.  Every /api request must carry the
+** random token the daemon prints with the page's address, in the header
+** X-Tqmon-Token (a page of another origin cannot send that header).
 */
 #include <errno.h>
 #include <fcntl.h>
@@ -29,6 +36,9 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -47,6 +57,7 @@ typedef struct Client {
   TqBuf out;       /* what waits to be sent */
   size_t sent;     /* of out */
   int watch;       /* watch id, 0 none */
+  int http;        /* a client of the live page (--serve) */
   int closing;     /* close once out is sent */
   int dead;        /* dropped */
 } Client;
@@ -54,6 +65,8 @@ typedef struct Client {
 typedef struct Daemon {
   tq_engine *e;
   int lfd;
+  int hfd;          /* the live page's listening socket (-1: none) */
+  char token[33];   /* what every /api request carries (X-Tqmon-Token) */
   const char *path;
   Client *cl[MAXCLIENT];
   int ncl;
@@ -276,6 +289,137 @@ static int request(Daemon *d, Client *c) {
   return rc;
 }
 
+/* ================================================================ the live page (--serve) */
+
+extern const char appSessionHtml[];
+
+static void httpAnswer(Client *c, int code, const char *type, const char *body, size_t n) {
+  const char *why = code == 200 ? "OK" : code == 400 ? "Bad Request" : code == 403 ? "Forbidden" : code == 404 ? "Not Found"
+                  : code == 405 ? "Method Not Allowed" : "Error";
+  tqBufPrintf(&c->out,
+              "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\nCache-Control: no-cache\r\n"
+              "X-Content-Type-Options: nosniff\r\nConnection: close\r\n\r\n",
+              code, why, type, n);
+  tqBufAdd(&c->out, body, n);
+  c->closing = 1;
+}
+
+static void httpText(Client *c, int code, const char *text) { httpAnswer(c, code, "text/plain; charset=utf-8", text, strlen(text)); }
+
+/* The value of query parameter key in path (URL-decoded into out, n
+** bytes), or NULL. */
+static const char *param(const char *path, const char *key, char *out, size_t n) {
+  const char *q = strchr(path, '?');
+  size_t kl = strlen(key);
+  for (const char *p = q ? q + 1 : NULL; p && *p;) {
+    const char *amp = strchr(p, '&'), *end = amp ? amp : p + strlen(p);
+    if ((size_t)(end - p) > kl && !strncmp(p, key, kl) && p[kl] == '=') {
+      size_t k = 0;
+      for (const char *v = p + kl + 1; v < end && k + 1 < n; v++) {
+        if (*v == '%' && end - v > 2) {
+          char hex[3] = {v[1], v[2], 0};
+          out[k++] = (char)strtol(hex, NULL, 16);
+          v += 2;
+        } else {
+          out[k++] = *v == '+' ? ' ' : *v;
+        }
+      }
+      out[k] = 0;
+      return out;
+    }
+    p = amp ? amp + 1 : NULL;
+  }
+  return NULL;
+}
+
+/* A whole HTTP request is in c->in: answers it.  0 answered, 1 wait for more. */
+static int httpRequest(Daemon *d, Client *c) {
+  char *hend = c->in.s ? strstr(c->in.s, "\r\n\r\n") : NULL;
+  if (!hend) {
+    if (c->in.n > MAXLINE) return httpText(c, 400, "request head too long\n"), 0;
+    return 1;
+  }
+  char method[8] = "", path[1024] = "";
+  if (sscanf(c->in.s, "%7s %1023s", method, path) != 2) return httpText(c, 400, "bad request\n"), 0;
+  size_t head = (size_t)(hend - c->in.s) + 4, len = 0;
+  const char *cl = strcasestr(c->in.s, "\r\nContent-Length:");
+  if (cl && cl < hend) len = strtoul(cl + 17, NULL, 10);
+  if (len > MAXTEXT) return httpText(c, 400, "body too long\n"), 0;
+  if (c->in.n < head + len) return 1;
+  if (!strcmp(path, "/") || !strncmp(path, "/?", 2)) {
+    if (strcmp(method, "GET")) return httpText(c, 405, "GET the page\n"), 0;
+    return httpAnswer(c, 200, "text/html; charset=utf-8", appSessionHtml, strlen(appSessionHtml)), 0;
+  }
+  if (strncmp(path, "/api/", 5)) return httpText(c, 404, "no such page\n"), 0;
+  /* the token: a header a page of another origin cannot send */
+  const char *tk = strcasestr(c->in.s, "\r\nX-Tqmon-Token:");
+  char got[64] = "";
+  if (tk && tk < hend) sscanf(tk + 16, " %63[0-9a-f]", got);
+  if (strcmp(got, d->token)) return httpText(c, 403, "the daemon's page token is needed (X-Tqmon-Token)\n"), 0;
+  char name[128], flags[256];
+  if (!strcmp(method, "GET") && !strncmp(path, "/api/queries", 12) && (!path[12] || path[12] == '?')) {
+    const char *j = tq_session_json(d->e);
+    return httpAnswer(c, 200, "application/json", j, strlen(j)), 0;
+  }
+  if (strcmp(method, "POST")) return httpText(c, 405, "POST to change the session\n"), 0;
+  if (!strncmp(path, "/api/rm?", 8) && param(path, "name", name, sizeof name)) {
+    if (tq_query_remove(d->e, name)) return httpText(c, 400, tq_errors(d->e)), 0;
+    return httpText(c, 200, "removed\n"), 0;
+  }
+  if (!strncmp(path, "/api/add?", 9) && param(path, "name", name, sizeof name)) {
+    unsigned fl;
+    char hattr[64];
+    int hb;
+    if (!param(path, "flags", flags, sizeof flags)) strcpy(flags, "-");
+    if (parseFlags(flags, &fl, hattr, &hb)) return httpText(c, 400, "bad flags\n"), 0;
+    char *text = tqMprintf("%.*s", (int)len, c->in.s + head);
+    int rc = strlen(text) != len ? -2 : tq_query_add(d->e, name, "(page)", text, fl);
+    free(text);
+    if (rc == -2) return httpText(c, 400, "a query holds no NUL byte\n"), 0;
+    if (rc) return httpText(c, 400, tq_errors(d->e)), 0;
+    if (hb && tq_query_histogram(d->e, name, hattr, hb)) {
+      char *why = tqStrdup(tq_errors(d->e));
+      tq_query_remove(d->e, name);
+      httpText(c, 400, why);
+      free(why);
+      return 0;
+    }
+    return httpText(c, 200, "added\n"), 0;
+  }
+  return httpText(c, 404, "no such request\n"), 0;
+}
+
+/* --serve [ADDR:]PORT: a TCP socket (loopback unless ADDR).  0 or -1 (said). */
+static int listenPage(Daemon *d, const char *spec) {
+  char host[64] = "127.0.0.1";
+  const char *colon = strrchr(spec, ':');
+  const char *port = colon ? colon + 1 : spec;
+  if (colon && (size_t)(colon - spec) < sizeof host) snprintf(host, sizeof host, "%.*s", (int)(colon - spec), spec);
+  char *end;
+  long pn = strtol(port, &end, 10);
+  struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)pn)};
+  if (*end || pn < 0 || pn > 65535 || inet_pton(AF_INET, host, &a.sin_addr) != 1) {
+    fprintf(stderr, "tqmon daemon: --serve takes [ADDR:]PORT (an IPv4 address), not '%s'\n", spec);
+    return -1;
+  }
+  unsigned char rnd[16];
+  if (getrandom(rnd, sizeof rnd, 0) != (ssize_t)sizeof rnd) {
+    fprintf(stderr, "tqmon daemon: no random bytes for the page's token: %s\n", strerror(errno));
+    return -1;
+  }
+  for (int i = 0; i < 16; i++) snprintf(d->token + 2 * i, 3, "%02x", rnd[i]);
+  int one = 1;
+  d->hfd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  socklen_t al = sizeof a;
+  if (d->hfd < 0 || setsockopt(d->hfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) ||
+      bind(d->hfd, (struct sockaddr *)&a, sizeof a) || listen(d->hfd, 16) || getsockname(d->hfd, (struct sockaddr *)&a, &al)) {
+    fprintf(stderr, "tqmon daemon: cannot serve the page on %s: %s\n", spec, strerror(errno));
+    return -1;
+  }
+  fprintf(stderr, "tqmon daemon: page on http://%s:%d/?token=%s\n", host, ntohs(a.sin_port), d->token);
+  return 0;
+}
+
 static void dropClient(Daemon *d, int i) {
   Client *c = d->cl[i];
   if (c->watch) tq_query_unwatch(d->e, c->watch);
@@ -286,13 +430,13 @@ static void dropClient(Daemon *d, int i) {
   d->cl[i] = d->cl[--d->ncl];
 }
 
-static void acceptClients(Daemon *d) {
+static void acceptClients(Daemon *d, int lfd, int http) {
   for (;;) {
-    int fd = accept4(d->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    int fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (fd < 0) return;
     struct ucred cr;
     socklen_t cl = sizeof cr;
-    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &cl) || cr.uid != getuid()) {
+    if (!http && (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &cl) || cr.uid != getuid())) {
       close(fd); /* (the socket's mode keeps others out already) */
       continue;
     }
@@ -304,6 +448,7 @@ static void acceptClients(Daemon *d) {
     }
     Client *c = tqCalloc(1, sizeof *c);
     c->fd = fd;
+    c->http = http;
     d->cl[d->ncl++] = c;
   }
 }
@@ -311,15 +456,18 @@ static void acceptClients(Daemon *d) {
 /* Serves what is waiting, without blocking; returns when nothing is. */
 static void serve(Daemon *d) {
   for (int round = 0; round < 64; round++) {
-    struct pollfd pf[MAXCLIENT + 1];
-    pf[0] = (struct pollfd){d->lfd, POLLIN, 0};
+    struct pollfd pf[MAXCLIENT + 2];
+    pf[MAXCLIENT + 1] = (struct pollfd){d->lfd, POLLIN, 0};
+    pf[0] = (struct pollfd){d->hfd, POLLIN, 0};
     for (int i = 0; i < d->ncl; i++) {
       Client *c = d->cl[i];
       pf[i + 1] = (struct pollfd){c->fd, (short)(POLLIN | (c->out.n > c->sent ? POLLOUT : 0)), 0};
     }
     int n = d->ncl;
-    if (poll(pf, (nfds_t)n + 1, 0) <= 0) return;
-    if (pf[0].revents & POLLIN) acceptClients(d);
+    pf[n + 1] = pf[MAXCLIENT + 1];
+    if (poll(pf, (nfds_t)n + 2, 0) <= 0) return;
+    if (pf[n + 1].revents & POLLIN) acceptClients(d, d->lfd, 0);
+    if (d->hfd >= 0 && (pf[0].revents & POLLIN)) acceptClients(d, d->hfd, 1);
     for (int i = n - 1; i >= 0; i--) {
       Client *c = d->cl[i];
       if (pf[i + 1].revents & POLLIN) {
@@ -329,7 +477,8 @@ static void serve(Daemon *d) {
           c->dead = 1; /* gone (a watcher that disconnected) */
         } else if (r > 0 && !c->closing && !c->watch) {
           tqBufAdd(&c->in, buf, (size_t)r);
-          if (c->in.n > MAXTEXT + MAXLINE + 1) answerError(c, "request too long");
+          if (c->in.n > MAXTEXT + MAXLINE + 1) c->http ? httpText(c, 400, "request too long\n") : answerError(c, "request too long");
+          else if (c->http) httpRequest(d, c);
           else request(d, c);
         }
       } else if (pf[i + 1].revents & (POLLHUP | POLLERR)) {
@@ -371,8 +520,8 @@ static void flushAll(Daemon *d) {
   }
 }
 
-int appDaemonServe(tq_engine *e, const char *path, int64_t maxSnapshots) {
-  Daemon d = {.e = e, .lfd = -1, .path = path};
+int appDaemonServe(tq_engine *e, const char *path, const char *page) {
+  Daemon d = {.e = e, .lfd = -1, .hfd = -1, .path = path};
   TqBuf err = {0};
   struct sockaddr_un addr;
   if (privateDir(path, &err) || fillAddr(&addr, path, &err)) {
@@ -408,6 +557,12 @@ int appDaemonServe(tq_engine *e, const char *path, int64_t maxSnapshots) {
     if (d.lfd >= 0) close(d.lfd);
     return 1;
   }
+  if (page && listenPage(&d, page)) {
+    close(d.lfd);
+    if (d.hfd >= 0) close(d.hfd);
+    unlink(path);
+    return 1;
+  }
   struct sigaction sa;
   memset(&sa, 0, sizeof sa);
   sa.sa_handler = onStop;
@@ -416,7 +571,7 @@ int appDaemonServe(tq_engine *e, const char *path, int64_t maxSnapshots) {
   signal(SIGPIPE, SIG_IGN);
   fprintf(stderr, "tqmon daemon: serving %s (pid %ld)\n", path, (long)getpid());
   int rc = 0;
-  for (int64_t n = 0; !stopDaemon && (maxSnapshots <= 0 || n < maxSnapshots); n++) {
+  while (!stopDaemon) {
     int r = tq_collect_snapshot(e);
     if (r < 0) {
       fputs(tq_errors(e), stderr);
@@ -434,6 +589,7 @@ int appDaemonServe(tq_engine *e, const char *path, int64_t maxSnapshots) {
   flushAll(&d);
   while (d.ncl) dropClient(&d, d.ncl - 1);
   close(d.lfd);
+  if (d.hfd >= 0) close(d.hfd);
   unlink(path);
   if (stopDaemon) fprintf(stderr, "tqmon daemon: stopped by signal %d\n", (int)stopDaemon);
   return rc;

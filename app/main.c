@@ -94,13 +94,17 @@ static const char *usageText =
     "                              serving the page after the run until interrupted\n"
     "  daemon SENSORS.tq... (--host | --kernel | --exec CMD... | --attach PID | --pcp HOSTS |\n"
     "                 --pm SENSOR...) [--socket PATH] [--db FILE] [--stats FILE]\n"
+    "                 [--serve [ADDR:]PORT]\n"
     "                              a running monitor whose queries come and go:\n"
     "                              collects until SIGINT/SIGTERM and takes requests\n"
     "                              on a Unix socket of mode 0600 in an owner-only\n"
     "                              directory (default $TQMON_SOCKET, else\n"
     "                              $XDG_RUNTIME_DIR/tqmon/daemon.sock, else\n"
     "                              /tmp/tqmon-UID/daemon.sock); --db: each query's\n"
-    "                              rows in a table named after it, with its phase\n"
+    "                              rows in a table named after it, with its phase;\n"
+    "                              --serve: the live page (the queries, add, remove,\n"
+    "                              histograms; loopback unless ADDR; its address\n"
+    "                              with a token is printed on standard error)\n"
     "  query add FILE.tq [--name N] [--persistent-data] [--persistent-collection]\n"
     "            [--phase current|global] [--histogram ATTRIBUTE[:BUCKETS]] [--socket PATH]\n"
     "                              add a query to the running daemon (its sensors\n"
@@ -1035,6 +1039,15 @@ static int cmdPcp(int argc, char **argv) {
 /* tqmon daemon: the sensor files and the live sources, prepared as a
 ** session; queries come through the socket (app/daemon.c). */
 static int cmdDaemon(Args *a) {
+  if (a->display && strncmp(a->display, "serve=", 6)) {
+    fprintf(stderr, "tqmon daemon: its page is --serve [ADDR:]PORT (no --html or --display)\n");
+    return 2;
+  }
+  if (a->display) memmove(a->display, a->display + 6, strlen(a->display + 6) + 1); /* [ADDR:]PORT */
+  if (a->display && strchr(a->display, ',')) {
+    fprintf(stderr, "tqmon daemon: one --serve [ADDR:]PORT\n");
+    return 2;
+  }
   if (a->replay || a->pcpArchive) {
     fprintf(stderr, "tqmon daemon: a running monitor collects live (--host, --kernel, --exec, --attach, --pcp, --pm); "
                     "replay a recording with tqmon run\n");
@@ -1056,7 +1069,7 @@ static int cmdDaemon(Args *a) {
       tq_prepare(e, a->nfiles, a->files)) {
     engineFail(e, 1);
   } else {
-    rc = appDaemonServe(e, path, 0);
+    rc = appDaemonServe(e, path, a->display);
     if (writeStats(e, a, "daemon")) rc = 1;
   }
   tq_finish(e);

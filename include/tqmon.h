@@ -205,6 +205,12 @@ typedef struct tq_histogram {
 ** session call).  Returns 0, or -1 when it has none. */
 int tq_query_histogram_get(tq_engine *e, const char *name, tq_histogram *out);
 
+/* The session as one JSON object: "phase", "queries" (as in the stats,
+** with each histogram's "count" and "sum" per bucket), "enabled" (per
+** sensor, the entities enabled now) and "enabled_entities".  Valid until
+** the next call on e. */
+const char *tq_session_json(tq_engine *e);
+
 /* Starts phase `name` (letters, digits, _ . -; at most 63; not used
 ** before) at the current time.  Returns 0 or -1. */
 int tq_phase_start(tq_engine *e, const char *name);

@@ -630,10 +630,11 @@ void enSessionFree(tq_engine *e) {
   tqVecFree(&e->pastPhases);
 }
 
-/* The session in the statistics: the phase, the queries, and every sensor
-** entity enabled now (the sum of all queries' enables). */
-void enSessionStats(tq_engine *e, TqBuf *b) {
-  tqBufPuts(b, ",\n  \"session\": {\"phase\": ");
+/* The session as one JSON object: the phase, the queries (with their
+** histograms' buckets when buckets), and every sensor entity enabled now
+** (the sum of all queries' enables). */
+static void sessionJson(tq_engine *e, TqBuf *b, int buckets) {
+  tqBufPuts(b, "{\"phase\": ");
   jsonStr(b, phaseName(e));
   tqBufPrintf(b, ", \"phases_started\": %d, \"queries\": [", e->nphases);
   for (int i = 0; i < e->squeries.n; i++) {
@@ -656,6 +657,18 @@ void enSessionStats(tq_engine *e, TqBuf *b) {
                   "\"sample_period\": %lld}",
                   q->histBuckets, (long long)(h ? h->start : 0), (long long)(h ? h->width : q->histWidth0), h ? h->folds : 0,
                   (long long)(h ? h->added - h->early : 0), (long long)(h ? h->bytes : 0), (long long)q->samplePeriod);
+      if (buckets && h) {
+        b->n--; /* reopen the histogram */
+        tqBufPuts(b, ", \"count\": [");
+        for (int k = 0; k < h->nb; k++) tqBufPrintf(b, "%s%lld", k ? "," : "", (long long)h->count[k]);
+        tqBufPuts(b, "], \"sum\": [");
+        char num[64];
+        for (int k = 0; k < h->nb; k++) {
+          tqFloatFormat(num, sizeof num, h->sum[k]);
+          tqBufPrintf(b, "%s%s", k ? "," : "", num);
+        }
+        tqBufPuts(b, "]}");
+      }
     }
     tqBufPuts(b, "}");
   }
@@ -680,4 +693,15 @@ void enSessionStats(tq_engine *e, TqBuf *b) {
     tqBufPuts(b, n > 256 ? "], \"more\": true}" : "]}");
   }
   tqBufPrintf(b, "],\n    \"enabled_entities\": %d}", total);
+}
+
+void enSessionStats(tq_engine *e, TqBuf *b) {
+  tqBufPuts(b, ",\n  \"session\": ");
+  sessionJson(e, b, 0);
+}
+
+const char *tq_session_json(tq_engine *e) {
+  tqBufFree(&e->stats);
+  sessionJson(e, &e->stats, 1);
+  return e->stats.s;
 }

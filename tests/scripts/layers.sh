@@ -55,6 +55,7 @@ genFolder() {
     tq.h | tq.c | lex.c) echo grammar ;; # lemon and flex, from grammar/tq.y and tq.l
     page.c) echo display ;;              # from display/page.html
     flame.c) echo app ;;                 # from app/flame.html (tqmon report's page)
+    session.c) echo app ;;               # from app/session.html (tqmon daemon's live page)
     ks.skel.h | ks_syscalls.h | vmlinux.h) echo sensors ;; # the kernel sensors (sensors/kernel/, the kernel's BTF and headers)
     *) echo "" ;;
   esac
