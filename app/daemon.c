@@ -3,7 +3,9 @@
 ** its clients tqmon query ... and tqmon phase start (include/tqmon.h, "a
 ** session"; docs/design.md section 5).
 **
-** The daemon collects from its live sources snapshot after snapshot and,
+** The daemon collects from its live sources snapshot after snapshot until
+** SIGINT, SIGTERM or SIGHUP (tq_halt: the snapshot being taken is
+** completed, then the operation ends cleanly) and,
 ** between two snapshots, serves the requests waiting on its socket: a
 ** local Unix socket of mode 0600 in a directory only its owner may enter
 ** (the daemon refuses a directory others can reach), and it answers only
@@ -74,7 +76,13 @@ typedef struct Daemon {
 } Daemon;
 
 static volatile sig_atomic_t stopDaemon;
-static void onStop(int sig) { stopDaemon = sig; }
+static tq_engine *volatile haltEngine;
+/* SIGINT, SIGTERM, SIGHUP: the snapshot being taken is completed (the
+** realtime clock stops waiting: tq_halt), then the daemon ends cleanly. */
+static void onStop(int sig) {
+  stopDaemon = sig;
+  if (haltEngine) tq_halt(haltEngine, sig);
+}
 
 /* ================================================================ socket paths */
 
@@ -566,8 +574,11 @@ int appDaemonServe(tq_engine *e, const char *path, const char *page) {
   struct sigaction sa;
   memset(&sa, 0, sizeof sa);
   sa.sa_handler = onStop;
+  sa.sa_flags = SA_RESTART;
+  haltEngine = e;
   sigaction(SIGINT, &sa, NULL);
   sigaction(SIGTERM, &sa, NULL);
+  sigaction(SIGHUP, &sa, NULL);
   signal(SIGPIPE, SIG_IGN);
   fprintf(stderr, "tqmon daemon: serving %s (pid %ld)\n", path, (long)getpid());
   int rc = 0;
@@ -581,6 +592,7 @@ int appDaemonServe(tq_engine *e, const char *path, const char *page) {
     serve(&d);
     if (r == 0) break;
   }
+  haltEngine = NULL;
   if (tq_end(e)) {
     fputs(tq_errors(e), stderr);
     rc = 1;
