@@ -38,6 +38,7 @@
 #include "sensorsInt.h"
 
 #define AG_EXIT 100   /* record kind: the program exited (pmdatqmon.c) */
+#define AG_MISSED 101 /* record kind: records the agent dropped for us, in its first int */
 #define PA_MAXHOST 64
 
 typedef struct PaRec {  /* a record fetched, waiting for its time */
@@ -396,6 +397,10 @@ static void takeRecord(Pa *s, tq_pm_global *g, int hi, int rel, pmHighResResult 
     } else if (q->pmid == s->pFrom) {
       pmExtractValue(q->valfmt, &q->vlist[0], PM_TYPE_64, &av, PM_TYPE_64);
       r.from = av.ll - (TqTime)llround(h->applied);
+    } else if (r.kind == AG_MISSED && q->pmid == s->pInt) {
+      pmExtractValue(q->valfmt, &q->vlist[0], PM_TYPE_64, &av, PM_TYPE_64);
+      if (av.ll > 0) h->missed += av.ll; /* the agent's queue for us was full: that many dropped */
+      return;
     } else if (r.n < nattr && r.n < 16) {
       int k = r.n;
       const char *ent = NULL;
@@ -423,6 +428,7 @@ static void takeRecord(Pa *s, tq_pm_global *g, int hi, int rel, pmHighResResult 
     pushRec(s, &r);
     return;
   }
+  if (r.kind == AG_MISSED) return; /* (without its count: nothing to add) */
   if (r.kind < 1 || r.kind > 3 || r.n != nattr) {
     if (!h->bad++)
       snprintf(h->badWhy, sizeof h->badWhy, "%s: kind %d with %d of %d attributes", g->relation_name(g, rel), r.kind, r.n, nattr);
@@ -483,17 +489,6 @@ static void fetchHost(Pa *s, tq_pm_global *g, tq_pm_private *p, int hi) {
     }
     for (int k = 0; k < n; k++) {
       pmHighResResult *e = er[k];
-      if (e->numpmid == 2 && e->vset[1]->numval > 0) { /* event.flags, event.missed */
-        char *nm = NULL;
-        if (pmNameID(e->vset[1]->pmid, &nm) >= 0 && !strcmp(nm, "event.missed")) {
-          pmAtomValue av;
-          pmExtractValue(e->vset[1]->valfmt, &e->vset[1]->vlist[0], PM_TYPE_U32, &av, PM_TYPE_U32);
-          h->missed += av.ul;
-          free(nm);
-          continue;
-        }
-        free(nm);
-      }
       takeRecord(s, g, hi, rel, e);
     }
     if (n > 0) pmFreeHighResEventResult(er);

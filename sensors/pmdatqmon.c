@@ -18,8 +18,8 @@
 ** counts, so enables are reference counted per client, and a client's are
 ** released when its context ends (pmdaSetEndContextCallBack).  A client
 ** then fetches tqmon.records: the records of the relations and entities it
-** enabled, queued for it since (at most AG_QMAX; beyond, dropped and
-** reported to it as a missed record).  A client that enables a relation
+** enabled, queued for it since (at most -q, 65536 by default; beyond, dropped and
+** reported to it in a record of kind AG_MISSED).  A client that enables a relation
 ** whole first gets its tuples open now (their true begin).  When a program
 ** exits its open tuples end at its last time and its clients get a record
 ** of kind AG_EXIT.
@@ -59,9 +59,10 @@
 
 #define AG_DOMAIN 212           /* default domain (-d): not in PCP's stdpmid */
 #define AG_MAXPROG 256          /* programs watched at once */
-#define AG_QMAX 65536           /* records queued per client */
+#define AG_QMAX 65536           /* records queued per client, by default (-q) */
 #define AG_WINDOW_NS 20000000LL /* reorder window: rings merged this far behind now */
 #define AG_EXIT 100             /* record kind: the program exited (after its last records) */
+#define AG_MISSED 101           /* record kind: records dropped for this client (its queue was full) */
 
 /* ================================================================ state */
 
@@ -142,6 +143,7 @@ static Stat *stats[1024];
 static uint64_t aDropped;       /* records dropped over all clients */
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static volatile int stopping;
+static size_t qmax = AG_QMAX; /* -q: records queued per client at most */
 static const char *onlyCommand; /* -c: watch only programs of this command (several agents on one host) */
 
 static pmdaInterface dispatch;
@@ -416,7 +418,7 @@ static void deliver(int prog, Pkt *p) {
   Prog *g = &progs[prog];
   for (Client *c = clients; c; c = c->next) {
     if (!wants(c, g, prog, p)) continue;
-    if (c->q.n >= AG_QMAX) {
+    if (c->q.n >= qmax) {
       c->missed++;
       c->missedTotal++;
       aDropped++;
@@ -844,7 +846,7 @@ static void openNow(Client *c, int prog, int sens) {
   Prog *g = &progs[prog];
   for (int k = 0; k < 1024; k++)
     for (Open *o = g->open[k]; o; o = o->next) {
-      if (o->sens != sens || c->q.n >= AG_QMAX) continue;
+      if (o->sens != sens || c->q.n >= qmax) continue;
       Pkt *p = qPush(&c->q);
       memset(p, 0, sizeof *p);
       p->t = o->from;
@@ -1103,9 +1105,16 @@ static int recordsOf(Prog *g, int sens, pmAtomValue *atom) {
   if (arr < 0) return PM_ERR_TOOBIG;
   int any = 0;
   if (c->missed) {
+    /* a record of its own kind, not PCP's missed record: the count of
+    ** that one (its parameter count) comes through pmcd as 0 here */
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
-    pmdaEventAddHighResMissedRecord(arr, &ts, (int)(c->missed > INT32_MAX ? INT32_MAX : c->missed));
+    pmAtomValue av;
+    pmdaEventAddHighResRecord(arr, &ts, 0);
+    av.ul = AG_MISSED;
+    pmdaEventAddHighResParam(arr, pidOf(M_P_KIND), PM_TYPE_U32, &av);
+    av.ll = (int64_t)c->missed;
+    pmdaEventAddHighResParam(arr, pidOf(M_P_INT), PM_TYPE_64, &av);
     c->missed = 0;
     any = 1;
   }
@@ -1254,12 +1263,23 @@ int main(int argc, char **argv) {
   pmSetProgname(argv[0]);
   static pmLongOptions longopts[] = {PMDA_OPTIONS_HEADER("Options"), PMOPT_DEBUG, PMDAOPT_DOMAIN, PMDAOPT_LOGFILE,
                                       {"command", 1, 'c', "COMMAND", "watch only programs whose command is COMMAND"},
+                                      {"queue", 1, 'q', "N", "records queued per client at most (default 65536)"},
                                       PMOPT_HELP, PMDA_OPTIONS_END};
-  static pmdaOptions opts = {.short_options = "D:d:l:c:?", .long_options = longopts};
+  static pmdaOptions opts = {.short_options = "D:d:l:c:q:?", .long_options = longopts};
   pmdaDaemon(&dispatch, PMDA_INTERFACE_7, pmGetProgname(), AG_DOMAIN, "pmdatqmon.log", NULL);
   int c;
   while ((c = pmdaGetOptions(argc, argv, &opts, &dispatch)) != EOF)
     if (c == 'c') onlyCommand = opts.optarg; /* (the standard options are handled inside) */
+    else if (c == 'q') {
+      char *end;
+      long n = strtol(opts.optarg, &end, 10);
+      if (*end || n < 16 || n > (1L << 22)) {
+        pmprintf("%s: -q %s: give 16 to 4194304 records\n", pmGetProgname(), opts.optarg);
+        opts.errors++;
+      } else {
+        qmax = (size_t)n;
+      }
+    }
   if (opts.errors) {
     pmdaUsageMessage(&opts);
     return 1;

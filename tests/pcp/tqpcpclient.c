@@ -4,10 +4,13 @@
 ** prints every record as a line, then withdraws its enables (or, with -x,
 ** exits without withdrawing them: the agent must release them itself).
 **
-**   tqpcpclient -h HOST [-t SECONDS] [-i MS] [-x] [-w FILE] 'set PID/REL ENTITY N' ...
+**   tqpcpclient -h HOST [-t SECONDS] [-i MS] [-d SECONDS] [-x] [-w FILE] 'set PID/REL ENTITY N' ...
+**
+** -d: wait that long after enabling before the first fetch (the agent's
+** queue for this client fills).
 **
 ** A record line: INSTANCE SEC.NSEC kind=K id=I [from=F] VALUES...; a lost
-** stretch: INSTANCE SEC.NSEC missed=N.  -w FILE: stop when FILE exists.
+** stretch (the agent's queue for this client was full): ... kind=101 N missed=N.  -w FILE: stop when FILE exists.
 */
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,13 +54,14 @@ static int store(pmID ctl, const char *cmd) {
 
 int main(int argc, char **argv) {
   const char *host = "local:", *waitFile = NULL;
-  double secs = 2;
+  double secs = 2, delay = 0;
   int ms = 100, keep = 0, opt;
-  while ((opt = getopt(argc, argv, "h:t:i:xw:")) != -1) {
+  while ((opt = getopt(argc, argv, "h:t:i:d:xw:")) != -1) {
     switch (opt) {
       case 'h': host = optarg; break;
       case 't': secs = atof(optarg); break;
       case 'i': ms = atoi(optarg); break;
+      case 'd': delay = atof(optarg); break;
       case 'x': keep = 1; break;
       case 'w': waitFile = optarg; break;
       default: fprintf(stderr, "usage: tqpcpclient -h HOST [-t S] [-i MS] [-x] [-w FILE] CMD...\n"); return 2;
@@ -82,6 +86,10 @@ int main(int argc, char **argv) {
   }
   printf("# enabled\n");
   fflush(stdout);
+  if (delay > 0) {
+    struct timespec w = {(time_t)delay, (long)((delay - (double)(time_t)delay) * 1e9)};
+    nanosleep(&w, NULL);
+  }
   struct timespec d = {ms / 1000, (ms % 1000) * 1000000L};
   struct timespec t0, now;
   clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -101,6 +109,7 @@ int main(int argc, char **argv) {
       for (int k = 0; k < n; k++) {
         pmHighResResult *e = er[k];
         printf("%s %lld.%09ld", iname ? iname : "?", (long long)e->timestamp.tv_sec, e->timestamp.tv_nsec);
+        int missedKind = 0;
         for (int p = 0; p < e->numpmid; p++) {
           pmValueSet *q = e->vset[p];
           if (q->numval <= 0) continue;
@@ -108,6 +117,7 @@ int main(int argc, char **argv) {
           if (q->pmid == pk) {
             pmExtractValue(q->valfmt, &q->vlist[0], PM_TYPE_U32, &av, PM_TYPE_U32);
             printf(" kind=%u", av.ul);
+            missedKind = av.ul == 101; /* the agent dropped records for us: how many follows */
           } else if (q->pmid == pi) {
             pmExtractValue(q->valfmt, &q->vlist[0], PM_TYPE_U64, &av, PM_TYPE_U64);
             printf(" id=%llu", (unsigned long long)av.ull);
@@ -117,6 +127,7 @@ int main(int argc, char **argv) {
           } else if (q->pmid == pn) {
             pmExtractValue(q->valfmt, &q->vlist[0], PM_TYPE_64, &av, PM_TYPE_64);
             printf(" %lld", (long long)av.ll);
+            if (missedKind) printf(" missed=%lld", (long long)av.ll);
           } else if (q->pmid == pd) {
             pmExtractValue(q->valfmt, &q->vlist[0], PM_TYPE_DOUBLE, &av, PM_TYPE_DOUBLE);
             printf(" %g", av.d);
@@ -124,12 +135,6 @@ int main(int argc, char **argv) {
             pmExtractValue(q->valfmt, &q->vlist[0], PM_TYPE_STRING, &av, PM_TYPE_STRING);
             printf(" %s", av.cp);
             free(av.cp);
-          } else {
-            /* libpcp's own parameters: event.flags, event.missed */
-            char *nm = NULL;
-            pmExtractValue(q->valfmt, &q->vlist[0], PM_TYPE_U32, &av, PM_TYPE_U32);
-            if (pmNameID(q->pmid, &nm) >= 0 && !strcmp(nm, "event.missed")) printf(" missed=%u", av.ul);
-            free(nm);
           }
         }
         printf("\n");

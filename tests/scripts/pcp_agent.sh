@@ -10,6 +10,8 @@
 #   - enables are per client: a pmstore (a context that ends at once)
 #     leaves nothing enabled; a client killed without disabling has its
 #     enables released (the program's flag goes back to 0);
+#   - a client that does not fetch while its queue (-q) is full is told how
+#     many records it missed, and tqmon.agent.dropped counts them;
 #   - a relation asked whole (Process *) first gives the tuples open now;
 #   - the program exits: the client gets the end of every open tuple and
 #     a record of kind 100, and the program's state is "exited".
@@ -24,7 +26,9 @@ PCP_EXTRA_PMNS="$PWD/sensors/pmdatqmon.pmns"
 # the agent watches only this run's program (a command name of its own):
 # never another test's beside it
 MBC=mbag$$
-PCP_EXTRA_AGENTS="tqmon	212	pipe	binary	$PWD/$AG -d 212 -c $MBC -l \$d/log/tqmon.log"
+# (-q 2000: a client's queue holds 2000 records, so that one that does not
+# fetch loses some, counted)
+PCP_EXTRA_AGENTS="tqmon	212	pipe	binary	$PWD/$AG -d 212 -c $MBC -q 2000 -l \$d/log/tqmon.log"
 PCP_ACCESS="fetch, store"
 pcpTest pcp_agent
 pcpStart a1 || exit 1
@@ -80,14 +84,24 @@ pmstore -h "$H" tqmon.control "enable everything" >"$dir/bad2" 2>&1 && bad "a ma
 $CL -h "$H" -t 100 -x "set $mb/SendMessage P3 1" >"$dir/kill.out" 2>&1 &
 cl=$!
 i=0
-while [ $i -lt 100 ] && [ "$(val tqmon.entity.enabled "$mb/SendMessage/P3")" != 1 ]; do sleep 0.1; i=$((i + 1)); done
+while [ $i -lt 300 ] && [ "$(val tqmon.entity.enabled "$mb/SendMessage/P3")" != 1 ]; do sleep 0.1; i=$((i + 1)); done
 [ "$(val tqmon.entity.enabled "$mb/SendMessage/P3")" = 1 ] || bad "P3 not enabled by the client"
 kill -9 $cl
 wait $cl 2>/dev/null
 i=0
-while [ $i -lt 100 ] && [ "$(val tqmon.entity.enabled "$mb/SendMessage/P3")" != 0 ]; do sleep 0.1; i=$((i + 1)); done
+while [ $i -lt 300 ] && [ "$(val tqmon.entity.enabled "$mb/SendMessage/P3")" != 0 ]; do sleep 0.1; i=$((i + 1)); done
 [ "$(val tqmon.entity.enabled "$mb/SendMessage/P3")" = 0 ] || bad "a killed client's enables were not released"
 grep -q "enables released" "$agentlog" || bad "the agent's log does not say it released them"
+
+# ---------------------------------------------------------------- a full queue: dropped, counted, said
+d0=$(pminfo -h "$H" -f tqmon.agent.dropped | sed -n 's/^ *value \([0-9]*\)$/\1/p')
+$CL -h "$H" -t 0.5 -d 4 "set $mb/SendMessage * 1" >"$dir/full.out" 2>"$dir/full.err" || bad "client: $(cat "$dir/full.err")"
+missed=$(sed -n 's/.* missed=\([0-9]*\).*/\1/p' "$dir/full.out" | head -1)
+got=$(grep -c "^$mb/SendMessage .* kind=1 " "$dir/full.out")
+d1=$(pminfo -h "$H" -f tqmon.agent.dropped | sed -n 's/^ *value \([0-9]*\)$/\1/p')
+[ "${missed:-0}" -gt 0 ] || bad "a client that did not fetch for 4 s was not told of records missed: $(head -3 "$dir/full.out")"
+[ "$got" -ge 2000 ] || bad "the full queue gave $got records, it holds 2000"
+[ $((d1 - d0)) -ge "${missed:-0}" ] || bad "tqmon.agent.dropped grew by $((d1 - d0)), the client missed $missed"
 
 # ---------------------------------------------------------------- whole relations, and the program's exit
 touch "$dir/none"
@@ -99,7 +113,7 @@ kill $mb
 wait $mb 2>/dev/null
 pids=""
 i=0
-while [ $i -lt 100 ] && ! grep -q " kind=100" "$dir/whole.out"; do sleep 0.1; i=$((i + 1)); done
+while [ $i -lt 300 ] && ! grep -q " kind=100" "$dir/whole.out"; do sleep 0.1; i=$((i + 1)); done
 touch "$dir/stop"
 wait $cl || bad "client: $(cat "$dir/whole.err")"
 grep -q "^$mb/Process .* kind=2 .* P1 " "$dir/whole.out" || bad "no open Process tuple of P1 came first: $(head -5 "$dir/whole.out")"

@@ -61,6 +61,6 @@ pids=""
 n=$(sqlite3 "$dir/run.db" "SELECT count(*) FROM ReadyNow WHERE Process = '$p' AND valid_from = $from")
 [ -z "$t" ] || [ "$n" = 1 ] || bad "the tuple $t is not a row the run stored ($n rows)"
 i=0
-while [ $i -lt 50 ] && pminfo -h "$H" -f tqmon.result.valid 2>/dev/null | grep -q "\"$tq/"; do sleep 0.1; i=$((i + 1)); done
+while [ $i -lt 300 ] && pminfo -h "$H" -f tqmon.result.valid 2>/dev/null | grep -q "\"$tq/"; do sleep 0.1; i=$((i + 1)); done
 pminfo -h "$H" -f tqmon.result.valid 2>/dev/null | grep -q "\"$tq/" && bad "the results outlived their run"
 exit $fails
