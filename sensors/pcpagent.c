@@ -74,6 +74,8 @@ typedef struct PaHost {
   int64_t records, late, missed, bad, fetches, stores, storeErrors;
   char why[200];        /* why it was lost */
   char badWhy[160];     /* the first invalid record */
+  char failed[320];     /* a store failed (in enable): lost at the next snapshot, never
+                        ** inside the engine's enable call */
 } PaHost;
 
 typedef struct Pa {
@@ -563,6 +565,7 @@ static void produceRec(Pa *s, tq_pm_global *g, tq_pm_private *p, PaRec *r) {
       rec.to = rec.t = r->t > o->from ? r->t : o->from + 1;
       rec.vals = o->v;
       g->produce(g, &rec);
+      if (rec.t > s->outT) s->outT = rec.t; /* (an end a chronon after its begin: the run is there now) */
       free(o);
       s->produced++;
       return;
@@ -573,6 +576,8 @@ static void produceRec(Pa *s, tq_pm_global *g, tq_pm_private *p, PaRec *r) {
 
 static tq_pm_status paSnapshot(tq_pm_global *g, tq_pm_private *p) {
   Pa *s = p->data;
+  for (int i = 0; i < s->nh; i++)
+    if (s->h[i].failed[0]) loseHost(s, g, p, i, s->h[i].failed);
   for (int i = 0; i < s->nh; i++) fetchHost(s, g, p, i);
   qsort(s->q, (size_t)s->nq, sizeof(PaRec), recCmp);
   int64_t k = 0;
@@ -647,9 +652,7 @@ static tq_pm_status paEnable(tq_pm_global *g, tq_pm_private *p, int64_t entity, 
   snprintf(cmd, sizeof cmd, "set %d/%s %s %d", h->pid, g->relation_name(g, p->rel), local, on > 0 ? on : 0);
   int rc = store(s, h, cmd);
   if (rc == PM_ERR_IPC || rc == PM_ERR_NOAGENT || rc == -ECONNRESET || rc == -EPIPE) {
-    char why[320];
-    snprintf(why, sizeof why, "'%.200s' failed: %s", cmd, pmErrStr(rc));
-    loseHost(s, g, p, (int)(h - s->h), why);
+    if (!h->failed[0]) snprintf(h->failed, sizeof h->failed, "'%.200s' failed: %s", cmd, pmErrStr(rc));
   } else if (rc < 0 && h->storeErrors == 1) {
     g->log(g, p, TQ_LOG_WARNING, "host %s: '%s' refused: %s", h->name, cmd, pmErrStr(rc));
   }
