@@ -29,7 +29,8 @@ tq_engine *tq_init(void);
 
 /* Sets an option before tq_prepare.  Names: "pm-path" (colon-separated
 ** directories PMs are loaded from; never the current directory unless
-** named), "no-opt" ("1": run the unoptimized algebra), "trace-level"
+** named; tq_init takes TQMON_PM_PATH, whose entries must be absolute; a
+** library another user owns or anyone may write is refused), "no-opt" ("1": run the unoptimized algebra), "trace-level"
 ** (0-3), "time-limit" (seconds, extraction).  Returns 0, or -1 for an
 ** unknown name or a bad value. */
 int tq_set_option(tq_engine *e, const char *name, const char *value);

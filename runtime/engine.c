@@ -340,7 +340,10 @@ tq_engine *enNew(void) {
   e->maxTicks = EN_MAX_TICKS;
   e->instArena = tqArenaNew();
   const char *env = getenv("TQMON_PM_PATH");
-  if (env) e->pmPath = tqStrdup(env);
+  if (env) {
+    e->pmPath = tqStrdup(env);
+    e->pmPathEnv = 1;
+  }
   return e;
 }
 
@@ -370,6 +373,7 @@ int tq_set_option(tq_engine *e, const char *name, const char *value) {
   if (!strcmp(name, "pm-path")) {
     free(e->pmPath);
     e->pmPath = tqStrdup(value);
+    e->pmPathEnv = 0;
   } else if (!strcmp(name, "no-opt")) {
     e->opt.noOpt = atoi(value) != 0;
   } else if (!strcmp(name, "programs")) {

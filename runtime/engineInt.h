@@ -98,7 +98,8 @@ struct tq_engine {
   EnPm **pm;              /* registered PMs */
   int npm, cpm;
   EnPm **order;           /* START order: dependencies first */
-  char *pmPath;
+  char *pmPath;           /* the PM path: colon-separated directories */
+  int pmPathEnv;          /* it came from TQMON_PM_PATH (relative entries refused) */
   RtOptions opt;
   CpProgram *prog;
   RtNet *net;

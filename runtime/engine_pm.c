@@ -6,9 +6,12 @@
 ** disables a PM and tells its dependents, FATAL stops the operation.
 */
 #include <dlfcn.h>
+#include <errno.h>
+#include <pwd.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "engineInt.h"
@@ -138,12 +141,80 @@ void enOffer(tq_engine *e, const tq_pm *const *pms, int n) {
   e->noffered = n;
 }
 
-/* Loads NAME.so from the PM path (only directories the user named). */
+/* "user 65534 (nobody)" into buf. */
+static const char *userName(uid_t uid, char *buf, size_t n) {
+  struct passwd *pw = getpwuid(uid);
+  if (pw && pw->pw_name) snprintf(buf, n, "user %u (%s)", (unsigned)uid, pw->pw_name);
+  else snprintf(buf, n, "user %u", (unsigned)uid);
+  return buf;
+}
+
+/* May a library at path p (the file, or one of the directories above it)
+** be trusted?  It must belong to this user or to root, and no one else may
+** write it: not writable by everyone (a directory with the sticky bit, such
+** as /tmp, aside: there only an entry's owner may replace it).  Returns 0,
+** or -1 after enFail naming lib, the library loaded. */
+static int trusted(tq_engine *e, const char *lib, const char *p, int isDir) {
+  struct stat st;
+  char who[96];
+  if (stat(p, &st)) return enFail(e, "refusing processor module library %s: cannot check %s: %s", lib, p, strerror(errno));
+  if (!isDir && !S_ISREG(st.st_mode)) return enFail(e, "refusing processor module library %s: not a regular file", lib);
+  if (st.st_uid != geteuid() && st.st_uid != 0)
+    return enFail(e, "refusing processor module library %s: %s belongs to %s, not to you or root", lib, p,
+                  userName(st.st_uid, who, sizeof who));
+  if ((st.st_mode & S_IWOTH) && !(isDir && (st.st_mode & S_ISVTX)))
+    return enFail(e, "refusing processor module library %s: anyone may write %s (mode %04o)", lib, p,
+                  (unsigned)(st.st_mode & 07777));
+  return 0;
+}
+
+/* Checks the library at file, and every directory above it, as a shell
+** checks a PATH entry before it trusts it (symbolic links resolved first).
+** Returns the resolved path (the caller frees it), or NULL after enFail. */
+static char *trustedLib(tq_engine *e, const char *file) {
+  char *real = realpath(file, NULL);
+  if (!real) {
+    enFail(e, "cannot load %s: %s", file, strerror(errno));
+    return NULL;
+  }
+  int rc = trusted(e, file, real, 0);
+  char *dir = tqStrdup(real);
+  for (char *slash = strrchr(dir, '/'); !rc && slash; slash = strrchr(dir, '/')) {
+    if (slash == dir) { /* the root */
+      rc = trusted(e, file, "/", 1);
+      break;
+    }
+    *slash = 0;
+    rc = trusted(e, file, dir, 1);
+  }
+  free(dir);
+  if (rc) {
+    free(real);
+    return NULL;
+  }
+  return real;
+}
+
+/* Loads NAME.so from the PM path (only directories the user named).  An
+** entry of TQMON_PM_PATH must be absolute (a relative one would resolve
+** against whatever the current directory is); --pm-path, typed for the
+** run, may name a relative one, "." included.  The library must be one
+** only its user or root can have written (trustedLib). */
 static int loadShared(tq_engine *e, const char *name, const char *args) {
   if (!e->pmPath || !*e->pmPath)
     return enFail(e, "no processor module '%s': not built in, and no PM path is set (--pm-path or TQMON_PM_PATH)", name);
   if (strchr(name, '/')) return enFail(e, "processor module name '%s' may not contain '/'", name);
   char *path = tqStrdup(e->pmPath);
+  if (e->pmPathEnv)
+    for (char *dir = strtok(path, ":"); dir; dir = strtok(NULL, ":"))
+      if (*dir && *dir != '/') {
+        enFail(e, "TQMON_PM_PATH entry '%s' is not an absolute directory: refused (it would be looked up in the current "
+                  "directory; give an absolute one, or --pm-path)", dir);
+        free(path);
+        return -1;
+      }
+  free(path);
+  path = tqStrdup(e->pmPath);
   int rc = -1;
   int found = 0;
   for (char *dir = strtok(path, ":"); dir; dir = strtok(NULL, ":")) {
@@ -154,7 +225,13 @@ static int loadShared(tq_engine *e, const char *name, const char *args) {
       continue;
     }
     found = 1;
-    void *dl = dlopen(file, RTLD_NOW | RTLD_LOCAL);
+    char *real = trustedLib(e, file);
+    if (!real) {
+      free(file);
+      break;
+    }
+    void *dl = dlopen(real, RTLD_NOW | RTLD_LOCAL);
+    free(real);
     if (!dl) {
       enFail(e, "cannot load %s: %s", file, dlerror());
       free(file);

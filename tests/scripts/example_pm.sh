@@ -37,7 +37,7 @@ $T run $D/weblog.tq $D/queries.tq --replay "$OUT/weblog.trace" --format csv >"$O
 diff -u $D/expected.csv "$OUT/weblog.replay.csv"
 
 # ---- selective enabling: only alice (TQMON_PM_PATH this time)
-TQMON_PM_PATH="$PMDIR" $T run $D/weblog.tq $D/alice.tq --pm logpm=$D/access.log --snapshots 20 --format csv \
+TQMON_PM_PATH="$(pwd)/$PMDIR" $T run $D/weblog.tq $D/alice.tq --pm logpm=$D/access.log --snapshots 20 --format csv \
   --stats "$OUT/alice.json" >"$OUT/alice.csv"
 sed -n '/^# Alice$/,/^# Bytes$/p' $D/expected.csv | sed '$d' >"$OUT/alice.expected"
 diff -u "$OUT/alice.expected" "$OUT/alice.csv"

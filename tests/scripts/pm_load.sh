@@ -29,7 +29,7 @@ tq() { "$ROOT/$T" run "$ROOT/$D/sensors.tq" "$ROOT/$D/hosts.tq" --snapshots 1 --
   run "found in the PM path" tq --pm-path build/testpm --pm hosts=
   run "a name not in the PM path" tq --pm-path build/testpm --pm nosuch
   run "no PM path" tq --pm hosts=
-  run "several directories (TQMON_PM_PATH)" env TQMON_PM_PATH=/nonexistent:build/testpm "$ROOT/$T" run \
+  run "several directories (TQMON_PM_PATH)" env TQMON_PM_PATH="/nonexistent:$ROOT/build/testpm" "$ROOT/$T" run \
     "$ROOT/$D/sensors.tq" "$ROOT/$D/hosts.tq" --snapshots 1 --format csv --pm hosts=
   run "no path separator in a name" tq --pm-path build/testpm --pm ./hosts=
   cd build/testpm || exit 1
