@@ -38,6 +38,11 @@
 ** snapshot after its begin, the bits the engine did not confirm are
 ** cleared.
 **
+** A program list (monitor programs, --programs: g->program_wanted) leaves
+** the threads of processes it does not name out of Thread: the engine never
+** sees them, so it enables nothing on them, and their events stay in the
+** kernel.  A thread is asked about at its begin, exec and rename.
+**
 ** Losses are counted and reported, never hidden: packets dropped because
 ** the ring buffer was full (per relation, in the kernel), packets late for
 ** their snapshot, packets the monitor could not queue, ends whose begin
@@ -321,6 +326,7 @@ typedef struct KThread {
   char comm[KS_COMM];
   int exited;        /* its Exit came; it ends when it leaves its CPU for good */
   int gen;           /* its id's incarnation in this run: 1, 2 once reused, ... */
+  int wanted;        /* its Thread tuple is produced: the program list names its process, or there is none */
 } KThread;
 
 /* A thread that inherited flags at its creation, until the engine had its
@@ -394,6 +400,8 @@ struct KSession {
   int noffs, coffs;
   uint64_t nextId;
   int64_t begun, ended, lateLife, unknownExit, queueLostReported;
+  int list;          /* a program list is given (g->program_wanted) */
+  int64_t unwanted;  /* threads left out by the program list */
   uint64_t beyond, beyondReported;
 };
 
@@ -861,10 +869,30 @@ static void produce(KSession *s, int kr, int kind, TqTime t, TqTime from, uint64
 /* Is relation kr bound and in use here? */
 static int live(const KSession *s, int kr) { return s->r[kr].rel > 0 && s->r[kr].needed && !s->r[kr].bad; }
 
+/* Does the program list (monitor programs, --programs) name th's process?
+** Asked with the process's command: its leader's, which the process's
+** threads share until one renames itself. */
+static int threadWanted(KSession *s, const KThread *th) {
+  tq_pm_global *g = s->g;
+  s->list = g->version >= 7 && g->program_wanted && !g->program_wanted(g, -1, NULL);
+  if (!s->list) return 1;
+  const KThread *lead = th->tid == th->tgid ? th : tqMapGet(&s->threads, (uint64_t)th->tgid + 2);
+  return snsProcessWanted(g, th->tgid, lead ? lead->comm : th->comm);
+}
+
+/* A Thread tuple begins, unless the program list leaves its process out:
+** then the engine never sees the thread, never enables it, and no event
+** of it leaves the kernel (it still begins and ends here: the lifecycle
+** is followed, and a later exec may make it a program the list names). */
 static void threadBegin(KSession *s, KThread *th, TqTime t) {
   th->id = ++s->nextId;
   th->from = t;
   s->begun++;
+  th->wanted = threadWanted(s, th);
+  if (!th->wanted) {
+    s->unwanted++;
+    return;
+  }
   if (!live(s, KR_THREAD)) return;
   int64_t v[8];
   fill(s, KR_THREAD, NULL, th, v);
@@ -873,7 +901,7 @@ static void threadBegin(KSession *s, KThread *th, TqTime t) {
 
 static void threadEnd(KSession *s, KThread *th, TqTime t) {
   s->ended++;
-  if (!live(s, KR_THREAD)) return;
+  if (!th->wanted || !live(s, KR_THREAD)) return;
   int64_t v[8];
   fill(s, KR_THREAD, NULL, th, v);
   produce(s, KR_THREAD, TQ_REC_END, t > th->from ? t : th->from + 1, th->from, th->id, v);
@@ -1092,16 +1120,18 @@ static void reportLosses(KSession *s, int kr, int final) {
 }
 
 static void setMessages(KSession *s) {
+  char unwanted[48] = "";
+  if (s->list) snprintf(unwanted, sizeof unwanted, " unwanted=%lld", (long long)s->unwanted);
   for (int kr = 0; kr < KS_NREL; kr++) {
     KRel *r = &s->r[kr];
     if (!r->p || r->bad) continue;
     if (kr == KR_THREAD)
       setMsg(r->p,
              "seen=%llu written=%llu dropped=%llu threads_begun=%lld ended=%lld alive=%u late=%lld queue_lost=%lld "
-             "beyond_pid_max=%llu",
+             "beyond_pid_max=%llu%s",
              (unsigned long long)r->cnt[KC_SEEN], (unsigned long long)r->cnt[KC_WRITTEN],
              (unsigned long long)r->cnt[KC_DROPPED], (long long)s->begun, (long long)s->ended, s->threads.n,
-             (long long)s->lateLife, (long long)s->queueLost, (unsigned long long)s->beyond);
+             (long long)s->lateLife, (long long)s->queueLost, (unsigned long long)s->beyond, unwanted);
     else
       setMsg(r->p, "seen=%llu written=%llu dropped=%llu unbegun=%llu late=%lld enabled_now=%lld enabled_max=%lld",
              (unsigned long long)r->cnt[KC_SEEN], (unsigned long long)r->cnt[KC_WRITTEN],
@@ -1119,9 +1149,9 @@ static void setMessages(KSession *s) {
     if (n > 0 && (size_t)n < sizeof json && kr == KR_THREAD)
       snprintf(json + n, sizeof json - (size_t)n,
                "\"threads_begun\": %lld, \"threads_ended\": %lld, \"threads_alive\": %u, \"late\": %lld, "
-               "\"queue_lost\": %lld, \"beyond_pid_max\": %llu}",
+               "\"queue_lost\": %lld, \"beyond_pid_max\": %llu, \"threads_unwanted\": %lld}",
                (long long)s->begun, (long long)s->ended, s->threads.n, (long long)s->lateLife, (long long)s->queueLost,
-               (unsigned long long)s->beyond);
+               (unsigned long long)s->beyond, s->list ? (long long)s->unwanted : 0LL);
     else if (n > 0 && (size_t)n < sizeof json)
       snprintf(json + n, sizeof json - (size_t)n,
                "\"unbegun\": %llu, \"late\": %lld, \"enabled_now\": %lld, \"enabled_max\": %lld}",
