@@ -337,6 +337,8 @@ typedef struct KProv {
   TqTime t;
 } KProv;
 
+#define KS_NLOSS 8 /* loss periods kept per relation (later ones join the last) */
+
 typedef struct KRel {
   const KRelDef *def;
   tq_pm_private *p;  /* its PM (once started) */
@@ -349,6 +351,10 @@ typedef struct KRel {
   int64_t enabledMax, enabledNow;
   uint64_t cnt[KS_NCNT]; /* the kernel's counters, summed over CPUs */
   uint64_t dropReported;
+  uint64_t dropSeen;   /* dropped at the last reading of the counters */
+  TqTime loss[KS_NLOSS][2]; /* the periods the ring dropped packets of it in (CLOCK_REALTIME ns) */
+  int nloss;
+  int64_t lossMerged;  /* periods joined to the last one: the list was full */
   int64_t late, orphan, produced, notThread;
   TqMap open;        /* key -> KOpen* */
 } KRel;
@@ -385,6 +391,7 @@ struct KSession {
   /* the engine's thread */
   KVec held;         /* converted, later than the last snapshot */
   TqTime start, prevNow, syncNow;
+  TqTime readAt;     /* the last reading of the kernel's counters (CLOCK_REALTIME ns) */
   int synced;
   int64_t syncs;     /* snapshots so far */
   int64_t until[8];  /* args until=PID[+PID...]: the collection ends after they exit */
@@ -1087,6 +1094,32 @@ static void readCounters(KSession *s) {
     else if (k == KS_CNT_GLOBAL + KG_BEYOND) s->beyond = sum;
   }
   free(vals);
+  /* the packets dropped since the last reading were events between then
+  ** and now: a loss period (joined to the last when they touch) */
+  TqTime at = clockNs(CLOCK_REALTIME), from = s->readAt ? s->readAt : s->start;
+  for (int kr = 0; kr < KS_NREL; kr++) {
+    KRel *r = &s->r[kr];
+    if (r->cnt[KC_DROPPED] <= r->dropSeen) continue;
+    r->dropSeen = r->cnt[KC_DROPPED];
+    if (r->nloss && (r->loss[r->nloss - 1][1] >= from || r->nloss == KS_NLOSS)) {
+      if (r->loss[r->nloss - 1][1] < from) r->lossMerged++;
+      r->loss[r->nloss - 1][1] = at;
+    } else {
+      r->loss[r->nloss][0] = from;
+      r->loss[r->nloss][1] = at;
+      r->nloss++;
+    }
+  }
+  s->readAt = at;
+}
+
+/* t (CLOCK_REALTIME ns) as "hh:mm:ss.mmm" UTC into buf. */
+static const char *utcOf(TqTime t, char *buf, size_t n) {
+  time_t sec = (time_t)(t / TQ_SEC);
+  struct tm tm;
+  gmtime_r(&sec, &tm);
+  snprintf(buf, n, "%02d:%02d:%02d.%03d", tm.tm_hour, tm.tm_min, tm.tm_sec, (int)(t % TQ_SEC / 1000000));
+  return buf;
 }
 
 /* Reports relation kr's new losses on standard error (through its PM's
@@ -1096,11 +1129,20 @@ static void reportLosses(KSession *s, int kr, int final) {
   KRel *r = &s->r[kr];
   if (!r->p || kr == KR_PROCESSOR) return;
   uint64_t d = r->cnt[KC_DROPPED];
-  if (d > r->dropReported || (final && d))
+  if ((d > r->dropReported || (final && d)) && r->nloss) {
+    char a[32], b[32], when[160];
+    const TqTime *last = r->loss[r->nloss - 1];
+    if (!final)
+      snprintf(when, sizeof when, "events between %s and %s UTC", utcOf(last[0], a, sizeof a),
+               utcOf(last[1], b, sizeof b));
+    else
+      snprintf(when, sizeof when, "in %d period%s from %s to %s UTC (--stats: loss_periods)", r->nloss,
+               r->nloss > 1 ? "s" : "", utcOf(r->loss[0][0], a, sizeof a), utcOf(last[1], b, sizeof b));
     g->log(g, r->p, TQ_LOG_WARNING,
-           "%llu packets of %s lost%s: the kernel's ring buffer was full (--pm kernel=ring=KB makes it larger); "
+           "%llu packets of %s lost%s, %s: the kernel's ring buffer was full (--pm kernel=ring=KB makes it larger); "
            "the answers miss them",
-           (unsigned long long)d, r->def->rel, final ? " in all" : " so far");
+           (unsigned long long)d, r->def->rel, final ? " in all" : " so far", when);
+  }
   r->dropReported = d;
   if (final && r->late)
     g->log(g, r->p, TQ_LOG_WARNING, "%lld packets of %s came after their snapshot was taken: dropped", (long long)r->late,
@@ -1138,7 +1180,7 @@ static void setMessages(KSession *s) {
              (unsigned long long)r->cnt[KC_DROPPED], (unsigned long long)r->cnt[KC_UNBEGUN], (long long)r->late,
              (long long)r->enabledNow, (long long)r->enabledMax);
     /* the same figures as JSON, the PM's "detail" in --stats */
-    char tps[400], json[900];
+    char tps[400], json[1600];
     tpList(r->def->progs, tps, sizeof tps);
     int n = snprintf(json, sizeof json,
                      "{\"relation\": \"%s\", \"tracepoints\": \"%s\", \"attached\": %s, \"seen\": %llu, "
@@ -1157,6 +1199,16 @@ static void setMessages(KSession *s) {
                "\"unbegun\": %llu, \"late\": %lld, \"enabled_now\": %lld, \"enabled_max\": %lld}",
                (unsigned long long)r->cnt[KC_UNBEGUN], (long long)r->late, (long long)r->enabledNow,
                (long long)r->enabledMax);
+    /* the loss periods, before the closing brace */
+    size_t k = strlen(json);
+    if (k && json[k - 1] == '}') {
+      k--;
+      k += (size_t)snprintf(json + k, sizeof json - k, ", \"loss_periods\": [");
+      for (int i = 0; i < r->nloss && k < sizeof json; i++)
+        k += (size_t)snprintf(json + k, sizeof json - k, "%s[%lld, %lld]", i ? ", " : "", (long long)r->loss[i][0],
+                              (long long)r->loss[i][1]);
+      if (k < sizeof json) k += (size_t)snprintf(json + k, sizeof json - k, "], \"loss_periods_merged\": %lld}", (long long)r->lossMerged);
+    }
     if (s->g->version >= 6 && s->g->set_detail) s->g->set_detail(s->g, r->p, json);
   }
 }

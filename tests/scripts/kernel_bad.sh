@@ -8,8 +8,8 @@
 #   - a thread id no thread has, a CPU this machine lacks, a name that is no
 #     thread id: empty answers, each said on standard error;
 #   - a ring buffer too small for the events of a busy process: the losses
-#     counted in --stats and reported on standard error, the answer short
-#     by them;
+#     counted in --stats and reported on standard error with the periods
+#     they happened in (within the run, in order), the answer short by them;
 #   - no privilege (an unprivileged user; root without CAP_BPF): the run
 #     refuses to start and names the privilege.
 set -u
@@ -50,8 +50,10 @@ grep -q "kernel_syscall: warning: Syscall enabled on 'init', which is no thread 
 # a ring buffer that overflows
 kstart "$d" syscalls 200000 || exit 1
 sed -e "s/CALLER/$caller/" tests/kernel/flood.tq >"$d/flood.tq"
+t0=$(date +%s%N)
 kargs=",ring=4" ktqmon "$d" "$d/flood.tq" || exit 1
 kgo "$d"
+t1=$(date +%s%N)
 cat "$d/err"
 msg=$(pmmsg "$d/stats.json" kernel_syscall)
 echo "kernel_syscall: $msg"
@@ -62,6 +64,20 @@ echo "getppid rows: $rows of 200000, $dropped packets dropped"
 grep -q "kernel_syscall: warning: [0-9]* packets of Syscall lost.*the kernel's ring buffer was full" "$d/err" ||
   bad "the losses are not reported on standard error"
 [ "$rows" -lt 200000 ] || bad "every call answered although packets were lost"
+# when: the periods the ring dropped packets in, within the run, in order
+periods=$(grep '{"name": "kernel_syscall", "calls"' "$d/stats.json" | sed -n 's/.*"loss_periods": \[\(.*\)\], "loss_periods_merged".*/\1/p' |
+  tr -d '[] ' | tr ',' ' ')
+echo "loss periods (ns): $periods"
+[ -n "$periods" ] || bad "no loss periods in --stats"
+prev=$t0
+set -- $periods
+while [ $# -ge 2 ]; do
+  [ "$1" -ge "$prev" ] && [ "$2" -gt "$1" ] && [ "$2" -le "$t1" ] || bad "loss period $1..$2 is not within the run ($t0..$t1), after $prev"
+  prev=$2
+  shift 2
+done
+grep -q "kernel_syscall: warning: [0-9]* packets of Syscall lost in all, in [0-9]* periods* from [0-9:.]* to [0-9:.]* UTC" "$d/err" ||
+  bad "the final loss report does not say when"
 
 # no privilege
 chmod 755 "$d"
