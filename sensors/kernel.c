@@ -396,6 +396,7 @@ struct KSession {
   int64_t syncs;     /* snapshots so far */
   int64_t until[8];  /* args until=PID[+PID...]: the collection ends after they exit */
   int nuntil, untilLeft;
+  int untilSeen[8];  /* its exit: 1 traced or taken as gone; < 0 snapshots it was found gone untraced */
   int untilState;    /* 1 they exited (seen at a snapshot), 2 halt asked */
   TqMap threads;     /* tid + 2 -> KThread* */
   TqMap gens;        /* tid + 2 -> the latest incarnation of that id in the run */
@@ -1022,7 +1023,10 @@ static void lifecycle(KSession *s, KPkt *k) {
       /* its system call never returns */
       if (live(s, KR_SYSCALL)) ivEnd(s, KR_SYSCALL, r->tid, t);
       for (int u = 0; u < s->nuntil; u++)
-        if (r->tid == (uint32_t)s->until[u] && --s->untilLeft == 0 && !s->untilState) s->untilState = 1;
+        if (r->tid == (uint32_t)s->until[u] && s->untilSeen[u] != 1) {
+          s->untilSeen[u] = 1;
+          if (--s->untilLeft == 0 && !s->untilState) s->untilState = 1;
+        }
       if (s->progs & P_SWITCH) { /* it still runs, in the kernel, until its last switch */
         th->exited = 1;
         break;
@@ -1218,6 +1222,36 @@ static int threadCmp(const void *a, const void *b) {
   return x->tid < y->tid ? -1 : x->tid > y->tid;
 }
 
+/* until=PID: a process that is gone although its exit was not traced (it
+** exited while the programs were being attached) ends the wait too, once it
+** was found gone (or a zombie) at two snapshots (its exit may still be on
+** its way). */
+static int procGone(int64_t pid) {
+  if (kill((pid_t)pid, 0) && errno == ESRCH) return 1;
+  char path[64], buf[512];
+  snprintf(path, sizeof path, "/proc/%lld/stat", (long long)pid);
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return errno == ENOENT;
+  ssize_t n = read(fd, buf, sizeof buf - 1);
+  close(fd);
+  if (n <= 0) return 0;
+  buf[n] = 0;
+  const char *rp = strrchr(buf, ')');
+  return rp && rp[1] && (rp[2] == 'Z' || rp[2] == 'X'); /* a zombie: exited, not yet reaped */
+}
+static void untilGone(KSession *s) {
+  for (int u = 0; u < s->nuntil; u++) {
+    if (s->untilSeen[u] == 1 || !procGone(s->until[u])) continue;
+    if (--s->untilSeen[u] > -2) continue;
+    s->untilSeen[u] = 1;
+    if (s->r[KR_THREAD].p)
+      s->g->log(s->g, s->r[KR_THREAD].p, TQ_LOG_WARNING,
+                "until=%lld: the process is gone, and its exit was not traced (it exited before the tracing began)",
+                (long long)s->until[u]);
+    if (--s->untilLeft == 0 && !s->untilState) s->untilState = 1;
+  }
+}
+
 /* A snapshot at g->now: everything the kernel wrote up to then, in time
 ** order.  Once per snapshot, whichever kernel PM comes first. */
 static void sessionSync(KSession *s) {
@@ -1283,6 +1317,7 @@ static void sessionSync(KSession *s) {
     g->log(g, s->r[KR_THREAD].p, TQ_LOG_INFO, "tracing since the first snapshot: %s", tps);
   }
   s->synced = 1;
+  if (s->untilLeft > 0) untilGone(s);
   readCounters(s);
   for (int kr = 0; kr < KS_NREL; kr++) reportLosses(s, kr, 0);
   setMessages(s);

@@ -86,6 +86,8 @@ ktqmon() {
   kd=$1
   q=$2
   shift 2
+  # emptied first: a log left by an earlier run in DIR must not pass for this one's
+  : >"$kd/err"
   $T run sensors/kernel.tq "$q" --pm clock=realtime --pm kernel=until=${until:-$kpid}${kargs:-} --format csv --trace-level 2 \
     --stats "$kd/stats.json" "$@" >"$kd/out.csv" 2>"$kd/err" &
   tqpid=$!
@@ -98,6 +100,7 @@ ktqmon() {
 # waits until its probes are attached.  Sets btpid.
 koracle() {
   kd=$1
+  : >"$kd/oracle.out"
   bpftrace "$2" >"$kd/oracle.out" 2>"$kd/oracle.err" &
   btpid=$!
   waitfor "$kd/oracle.out" "^Attaching" 120 || { bad "bpftrace did not attach: $(cat "$kd/oracle.err")"; return 1; }

@@ -10,6 +10,8 @@
 #   - a ring buffer too small for the events of a busy process: the losses
 #     counted in --stats and reported on standard error with the periods
 #     they happened in (within the run, in order), the answer short by them;
+#   - until=PID of a process that exited before the tracing began (a
+#     zombie): the run ends all the same, and says so;
 #   - no privilege (an unprivileged user; root without CAP_BPF): the run
 #     refuses to start and names the privilege.
 set -u
@@ -78,6 +80,23 @@ while [ $# -ge 2 ]; do
 done
 grep -q "kernel_syscall: warning: [0-9]* packets of Syscall lost in all, in [0-9]* periods* from [0-9:.]* to [0-9:.]* UTC" "$d/err" ||
   bad "the final loss report does not say when"
+
+# until=PID of a process that exited before the tracing began (a zombie
+# whose parent never reaps it): its exit is never traced; the run must
+# still end, and say so, instead of waiting for ever
+sh -c 'sleep 0 & echo $! >"$1"; exec sleep 300' sh "$d/zpid" &
+zparent=$!
+waitfor "$d/zpid" . 60 || bad "no zombie"
+zpid=$(cat "$d/zpid")
+sleep 0.5
+sed -e "s/CALLER/$zpid/" tests/kernel/flood.tq >"$d/zombie.tq"
+timeout 120 $T run sensors/kernel.tq "$d/zombie.tq" --pm clock=realtime --pm kernel=until=$zpid --format csv \
+  >"$d/zombie.out" 2>"$d/zombie.err"
+rc=$?
+kill $zparent 2>/dev/null
+cat "$d/zombie.err"
+[ $rc -eq 0 ] || bad "until=PID of a process already gone: exit $rc (124: it waited for ever)"
+grep -q "until=$zpid: the process is gone, and its exit was not traced" "$d/zombie.err" || bad "until=PID gone untraced: no message"
 
 # no privilege
 chmod 755 "$d"

@@ -23,6 +23,7 @@ cp build/kwork "$d/kto$tag"
 # run LIST: both workloads under tqmon, with the program list LIST ("" none)
 run() {
   kpid="" kpids="" nk=0
+  rm -f "$d/out.csv" "$d/stats.json"
   K="$d/ktl$tag" kstart "$d" syscalls $N || exit 1
   listed=$caller
   K="$d/kto$tag" kstart "$d" syscalls $N || exit 1
