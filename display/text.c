@@ -125,6 +125,19 @@ static void jsonStr(FILE *f, const char *s) {
   fputc('"', f);
 }
 
+/* The periods during which the result being written may be incomplete
+** (docs/losses.md): its rows there are marked, and the periods listed. */
+static RtLoss *wLoss;
+static int wnLoss;
+
+static void lossLine(FILE *f, const RtNet *net, const RtLoss *l, const char *pre) {
+  char a[64], b[64];
+  const char *rel = rtLossRelation(net, l), *ent = rtLossEntity(l);
+  fprintf(f, "%sincomplete from %s to %s: %lld packet%s of %s lost%s%s\n", pre, tqTimeFormat(a, sizeof a, l->from),
+          l->to >= TQ_FOREVER ? "the end" : tqTimeFormat(b, sizeof b, l->to), (long long)l->count, l->count == 1 ? "" : "s",
+          rel ? rel : "a relation not known", ent ? " on " : "", ent ? ent : "");
+}
+
 static void writeCsv(Text *t, const RtResult *res, Row **v, int n) {
   FILE *f = t->out;
   fprintf(f, "# %s\n", res->name);
@@ -145,6 +158,10 @@ static void writeCsv(Text *t, const RtResult *res, Row **v, int n) {
   }
 }
 
+static void writeCsvLosses(Text *t, const RtNet *net) {
+  for (int i = 0; i < wnLoss; i++) lossLine(t->out, net, &wLoss[i], "# ");
+}
+
 static void writeJsonl(Text *t, const RtResult *res, Row **v, int n) {
   FILE *f = t->out;
   char buf[256];
@@ -160,15 +177,16 @@ static void writeJsonl(Text *t, const RtResult *res, Row **v, int n) {
       else if (res->attr[i].type.kind == TY_INT || res->attr[i].type.kind == TY_FLOAT) fputs(buf, f);
       else jsonStr(f, buf);
     }
+    if (wnLoss && rtLossCovers(wLoss, wnLoss, v[r]->from, res->isEvent ? v[r]->from : v[r]->to)) fputs(",\"incomplete\":true", f);
     if (res->isEvent) fprintf(f, ",\"valid_at\":%lld}\n", (long long)v[r]->from);
     else if (v[r]->to == TQ_OPEN || v[r]->to >= TQ_FOREVER) fprintf(f, ",\"valid_from\":%lld,\"valid_to\":null}\n", (long long)v[r]->from);
     else fprintf(f, ",\"valid_from\":%lld,\"valid_to\":%lld}\n", (long long)v[r]->from, (long long)v[r]->to);
   }
 }
 
-static void writeTable(Text *t, const RtResult *res, Row **v, int n) {
+static void writeTable(Text *t, const RtNet *net, const RtResult *res, Row **v, int n) {
   FILE *f = t->out;
-  int nc = res->nattr + (res->isEvent ? 1 : 2);
+  int nt = res->nattr + (res->isEvent ? 1 : 2), nc = nt + (wnLoss > 0);
   int *w = tqCalloc((size_t)nc, sizeof(int));
   char ***cell = tqCalloc((size_t)n + 1, sizeof(char **));
   char buf[256];
@@ -176,7 +194,9 @@ static void writeTable(Text *t, const RtResult *res, Row **v, int n) {
     cell[r] = tqCalloc((size_t)nc, sizeof(char *));
     for (int i = 0; i < nc; i++) {
       const char *s;
-      if (r == 0) {
+      if (i == nt) {
+        s = r == 0 ? "!" : rtLossCovers(wLoss, wnLoss, v[r - 1]->from, res->isEvent ? v[r - 1]->from : v[r - 1]->to) ? "!" : "";
+      } else if (r == 0) {
         s = i < res->nattr ? res->attr[i].name : res->isEvent ? "at" : i == res->nattr ? "from" : "to";
       } else if (i < res->nattr) {
         s = dspValue(buf, sizeof buf, res->attr[i].type, v[r - 1]->vals[i]);
@@ -201,7 +221,10 @@ static void writeTable(Text *t, const RtResult *res, Row **v, int n) {
       fputc('\n', f);
     }
   }
-  fprintf(f, "(%d row%s)\n\n", n, n == 1 ? "" : "s");
+  fprintf(f, "(%d row%s)\n", n, n == 1 ? "" : "s");
+  if (wnLoss) fputs("! may be incomplete (docs/losses.md):\n", f);
+  for (int i = 0; i < wnLoss; i++) lossLine(f, net, &wLoss[i], "  ");
+  fputc('\n', f);
   for (int r = 0; r <= n; r++) {
     for (int i = 0; i < nc; i++) free(cell[r][i]);
     free(cell[r]);
@@ -223,9 +246,18 @@ static int txEnd(void *self, RtNet *net, int ok) {
     sortRes = res;
     if (n > 1) qsort(rr->v, (size_t)n, sizeof(Row *), rowCmp);
     if (ok && !res->q->display) {
-      if (t->format == DSP_CSV) writeCsv(t, res, rr->v, n);
-      else if (t->format == DSP_JSONL) writeJsonl(t, res, rr->v, n);
-      else writeTable(t, res, rr->v, n);
+      wnLoss = rtResultLosses(net, res, &wLoss);
+      if (t->format == DSP_CSV) {
+        writeCsv(t, res, rr->v, n);
+        writeCsvLosses(t, net);
+      } else if (t->format == DSP_JSONL) {
+        writeJsonl(t, res, rr->v, n);
+      } else {
+        writeTable(t, net, res, rr->v, n);
+      }
+      free(wLoss);
+      wLoss = NULL;
+      wnLoss = 0;
     }
     for (int i = 0; i < n; i++) free(rr->v[i]);
     free(rr->v);

@@ -15,7 +15,7 @@
 ** g->counts and TQ_PM_SYNC_DISPLAYS, version 5 g->needed,
 ** g->attribute_type, g->relation_mode and tq_pm.describe, version 6
 ** g->relation_name and g->set_detail, version 7 g->program_wanted, version
-** 8 g->needed_records and g->sample_period.  sensors/README.md describes the
+** 8 g->needed_records and g->sample_period, version 9 g->lost.  sensors/README.md describes the
 ** interface with a worked example; docs/design.md says where PMs sit.
 **
 ** Life of a PM in an operation (collection or extraction):
@@ -41,7 +41,7 @@
 
 #include <stdint.h>
 
-#define TQ_PM_VERSION 8
+#define TQ_PM_VERSION 9
 #define TQ_PM_VERSION_MIN 1
 
 typedef int64_t tq_time; /* nanoseconds */
@@ -278,7 +278,19 @@ struct tq_pm_global {
   ** no sample and need not be produced (neither its begin nor its end).
   ** 0: not known so. */
   tq_time (*sample_period)(tq_pm_global *g, int rel);
+  /* (version 9) PRODUCERs: count records were lost (a full buffer, a
+  ** malformed packet, a table full), of relation rel (0: not known which),
+  ** between from and to, on the flag entity `entity` (a symbol;
+  ** TQ_PM_ENTITY_UNKNOWN: not known, or several); spans: begins or ends of
+  ** intervals were among them (an interval may be missing, or end late).
+  ** Report each loss once, as soon as it is known.  The engine counts them
+  ** (--stats: "lost" per relation, "packets_lost", and in
+  ** "packets_total"), marks every answer that reads rel as possibly
+  ** incomplete over that period (docs/losses.md), and says so.  Returns 0,
+  ** or -1 (ignored) for an unknown rel, count <= 0 or to < from. */
+  int (*lost)(tq_pm_global *g, int rel, int64_t entity, tq_time from, tq_time to, int64_t count, int spans);
 };
+#define TQ_PM_ENTITY_UNKNOWN INT64_MIN
 #define TQ_PM_NEED_ANY INT64_MIN
 enum { TQ_PM_NEED_NONE = 0, TQ_PM_NEED_ALL = 1, TQ_PM_NEED_SOME = 2 };
 

@@ -288,6 +288,11 @@ static const char *jsonSkip(const char *s, int depth) {
   return end > s ? end : NULL;
 }
 
+static int gLost(tq_pm_global *g, int rel, int64_t entity, tq_time from, tq_time to, int64_t count, int spans) {
+  tq_engine *e = enOf(g);
+  return e->net ? rtNetLost(e->net, rel, entity == TQ_PM_ENTITY_UNKNOWN ? RT_LOSS_ANY : entity, from, to, count, spans) : -1;
+}
+
 static int gSetDetail(tq_pm_global *g, tq_pm_private *p, const char *json) {
   EnPm *m = pmOfPriv(enOf(g), p);
   if (!m) return -1;
@@ -336,6 +341,7 @@ tq_engine *enNew(void) {
   e->g.program_wanted = gProgramWanted;
   e->g.needed_records = gNeededRecords;
   e->g.sample_period = gSamplePeriod;
+  e->g.lost = gLost;
   e->opt.nowValue = TQ_OPEN;
   e->maxTicks = EN_MAX_TICKS;
   e->instArena = tqArenaNew();

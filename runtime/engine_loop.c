@@ -144,6 +144,33 @@ static void ticksAt(tq_engine *e, TqTime t) {
   }
 }
 
+/* Never silent: an answer that may be incomplete (its producers lost
+** packets it reads) says so, with the packets and the period. */
+static void warnIncomplete(tq_engine *e) {
+  RtNet *net = e->net;
+  for (int q = 0; q < net->nresult; q++) {
+    const RtResult *res = &net->result[q];
+    if (res->q->display) continue;
+    RtLoss *v;
+    int n = rtResultLosses(net, res, &v);
+    if (!n) continue;
+    int64_t lost = 0;
+    TqTime from = TQ_FOREVER, to = TQ_BEGINNING;
+    const char *rel = rtLossRelation(net, &v[0]);
+    for (int i = 0; i < n; i++) {
+      lost += v[i].count;
+      if (v[i].from < from) from = v[i].from;
+      if (v[i].to > to) to = v[i].to;
+      if (rel && (!rtLossRelation(net, &v[i]) || strcmp(rel, rtLossRelation(net, &v[i])))) rel = NULL;
+    }
+    char a[64], b[64];
+    enLog(&e->g, NULL, TQ_LOG_WARNING, "%s may be incomplete from %s to %s: %lld packet%s of %s lost (%d period%s; docs/losses.md)",
+          res->name, tqTimeFormat(a, sizeof a, from), to >= TQ_FOREVER ? "the end" : tqTimeFormat(b, sizeof b, to),
+          (long long)lost, lost == 1 ? "" : "s", rel ? rel : "the relations it reads", n, n == 1 ? "" : "s");
+    free(v);
+  }
+}
+
 static void warnAbsentOne(tq_engine *e, const char *qname, const AlgEntity *ent, int64_t v, TqMap *said) {
   if (!ent || !ent->rel || v < 0) return;
   RelState *r = &e->rs[ent->rel->id - 1];
@@ -555,6 +582,7 @@ int tq_end(tq_engine *e) {
     e->diag.notes = e->notes;
     if (rtNetFinish(e->net, endT, 1)) ok = 0;
     enSessionEnd(e);
+    warnIncomplete(e);
     if (!e->fatal && !e->diag.nerr && !(e->extractor && e->extractor->priv.disabled)) warnAbsent(e); /* (a run cut short: no) */
     for (int i = 0; i < e->npm; i++) {
       EnPm *m = e->order[i];

@@ -235,6 +235,7 @@ void rtNetFree(RtNet *net) {
   free(net->sensor);
   free(net->result);
   tqVecFree(&net->consumers);
+  free(net->loss);
   free(net);
 }
 
@@ -581,7 +582,11 @@ void rtEntityEnd(RtNet *net, RtSensor *s, uint64_t ivid, TqTime from, TqTime to,
 
 /* ================================================================ statistics */
 
-static void jsonStr(TqBuf *b, const char *s) {
+void rtJsonStr(TqBuf *b, const char *s) {
+  if (!s) {
+    tqBufPuts(b, "null");
+    return;
+  }
   tqBufPuts(b, "\"");
   for (; *s; s++) {
     if (*s == '"' || *s == '\\') tqBufPrintf(b, "\\%c", *s);
@@ -675,26 +680,26 @@ void rtNetStatsJson(RtNet *net, TqBuf *b) {
   tqBufPrintf(b,
               "{\n  \"optimized\": %s,\n  \"tuples_processed\": %lld,\n  \"peak_stored_tuples\": %lld,\n"
               "  \"wall_seconds\": %.3f,\n  \"cpu_seconds\": %.3f,\n  \"peak_rss_kb\": %ld,\n  \"packets_seen\": %lld,\n"
-              "  \"packets_total\": %lld,\n"
+              "  \"packets_total\": %lld,\n  \"packets_lost\": %lld,\n"
               "  \"stopped_early\": %s,\n",
               net->opt.noOpt ? "false" : "true", (long long)net->tuplesProcessed, (long long)peak,
               tqWallSeconds() - net->startWall,
               (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) + (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1e-6,
               (long)ru.ru_maxrss, (long long)net->packetsSeen,
-              (long long)net->packetsTotal, net->stopped ? "true" : "false");
+              (long long)(net->packetsTotal + net->packetsLost), (long long)net->packetsLost, net->stopped ? "true" : "false");
   tqBufPuts(b, "  \"sensors\": [");
   int first = 1;
   for (int i = 0; i < net->nsensor; i++) {
     RtSensor *s = &net->sensor[i];
     tqBufPrintf(b, "%s\n    {\"name\": ", first ? "" : ",");
     first = 0;
-    jsonStr(b, s->rel->name);
+    rtJsonStr(b, s->rel->name);
     tqBufPrintf(b,
                 ", \"kind\": \"%s\", \"mode\": \"%s\", \"used\": %s, \"recorded\": %lld, \"delivered\": %lld, "
-                "\"samples\": %lld, \"max_enabled\": %d, \"skipped\": %lld}",
+                "\"samples\": %lld, \"max_enabled\": %d, \"skipped\": %lld, \"lost\": %lld}",
                 s->rel->entity ? "entity" : s->rel->isEvent ? "event" : "interval", algModeName(s->rel->mode),
                 s->used ? "true" : "false", (long long)s->recorded, (long long)s->delivered, (long long)s->samples,
-                s->maxEnabled, (long long)s->skipped);
+                s->maxEnabled, (long long)s->skipped, (long long)s->lost);
   }
   const RtReadStats *rd = &net->read;
   if (rd->blocks)
@@ -704,11 +709,13 @@ void rtNetStatsJson(RtNet *net, TqBuf *b) {
                 (long long)rd->blocks, (long long)rd->blocksRead, (long long)rd->bytes, (long long)rd->bytesRead,
                 (long long)rd->records, (long long)rd->recordsRead, (long long)rd->streams, (long long)rd->spooled);
   tqBufPuts(b, rd->blocks ? "}," : "\n  ],");
-  tqBufPuts(b, "\n  \"results\": [");
+  tqBufPuts(b, "\n");
+  rtLossJson(net, b);
+  tqBufPuts(b, "  \"results\": [");
   for (int i = 0; i < net->nresult; i++) {
     RtResult *r = &net->result[i];
     tqBufPrintf(b, "%s\n    {\"name\": ", i ? "," : "");
-    jsonStr(b, r->name);
+    rtJsonStr(b, r->name);
     tqBufPrintf(b, ", \"rows\": %lld, \"duplicates\": %lld}", (long long)r->rows, (long long)r->dups);
   }
   tqBufPuts(b, "\n  ]\n}\n");

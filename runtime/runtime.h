@@ -165,6 +165,7 @@ typedef struct RtSensor {
   int64_t delivered;      /* packets that passed the enable check */
   int64_t samples;        /* sample requests answered */
   int64_t skipped;        /* packets of a recording not read: no query needs them */
+  int64_t lost;           /* packets its producer lost (rtNetLost) */
   int used;               /* some operator needs it */
 } RtSensor;
 
@@ -261,6 +262,9 @@ struct RtNet {
   int stopped;         /* the run stopped early (time limit) */
   int ending;          /* rtNetFinish: no delivery comes any more */
   RtReadStats read;    /* what a selective reader of the recording read */
+  int64_t packetsLost; /* packets the producers lost (rtNetLost) */
+  struct RtLoss *loss; /* the losses, merged (loss.c) */
+  int nloss, closs;
 };
 
 /* Builds the networks of every query of prog (optimized tree when set and
@@ -349,6 +353,37 @@ int rtNetNeed(const RtNet *net, int rel, int64_t entity);
 ** its delta relation at every base tick), so that an interval [from, to)
 ** holding no multiple of P is never answered; 0 when not known so. */
 TqTime rtNetSamplePeriod(const RtNet *net, int rel);
+
+/* ================================================================ losses (loss.c) */
+/* Packets a producer lost: count of relation rel (0: not known which)
+** between from and to, on flag entity `entity` (a symbol; RT_LOSS_ANY:
+** not known, or several); spans: begins or ends of intervals among them.
+** Losses of one relation and entity less than a second apart are one
+** period; at most 4,096 periods are kept (then they grow). */
+#define RT_LOSS_ANY INT64_MIN
+typedef struct RtLoss {
+  int rel;
+  int spans;
+  int64_t entity;
+  TqTime from, to;
+  int64_t count;
+} RtLoss;
+/* Counts a loss (per sensor and in packetsLost) and keeps its period.
+** 0, or -1 (ignored) for an unknown rel, count <= 0 or to < from. */
+int rtNetLost(RtNet *net, int rel, int64_t entity, TqTime from, TqTime to, int64_t count, int spans);
+/* The periods during which result res may be incomplete: the losses of
+** the sensors its network reads, each to TQ_FOREVER when it may tell
+** after the loss too (begins or ends lost; an aggregate).  *out is
+** malloc'd (NULL when none); returns their number. */
+int rtResultLosses(const RtNet *net, const RtResult *res, RtLoss **out);
+/* Does a row valid over [from, to) (an event: to <= from) overlap one of them? */
+int rtLossCovers(const RtLoss *v, int n, TqTime from, TqTime to);
+/* A loss's entity's name and relation's name (NULL: not known). */
+const char *rtLossEntity(const RtLoss *l);
+const char *rtLossRelation(const RtNet *net, const RtLoss *l);
+/* The "incomplete" member of the statistics (JSON), and a JSON string (NULL: null). */
+void rtLossJson(const RtNet *net, TqBuf *b);
+void rtJsonStr(TqBuf *b, const char *s);
 
 /* ================================================================ internals shared by op files */
 RtOp *rtOpNew(RtNet *net, const RtOpVt *vt, size_t size, const AlgNode *node);

@@ -334,7 +334,42 @@ static int ssBegin(void *self, RtNet *net) {
     s->tbl[i] = rtStoreTable(s->st, r->name, r->nattr, r->attr, r->isEvent);
     if (s->tbl[i] < 0) return -1;
   }
+  /* the periods during which each result may be incomplete (docs/losses.md):
+  ** empty when nothing was lost */
+  if (exec(s->st, "DROP TABLE IF EXISTS _tqmon_incomplete; CREATE TABLE _tqmon_incomplete (result TEXT NOT NULL, "
+                  "relation TEXT, entity TEXT, valid_from INTEGER NOT NULL, valid_to INTEGER, lost INTEGER NOT NULL)"))
+    return -1;
   return ssCommit(s);
+}
+
+/* The losses of the stored results into _tqmon_incomplete (valid_to NULL:
+** to the end). */
+static int ssLosses(StoreSink *s, RtNet *net) {
+  sqlite3_stmt *ins;
+  if (sqlite3_prepare_v2(s->st->db, "INSERT INTO _tqmon_incomplete VALUES (?,?,?,?,?,?)", -1, &ins, NULL) != SQLITE_OK)
+    return fail(s->st, "prepare insert");
+  int rc = 0;
+  for (int q = 0; q < s->nres && !rc; q++) {
+    if (s->tbl[q] < 0) continue;
+    RtLoss *v;
+    int n = rtResultLosses(net, &net->result[q], &v);
+    for (int i = 0; i < n && !rc; i++) {
+      const char *rel = rtLossRelation(net, &v[i]), *ent = rtLossEntity(&v[i]);
+      sqlite3_bind_text(ins, 1, net->result[q].name, -1, SQLITE_STATIC);
+      if (rel) sqlite3_bind_text(ins, 2, rel, -1, SQLITE_STATIC);
+      else sqlite3_bind_null(ins, 2);
+      if (ent) sqlite3_bind_text(ins, 3, ent, -1, SQLITE_STATIC);
+      else sqlite3_bind_null(ins, 3);
+      sqlite3_bind_int64(ins, 4, v[i].from);
+      if (v[i].to >= TQ_FOREVER) sqlite3_bind_null(ins, 5);
+      else sqlite3_bind_int64(ins, 5, v[i].to);
+      sqlite3_bind_int64(ins, 6, v[i].count);
+      rc = step(s->st, ins, "insert");
+    }
+    free(v);
+  }
+  sqlite3_finalize(ins);
+  return rc;
 }
 
 static int ssRow(void *self, RtResult *res, const RtRow *r) {
@@ -371,7 +406,7 @@ static int ssBatch(void *self, TqTime now) {
 
 static int ssEnd(void *self, RtNet *net, int ok) {
   StoreSink *s = self;
-  int rc = rtStoreCommit(s->st);
+  int rc = ssLosses(s, net) | rtStoreCommit(s->st);
   for (int i = 0; i < s->nres; i++) tqMapFree(&s->rowmap[i]);
   return rc;
 }

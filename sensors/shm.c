@@ -21,7 +21,8 @@
 ** the counters say what the queries asked for (settlePending, a snapshot
 ** later).  When the subject dies (a signal), the run stops early and says so.
 **
-** A thread drains the rings as they fill (at most SHM_MAXQ packets held);
+** A thread drains the rings as they fill (its queues hold at most
+** SHM_QBYTES, 256 MiB, of packets; past it rings fill and drop, counted);
 ** at each snapshot the rest is drained.  Every packet is validated (sensor,
 ** kind, size, entity handles, enum values, time) before use, converts TSC
 ** stamps to CLOCK_REALTIME nanoseconds, and merges the rings in time order
@@ -31,8 +32,12 @@
 ** enable counters of the segment; sampling posts a request that the
 ** subject's service thread answers.  When the subject exits or dies, what
 ** is left is produced, its open intervals are closed at its last time and
-** the collection ends; the results are kept.  Losses (full rings, late
-** packets, invalid packets) are reported at the end, never hidden.
+** the collection ends; the results are kept.  Losses (full rings, no ring
+** or entity slot, late packets, invalid packets, a string or entity beyond
+** the table, unanswered samples) are told to the engine at each snapshot,
+** once, with their sensor, period and flag entity where the subject knows
+** them (g->lost: the answers that read them say they may be incomplete,
+** docs/losses.md), and summed up at the end.
 */
 #include <errno.h>
 #include <fcntl.h>
@@ -74,6 +79,7 @@ typedef struct Pkt {
 typedef struct PktQ {
   Pkt *q;
   int64_t head, n, cap;
+  TqTime lastT;       /* time of the last packet queued: a ring is in time order */
 } PktQ;
 
 /* An interval produced and not yet ended. */
@@ -125,7 +131,18 @@ typedef struct Shm {
   TqTime anchorNs;
   uint32_t seq;             /* sample requests */
   int64_t packets, late, bad, samplesLost;
-  uint64_t droppedSeen;
+  int64_t ringLost, slotLost, noHandle; /* reported: ring full; no ring or entity slot;
+                            ** a string or entity value that found no slot */
+  int64_t badSeen;          /* invalid packets told to the engine */
+  int64_t backwards;        /* packets earlier than the one before in their ring: taken at its time */
+  uint64_t glossSeen[64];   /* per sensor: its tq_shm_gloss count told */
+  uint32_t *spansSeen;      /* per ring and sensor: its tq_shm_loss spans told */
+  struct {                  /* per sensor: lost packets not told yet */
+    int64_t n, ent;
+    TqTime from, to;
+  } pend[64];
+  uint64_t qBytes;          /* the queues' capacity (its peak: they never shrink) */
+  uint64_t qLimit;          /* its bound: SHM_QBYTES, or TQMON_SHM_QUEUE_MB */
   char badWhy[160];         /* the first invalid packet */
   TqTime cap;               /* merge no further: a ring still holds packets from here on */
   int waiting;              /* a sample request is out: its answers */
@@ -146,9 +163,11 @@ typedef struct Shm {
   volatile int thStop;
 } Shm;
 
-/* Packets held between snapshots at most; past it, rings are left to fill
-** (and their producers to drop, counted). */
-#define SHM_MAXQ (1 << 22)
+/* The queues of packets drained and not yet produced hold at most this
+** (a ring's first 1,024 packets always fit); past it, rings are left to
+** fill (and their producers to drop, counted and told). */
+#define SHM_QBYTES ((uint64_t)256 << 20)
+#define SHM_Q0 1024
 
 static TqTime realNow(void) {
   struct timespec ts;
@@ -596,7 +615,23 @@ static int handleValue(Shm *s, int64_t h, int ent, int64_t *out) {
   return 0;
 }
 
-/* Validates and converts slot packets: 0 ok (into *pk), -1 invalid. */
+/* A packet of sensor si at t lost, on flag entity ent (a symbol, or
+** TQ_PM_ENTITY_UNKNOWN), to be told at the next snapshot. */
+static void pendLoss(Shm *s, int si, TqTime t, int64_t ent) {
+  if (si < 0 || si >= 64) return;
+  if (!s->pend[si].n++) {
+    s->pend[si].from = s->pend[si].to = t;
+    s->pend[si].ent = ent;
+  } else if (s->pend[si].ent != ent) {
+    s->pend[si].ent = TQ_PM_ENTITY_UNKNOWN;
+  }
+  if (t < s->pend[si].from) s->pend[si].from = t;
+  if (t > s->pend[si].to) s->pend[si].to = t;
+}
+
+/* Validates and converts slot packets: 0 ok (into *pk), -1 invalid, -2
+** lost (a string or entity value that found no slot in the subject's
+** table: counted, not invalid). */
 static int convert(Shm *s, const tq_shm_packet *sp, const tq_shm_cont *cont, int ncont, Pkt *pk) {
   int si = sp->sensor;
   if (si >= s->nsens) return noteBad(s, "packet of sensor %d, the subject has %d", si, s->nsens), -1;
@@ -631,6 +666,11 @@ static int convert(Shm *s, const tq_shm_packet *sp, const tq_shm_cont *cont, int
       case TQ_SHM_STRING: {
         /* a string is a slot of no relation; an entity one of its type's
         ** relation (a sensor the program does not declare: any entity) */
+        if (pk->v[a] == 0) { /* the subject's table was full (sensors/README.md) */
+          s->noHandle++;
+          pendLoss(s, si, pk->t, TQ_PM_ENTITY_UNKNOWN);
+          return -2;
+        }
         int ent = x->kind[a] == TQ_SHM_STRING ? -1 : (x->is_entity && a == 0) ? si : s->entOf[si][a];
         if (x->kind[a] == TQ_SHM_ENTITY && ent < 0) {
           int64_t h = pk->v[a];
@@ -656,9 +696,10 @@ static int convert(Shm *s, const tq_shm_packet *sp, const tq_shm_cont *cont, int
 
 /* The slot the next packet of q goes to (q->n++ keeps it).  Capacities
 ** are powers of 2. */
-static Pkt *qSlot(PktQ *q) {
+static Pkt *qSlot(Shm *s, PktQ *q) {
   if (q->n == q->cap) {
-    int64_t nc = q->cap ? 2 * q->cap : 1024;
+    int64_t nc = q->cap ? 2 * q->cap : SHM_Q0;
+    s->qBytes += sizeof(Pkt) * (uint64_t)(nc - q->cap);
     Pkt *nq = tqMalloc(sizeof(Pkt) * (size_t)nc);
     for (int64_t i = 0; i < q->n; i++) nq[i] = q->q[(q->head + i) & (q->cap - 1)];
     free(q->q);
@@ -697,14 +738,12 @@ static uint64_t drain(Shm *s) {
   uint64_t took = 0;
   s->cap = TQ_FOREVER;
   tq_shm_header *h = s->h;
-  uint64_t dropped = 0;
   /* threads take the lowest free ring: rings past the number ever taken are unused */
   uint32_t taken = __atomic_load_n(&h->rings_taken, __ATOMIC_ACQUIRE), nr = taken < h->nrings ? taken : h->nrings;
   for (uint32_t i = 0; i < nr; i++) {
     tq_shm_ring *r = (tq_shm_ring *)((char *)h + h->off_rings + h->ring_bytes * i);
     tq_shm_packet *slots = (tq_shm_packet *)(r + 1);
     uint64_t tail = r->tail, start = tail, mask = h->ring_slots - 1;
-    dropped += __atomic_load_n(&r->dropped, __ATOMIC_RELAXED);
     TqTime lastT = TQ_FOREVER;
     int more = 0; /* stopped at SHM_CHUNK, not at the first slot not published */
     for (;;) {
@@ -714,6 +753,11 @@ static uint64_t drain(Shm *s) {
       }
       const tq_shm_packet *at = &slots[tail & mask];
       if (__atomic_load_n(&at->gen, __ATOMIC_ACQUIRE) != tq_shm_gen(tail, h->ring_slots)) break; /* not yet */
+      if (s->rq && s->rq[i].n == s->rq[i].cap && s->rq[i].cap >= SHM_Q0 &&
+          s->qBytes + sizeof(Pkt) * (uint64_t)s->rq[i].cap > s->qLimit) {
+        more = 1; /* the queues are full: the rest waits in the ring */
+        break;
+      }
       tq_shm_packet sp = *at;
       uint32_t ns = sp.nslots;
       if (ns < 1 || ns > 3) {
@@ -727,7 +771,7 @@ static uint64_t drain(Shm *s) {
       tail += ns;
       if (!s->rq) s->rq = tqCalloc(h->nrings, sizeof(PktQ));
       PktQ *q = &s->rq[i];
-      Pkt *pk = qSlot(q); /* converted in place: kept by q->n++ */
+      Pkt *pk = qSlot(s, q); /* converted in place: kept by q->n++ */
       if (convert(s, &sp, cont, (int)ns - 1, pk)) continue;
       s->packets++;
       lastT = pk->t;
@@ -736,13 +780,21 @@ static uint64_t drain(Shm *s) {
         continue;
       }
       if (!s->relOf[pk->sens]) continue; /* a sensor no one declared here */
+      if (pk->t < q->lastT) { /* a thread's time went back (a TSC not in step across CPUs, or garbage) */
+        pk->t = q->lastT;
+        s->backwards++;
+      }
+      q->lastT = pk->t;
       q->n++;
     }
     took += tail - start;
     if (tail != start) __atomic_store_n(&r->tail, tail, __ATOMIC_RELEASE);
+    if (more && s->rq && s->rq[i].n) { /* what it still holds is not earlier than its last one queued */
+      PktQ *q = &s->rq[i];
+      lastT = q->q[(q->head + q->n - 1) & (q->cap - 1)].t;
+    }
     if (more && lastT < s->cap) s->cap = lastT;
   }
-  s->droppedSeen = dropped + h->lost_no_ring;
   return took;
 }
 
@@ -817,6 +869,9 @@ static void emit(Shm *s, Pkt *pk) {
   if (pk->t < s->start) pk->t = s->start; /* before the collection began: seen at its start */
   if (pk->t < s->outT || pk->t < s->prevNow) {
     s->late++; /* it came after later packets were produced: lost */
+    const tq_shm_sensor *x = &s->cat[pk->sens];
+    int fa = x->is_entity ? 0 : x->flag_attr;
+    pendLoss(s, pk->sens, pk->t, pk->kind != TQ_SHM_END && fa < pk->n ? pk->v[fa] : TQ_PM_ENTITY_UNKNOWN); /* (an end's values are its begin's) */
     return;
   }
   s->outT = pk->t;
@@ -981,6 +1036,9 @@ static tq_pm_status shmStart(tq_pm_global *g, tq_pm_private *p) {
   p->data = s;
   s->g = g;
   s->fd = -1;
+  s->qLimit = SHM_QBYTES;
+  const char *qmb = getenv("TQMON_SHM_QUEUE_MB"); /* (1 to 65536) */
+  if (qmb && atol(qmb) >= 1 && atol(qmb) <= 65536) s->qLimit = (uint64_t)atol(qmb) << 20;
   const char *a = p->args;
   int all = !strncmp(a, "all+", 4);
   if (all) a += 4;
@@ -1077,15 +1135,29 @@ static tq_pm_status shmEnd(tq_pm_global *g, tq_pm_private *p) {
     s->thRunning = 0;
   }
   if (s->h && s->claimed) { /* (a monitor refused never reads the rings) */
-    drain(s);
-    int64_t lost = (int64_t)s->droppedSeen + s->late + s->bad + s->samplesLost + (int64_t)s->h->lost_entities;
+    /* (each loss was told at a snapshot, once: this sums them up) */
+    int64_t lost = s->ringLost + s->slotLost + s->late + s->bad + s->noHandle + s->samplesLost;
     if (lost)
       g->log(g, p, TQ_LOG_WARNING,
-             "%lld packets lost: %llu ring full or no ring, %lld late (past the reorder window), %lld invalid%s%s, "
-             "%lld sample requests unanswered, %llu entities beyond the segment",
-             (long long)lost, (unsigned long long)s->droppedSeen, (long long)s->late, (long long)s->bad,
-             s->bad ? ": first " : "", s->badWhy, (long long)s->samplesLost, (unsigned long long)s->h->lost_entities);
+             "%lld packets lost: %lld ring full, %lld no ring or entity slot, %lld late (past the reorder window), "
+             "%lld with a string or entity beyond the table, %lld invalid%s%s, %lld sample requests unanswered",
+             (long long)lost, (long long)s->ringLost, (long long)s->slotLost, (long long)s->late, (long long)s->noHandle,
+             (long long)s->bad, s->bad ? ": first " : "", s->badWhy, (long long)s->samplesLost);
+    uint64_t full = s->h->lost_entities;
+    if (full)
+      g->log(g, p, TQ_LOG_WARNING,
+             "%llu entity and string declarations found no slot: the table holds %u (TQMON_ENTITIES; sensors/README.md)",
+             (unsigned long long)full, (unsigned)s->h->max_entities);
     snprintf(p->message, sizeof p->message, "%lld packets, %lld lost", (long long)s->packets, (long long)lost);
+    char json[512];
+    snprintf(json, sizeof json,
+             "{\"packets\": %lld, \"lost\": %lld, \"ring_full\": %lld, \"no_ring_or_slot\": %lld, \"late\": %lld, "
+             "\"beyond_table\": %lld, \"invalid\": %lld, \"samples_unanswered\": %lld, \"declarations_without_slot\": %llu, "
+             "\"time_went_back\": %lld, \"queue_bytes\": %llu, \"queue_limit\": %llu}",
+             (long long)s->packets, (long long)lost, (long long)s->ringLost, (long long)s->slotLost, (long long)s->late,
+             (long long)s->noHandle, (long long)s->bad, (long long)s->samplesLost, (unsigned long long)full,
+             (long long)s->backwards, (unsigned long long)s->qBytes, (unsigned long long)s->qLimit);
+    g->set_detail(g, p, json);
   }
   if (s->child && !s->reaped) stopChild(g, p, s);
   for (uint32_t k = 0; k < s->open.cap; k++)
@@ -1099,6 +1171,7 @@ static tq_pm_status shmEnd(tq_pm_global *g, tq_pm_private *p) {
   free(s->sensOf);
   free(s->synth);
   free(s->ack);
+  free(s->spansSeen);
   if (s->fd >= 0) close(s->fd);
   /* a subject killed by a signal could not remove its own segment (the
   ** one we checked was its) */
@@ -1123,7 +1196,7 @@ static void *drainMain(void *arg) {
   struct timespec idle = {0, 200 * 1000}, caught = {0, 50 * 1000};
   while (!s->thStop) {
     pthread_mutex_lock(&s->mu);
-    uint64_t took = pending(s) < SHM_MAXQ ? drain(s) : 0;
+    uint64_t took = drain(s);
     pthread_mutex_unlock(&s->mu);
     if (!took) nanosleep(&idle, NULL);
     else if (took < SHM_CHUNK / 4) nanosleep(&caught, NULL);
@@ -1143,6 +1216,71 @@ static tq_pm_status shmSnapshot(tq_pm_global *g, tq_pm_private *p) {
   return st;
 }
 
+/* The symbol of entity handle h once the monitor has seen it (else not known). */
+static int64_t lossEntity(Shm *s, uint32_t h) {
+  if (!h || h == UINT32_MAX || (uint64_t)h >= s->csymOf || !s->symOf[h]) return TQ_PM_ENTITY_UNKNOWN;
+  return s->symOf[h] - 1;
+}
+
+static TqTime lossTime(Shm *s, uint64_t stamp, TqTime now) {
+  TqTime t = stamp ? toNs(s, stamp) : s->start;
+  return t < s->start ? s->start : t > now ? now : t;
+}
+
+/* Tells the engine, once, the packets lost since the last snapshot: those
+** the rings had no room for (per ring and sensor, from the first drop of
+** the episode, on its flag entity when all were on one), those that found
+** no ring or entity slot, the late ones, the ones with a value beyond the
+** table, and the invalid ones (of a sensor not known).  Losses of a sensor
+** the program does not declare are counted, and read by no answer. */
+static void reportLosses(Shm *s, tq_pm_global *g) {
+  tq_shm_header *h = s->h;
+  /* (the drops went on until the monitor looked: now, which the engine's
+  ** time may lag behind) */
+  TqTime now = realNow() > g->now ? realNow() : g->now;
+  uint32_t taken = __atomic_load_n(&h->rings_taken, __ATOMIC_ACQUIRE), nr = taken < h->nrings ? taken : h->nrings;
+  if (!s->spansSeen) s->spansSeen = tqCalloc((size_t)h->nrings * 64, sizeof(uint32_t));
+  for (uint32_t i = 0; i < nr; i++)
+    for (int si = 0; si < s->nsens; si++) {
+      tq_shm_loss *l = tq_shm_loss_at(h, i, (uint32_t)si);
+      uint64_t c = __atomic_load_n(&l->count, __ATOMIC_ACQUIRE), seen = l->seen;
+      if (c == seen) continue;
+      uint64_t first = l->first;
+      uint32_t ent = l->entity, spans = l->spans, *ss = &s->spansSeen[(size_t)i * 64 + (size_t)si];
+      __atomic_store_n(&l->seen, c, __ATOMIC_RELEASE); /* (a new episode begins) */
+      if (c < seen || c - seen > ((uint64_t)1 << 48)) {
+        noteBad(s, "ring %u: loss count of %s went from %llu to %llu", i, s->cat[si].name, (unsigned long long)seen,
+                (unsigned long long)c);
+        continue;
+      }
+      int sp = spans != *ss;
+      *ss = spans;
+      s->ringLost += (int64_t)(c - seen);
+      if (s->relOf[si]) g->lost(g, s->relOf[si], lossEntity(s, ent), lossTime(s, first, now), now, (int64_t)(c - seen), sp);
+    }
+  tq_shm_gloss *gl = (tq_shm_gloss *)((char *)h + h->off_gloss);
+  for (int si = 0; si < s->nsens; si++) {
+    uint64_t c = __atomic_load_n(&gl[si].count, __ATOMIC_ACQUIRE);
+    if (c <= s->glossSeen[si]) continue;
+    int64_t n = (int64_t)(c - s->glossSeen[si]);
+    s->glossSeen[si] = c;
+    s->slotLost += n;
+    if (s->relOf[si])
+      g->lost(g, s->relOf[si], TQ_PM_ENTITY_UNKNOWN, lossTime(s, __atomic_load_n(&gl[si].first, __ATOMIC_RELAXED), now), now, n,
+              !s->cat[si].is_event);
+  }
+  for (int si = 0; si < s->nsens; si++) {
+    if (!s->pend[si].n) continue;
+    if (s->relOf[si])
+      g->lost(g, s->relOf[si], s->pend[si].ent, s->pend[si].from, s->pend[si].to, s->pend[si].n, !s->cat[si].is_event);
+    s->pend[si].n = 0;
+  }
+  if (s->bad > s->badSeen) {
+    g->lost(g, 0, TQ_PM_ENTITY_UNKNOWN, s->prevNow < g->now ? s->prevNow : g->now, now, s->bad - s->badSeen, 1);
+    s->badSeen = s->bad;
+  }
+}
+
 static tq_pm_status snapshotLocked(Shm *s, tq_pm_global *g, tq_pm_private *p) {
   if (!s->exited && !alive(s)) s->exited = 1;
   if (memcmp(s->h->magic, TQ_SHM_MAGIC, 8) || s->h->version != TQ_SHM_VERSION) {
@@ -1157,9 +1295,10 @@ static tq_pm_status snapshotLocked(Shm *s, tq_pm_global *g, tq_pm_private *p) {
     drain(s);
     merge(s, g->now);
   } while (s->cap <= g->now);
+  reportLosses(s, g);
   if (s->exited && !pending(s)) {
     TqTime last = s->lastT > s->prevNow ? s->lastT : s->prevNow;
-    int open = closeAll(s, last);
+    int open = closeAll(s, last + 1); /* (what happened at its last time is in) */
     char why[128], at[64];
     if (howEnded(s, why, sizeof why)) {
       /* not an end: the run stopped early, and says so */
@@ -1252,6 +1391,7 @@ static tq_pm_status shmSample(tq_pm_global *g, tq_pm_private *p, int attr, int64
   tq_shm_header *hd = s->h;
   if (hd->req_head - __atomic_load_n(&hd->req_tail, __ATOMIC_ACQUIRE) >= TQ_SHM_REQUESTS) {
     s->samplesLost++;
+    g->lost(g, p->rel, who, t, t, 1, 0);
     return TQ_PM_OK;
   }
   tq_shm_request *rq = (tq_shm_request *)((char *)hd + hd->off_requests);
@@ -1273,6 +1413,7 @@ static tq_pm_status shmSample(tq_pm_global *g, tq_pm_private *p, int attr, int64
   if (s->waiting) {
     s->waiting = 0;
     s->samplesLost++;
+    g->lost(g, p->rel, who, t, t, 1, 0);
   }
   return TQ_PM_OK;
 }

@@ -49,3 +49,7 @@ $(B)/shm/sensors.h: tests/shm/subject.tq $(B)/tqmon
 $(B)/shm/early: tests/shm/early.c $(B)/shm/sensors.h $(B)/libtqsensor.a sensors/tqsensor.h sensors/tqshm.h
 	$(CC) $(CSTD) $(WARN) $(OPT) -I$(B)/shm -Isensors tests/shm/early.c $(B)/libtqsensor.a -lpthread -o $@
 TEST_DEPS += $(B)/shm/early
+# flood sends as fast as two threads can (shm_flood.sh).
+$(B)/shm/flood: tests/shm/flood.c $(B)/shm/sensors.h $(B)/libtqsensor.a sensors/tqsensor.h sensors/tqshm.h
+	$(CC) $(CSTD) $(WARN) $(OPT) -I$(B)/shm -Isensors tests/shm/flood.c $(B)/libtqsensor.a -lpthread -o $@
+TEST_DEPS += $(B)/shm/flood
