@@ -278,6 +278,9 @@ struct AlgNode {
   int nagg;           /* agg: 1 */
   AlgAggSpec *agg;    /* agg: the aggregate */
   const char *note;   /* optimizer annotation shown by explain (e.g. arming choice) */
+  AlgExpr *spred;     /* alpha: the predicate checked at the sensor (SF): only packets
+                      ** satisfying it need be written; a selection above still checks
+                      ** it (NULL: every packet); printed alpha^{V}_t[spred](...) */
 };
 
 /* Constructors compute the schema; they never fail (errors are caught by
@@ -320,6 +323,16 @@ void algPrintNotes(const AlgNode *n, TqBuf *b);
 ** optimize.c), and after PI-PUSH's line an indented line per narrowed
 ** product input; nothing else in trace starts in column 0. */
 AlgNode *algOptimize(TqArena *a, const AlgNode *t, TqBuf *trace);
+/* Turns rule `name` (as optimize.c names it, case-insensitive) off for the
+** algOptimize calls that follow, in every thread (the previous optimizer,
+** for `make bench` and the property tests), or on again (on = 1).
+** Returns 0, or -1 for an unknown name. */
+int algOptRule(const char *name, int on);
+/* Is the alpha-class predicate e one a sensor can check: comparisons of an
+** attribute of tuple variable var with constants (=, <> on entities and
+** strings; every comparison on numbers and enumerations), combined with
+** and, or, not? */
+int algSensorPred(const AlgExpr *e, const char *var);
 
 /* Checks internal consistency (schemas, arity); returns 0 or -1 with msg. */
 int algCheck(const AlgNode *n, TqBuf *msg);

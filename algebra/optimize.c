@@ -8,7 +8,10 @@
 **                   SIGMA-PIT, SIGMAT-PI, PI-MERGE
 **   2 alpha         O2 (every traced, disable-traced and sampled placement),
 **                   O3 (every traced and disable-traced placement), SJ (the
-**                   semi-join of a traced alpha with an entity relation)
+**                   semi-join of a traced alpha with an entity relation),
+**                   SF (a selection on a traced alpha's own attributes
+**                   checked at the sensor: the 3- and 4-dimension filtering
+**                   of paper section 3)
 **   3 entity        O4, O5
 **   4 clock         O6, O7
 **   5 variants      PIT-ID, PI-ID, X1, JOIN
@@ -530,6 +533,82 @@ static AlgNode *ruleSJ(Opt *o, AlgNode *n) {
   return NULL;
 }
 
+/* SF (sensor filter; traced and disable-traced placements):
+**   sigma[F](... alpha_t(E) ...) -> sigma[F](... alpha_t[F](E) ...)
+** where F compares attributes of t with constants (algSensorPred) and the
+** alpha is reached from the selection through other selections only.  The
+** alpha's sensor need write only the packets that satisfy F (paper section
+** 3: filtering on a third and fourth dimension, at the cost of a check per
+** firing); the selection stays, so the answer never depends on a producer
+** that cannot filter (a recording, a PCP host).  The runtime gives the
+** producer the disjunction of the predicates of all the alphas of the
+** relation, and none when one alpha has none (runtime/net.c).
+** Preconditions:
+**   (1) t's relation is traced or disable traced (a sample is an answer to
+**       a request, and the engine computes delta relations from all of them);
+**   (2) not the consuming form of a disable-traced alpha (ARM_ONCE): a
+**       firing consumes the arming even when the selection drops its
+**       packet, and a packet never written consumes nothing;
+**   (3) F is not already among the conjuncts of the alpha's predicate.
+** Exact: a packet that fails F reaches the selection and is dropped there;
+** the alpha keeps no state of a delivered packet other than the tuple it
+** passes up (its enabling is by its arguments, an interval's begin and end
+** carry the same values), so a packet never written changes nothing. */
+static int cmpAttrConst(const AlgExpr *e, const char *var) {
+  const AlgExpr *c = e->a, *k = e->b;
+  if (c->kind == AX_CONST) {
+    c = e->b;
+    k = e->a;
+  }
+  if (c->kind != AX_COL || k->kind != AX_CONST || !streq(c->var, var)) return 0;
+  switch (c->type.kind) {
+    case TY_INT:
+    case TY_FLOAT: return k->type.kind == TY_INT || k->type.kind == TY_FLOAT;
+    case TY_ENUM: return algTypeEq(c->type, k->type);
+    case TY_ENTITY:
+    case TY_STRING: return (e->op == OPB_EQ || e->op == OPB_NE) && k->type.kind == c->type.kind;
+    default: return 0;
+  }
+}
+
+int algSensorPred(const AlgExpr *e, const char *var) {
+  if (!e) return 0;
+  switch (e->kind) {
+    case AX_AND:
+    case AX_OR: return algSensorPred(e->a, var) && algSensorPred(e->b, var);
+    case AX_NOT: return algSensorPred(e->a, var);
+    case AX_CMP: return cmpAttrConst(e, var);
+    default: return 0;
+  }
+}
+
+static int hasConjunct(const AlgExpr *p, const AlgExpr *f) {
+  if (!p) return 0;
+  if (algExprEq(p, f)) return 1;
+  return p->kind == AX_AND && (hasConjunct(p->a, f) || hasConjunct(p->b, f));
+}
+
+static AlgNode *ruleSF(Opt *o, AlgNode *n) {
+  if (n->kind != ALG_SIGMA) return NULL;
+  AlgNode *chain[64];
+  int nc = 0;
+  AlgNode *al = n->kid[0];
+  while (al->kind == ALG_SIGMA && nc < (int)TQ_ARRAY_SIZE(chain)) {
+    chain[nc++] = al;
+    al = al->kid[0];
+  }
+  if (al->kind != ALG_ALPHA || al->rel->entity || al->rel->deltaOf) return NULL;
+  if (al->rel->mode != ALG_MODE_TRACED && al->rel->mode != ALG_MODE_DISABLE) return NULL; /* (1) */
+  if (al->rel->mode == ALG_MODE_DISABLE && al->arm == ARM_ONCE) return NULL;             /* (2) */
+  if (!algSensorPred(n->pred, al->var) || hasConjunct(al->spred, n->pred)) return NULL;  /* (3) */
+  AlgNode *na = copyNode(o, al);
+  AlgExpr *f = algExprCopy(o->a, n->pred);
+  na->spred = al->spred ? algExprBin(o->a, AX_AND, 0, tyBool(), al->spred, f) : f;
+  AlgNode *m = na;
+  for (int i = nc - 1; i >= 0; i--) m = withKid(o, chain[i], 0, m);
+  return withKid(o, n, 0, m);
+}
+
 /* ================================================================ class 3: entity sources */
 
 /* O4: sigma[1=K](E) -> K where E is an entity source and K a constant of
@@ -786,12 +865,24 @@ static const Rule rules[] = {
     {"O1", 1, ruleO1},                {"O1T", 1, ruleO1T},                   {"SIGMA-PI", 1, ruleSigmaPi},
     {"SIGMA-PIT", 1, ruleSigmaPiT},   {"SIGMAT-PI", 1, ruleSigmaTPi},        {"PI-MERGE", 1, rulePiMerge},
     {"O2", 2, ruleO2},                {"O3", 2, ruleO3},                     {"SJ", 2, ruleSJ},
+    {"SF", 2, ruleSF},
     {"O4", 3, ruleO4},
     {"O5", 3, ruleO5},                {"O6", 4, ruleO6},                     {"O7", 4, ruleO7},
     {"NOW-CLIP", 4, ruleNowClip},
     {"PIT-ID", 5, rulePiTId},         {"PI-ID", 5, rulePiId},                {"X1", 5, ruleX1},
     {"JOIN", 5, ruleJoin},
 };
+
+static unsigned char ruleOff[TQ_ARRAY_SIZE(rules)]; /* algOptRule: turned off */
+
+int algOptRule(const char *name, int on) {
+  for (size_t r = 0; r < TQ_ARRAY_SIZE(rules); r++)
+    if (streq(rules[r].name, name)) {
+      ruleOff[r] = !on;
+      return 0;
+    }
+  return -1;
+}
 
 static void recompute(TqArena *a, AlgNode *n) {
   for (int i = 0; i < n->nkid; i++) recompute(a, n->kid[i]);
@@ -803,7 +894,7 @@ static void recompute(TqArena *a, AlgNode *n) {
 static int applyAt(Opt *o, AlgNode **slot, int cls) {
   AlgNode *n = *slot;
   for (size_t r = 0; r < TQ_ARRAY_SIZE(rules); r++) {
-    if (rules[r].cls != cls) continue;
+    if (rules[r].cls != cls || ruleOff[r]) continue;
     AlgNode *m = rules[r].fn(o, n);
     if (!m) continue;
     *slot = m;

@@ -177,7 +177,13 @@ void algPrint(const AlgNode *n, TqBuf *b) {
       if (n->var) tqBufPrintf(b, "_%s", n->var);
       break;
     case ALG_ALPHA:
-      tqBufPrintf(b, "alpha^{%s}_%s(", algVariantName(n->variant), n->var ? n->var : "?");
+      tqBufPrintf(b, "alpha^{%s}_%s", algVariantName(n->variant), n->var ? n->var : "?");
+      if (n->spred) {
+        tqBufPuts(b, "[");
+        algExprPrint(n->spred, b);
+        tqBufPuts(b, "]");
+      }
+      tqBufPuts(b, "(");
       for (int i = 0; i < n->nkid; i++) {
         if (i) tqBufPuts(b, ", ");
         algPrint(n->kid[i], b);
@@ -302,6 +308,11 @@ static void printHead(const AlgNode *n, TqBuf *b) {
     }
     case ALG_ALPHA:
       tqBufPrintf(b, "alpha^{%s}_%s", algVariantName(n->variant), n->var ? n->var : "?");
+      if (n->spred) {
+        tqBufPuts(b, "[");
+        algExprPrint(n->spred, b);
+        tqBufPuts(b, "]");
+      }
       break;
     case ALG_PRODUCT: tqBufPuts(b, "x"); break;
     case ALG_OPRODUCT: tqBufPuts(b, "x1"); break;

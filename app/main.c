@@ -36,6 +36,7 @@ static const char *usageText =
     "  explain FILE.tq...          print each query's algebra (optimized)\n"
     "      --no-opt                the initial algebra (paper section 8.4)\n"
     "      --trace                 every optimizer rule as it fires\n"
+    "      --no-rule RULE          optimize without RULE (as explain --trace names it)\n"
     "      --kernel, --host, --pm NAME\n"
     "                              also how each sensor a query uses is collected\n"
     "                              (the kernel tracepoints it attaches, say)\n"
@@ -76,6 +77,7 @@ static const char *usageText =
     "      --stats FILE            write statistics as JSON (per sensor: packets\n"
     "                              recorded, delivered, most entities enabled)\n"
     "      --no-opt                run the unoptimized algebra\n"
+    "      --no-rule RULE          optimize without RULE (as explain --trace names it)\n"
     "      --time-limit SECONDS    stop after that long (benchmarks)\n"
     "      --max-ticks N           a replay ticks its Clock at most N times over\n"
     "                              the recording (default 10000000; 0: no bound)\n"
@@ -272,6 +274,14 @@ static int parseArgs(int argc, char **argv, Args *a) {
       a->pm[a->npm++] = argv[++i];
     }
     else if (!strcmp(s, "--no-opt")) a->noOpt = 1;
+    else if (!strcmp(s, "--no-rule")) {
+      /* the previous optimizer: one rule left out (make bench compares) */
+      if (i + 1 >= argc || algOptRule(argv[i + 1], 0)) {
+        fprintf(stderr, "tqmon: --no-rule needs the name of an optimizer rule (algebra/optimize.c), as SF\n");
+        return 2;
+      }
+      i++;
+    }
     else if (!strcmp(s, "--host")) a->host = 1;
     else if (!strcmp(s, "--kernel")) a->kernel = 1;
     else if (!strcmp(s, "--trace")) a->trace = 1;

@@ -15,7 +15,8 @@
 ** g->counts and TQ_PM_SYNC_DISPLAYS, version 5 g->needed,
 ** g->attribute_type, g->relation_mode and tq_pm.describe, version 6
 ** g->relation_name and g->set_detail, version 7 g->program_wanted, version
-** 8 g->needed_records and g->sample_period, version 9 g->lost.  sensors/README.md describes the
+** 8 g->needed_records and g->sample_period, version 9 g->lost, version 10
+** g->sensor_filter and g->suppressed.  sensors/README.md describes the
 ** interface with a worked example; docs/design.md says where PMs sit.
 **
 ** Life of a PM in an operation (collection or extraction):
@@ -41,7 +42,7 @@
 
 #include <stdint.h>
 
-#define TQ_PM_VERSION 9
+#define TQ_PM_VERSION 10
 #define TQ_PM_VERSION_MIN 1
 
 typedef int64_t tq_time; /* nanoseconds */
@@ -155,6 +156,7 @@ enum { TQ_TY_INT = 1, TQ_TY_FLOAT, TQ_TY_STRING, TQ_TY_ENUM, TQ_TY_ENTITY };
 enum { TQ_MODE_ENTITY = 1, TQ_MODE_TRACED, TQ_MODE_SAMPLED, TQ_MODE_DISABLE, TQ_MODE_DELTA };
 
 typedef struct tq_pm_global tq_pm_global;
+struct tq_pm_cond; /* (version 10) below */
 typedef struct tq_pm_private tq_pm_private;
 
 /* Engine-owned context passed to every call. */
@@ -289,8 +291,72 @@ struct tq_pm_global {
   ** incomplete over that period (docs/losses.md), and says so.  Returns 0,
   ** or -1 (ignored) for an unknown rel, count <= 0 or to < from. */
   int (*lost)(tq_pm_global *g, int rel, int64_t entity, tq_time from, tq_time to, int64_t count, int spans);
+  /* (version 10) PRODUCERs, from START on: the condition a record of
+  ** relation rel must satisfy to be of any use (the queries select on its
+  ** attributes: the optimizer's rule SF), as n conditions in disjunctive
+  ** normal form: a record is wanted when, for some group, every condition
+  ** of that group holds (tq_pm_conds_hold).  A producer that checks them
+  ** before it writes a record (a sensor in the subject, a BPF program) need
+  ** not write the others, and says how many it did not (g->suppressed).
+  ** The engine checks them again on what it is given.  Returns n (at most
+  ** TQ_PM_MAX_CONDS) with *conds valid for the operation, or 0: every
+  ** record is wanted (no query selects, one alpha of rel has no condition,
+  ** a CONSUMER takes records or a FILTER is loaded). */
+  int (*sensor_filter)(tq_pm_global *g, int rel, const struct tq_pm_cond **conds);
+  /* (version 10) PRODUCERs: n more records of rel were not written because
+  ** they failed sensor_filter (shown per sensor as "suppressed" in --stats). */
+  void (*suppressed)(tq_pm_global *g, int rel, int64_t n);
 };
 #define TQ_PM_ENTITY_UNKNOWN INT64_MIN
+
+/* (version 10) One condition of g->sensor_filter: attribute attr compared
+** with a constant. */
+enum { TQ_PM_EQ = 1, TQ_PM_NE, TQ_PM_LT, TQ_PM_LE, TQ_PM_GT, TQ_PM_GE };
+#define TQ_PM_MAX_CONDS 16
+typedef struct tq_pm_cond {
+  int group;        /* the conjunction it belongs to: 0, 1, ... (sorted) */
+  int attr;         /* attribute index */
+  int op;           /* TQ_PM_EQ ... TQ_PM_GE */
+  int type;         /* TQ_TY_* of the attribute */
+  int fcmp;         /* compare as doubles (a float attribute or constant) */
+  int64_t val;      /* the constant: an int, an enum index, the symbol of an
+                    ** entity or string (TQ_PM_EQ and TQ_PM_NE only) */
+  double fval;      /* the constant as a double (fcmp) */
+  const char *text; /* entity or string: the constant's name */
+} tq_pm_cond;
+
+/* Does value v (a record's slot of c->attr) satisfy c? */
+static inline int tq_pm_cond_holds(const tq_pm_cond *c, int64_t v) {
+  int r;
+  if (c->fcmp) {
+    double a;
+    if (c->type == TQ_TY_FLOAT) __builtin_memcpy(&a, &v, sizeof a);
+    else a = (double)v;
+    r = a < c->fval ? -1 : a > c->fval ? 1 : 0;
+  } else {
+    r = v < c->val ? -1 : v > c->val ? 1 : 0;
+  }
+  switch (c->op) {
+    case TQ_PM_EQ: return r == 0;
+    case TQ_PM_NE: return r != 0;
+    case TQ_PM_LT: return r < 0;
+    case TQ_PM_LE: return r <= 0;
+    case TQ_PM_GT: return r > 0;
+    default: return r >= 0;
+  }
+}
+
+/* Do the values vals of a record satisfy the n conditions (n = 0: yes)? */
+static inline int tq_pm_conds_hold(int n, const tq_pm_cond *c, const int64_t *vals) {
+  if (n <= 0) return 1;
+  for (int i = 0; i < n;) {
+    int g = c[i].group, ok = 1;
+    for (; i < n && c[i].group == g; i++)
+      if (ok && !tq_pm_cond_holds(&c[i], vals[c[i].attr])) ok = 0;
+    if (ok) return 1;
+  }
+  return 0;
+}
 #define TQ_PM_NEED_ANY INT64_MIN
 enum { TQ_PM_NEED_NONE = 0, TQ_PM_NEED_ALL = 1, TQ_PM_NEED_SOME = 2 };
 

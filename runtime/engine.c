@@ -198,6 +198,10 @@ static int gSetRange(tq_pm_global *g, tq_time first, tq_time last, int64_t recor
   return 0;
 }
 
+/* May records be left out by the sensor filters (SF)?  Not while a
+** CONSUMER takes records or a FILTER is loaded: they see what is collected. */
+int enSensorFiltering(const tq_engine *e) { return e->net && !e->allRecords && !e->collectors && !e->filters; }
+
 /* g->needed_records (version 8): which records of relation rel the
 ** operation needs (rtNetNeed), from an extractor's START on.  Every record
 ** while a CONSUMER takes records or a FILTER is loaded. */
@@ -214,6 +218,25 @@ static tq_time gSamplePeriod(tq_pm_global *g, int rel) {
   tq_engine *e = enOf(g);
   if (!e->net || e->allRecords || e->collectors || e->filters) return 0;
   return rtNetSamplePeriod(e->net, rel);
+}
+
+/* g->sensor_filter (version 10): the conditions of relation rel's sensor
+** filter (runtime/sfilter.c), under the same conditions as needed_records. */
+static int gSensorFilter(tq_pm_global *g, int rel, const tq_pm_cond **conds) {
+  tq_engine *e = enOf(g);
+  if (conds) *conds = NULL;
+  if (!enSensorFiltering(e) || rel < 1 || rel > e->net->nsensor) return 0;
+  const RtSensor *s = &e->net->sensor[rel - 1];
+  if (!s->nconds) return 0;
+  if (conds) *conds = s->conds;
+  return s->nconds;
+}
+
+/* g->suppressed (version 10): records a producer did not write. */
+static void gSuppressed(tq_pm_global *g, int rel, int64_t n) {
+  tq_engine *e = enOf(g);
+  if (!e->net || rel < 1 || rel > e->net->nsensor || n <= 0) return;
+  e->net->sensor[rel - 1].suppressed += n;
 }
 
 /* g->set_start (version 4): a collection's first time, from its
@@ -342,6 +365,8 @@ tq_engine *enNew(void) {
   e->g.needed_records = gNeededRecords;
   e->g.sample_period = gSamplePeriod;
   e->g.lost = gLost;
+  e->g.sensor_filter = gSensorFilter;
+  e->g.suppressed = gSuppressed;
   e->opt.nowValue = TQ_OPEN;
   e->maxTicks = EN_MAX_TICKS;
   e->instArena = tqArenaNew();

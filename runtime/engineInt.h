@@ -254,6 +254,7 @@ void enAliveAdd(RelState *r, int64_t v, int d);
 void enAnnCame(RelState *r, TqTime from);
 int enAnnounce(tq_pm_global *g, int rel, tq_time from);
 void enDeliver(tq_engine *e, const tq_record *r, OpenIv *iv, int active);
+int enSensorFiltering(const tq_engine *e); /* engine.c: sensor filters apply (SF) */
 void enFifoTrim(RelState *r);
 TqTime enMinPending(void *self, RtSensor *s);
 OpenIv *enOpenBegin(tq_engine *e, TqMap *m, const tq_record *r);

@@ -310,8 +310,13 @@ void enDeliver(tq_engine *e, const tq_record *r, OpenIv *iv, int active) {
     if (r->kind == TQ_REC_BEGIN && iv && alive(e, rel, f, r->vals[f])) iv->emitted |= 4;
     return;
   }
+  /* the sensor filter (SF): a record no alpha's selection keeps, which a
+  ** producer that cannot filter (a recording) gave anyway; an END whose
+  ** begin was delivered is always delivered */
+  int pass = !s->filter || !enSensorFiltering(e) || rtSensorPass(s, r->vals);
   if (r->kind == TQ_REC_EVENT || r->kind == TQ_REC_DELTA) {
-    if (rtSensorEnabled(s, r->vals[f]) && alive(e, rel, f, r->vals[f]) && !filtered(e, r)) {
+    if (!pass && rtSensorEnabled(s, r->vals[f])) s->filtered++;
+    if (pass && rtSensorEnabled(s, r->vals[f]) && alive(e, rel, f, r->vals[f]) && !filtered(e, r)) {
       rtDeliverEvent(net, s, r->t, r->vals);
       if (!rel->deltaOf) enToConsumers(e, r, 0); /* deltas are computed again from the samples */
       enSnapAdd(e, r);
@@ -321,7 +326,8 @@ void enDeliver(tq_engine *e, const tq_record *r, OpenIv *iv, int active) {
   if (r->kind == TQ_REC_BEGIN) {
     int live = alive(e, rel, f, r->vals[f]);
     if (iv && live) iv->emitted |= 4;
-    if (iv && rtSensorEnabled(s, r->vals[f]) && live && !filtered(e, r)) {
+    if (!pass && rtSensorEnabled(s, r->vals[f])) s->filtered++;
+    if (iv && pass && rtSensorEnabled(s, r->vals[f]) && live && !filtered(e, r)) {
       iv->emitted |= 1;
       rtDeliverBegin(net, s, r->id, r->from, r->vals);
       enSnapAdd(e, r);
@@ -335,7 +341,7 @@ void enDeliver(tq_engine *e, const tq_record *r, OpenIv *iv, int active) {
     ** engine knows it since) or exists now: what a sensor enabled all along
     ** would have delivered, whatever the enabling the optimizer chose */
     int seen = (ended && (ended->emitted & 4)) || alive(e, rel, f, r->vals[f]);
-    if (emitted || (rtSensorEnabled(s, r->vals[f]) && seen && !filtered(e, r))) {
+    if (emitted || (pass && rtSensorEnabled(s, r->vals[f]) && seen && !filtered(e, r))) {
       rtDeliverEnd(net, s, r->id, r->from, r->to, r->vals);
       tq_record c = *r;
       if (!emitted) c.kind = TQ_REC_WHOLE; /* delivered whole: its begin was not */

@@ -206,6 +206,7 @@ RtNet *rtNetNew(CpProgram *prog, const RtOptions *opt, TqDiag *d) {
       for (int k = 0; k < op->nkid; k++)
         if (k != 1 && emitsAtFlush(op->kid[k])) net->flushEnables = 1;
   }
+  rtSensorFiltersBuild(net);
   for (int i = 0; i < net->clocks.n; i++) {
     TqTime p = rtClockPeriod(net->clocks.v[i]);
     net->clockGcd = net->clockGcd ? gcd64(net->clockGcd, p) : p;
@@ -231,6 +232,7 @@ void rtNetFree(RtNet *net) {
     free(net->sensor[i].dense);
     tqVecFree(&net->sensor[i].alphas);
     tqVecFree(&net->sensor[i].sources);
+    free(net->sensor[i].conds);
   }
   free(net->sensor);
   free(net->result);
@@ -696,10 +698,21 @@ void rtNetStatsJson(RtNet *net, TqBuf *b) {
     rtJsonStr(b, s->rel->name);
     tqBufPrintf(b,
                 ", \"kind\": \"%s\", \"mode\": \"%s\", \"used\": %s, \"recorded\": %lld, \"delivered\": %lld, "
-                "\"samples\": %lld, \"max_enabled\": %d, \"skipped\": %lld, \"lost\": %lld}",
+                "\"samples\": %lld, \"max_enabled\": %d, \"skipped\": %lld, \"lost\": %lld",
                 s->rel->entity ? "entity" : s->rel->isEvent ? "event" : "interval", algModeName(s->rel->mode),
                 s->used ? "true" : "false", (long long)s->recorded, (long long)s->delivered, (long long)s->samples,
                 s->maxEnabled, (long long)s->skipped, (long long)s->lost);
+    if (s->filter) {
+      /* SF: packets not written at the sensor, and those that came anyway */
+      tqBufPuts(b, ", \"filter\": ");
+      TqBuf f = {0};
+      algExprPrint(s->filter, &f);
+      jsonStr(b, f.s ? f.s : "");
+      tqBufFree(&f);
+      tqBufPrintf(b, ", \"filter_conditions\": %d, \"suppressed\": %lld, \"filtered\": %lld", s->nconds,
+                  (long long)s->suppressed, (long long)s->filtered);
+    }
+    tqBufPuts(b, "}");
   }
   const RtReadStats *rd = &net->read;
   if (rd->blocks)

@@ -152,6 +152,8 @@ TqTime rtClockPeriod(RtOp *op);
 TqTime rtClockSlow(RtOp *op, TqTime p);
 void rtConstPrime(RtOp *op, TqTime t0);
 void rtSensorCount(RtNet *net, RtSensor *s, int64_t e, int delta);
+/* Sets each sensor's filter from its alphas' sensor predicates (sfilter.c). */
+void rtSensorFiltersBuild(RtNet *net);
 
 /* helpers */
 /* Dense per-entity arrays.  Entity values are symbol ids, small integers:

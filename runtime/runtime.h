@@ -166,8 +166,18 @@ typedef struct RtSensor {
   int64_t samples;        /* sample requests answered */
   int64_t skipped;        /* packets of a recording not read: no query needs them */
   int64_t lost;           /* packets its producer lost (rtNetLost) */
+  const AlgExpr *filter;  /* SF: the disjunction of its alphas' sensor predicates: a packet
+                          ** failing it reaches no answer (NULL: every packet may) */
+  int nconds;             /* filter in disjunctive normal form, for producers (0: too big) */
+  struct tq_pm_cond *conds;
+  int64_t suppressed;     /* packets its producer did not write: they failed the filter */
+  int64_t filtered;       /* packets that came and failed the filter (dropped by the engine) */
   int used;               /* some operator needs it */
 } RtSensor;
+
+/* Does a packet with values vals pass the sensor's filter (SF; 1 when it
+** has none)? */
+int rtSensorPass(const RtSensor *s, const int64_t *vals);
 
 /* Is the sensor enabled on entity e (some alpha asked for it)? */
 int rtSensorEnabled(const RtSensor *s, int64_t e);
