@@ -17,7 +17,9 @@
 ** is filtered in the subject by the counter of its flag entity; intervals
 ** of a relation a query uses are all reported (the monitor must know the
 ** earliest begin an interval delivered whole may have) and filtered by the
-** monitor.  The header registers its catalog with the runtime from a
+** monitor.  Both are filtered by the sensor's conditions too (tqs_pass:
+** rule SF), when the queries select on the packet's values; an interval
+** whose begin was not written has no end written either.  The header registers its catalog with the runtime from a
 ** constructor: including it is all a program does to be monitored.
 */
 #include <ctype.h>
@@ -164,17 +166,19 @@ int snsGenHeader(const CpProgram *p, const char *src, TqBuf *out, TqBuf *err) {
       params(b, r, 0);
       tqBufPrintf(b, ") {\n  if (__builtin_expect(tqs_on[TQ_SENSOR_%s] != 0, 0) &&\n      ((tqs_on[TQ_SENSOR_%s] & TQ_SHM_ALL) || tqs_enabled(TQ_SENSOR_%s, %s))) {\n", n, n, n, flag);
       values(b, r, 0, "    ");
-      tqBufPrintf(b, "    tqs_put(TQ_SENSOR_%s, TQ_SHM_EVENT, 0, %d, v_);\n", n, r->nattr);
-      if (r->mode == ALG_MODE_DISABLE) tqBufPrintf(b, "    tqs_consume(TQ_SENSOR_%s, %s);\n", n, flag);
-      tqBufPuts(b, "  }\n}\n");
+      tqBufPrintf(b, "    if (tqs_pass(TQ_SENSOR_%s, %d, v_)) {\n", n, r->nattr);
+      tqBufPrintf(b, "      tqs_put(TQ_SENSOR_%s, TQ_SHM_EVENT, 0, %d, v_);\n", n, r->nattr);
+      if (r->mode == ALG_MODE_DISABLE) tqBufPrintf(b, "      tqs_consume(TQ_SENSOR_%s, %s);\n", n, flag);
+      tqBufPuts(b, "    }\n  }\n}\n");
       continue;
     }
     tqBufPrintf(b, "static inline tq_interval tq_%s_begin(", n);
     params(b, r, 0);
     tqBufPrintf(b, ") {\n  tq_interval iv_ = {0};\n  if (__builtin_expect(tqs_on[TQ_SENSOR_%s] != 0, 0)) {\n", n);
     values(b, r, 0, "    ");
-    tqBufPrintf(b, "    iv_.id = tqs_next_id();\n    tqs_put(TQ_SENSOR_%s, TQ_SHM_BEGIN, iv_.id, %d, v_);\n  }\n  return iv_;\n}\n", n,
-                r->nattr);
+    tqBufPrintf(b, "    if (tqs_pass(TQ_SENSOR_%s, %d, v_)) {\n      iv_.id = tqs_next_id();\n"
+                   "      tqs_put(TQ_SENSOR_%s, TQ_SHM_BEGIN, iv_.id, %d, v_);\n    }\n  }\n  return iv_;\n}\n",
+                n, r->nattr, n, r->nattr);
     tqBufPrintf(b, "static inline void tq_%s_end(tq_interval iv__, ", n);
     params(b, r, 0);
     tqBufPuts(b, ") {\n  if (iv__.id) {\n");

@@ -143,6 +143,7 @@ typedef struct Shm {
   } pend[64];
   uint64_t qBytes;          /* the queues' capacity (its peak: they never shrink) */
   uint64_t qLimit;          /* its bound: SHM_QBYTES, or TQMON_SHM_QUEUE_MB */
+  uint64_t suppSeen[64];    /* per sensor: packets its filter suppressed, reported so far */
   char badWhy[160];         /* the first invalid packet */
   TqTime cap;               /* merge no further: a ring still holds packets from here on */
   int waiting;              /* a sample request is out: its answers */
@@ -1031,6 +1032,65 @@ static tq_pm_status shmInit(tq_pm_global *g, tq_pm_private *p) {
   return TQ_PM_OK;
 }
 
+/* ================================================================ filters (rule SF) */
+
+/* Writes each used sensor's filter into the segment, before the sensor is
+** enabled: the engine's conditions (g->sensor_filter) as the subject checks
+** them.  A condition the segment cannot hold (a name longer than a slot's)
+** is left out of its group, which only lets more packets through; a group
+** left empty, or more conditions than TQ_SHM_CONDS, and the sensor writes
+** every packet (the engine filters). */
+static void writeFilters(Shm *s, tq_pm_global *g) {
+  if (g->version < 10 || !g->sensor_filter) return;
+  tq_shm_filter *fl = (tq_shm_filter *)((char *)s->h + s->h->off_filters);
+  for (int si = 0; si < s->nsens; si++) {
+    int rel = s->relOf[si];
+    const tq_pm_cond *c = NULL;
+    int n = rel ? g->sensor_filter(g, rel, &c) : 0;
+    if (n <= 0 || n > TQ_SHM_CONDS) continue;
+    tq_shm_filter f;
+    memset(&f, 0, sizeof f);
+    int w = 0, ok = 1;
+    for (int i = 0; i < n && ok;) {
+      int grp = c[i].group, had = w;
+      for (; i < n && c[i].group == grp; i++) {
+        tq_shm_cond *d = &f.c[w];
+        if (c[i].attr < 0 || c[i].attr >= s->cat[si].nattr) continue;
+        d->attr = (uint8_t)c[i].attr;
+        d->op = (uint8_t)c[i].op; /* TQ_PM_EQ.. and TQ_SHM_EQ.. are the same codes */
+        d->group = (uint8_t)grp;
+        if (c[i].type == TQ_TY_ENTITY || c[i].type == TQ_TY_STRING) {
+          if (!c[i].text || strlen(c[i].text) >= TQ_SHM_NAME_LEN) continue; /* cut names: left out */
+          d->isname = 1;
+          snprintf(d->text, sizeof d->text, "%s", c[i].text);
+        } else if (c[i].fcmp) {
+          d->fcmp = c[i].type == TQ_TY_FLOAT ? 2 : 1;
+          d->fval = c[i].fval;
+        } else {
+          d->val = c[i].val;
+        }
+        w++;
+      }
+      if (w == had) ok = 0; /* an empty group: every packet passes */
+    }
+    if (!ok || !w) continue;
+    memcpy(fl[si].c, f.c, sizeof f.c);
+    __atomic_store_n(&fl[si].n, (uint32_t)w, __ATOMIC_RELEASE);
+  }
+}
+
+/* Tells the engine what the sensors' filters suppressed since last time. */
+static void reportSuppressed(Shm *s, tq_pm_global *g) {
+  if (g->version < 10 || !g->suppressed || !s->h) return;
+  const tq_shm_filter *fl = (const tq_shm_filter *)((const char *)s->h + s->h->off_filters);
+  for (int si = 0; si < s->nsens; si++) {
+    if (!s->relOf[si]) continue;
+    uint64_t n = __atomic_load_n(&fl[si].suppressed, __ATOMIC_RELAXED);
+    if (n > s->suppSeen[si]) g->suppressed(g, s->relOf[si], (int64_t)(n - s->suppSeen[si]));
+    s->suppSeen[si] = n;
+  }
+}
+
 static tq_pm_status shmStart(tq_pm_global *g, tq_pm_private *p) {
   Shm *s = tqCalloc(1, sizeof *s);
   p->data = s;
@@ -1086,6 +1146,7 @@ static tq_pm_status shmStart(tq_pm_global *g, tq_pm_private *p) {
   }
   /* the subject may have written anything: check the header again */
   if (checkHeader(p, s->h, s->size, s->name) || mapCatalog(s, g, p)) return TQ_PM_FATAL;
+  writeFilters(s, g);
   /* the sensor words: the intervals of a traced relation a query uses are
   ** all reported (the engine must know every open one: it may be delivered
   ** whole at its end); an event sensor a query uses reports on the entities
@@ -1135,6 +1196,7 @@ static tq_pm_status shmEnd(tq_pm_global *g, tq_pm_private *p) {
     s->thRunning = 0;
   }
   if (s->h && s->claimed) { /* (a monitor refused never reads the rings) */
+    reportSuppressed(s, g);
     /* (each loss was told at a snapshot, once: this sums them up) */
     int64_t lost = s->ringLost + s->slotLost + s->late + s->bad + s->noHandle + s->samplesLost;
     if (lost)
@@ -1313,6 +1375,7 @@ static tq_pm_status snapshotLocked(Shm *s, tq_pm_global *g, tq_pm_private *p) {
   }
   s->prevNow = g->now;
   s->grace = 0;
+  reportSuppressed(s, g);
   return TQ_PM_OK;
 }
 

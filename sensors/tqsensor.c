@@ -163,6 +163,53 @@ static void loseRing(uint32_t s, int kind, int n, const int64_t *v) {
   __atomic_store_n(&l->count, c + 1, __ATOMIC_RELEASE);
 }
 
+/* ================================================================ filters */
+
+volatile tq_shm_filter *tqs_filt;
+
+/* The name of an entity or string handle ("" when it is none). */
+static const char *handleName(int64_t h) {
+  if (!seg || h <= 0 || (uint64_t)h >= seg->max_entities) return "";
+  return (const char *)ents[h].name;
+}
+
+static int condHolds(const tq_shm_cond *c, int64_t v) {
+  int r;
+  if (c->isname) {
+    r = strncmp(handleName(v), c->text, TQ_SHM_NAME_LEN - 1) != 0;
+  } else if (c->fcmp) {
+    double a;
+    if (c->fcmp == 2) memcpy(&a, &v, sizeof a); /* a float attribute */
+    else a = (double)v;
+    r = a < c->fval ? -1 : a > c->fval ? 1 : 0;
+  } else {
+    r = v < c->val ? -1 : v > c->val ? 1 : 0;
+  }
+  switch (c->op) {
+    case TQ_SHM_EQ: return r == 0;
+    case TQ_SHM_NE: return r != 0;
+    case TQ_SHM_LT: return r < 0;
+    case TQ_SHM_LE: return r <= 0;
+    case TQ_SHM_GT: return r > 0;
+    default: return r >= 0;
+  }
+}
+
+int tqs_check(uint32_t s, int nv, const int64_t *v) {
+  volatile tq_shm_filter *f = &tqs_filt[s];
+  uint32_t n = __atomic_load_n(&f->n, __ATOMIC_ACQUIRE);
+  if (n > TQ_SHM_CONDS) return 1;
+  for (uint32_t i = 0; i < n;) {
+    uint8_t g = f->c[i].group;
+    int ok = 1;
+    for (; i < n && f->c[i].group == g; i++)
+      if (ok && (f->c[i].attr >= nv || !condHolds((const tq_shm_cond *)&f->c[i], v[f->c[i].attr]))) ok = 0;
+    if (ok) return 1;
+  }
+  __atomic_fetch_add(&f->suppressed, 1, __ATOMIC_RELAXED);
+  return 0;
+}
+
 void tqs_put(uint32_t s, int kind, uint64_t id, int n, const int64_t *v) {
   if (__builtin_expect(!myRing, 0) && acquireRing()) {
     if (seg) {
@@ -585,6 +632,7 @@ int tqs_init(const tq_shm_sensor *cat, int n) {
   tqs_max_sensors = seg->max_sensors;
   tqs_max_entities = seg->max_entities;
   tqs_cnt = (volatile uint32_t *)((char *)seg + seg->off_counters);
+  tqs_filt = (volatile tq_shm_filter *)((char *)seg + seg->off_filters);
   atexit(atExit);
   if (sampled && !serviceStarted && pthread_create(&service, NULL, serve, NULL) == 0) {
     pthread_detach(service);

@@ -46,6 +46,18 @@ static inline int tqs_enabled(uint32_t s, tq_entity e) {
   return e < tqs_max_entities && tqs_cnt[(uint64_t)e * tqs_max_sensors + s] != 0;
 }
 
+/* The sensors' filters (rule SF; NULL until mapped), and the slow path of
+** tqs_pass. */
+extern volatile tq_shm_filter *tqs_filt;
+int tqs_check(uint32_t s, int n, const int64_t *v);
+
+/* Should sensor s write a packet with values v[0..n) (its filter: the monitor's
+** queries select on them)?  One load when the sensor has no filter; a
+** packet not written is counted in the segment. */
+static inline int tqs_pass(uint32_t s, int n, const int64_t *v) {
+  return !tqs_filt || !__atomic_load_n(&tqs_filt[s].n, __ATOMIC_ACQUIRE) || tqs_check(s, n, v);
+}
+
 /* Writes a packet into the calling thread's ring: values v[0..n) (entity
 ** values are handles).  Drops and counts it when the ring is full. */
 void tqs_put(uint32_t s, int kind, uint64_t id, int n, const int64_t *v);

@@ -26,6 +26,11 @@
 **   losses    per ring and sensor, the packets that ring dropped (full) and
 **             when the drops began; per sensor, those dropped for want of a
 **             ring or an entity slot (tq_shm_loss, tq_shm_gloss)
+**   filters   per sensor, the conditions a packet must meet to be written
+**             (rule SF, docs/enabling.md): written by the monitor at its
+**             start, before it enables the sensor, the count last (a
+**             release store); never changed after.  The subject counts
+**             the packets it did not write
 **   rings     single-producer rings of fixed 64-byte slots, one per subject
 **             thread; the monitor drains them and merges them in time order.
 **             A packet is published by its generation byte, written last
@@ -43,7 +48,7 @@
 #include <stdint.h>
 
 #define TQ_SHM_MAGIC "TQMONSHM"
-#define TQ_SHM_VERSION 3u
+#define TQ_SHM_VERSION 4u
 #define TQ_SHM_NAME_LEN 48      /* sensor and entity names, NUL included */
 #define TQ_SHM_MAX_ATTRS 16     /* attributes of a live sensor */
 #define TQ_SHM_VALS0 5          /* values in a packet's first slot */
@@ -92,6 +97,28 @@ typedef struct tq_shm_sensor {
   uint8_t pad[2];
   uint32_t nenum[TQ_SHM_MAX_ATTRS]; /* enum attributes: number of values */
 } tq_shm_sensor;
+
+/* A sensor's filter (rule SF): a packet is written when, for some group,
+** every condition of that group holds; n = 0: every packet. */
+#define TQ_SHM_CONDS 8
+enum { TQ_SHM_EQ = 1, TQ_SHM_NE, TQ_SHM_LT, TQ_SHM_LE, TQ_SHM_GT, TQ_SHM_GE };
+typedef struct tq_shm_cond {
+  uint8_t attr;                /* attribute */
+  uint8_t op;                  /* TQ_SHM_EQ ... */
+  uint8_t group;               /* its conjunction (conditions sorted by group) */
+  uint8_t fcmp;                /* compare as doubles (float attribute or constant) */
+  uint8_t isname;              /* entity or string: compare the value's name with text */
+  uint8_t pad[3];
+  int64_t val;                 /* an int or enum index */
+  double fval;                 /* a number, as a double (fcmp) */
+  char text[TQ_SHM_NAME_LEN];  /* an entity's or string's name (isname) */
+} tq_shm_cond;
+typedef struct tq_shm_filter {
+  volatile uint32_t n;         /* conditions in use (monitor; stored last) */
+  uint32_t pad;
+  volatile uint64_t suppressed; /* packets not written: they failed it (subject) */
+  tq_shm_cond c[TQ_SHM_CONDS];
+} tq_shm_filter;
 
 /* One entity the subject declared. */
 #define TQ_SHM_ENTITY_ATTRS 6   /* attributes of an entity relation besides the entity */
@@ -201,6 +228,7 @@ typedef struct tq_shm_header {
   volatile uint64_t lost_no_ring;   /* packets of threads that found no free ring */
   _Alignas(64) volatile uint64_t req_head; /* requests posted (monitor) */
   _Alignas(64) volatile uint64_t req_tail; /* requests taken (subject) */
+  uint64_t off_filters;        /* one tq_shm_filter per sensor (version 4) */
 } tq_shm_header;
 
 /* Segment geometry for a given capacity (both sides use it). */
@@ -226,6 +254,8 @@ static inline void tq_shm_layout(tq_shm_header *h, uint32_t max_sensors, uint32_
   o = tq_shm_align(o + sizeof(tq_shm_gloss) * max_sensors);
   h->off_losses = o;
   o = tq_shm_align(o + sizeof(tq_shm_loss) * (uint64_t)max_sensors * nrings);
+  h->off_filters = o;
+  o = tq_shm_align(o + sizeof(tq_shm_filter) * max_sensors);
   h->off_rings = o;
   h->ring_bytes = tq_shm_align(sizeof(tq_shm_ring) + sizeof(tq_shm_packet) * (uint64_t)ring_slots);
   h->size = o + h->ring_bytes * nrings;
