@@ -355,6 +355,8 @@ typedef struct KRel {
   TqTime loss[KS_NLOSS][2]; /* the periods the ring dropped packets of it in (CLOCK_REALTIME ns) */
   int nloss;
   int64_t lossMerged;  /* periods joined to the last one: the list was full */
+  uint64_t suppReported; /* KC_SUPPRESSED told the engine so far */
+  int nfilter;       /* conditions of its filter in the kernel (rule SF; 0: none) */
   int64_t late, orphan, produced, notThread;
   TqMap open;        /* key -> KOpen* */
 } KRel;
@@ -542,6 +544,95 @@ static int enumerateThreads(KSession *s);
 static KThread *newThread(KSession *s, uint32_t tid, uint32_t tgid, const char *comm, int takeover, uint32_t inherit);
 static int ksOnPacket(void *ctx, void *data, size_t size);
 
+/* ================================================================ filters (rule SF) */
+
+/* Condition c of relation kr (layout l) in terms of a packet's raw fields,
+** into d.  Returns 1, or 0 when the BPF program cannot check it (the thread
+** and the names it does not see; ranges on enumerations). */
+static int rawCond(const KRel *r, int kr, const tq_pm_cond *c, struct ks_cond *d) {
+  const Layout *l = &r->l;
+  if (c->attr < 0 || c->attr >= l->nattr || c->fcmp) return 0;
+  memset(d, 0, sizeof *d);
+  d->op = (uint8_t)c->op;
+  d->val = c->val;
+  switch (l->what[c->attr]) {
+    case KA_SOCKET: d->field = KF_B64; return kr == KR_SEND || kr == KR_RECEIVE;
+    case KA_BYTES:
+      d->field = kr == KR_BLOCKIO ? KF_B64 : KF_A64;
+      return kr == KR_BLOCKIO || kr == KR_SEND || kr == KR_RECEIVE;
+    case KA_SECTOR: d->field = KF_A64; return kr == KR_BLOCKIO;
+    case KA_OPERATION:
+    case KA_FAMILY: {
+      /* the raw codes whose declared value is the constant: one only */
+      static const int64_t family[4] = {1, 2, 10, 16};
+      int isOp = l->what[c->attr] == KA_OPERATION, n = isOp ? 5 : 4, hits = 0;
+      if (c->op != TQ_PM_EQ && c->op != TQ_PM_NE) return 0;
+      for (int k = 0; k < n; k++)
+        if (l->enumv[c->attr][k] == c->val) {
+          d->val = isOp ? k : family[k];
+          hits++;
+        }
+      if (!isOp && l->enumv[c->attr][4] == c->val) return 0; /* Other: every other code */
+      d->field = KF_A32;
+      return hits == 1 && (isOp ? kr == KR_BLOCKIO : kr == KR_SEND || kr == KR_RECEIVE);
+    }
+    case KA_CALL: {
+      if (kr != KR_SYSCALL || !c->text || (c->op != TQ_PM_EQ && c->op != TQ_PM_NE)) return 0;
+      unsigned nr;
+      char extra;
+      for (size_t k = 0; k < TQ_ARRAY_SIZE(ksSyscallNames); k++)
+        if (ksSyscallNames[k] && !strcmp(ksSyscallNames[k], c->text)) {
+          d->field = KF_A32;
+          d->val = (int64_t)k;
+          return 1;
+        }
+      if (sscanf(c->text, "syscall_%u%c", &nr, &extra) == 1 &&
+          !(nr < TQ_ARRAY_SIZE(ksSyscallNames) && ksSyscallNames[nr])) {
+        d->field = KF_A32;
+        d->val = nr;
+        return 1;
+      }
+      /* a name no system call has: equal to none, different from all */
+      d->field = KF_A32;
+      d->val = -1;
+      return 1;
+    }
+    default: return 0;
+  }
+}
+
+/* Writes the filter of each needed relation into the kernel, before the
+** programs are attached: the engine's conditions (g->sensor_filter) the
+** BPF programs can check.  A condition they cannot is left out of its
+** group (more packets pass; the engine checks them all); a group left
+** empty, and the relation has no filter. */
+static void writeFilters(KSession *s) {
+  tq_pm_global *g = s->g;
+  if (g->version < 9 || !g->sensor_filter) return;
+  int fd = bpf_map__fd(s->skel->maps.filters);
+  for (int kr = 0; kr < KS_NREL; kr++) {
+    KRel *r = &s->r[kr];
+    if (r->rel <= 0 || !r->needed || r->bad || (kr != KR_SEND && kr != KR_RECEIVE && kr != KR_SYSCALL && kr != KR_BLOCKIO))
+      continue;
+    const tq_pm_cond *c = NULL;
+    int n = g->sensor_filter(g, r->rel, &c);
+    if (n <= 0 || n > KS_NCOND) continue;
+    struct ks_filter f;
+    memset(&f, 0, sizeof f);
+    int w = 0, ok = 1;
+    for (int i = 0; i < n && ok;) {
+      int grp = c[i].group, had = w;
+      for (; i < n && c[i].group == grp; i++)
+        if (rawCond(r, kr, &c[i], &f.c[w])) f.c[w++].group = (uint8_t)grp;
+      if (w == had) ok = 0;
+    }
+    if (!ok || !w || w > KS_NCOND) continue;
+    f.n = (uint32_t)w;
+    uint32_t key = (uint32_t)kr;
+    if (!bpf_map_update_elem(fd, &key, &f, BPF_ANY)) r->nfilter = w;
+  }
+}
+
 /* Loads and attaches the programs of the needed relations, maps the flags,
 ** enumerates the threads and starts the drain.  Returns 0 or -1 (fatal). */
 static int loadBpf(KSession *s) {
@@ -587,6 +678,7 @@ static int loadBpf(KSession *s) {
     goto out;
   }
   s->flags = m;
+  writeFilters(s);
   s->rb = ring_buffer__new(bpf_map__fd(s->skel->maps.ring), ksOnPacket, s, NULL);
   if (!s->rb || ring_buffer__add(s->rb, bpf_map__fd(s->skel->maps.life), ksOnPacket, s)) {
     fatal(s, "cannot open the ring buffers: %s", bpfLog[0] ? bpfLog : strerror(errno));
@@ -1098,6 +1190,14 @@ static void readCounters(KSession *s) {
     else if (k == KS_CNT_GLOBAL + KG_BEYOND) s->beyond = sum;
   }
   free(vals);
+  /* what the filters suppressed goes to the engine (--stats: "suppressed") */
+  for (int kr = 0; kr < KS_NREL; kr++) {
+    KRel *r = &s->r[kr];
+    uint64_t n = r->cnt[KC_SUPPRESSED];
+    if (r->rel > 0 && n > r->suppReported && s->g->version >= 9 && s->g->suppressed)
+      s->g->suppressed(s->g, r->rel, (int64_t)(n - r->suppReported));
+    if (n > r->suppReported) r->suppReported = n;
+  }
   /* the packets dropped since the last reading were events between then
   ** and now: a loss period (joined to the last when they touch) */
   TqTime at = clockNs(CLOCK_REALTIME), from = s->readAt ? s->readAt : s->start;
@@ -1200,9 +1300,10 @@ static void setMessages(KSession *s) {
                (unsigned long long)s->beyond, s->list ? (long long)s->unwanted : 0LL);
     else if (n > 0 && (size_t)n < sizeof json)
       snprintf(json + n, sizeof json - (size_t)n,
-               "\"unbegun\": %llu, \"late\": %lld, \"enabled_now\": %lld, \"enabled_max\": %lld}",
+               "\"unbegun\": %llu, \"late\": %lld, \"enabled_now\": %lld, \"enabled_max\": %lld, "
+               "\"filter_conditions\": %d, \"suppressed\": %llu}",
                (unsigned long long)r->cnt[KC_UNBEGUN], (long long)r->late, (long long)r->enabledNow,
-               (long long)r->enabledMax);
+               (long long)r->enabledMax, r->nfilter, (unsigned long long)r->cnt[KC_SUPPRESSED]);
     /* the loss periods, before the closing brace */
     size_t k = strlen(json);
     if (k && json[k - 1] == '}') {

@@ -70,6 +70,14 @@ struct {
   __uint(max_entries, 32768); /* user space sets it to pid_max */
 } wakets SEC(".maps");
 
+/* The relations' filters (rule SF), indexed by KR_*. */
+struct {
+  __uint(type, BPF_MAP_TYPE_ARRAY);
+  __type(key, uint32_t);
+  __type(value, struct ks_filter);
+  __uint(max_entries, KS_NREL);
+} filters SEC(".maps");
+
 /* Block requests issued by an enabled thread, until they complete. */
 struct {
   __uint(type, BPF_MAP_TYPE_HASH);
@@ -117,6 +125,34 @@ static __always_inline struct ks_rec *reserve(int rel, int op, uint32_t tid, uin
   r->a32 = r->b32 = 0;
   r->a64 = r->b64 = 0;
   return r;
+}
+
+/* Does packet r pass relation rel's filter (rule SF)?  Counts it when not. */
+static __always_inline int pass(int rel, const struct ks_rec *r) {
+  uint32_t k = (uint32_t)rel;
+  const struct ks_filter *f = bpf_map_lookup_elem(&filters, &k);
+  if (!f || !f->n) return 1;
+  uint32_t groups = 0, failed = 0;
+  for (int i = 0; i < KS_NCOND; i++) {
+    if ((uint32_t)i >= f->n) break;
+    const struct ks_cond *c = &f->c[i];
+    int64_t v = c->field == KF_A32 ? (int64_t)r->a32 : c->field == KF_A64 ? r->a64 : r->b64;
+    int ok;
+    switch (c->op) {
+      case 1: ok = v == c->val; break;
+      case 2: ok = v != c->val; break;
+      case 3: ok = v < c->val; break;
+      case 4: ok = v <= c->val; break;
+      case 5: ok = v > c->val; break;
+      default: ok = v >= c->val; break;
+    }
+    uint32_t bit = 1u << (c->group & 7);
+    groups |= bit;
+    if (!ok) failed |= bit;
+  }
+  if (groups & ~failed) return 1;
+  count(rel, KC_SUPPRESSED);
+  return 0;
 }
 
 /* (No wakeup: user space drains every few milliseconds; a wakeup each
@@ -367,7 +403,17 @@ int BPF_PROG(ks_sys_enter, struct pt_regs *regs, long id) {
     __sync_fetch_and_and(f, ~(uint64_t)KS_OPEN_SYSCALL);
     ivPacket(KR_SYSCALL, KO_END, tid, (uint32_t)-1, 0, 0);
   }
-  if (ivPacket(KR_SYSCALL, KO_BEGIN, tid, (uint32_t)-1, (uint32_t)id, 0)) __sync_fetch_and_or(f, (uint64_t)KS_OPEN_SYSCALL);
+  if (fl & KS_SKIP_SYSCALL) __sync_fetch_and_and(f, ~(uint64_t)KS_SKIP_SYSCALL);
+  struct ks_rec *r = reserve(KR_SYSCALL, KO_BEGIN, tid, sizeof(struct ks_rec));
+  if (!r) return 0;
+  r->a32 = (uint32_t)id;
+  if (!pass(KR_SYSCALL, r)) {
+    bpf_ringbuf_discard(r, 0);
+    __sync_fetch_and_or(f, (uint64_t)KS_SKIP_SYSCALL);
+    return 0;
+  }
+  submit(r, KR_SYSCALL);
+  __sync_fetch_and_or(f, (uint64_t)KS_OPEN_SYSCALL);
   return 0;
 }
 
@@ -380,6 +426,8 @@ int BPF_PROG(ks_sys_exit, struct pt_regs *regs, long ret) {
   if (fl & KS_OPEN_SYSCALL) {
     __sync_fetch_and_and(f, ~(uint64_t)KS_OPEN_SYSCALL);
     ivPacket(KR_SYSCALL, KO_END, tid, (uint32_t)-1, 0, ret);
+  } else if (fl & KS_SKIP_SYSCALL) {
+    __sync_fetch_and_and(f, ~(uint64_t)KS_SKIP_SYSCALL); /* its begin failed the filter */
   } else if (on(fl, KR_SYSCALL)) {
     count(KR_SYSCALL, KC_UNBEGUN);
   }
@@ -410,6 +458,11 @@ int BPF_PROG(ks_rq_issue, struct request *rq) {
   n->r.b64 = BPF_CORE_READ(rq, __data_len);
   n->r.b32 = (uint32_t)key; /* the request, low bits: matches its end */
   if (BPF_CORE_READ_STR_INTO(&n->name, rq, q, disk, disk_name) < 0) n->name[0] = 0;
+  if (!pass(KR_BLOCKIO, &n->r)) {
+    bpf_ringbuf_discard(n, 0);
+    bpf_map_delete_elem(&ios, &key); /* its completion writes nothing */
+    return 0;
+  }
   submit(&n->r, KR_BLOCKIO);
   return 0;
 }
@@ -442,6 +495,10 @@ static __always_inline int sockPacket(int rel, struct sock *sk, int ret) {
   r->a32 = BPF_CORE_READ(sk, __sk_common.skc_family);
   r->a64 = ret;
   r->b64 = (int64_t)BPF_CORE_READ(sk, sk_socket, file, f_inode, i_ino);
+  if (!pass(rel, r)) {
+    bpf_ringbuf_discard(r, 0);
+    return 0;
+  }
   submit(r, rel);
   return 0;
 }

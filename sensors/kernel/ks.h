@@ -41,6 +41,7 @@ enum {
 #define KS_OPEN_READY (1u << 18)     /* a Ready BEGIN was written */
 #define KS_OPEN_BLOCKED (1u << 19)   /* a Blocked BEGIN was written */
 #define KS_OPEN_MASK (0xfu << 16)
+#define KS_SKIP_SYSCALL (1u << 20)   /* a Syscall BEGIN failed the filter: no END either */
 
 /* Counters, per CPU: KS_NCNT per relation (index rel * KS_NCNT + what), then
 ** the ones of the whole sensor set from KS_CNT_GLOBAL on. */
@@ -50,6 +51,7 @@ enum {
   KC_DROPPED,     /* the ring buffer was full: the packet is lost */
   KC_UNBEGUN,     /* an END of an enabled thread whose BEGIN was not written
                   ** (it began before the sensor was enabled on the thread) */
+  KC_SUPPRESSED,  /* the packet failed the relation's filter: not written */
   KS_NCNT
 };
 #define KS_CNT_GLOBAL (KS_NREL * KS_NCNT)
@@ -58,6 +60,25 @@ enum {
   KS_NGLOBAL
 };
 #define KS_NCOUNTERS (KS_CNT_GLOBAL + KS_NGLOBAL)
+
+/* A relation's filter (rule SF, docs/enabling.md): user space writes it
+** before it attaches the programs and never changes it.  A packet is
+** written when, for some group, every condition of that group holds on
+** its raw fields; n = 0: every packet.  Operators are TQ_PM_EQ.. (1-6). */
+#define KS_NCOND 8
+enum { KF_A32 = 0, KF_A64, KF_B64 };
+struct ks_cond {
+  uint8_t field;       /* KF_*: the packet field compared */
+  uint8_t op;          /* 1 =, 2 <>, 3 <, 4 <=, 5 >, 6 >= */
+  uint8_t group;       /* its conjunction (0-7) */
+  uint8_t pad[5];
+  int64_t val;         /* the constant, in the field's terms */
+};
+struct ks_filter {
+  uint32_t n;          /* conditions in use */
+  uint32_t pad;
+  struct ks_cond c[KS_NCOND];
+};
 
 /* Packet operations. */
 enum {
