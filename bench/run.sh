@@ -36,6 +36,9 @@
 #      events with a pid filter, under tqmon --kernel answering a query
 #      about its pid, and (not enabled) under tqmon answering it about
 #      another process; rounds interleaved, medians.
+#   9. Enabling (bench/enable.sh, docs/enabling.md): each rule against the
+#      previous optimizer (--no-rule RULE) in the same run, answers checked:
+#      packets written at the generated sensors and in the kernel (SF).
 #
 # Knobs (environment): TQ_BENCH_LIMIT (seconds for the unoptimized 1M runs,
 # 120), TQ_BENCH_PACKETS (1000000), TQ_BENCH_SMALL (50000), TQ_BENCH_CHAIN
@@ -845,6 +848,33 @@ if [ $kok = 1 ]; then
 else
   rep "    $knote"
   target 0 "kernel sensors: $knote"
+fi
+
+# ================================================================ 9. enabling
+say ""
+say "== Enabling: the rules of docs/enabling.md against the previous optimizer (bench/enable.sh)"
+en() { sed -n "s/^$1 //p" $OUT/enable.txt | head -n 1; }
+rep ""
+TQ=$TQ OUT=$OUT sh bench/enable.sh > $OUT/enable.txt 2> $OUT/enable.err
+rep "9. Enabling (bench/enable.sh; each rule against tqmon run --no-rule RULE in the same run)"
+row "" "optimized" "previous" "ratio" >> $OUT/report.body
+rep "  SF, generated sensors: the mailbox program, $(en sf.shm.sf.sends) sends, ToM7 (where S.Mailbox = M7)"
+rowr "packets written at the sensor" "$(en sf.shm.sf.written)" "$(en sf.shm.prev.written)" "$(ratio "$(en sf.shm.prev.written)" "$(en sf.shm.sf.written)")x fewer"
+rowr "packets suppressed at the sensor" "$(en sf.shm.sf.suppressed)" "0" ""
+rowr "answer rows (right: the program's log)" "$(en sf.shm.sf.rows) ($(en sf.shm.sf.right))" "$(en sf.shm.prev.rows) ($(en sf.shm.prev.right))" ""
+ok=$(awk -v a="$(en sf.shm.sf.written)" -v b="$(en sf.shm.prev.written)" 'BEGIN { print (a > 0 && b >= 4 * a ? 1 : 0) }')
+target $ok "SF: the generated sensor writes >= 4x fewer packets for ToM7 than the previous optimizer: $(ratio "$(en sf.shm.prev.written)" "$(en sf.shm.sf.written)")x"
+if [ -n "$(en sf.kernel.skipped)" ]; then
+  rep "  SF, kernel sensors: not measured ($(en sf.kernel.skipped))"
+else
+  rep "  SF, kernel sensors: one process making $(en sf.kernel.calls) getppid calls among its others; Syscall where S.Call = getppid"
+  rowr "Syscall packets written by BPF" "$(en sf.kernel.sf.written)" "$(en sf.kernel.prev.written)" "$(ratio "$(en sf.kernel.prev.written)" "$(en sf.kernel.sf.written)")x fewer"
+  rowr "packets suppressed in the kernel" "$(en sf.kernel.sf.suppressed)" "$(en sf.kernel.prev.suppressed)" ""
+  rowr "answer rows" "$(en sf.kernel.sf.rows)" "$(en sf.kernel.prev.rows)" "expected $(en sf.kernel.calls)"
+  rep "  SF, kernel sensors: one process sending $(en sf.kernel.calls) messages of 100 bytes; Send where N.Bytes > 1000"
+  rowr "Send packets written by BPF" "$(en sf.kernel.sf.sends.written)" "$(en sf.kernel.prev.sends.written)" ""
+  rowr "packets suppressed in the kernel" "$(en sf.kernel.sf.sends.suppressed)" "$(en sf.kernel.prev.sends.suppressed)" ""
+  rowr "answer rows" "$(en sf.kernel.sf.sends.rows)" "$(en sf.kernel.prev.sends.rows)" "expected 0"
 fi
 
 # ================================================================ report

@@ -1,0 +1,77 @@
+#!/bin/sh
+# enable.sh - make bench section 8: what the rules of docs/enabling.md save,
+# each against the previous optimizer (tqmon run --no-rule RULE) in the same
+# run, with the answers compared.  Prints "KEY VALUE" lines.
+#   sf.shm.*     the mailbox program under --exec, ToM7 (tests/mailbox/sf.tq):
+#                packets written at the sensor and suppressed there
+#   sf.kernel.*  a process making N getppid calls among its others and one
+#                sending N messages of 100 bytes, the queries of
+#                tests/kernel/sf.tq: Syscall and Send packets the kernel
+#                wrote (as root with BTF; "sf.kernel.skipped REASON" otherwise)
+# Environment: TQ (tqmon), OUT (a directory), TQ_BENCH_MAILBOX (steps of
+# each mailbox process, default 20000).
+set -u
+TQ=${TQ:-build/tqmon}
+OUT=${OUT:-build/bench}
+d=$OUT/enable
+rm -rf "$d" && mkdir -p "$d"
+STEPS=${TQ_BENCH_MAILBOX:-20000}
+num() { grep "\"name\": \"$2\"" "$1" | head -n 1 | sed -n "s/.*\"$3\": \([0-9]*\).*/\1/p"; }
+
+# ---------------------------------------------------------------- generated sensors
+for mode in sf prev; do
+  opt=""
+  [ $mode = prev ] && opt="--no-rule SF"
+  # shellcheck disable=SC2086
+  $TQ run tests/mailbox/sf.tq $opt --db "$d/$mode.db" --quiet --stats "$d/$mode.json" \
+    --exec build/mailbox/mailbox -m 8 -n "$STEPS" -u 20 -w -l "$d/$mode.log" 2>"$d/$mode.err"
+  echo "sf.shm.$mode.exit $?"
+  echo "sf.shm.$mode.sends $(awk '$2 == "SEND"' "$d/$mode.log" | wc -l | tr -d ' ')"
+  echo "sf.shm.$mode.written $(num "$d/$mode.json" SendMessage recorded)"
+  echo "sf.shm.$mode.suppressed $(num "$d/$mode.json" SendMessage suppressed)"
+  echo "sf.shm.$mode.rows $(sqlite3 "$d/$mode.db" 'SELECT count(*) FROM ToM7')"
+  # the answer as the log says it should be
+  awk '$2 == "SEND" && $4 == "M7" { print $3 }' "$d/$mode.log" | sort | uniq -c >"$d/$mode.expected"
+  sqlite3 "$d/$mode.db" "SELECT Process FROM ToM7" | sort | uniq -c >"$d/$mode.got"
+  cmp -s "$d/$mode.expected" "$d/$mode.got" && echo "sf.shm.$mode.right yes" || echo "sf.shm.$mode.right NO"
+done
+
+# ---------------------------------------------------------------- kernel sensors
+if [ ! -r /sys/kernel/btf/vmlinux ] || [ "$(id -u)" != 0 ]; then
+  echo "sf.kernel.skipped not root or no BTF"
+  exit 0
+fi
+N=${TQ_BENCH_SYSCALLS:-20000}
+for mode in sf prev; do
+  opt=""
+  [ $mode = prev ] && opt="--no-rule SF"
+  rm -f "$d/ids" "$d/ids2" "$d/go"
+  build/kwork -o "$d/ids" -g "$d/go" syscalls "$N" >"$d/kwork.out" 2>&1 &
+  kp=$!
+  build/kwork -o "$d/ids2" -g "$d/go" sockets "$N" 100 >"$d/kwork2.out" 2>&1 &
+  kp2=$!
+  i=0
+  while { [ ! -s "$d/ids" ] || [ ! -s "$d/ids2" ]; } && [ $i -lt 1200 ]; do sleep 0.05; i=$((i + 1)); done
+  eval "$(cat "$d/ids" "$d/ids2")"
+  sed -e "s/CALLER/$caller/g" -e "s/SENDER/$sockets/g" tests/kernel/sf.tq >"$d/k.tq"
+  # shellcheck disable=SC2086
+  $TQ run sensors/kernel.tq "$d/k.tq" $opt --pm clock=realtime --pm kernel=until=$kp+$kp2 --format csv --trace-level 2 \
+    --stats "$d/k$mode.json" >"$d/k$mode.csv" 2>"$d/k$mode.err" &
+  tp=$!
+  i=0
+  while ! grep -qE "tracing since|error|fatal" "$d/k$mode.err" 2>/dev/null && [ $i -lt 2400 ]; do sleep 0.05; i=$((i + 1)); done
+  touch "$d/go"
+  wait $kp
+  wait $kp2
+  wait $tp
+  echo "sf.kernel.$mode.exit $?"
+  det=$(grep '"relation": "Syscall"' "$d/k$mode.json")
+  echo "sf.kernel.$mode.written $(echo "$det" | sed -n 's/.*"written": \([0-9]*\).*/\1/p')"
+  echo "sf.kernel.$mode.suppressed $(echo "$det" | sed -n 's/.*"suppressed": \([0-9]*\).*/\1/p')"
+  echo "sf.kernel.$mode.rows $(awk '/^# Ppid/ { on = 1; getline; next } /^# / { on = 0 } on && NF' "$d/k$mode.csv" | wc -l | tr -d ' ')"
+  det=$(grep '"relation": "Send"' "$d/k$mode.json")
+  echo "sf.kernel.$mode.sends.written $(echo "$det" | sed -n 's/.*"written": \([0-9]*\).*/\1/p')"
+  echo "sf.kernel.$mode.sends.suppressed $(echo "$det" | sed -n 's/.*"suppressed": \([0-9]*\).*/\1/p')"
+  echo "sf.kernel.$mode.sends.rows $(awk '/^# BigSends/ { on = 1; getline; next } /^# / { on = 0 } on && NF' "$d/k$mode.csv" | wc -l | tr -d ' ')"
+done
+echo "sf.kernel.calls $N"
