@@ -247,6 +247,7 @@ typedef struct AlgAggSpec {
   int set;             /* the argument is a derived relation, a set: value-equivalent
                        ** tuples count once (set for count, sum and avg, which
                        ** duplicates would change) */
+  int wherePushed;     /* the optimizer's AGG-WHERE put the where's conjuncts below already */
 } AlgAggSpec;
 
 typedef struct AlgNode AlgNode;

@@ -11,7 +11,10 @@
 **                   semi-join of a traced alpha with an entity relation),
 **                   SF (a selection on a traced alpha's own attributes
 **                   checked at the sensor: the 3- and 4-dimension filtering
-**                   of paper section 3)
+**                   of paper section 3), SJS (the semi-join of a sampled
+**                   alpha with an entity relation), AGG-WHERE (a scalar
+**                   aggregate's inner where as a selection on its argument,
+**                   for O2 and SF)
 **   3 entity        O4, O5
 **   4 clock         O6, O7
 **   5 variants      PIT-ID, PI-ID, X1, JOIN
@@ -476,14 +479,27 @@ static const AlgExpr *sjEquality(const SjConds *k, const AlgNode *al, const AlgN
 /* Rewrites the first alpha below n (through products, selections and
 ** projections) that the conditions allow; returns the new subtree (copies
 ** along the path) or NULL. */
-static AlgNode *sjInto(Opt *o, AlgNode *n, const SjConds *k, const AlgNode *e2) {
+static AlgNode *sjInto(Opt *o, AlgNode *n, const SjConds *k, const AlgNode *e2, int sampled) {
   if (n->kind == ALG_ALPHA) {
-    if (n->rel->mode == ALG_MODE_SAMPLED) return NULL;
+    if ((n->rel->mode == ALG_MODE_SAMPLED) != sampled) return NULL;
+    if (sampled && (n->rel->deltaOf || n->rel->delta)) return NULL; /* (4) of SJS */
     if (!entitySource(n->kid[0]) && n->kid[0]->kind != ALG_CONST) return NULL; /* (1) */
     const char *ev = e2->sch.tv[0].var;
     if (!sjHasOverlap(k, n->var, ev)) return NULL; /* (3) */
     const AlgExpr *ea = sjEquality(k, n, e2);
     if (!ea) return NULL;
+    if (sampled) {
+      /* SJS: sampled exactly while E2 names the entity */
+      AlgExpr **pe = tqArenaAlloc(o->a, sizeof(AlgExpr *));
+      const char **pn = tqArenaAlloc(o->a, sizeof(char *));
+      pe[0] = algExprCopy(o->a, ea);
+      pn[0] = ea->name;
+      AlgNode *na = copyNode(o, n);
+      na->kid[0] = algIntersect(o->a, n->kid[0], algPi(o->a, 1, pe, pn, ea->var, algNodeCopy(o->a, e2)));
+      na->note = "SJS: sampled only on the entities the join names, while it names them";
+      algSchemaCompute(o->a, na);
+      return na;
+    }
     AlgExpr *from = algExprNew(o->a, AX_TVAR, tyTime());
     from->var = ev;
     AlgExpr *to = algExprNew(o->a, AX_TCONST, tyTime());
@@ -503,13 +519,13 @@ static AlgNode *sjInto(Opt *o, AlgNode *n, const SjConds *k, const AlgNode *e2) 
       n->kind != ALG_PI)
     return NULL;
   for (int i = 0; i < n->nkid; i++) {
-    AlgNode *m = sjInto(o, n->kid[i], k, e2);
+    AlgNode *m = sjInto(o, n->kid[i], k, e2, sampled);
     if (m) return withKid(o, n, i, m);
   }
   return NULL;
 }
 
-static AlgNode *ruleSJ(Opt *o, AlgNode *n) {
+static AlgNode *sjRule(Opt *o, AlgNode *n, int sampled) {
   if (n->kind != ALG_SIGMA && n->kind != ALG_SIGMAT) return NULL;
   SjConds k = {{0}, 0};
   AlgNode *chain[64];
@@ -524,7 +540,7 @@ static AlgNode *ruleSJ(Opt *o, AlgNode *n) {
   for (int side = 0; side < 2; side++) {
     const AlgNode *e2 = p->kid[1 - side];
     if (!promptIntervals(e2) || !selects(e2) || e2->sch.ntv != 1 || e2->sch.tv[0].isEvent) continue; /* (2) */
-    AlgNode *l = sjInto(o, p->kid[side], &k, e2);
+    AlgNode *l = sjInto(o, p->kid[side], &k, e2, sampled);
     if (!l) continue;
     AlgNode *m = withKid(o, p, side, l);
     for (int i = nc - 1; i >= 0; i--) m = withKid(o, chain[i], 0, m);
@@ -607,6 +623,71 @@ static AlgNode *ruleSF(Opt *o, AlgNode *n) {
   AlgNode *m = na;
   for (int i = nc - 1; i >= 0; i--) m = withKid(o, chain[i], 0, m);
   return withKid(o, n, 0, m);
+}
+
+static AlgNode *ruleSJ(Opt *o, AlgNode *n) { return sjRule(o, n, 0); }
+
+/* SJS (semi-join of a sampled alpha; O3's idea for sampling):
+**   F(L[alpha^{S}_t(E1, C...)] x E2)  ->  F(L[alpha^{S}_t(E1 intersect pi[E2.A](E2), C...)] x E2)
+** with F, L and E2 as for SJ: the conditions on every tuple leaving F
+** include t.flag = E2.A and t overlap E2 (a sample is an event at its tick),
+** and E2 is a selection of an entity relation (processes whose Command is
+** "sleep": sigma[P.Command="sleep"](Process_P)).  O5 then leaves
+** pi[E2.A](E2) alone as the argument: only those entities are sampled.
+** Preconditions: (1)-(3) of SJ, and (4) t has no delta relation and is
+** none (a delta needs the samples of every tick of every entity).
+** Exact: a sample of entity x at tick c reaches F's output only with an E2
+** tuple e, e.A = x, whose interval holds c.  The engine delivers the entity
+** relation's begins and ends of an instant before its Clock ticks (docs/
+** design.md, the loop), so at tick c the argument holds x exactly when some
+** such e does: every sample that can pass F is taken; the others would
+** fail F.  The operators on L's path use a sample only combined with
+** others. */
+static AlgNode *ruleSJS(Opt *o, AlgNode *n) { return sjRule(o, n, 1); }
+
+/* AGG-WHERE: agg[f(X where W)]_t(E) -> agg[f(X where W)]_t(sigma[C](E)) for
+** each conjunct C of W that looks at no time and no aggregate, in a scalar
+** aggregate (no by-list).  The where stays; the selection then goes down
+** with the other rules (O2 into an alpha's argument: `max(M.Rss where
+** M.Process = "1234")` samples one process; SF into a traced sensor).
+** Exact: the inner where only decides what counts; a tuple failing C
+** counts for nothing, and a scalar aggregate's value exists whatever its
+** tuples (from beginning, or from the first sample request over samples).
+** A by-list aggregate is left alone: its groups exist by the tuples in
+** effect, qualifying or not (Quel's partitions).  Fires once per
+** aggregate (spec.wherePushed). */
+static void aggConjuncts(const AlgExpr *e, const AlgExpr **c, int *n, int max) {
+  if (e->kind == AX_AND) {
+    aggConjuncts(e->a, c, n, max);
+    aggConjuncts(e->b, c, n, max);
+  } else if (*n < max) {
+    c[(*n)++] = e;
+  }
+}
+static int refsAgg(const AlgExpr *e) {
+  if (!e) return 0;
+  return e->kind == AX_AGG || refsAgg(e->a) || refsAgg(e->b);
+}
+static AlgNode *ruleAggWhere(Opt *o, AlgNode *n) {
+  if (n->kind != ALG_AGG || !n->agg || n->agg->nby || !n->agg->where || n->agg->wherePushed) return NULL;
+  const AlgExpr *c[32];
+  int nc = 0;
+  aggConjuncts(n->agg->where, c, &nc, 32);
+  AlgNode *k = n->kid[0];
+  int any = 0;
+  for (int i = 0; i < nc; i++) {
+    if (exprHasTime(c[i]) || refsAgg(c[i]) || !exprIn(c[i], &k->sch)) continue;
+    k = algSigma(o->a, algExprCopy(o->a, c[i]), k);
+    any = 1;
+  }
+  if (!any) return NULL;
+  AlgNode *m = copyNode(o, n);
+  m->agg = tqArenaAlloc(o->a, sizeof(AlgAggSpec));
+  *m->agg = *n->agg;
+  m->agg->wherePushed = 1;
+  m->kid[0] = k;
+  algSchemaCompute(o->a, m);
+  return m;
 }
 
 /* ================================================================ class 3: entity sources */
@@ -865,6 +946,7 @@ static const Rule rules[] = {
     {"O1", 1, ruleO1},                {"O1T", 1, ruleO1T},                   {"SIGMA-PI", 1, ruleSigmaPi},
     {"SIGMA-PIT", 1, ruleSigmaPiT},   {"SIGMAT-PI", 1, ruleSigmaTPi},        {"PI-MERGE", 1, rulePiMerge},
     {"O2", 2, ruleO2},                {"O3", 2, ruleO3},                     {"SJ", 2, ruleSJ},
+    {"SJS", 2, ruleSJS},              {"AGG-WHERE", 2, ruleAggWhere},
     {"SF", 2, ruleSF},
     {"O4", 3, ruleO4},
     {"O5", 3, ruleO5},                {"O6", 4, ruleO6},                     {"O7", 4, ruleO7},
