@@ -8,6 +8,9 @@
 #                sending N messages of 100 bytes, the queries of
 #                tests/kernel/sf.tq: Syscall and Send packets the kernel
 #                wrote (as root with BTF; "sf.kernel.skipped REASON" otherwise)
+#   sjs.*, agg.* a copy of sleep under a name of its own, tests/host/sjs.tq on
+#                the host sensors: /proc files read by ProcessState (SJS) and
+#                Memory (AGG-WHERE, then O2) in TQ_BENCH_HOST_TICKS ticks (10)
 # Environment: TQ (tqmon), OUT (a directory), TQ_BENCH_MAILBOX (steps of
 # each mailbox process, default 20000).
 set -u
@@ -35,6 +38,36 @@ for mode in sf prev; do
   sqlite3 "$d/$mode.db" "SELECT Process FROM ToM7" | sort | uniq -c >"$d/$mode.got"
   cmp -s "$d/$mode.expected" "$d/$mode.got" && echo "sf.shm.$mode.right yes" || echo "sf.shm.$mode.right NO"
 done
+
+# ---------------------------------------------------------------- /proc (SJS, AGG-WHERE)
+name=tqbsj$$
+name=$(echo "$name" | cut -c1-15)
+cp /bin/sleep "$d/$name"
+"$d/$name" 600 &
+sp=$!
+i=0
+while [ "$(cat /proc/$sp/comm 2>/dev/null)" != "$name" ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i + 1)); done
+sed -e "s/NAME/$name/" -e "s/PID/$sp/" tests/host/sjs.tq >"$d/h.tq"
+TICKS=${TQ_BENCH_HOST_TICKS:-10}
+msg() { grep "{\"name\": \"$2\", \"calls\"" "$1" | sed 's/.*"message": "\(.*\)"}.*/\1/'; }
+for mode in opt prev; do
+  opt=""
+  [ $mode = prev ] && opt="--no-rule SJS --no-rule AGG-WHERE"
+  # shellcheck disable=SC2086
+  $TQ run --host sensors/host.tq "$d/h.tq" $opt --snapshots "$TICKS" --format csv --stats "$d/h$mode.json" \
+    >"$d/h$mode.csv" 2>"$d/h$mode.err"
+  echo "sjs.$mode.exit $?"
+  m=$(msg "$d/h$mode.json" host_processstate)
+  echo "sjs.$mode.reads $(echo "$m" | tr ' ' '\n' | sed -n 's/^reads=//p')"
+  echo "sjs.$mode.pids $(echo "$m" | tr ' ' '\n' | sed -n 's/^pids=//p')"
+  m=$(msg "$d/h$mode.json" host_memory)
+  echo "agg.$mode.reads $(echo "$m" | tr ' ' '\n' | sed -n 's/^reads=//p')"
+  echo "sjs.$mode.rows $(awk '/^# Named/ { on = 1; getline; next } /^# / { on = 0 } on && NF' "$d/h$mode.csv" | grep -c "^$sp,")"
+  awk '/^# MaxRss/ { on = 1; getline; next } /^# / { on = 0 } on && NF' "$d/h$mode.csv" | cut -d, -f1 | sort -u >"$d/h$mode.rss"
+done
+kill $sp 2>/dev/null
+echo "sjs.ticks $TICKS"
+cmp -s "$d/hopt.rss" "$d/hprev.rss" && echo "agg.same yes" || echo "agg.same NO"
 
 # ---------------------------------------------------------------- kernel sensors
 if [ ! -r /sys/kernel/btf/vmlinux ] || [ "$(id -u)" != 0 ]; then

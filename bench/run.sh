@@ -864,6 +864,13 @@ rowr "packets suppressed at the sensor" "$(en sf.shm.sf.suppressed)" "0" ""
 rowr "answer rows (right: the program's log)" "$(en sf.shm.sf.rows) ($(en sf.shm.sf.right))" "$(en sf.shm.prev.rows) ($(en sf.shm.prev.right))" ""
 ok=$(awk -v a="$(en sf.shm.sf.written)" -v b="$(en sf.shm.prev.written)" 'BEGIN { print (a > 0 && b >= 4 * a ? 1 : 0) }')
 target $ok "SF: the generated sensor writes >= 4x fewer packets for ToM7 than the previous optimizer: $(ratio "$(en sf.shm.prev.written)" "$(en sf.shm.sf.written)")x"
+rep "  SJS and AGG-WHERE, /proc: one process named apart, $(en sjs.ticks) ticks of the host sensors (tests/host/sjs.tq)"
+rowr "ProcessState /proc reads (SJS)" "$(en sjs.opt.reads)" "$(en sjs.prev.reads)" "$(ratio "$(en sjs.prev.reads)" "$(en sjs.opt.reads)")x fewer"
+rowr "  processes read" "$(en sjs.opt.pids)" "$(en sjs.prev.pids)" ""
+rowr "  samples in the answer" "$(en sjs.opt.rows)" "$(en sjs.prev.rows)" "expected $(en sjs.ticks)"
+rowr "Memory /proc reads (AGG-WHERE)" "$(en agg.opt.reads)" "$(en agg.prev.reads)" "$(ratio "$(en agg.prev.reads)" "$(en agg.opt.reads)")x fewer; same answers: $(en agg.same)"
+ok=$(awk -v a="$(en sjs.opt.reads)" -v b="$(en sjs.prev.reads)" 'BEGIN { print (a > 0 && b >= 10 * a ? 1 : 0) }')
+target $ok "SJS: ProcessState reads >= 10x fewer /proc files for one named process than the previous optimizer: $(ratio "$(en sjs.prev.reads)" "$(en sjs.opt.reads)")x"
 if [ -n "$(en sf.kernel.skipped)" ]; then
   rep "  SF, kernel sensors: not measured ($(en sf.kernel.skipped))"
 else
