@@ -533,17 +533,24 @@ void rtSensorCount(RtNet *net, RtSensor *s, int64_t e, int delta) {
   if (n) tqMapPut(&s->count, k, (void *)n);
   else tqMapDel(&s->count, k);
   if (c != n) denseCount(s, e, n);
+  /* the sensor's counter is counterBits wide: it holds the count up to
+  ** its largest value and stays there (saturates); the engine keeps the
+  ** exact count, delivers by it, and writes the counter again as the
+  ** count changes (docs/enabling.md, counter widths) */
+  intptr_t top = s->rel->counterBits >= 31 ? INT32_MAX : ((intptr_t)1 << s->rel->counterBits) - 1;
+  intptr_t shown = n < top ? n : top;
+  if (c <= top && n > top) s->saturated++;
   if (c == 0 && n > 0) {
     s->nEnabled++;
     if (s->nEnabled > s->maxEnabled) s->maxEnabled = s->nEnabled;
-    if (s->onFlag) s->onFlag(s->onFlagCtx, s, e, (int)n);
+    if (s->onFlag) s->onFlag(s->onFlagCtx, s, e, (int)shown);
   } else if (c > 0 && n == 0) {
     s->nEnabled--;
     if (s->onFlag) s->onFlag(s->onFlagCtx, s, e, 0);
   } else if (c != n && s->rel->mode == ALG_MODE_DISABLE && s->onFlag) {
     /* a disable-traced sensor's counter follows the units: the sensor
-    ** decrements it as it fires */
-    s->onFlag(s->onFlagCtx, s, e, (int)n);
+    ** decrements it as it fires (a saturated one is topped up again) */
+    s->onFlag(s->onFlagCtx, s, e, (int)shown);
   }
 }
 
@@ -702,6 +709,8 @@ void rtNetStatsJson(RtNet *net, TqBuf *b) {
                 s->rel->entity ? "entity" : s->rel->isEvent ? "event" : "interval", algModeName(s->rel->mode),
                 s->used ? "true" : "false", (long long)s->recorded, (long long)s->delivered, (long long)s->samples,
                 s->maxEnabled, (long long)s->skipped, (long long)s->lost);
+    if (s->saturated || (s->rel->mode == ALG_MODE_DISABLE && !s->rel->entity))
+      tqBufPrintf(b, ", \"counter_bits\": %d, \"saturated\": %lld", s->rel->counterBits, (long long)s->saturated);
     if (s->filter) {
       /* SF: packets not written at the sensor, and those that came anyway */
       tqBufPuts(b, ", \"filter\": ");

@@ -172,6 +172,7 @@ typedef struct RtSensor {
   struct tq_pm_cond *conds;
   int64_t suppressed;     /* packets its producer did not write: they failed the filter */
   int64_t filtered;       /* packets that came and failed the filter (dropped by the engine) */
+  int64_t saturated;      /* times an entity's count went past what the counter's width holds */
   int used;               /* some operator needs it */
 } RtSensor;
 
