@@ -1654,7 +1654,33 @@ static tq_pm_status relEnable(tq_pm_global *g, tq_pm_private *p, int64_t entity,
   return TQ_PM_OK;
 }
 
+/* How many of relation rel's filter conditions (rule SF) the BPF program
+** of d checks, of how many (*of); 0 when it has none. */
+static int filterChecked(tq_pm_global *g, int rel, const KRelDef *d, int *of) {
+  *of = 0;
+  if (g->version < 9 || !g->sensor_filter ||
+      (d->kr != KR_SEND && d->kr != KR_RECEIVE && d->kr != KR_SYSCALL && d->kr != KR_BLOCKIO))
+    return 0;
+  const tq_pm_cond *c = NULL;
+  int n = g->sensor_filter(g, rel, &c);
+  if (n <= 0) return 0;
+  KRel r;
+  memset(&r, 0, sizeof r);
+  char why[200];
+  if (layoutBind(g, rel, d, &r.l, why, sizeof why)) return 0;
+  int k = 0;
+  struct ks_cond x;
+  for (int i = 0; i < n; i++) k += rawCond(&r, d->kr, &c[i], &x);
+  *of = n;
+  return k;
+}
+
 #else /* TQ_KERNEL_NO_BPF: built where the kernel has no BTF */
+
+static int filterChecked(tq_pm_global *g, int rel, const KRelDef *d, int *of) {
+  *of = 0;
+  return 0;
+}
 
 static int krOf(tq_pm_private *p) {
   const KRelDef *d = p->data;
@@ -1690,8 +1716,13 @@ static tq_pm_status relDescribe(tq_pm_global *g, tq_pm_private *p, int rel, char
   tpList(d->progs, tps, sizeof tps);
   if (d->kr == KR_THREAD)
     snprintf(out, (size_t)n, "kernel tracepoints %s (BPF); the threads alive at the start from /proc", tps);
-  else
-    snprintf(out, (size_t)n, "kernel tracepoints %s (BPF), enable flag per thread in the kernel", tps);
+  else {
+    int of = 0, k = filterChecked(g, rel, d, &of);
+    char f[120] = "";
+    if (k) snprintf(f, sizeof f, "; the BPF program checks %d of the %d conditions of its filter (rule SF) before it writes a packet", k, of);
+    else if (of) snprintf(f, sizeof f, "; its filter (rule SF) is checked by the engine only");
+    snprintf(out, (size_t)n, "kernel tracepoints %s (BPF), enable flag per thread in the kernel%s", tps, f);
+  }
   return TQ_PM_OK;
 }
 
