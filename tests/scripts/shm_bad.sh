@@ -21,7 +21,7 @@ check() { # mode expected-exit message
   grep -q -- "$3" "$dir/$1.err" || bad "$1: message: $(cat "$dir/$1.err")"
 }
 check magic 1 "is not a tqmon sensor segment (wrong magic)"
-check version 1 "sensor segment version 99, this tqmon speaks 3"
+check version 1 "sensor segment version 99, this tqmon speaks 4"
 check catalog 1 "corrupt catalog (1000 sensors)"
 check packets 0 "7 packets lost: .* 7 invalid: first packet of sensor 9, the subject has 2"
 grep -q "^P1,High," "$dir/packets.out" || bad "packets: the good packet among the bad was lost"
