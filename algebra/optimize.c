@@ -655,7 +655,8 @@ static AlgNode *ruleSJS(Opt *o, AlgNode *n) { return sjRule(o, n, 1); }
 ** tuples (from beginning, or from the first sample request over samples).
 ** A by-list aggregate is left alone: its groups exist by the tuples in
 ** effect, qualifying or not (Quel's partitions).  Fires once per
-** aggregate (spec.wherePushed). */
+** aggregate (spec.wherePushed), and only over an alpha (through selections):
+** over an entity relation or a derived one it would only add a selection. */
 static void aggConjuncts(const AlgExpr *e, const AlgExpr **c, int *n, int max) {
   if (e->kind == AX_AND) {
     aggConjuncts(e->a, c, n, max);
@@ -670,6 +671,9 @@ static int refsAgg(const AlgExpr *e) {
 }
 static AlgNode *ruleAggWhere(Opt *o, AlgNode *n) {
   if (n->kind != ALG_AGG || !n->agg || n->agg->nby || !n->agg->where || n->agg->wherePushed) return NULL;
+  const AlgNode *to = n->kid[0]; /* only where it reaches a sensor (else it only costs a selection) */
+  while (to->kind == ALG_SIGMA || to->kind == ALG_SIGMAT) to = to->kid[0];
+  if (to->kind != ALG_ALPHA) return NULL;
   const AlgExpr *c[32];
   int nc = 0;
   aggConjuncts(n->agg->where, c, &nc, 32);
