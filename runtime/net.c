@@ -716,7 +716,7 @@ void rtNetStatsJson(RtNet *net, TqBuf *b) {
       tqBufPuts(b, ", \"filter\": ");
       TqBuf f = {0};
       algExprPrint(s->filter, &f);
-      jsonStr(b, f.s ? f.s : "");
+      rtJsonStr(b, f.s ? f.s : "");
       tqBufFree(&f);
       tqBufPrintf(b, ", \"filter_conditions\": %d, \"suppressed\": %lld, \"filtered\": %lld", s->nconds,
                   (long long)s->suppressed, (long long)s->filtered);

@@ -608,7 +608,7 @@ static int rawCond(const KRel *r, int kr, const tq_pm_cond *c, struct ks_cond *d
 ** empty, and the relation has no filter. */
 static void writeFilters(KSession *s) {
   tq_pm_global *g = s->g;
-  if (g->version < 9 || !g->sensor_filter) return;
+  if (g->version < 10 || !g->sensor_filter) return;
   int fd = bpf_map__fd(s->skel->maps.filters);
   for (int kr = 0; kr < KS_NREL; kr++) {
     KRel *r = &s->r[kr];
@@ -1194,7 +1194,7 @@ static void readCounters(KSession *s) {
   for (int kr = 0; kr < KS_NREL; kr++) {
     KRel *r = &s->r[kr];
     uint64_t n = r->cnt[KC_SUPPRESSED];
-    if (r->rel > 0 && n > r->suppReported && s->g->version >= 9 && s->g->suppressed)
+    if (r->rel > 0 && n > r->suppReported && s->g->version >= 10 && s->g->suppressed)
       s->g->suppressed(s->g, r->rel, (int64_t)(n - r->suppReported));
     if (n > r->suppReported) r->suppReported = n;
   }
@@ -1658,7 +1658,7 @@ static tq_pm_status relEnable(tq_pm_global *g, tq_pm_private *p, int64_t entity,
 ** of d checks, of how many (*of); 0 when it has none. */
 static int filterChecked(tq_pm_global *g, int rel, const KRelDef *d, int *of) {
   *of = 0;
-  if (g->version < 9 || !g->sensor_filter ||
+  if (g->version < 10 || !g->sensor_filter ||
       (d->kr != KR_SEND && d->kr != KR_RECEIVE && d->kr != KR_SYSCALL && d->kr != KR_BLOCKIO))
     return 0;
   const tq_pm_cond *c = NULL;
