@@ -198,8 +198,15 @@ typedef struct Reader {
   size_t dirOff;       /* its offset */
   RBlock *gb;          /* the group's blocks */
   int ngb, cgb;
-  int *heap;           /* blocks with records left, by (next time, index) */
-  int nheap;
+  __extension__ unsigned __int128 *key; /* per block of the group: the time of its next record
+                       ** (order-preserving, unsigned) and the block's index, as
+                       ** one number (blocks with no record left: time all ones,
+                       ** index + ngb); apart from RBlock, a few cache lines
+                       ** each: a record's step compares keys only */
+  int *tree;           /* loser tree over the blocks by key (colread.c): tree[0]
+                       ** the next block, tree[1..ngb) the loser of each match,
+                       ** 3 ngb ints (the rest: room to build it) */
+  int nheap;           /* blocks with records left */
   TqTime groupLast;    /* the last time of the groups before */
   int64_t nwhole;      /* WHOLE records read (their identities) */
   int scan;            /* snsReaderScan: only blocks with WHOLE records, no intervals kept */

@@ -277,7 +277,8 @@ void snsReaderClose(Reader *r) {
   }
   free(r->begAt);
   free(r->gb);
-  free(r->heap);
+  free(r->key);
+  free(r->tree);
   free(r->dir);
 }
 
@@ -566,29 +567,41 @@ static int blockNeeded(Reader *r, RBlock *b, const unsigned char *dirEnd) {
 
 /* ================================================================ format 3: groups */
 
-static int heapLess(const Reader *r, int a, int b) {
-  const RBlock *x = &r->gb[a], *y = &r->gb[b];
-  return x->t < y->t || (x->t == y->t && a < b);
-}
-static void heapDown(Reader *r, int i) {
-  int *h = r->heap, n = r->nheap, v = h[i];
-  for (;;) {
-    int c = 2 * i + 1;
-    if (c >= n) break;
-    if (c + 1 < n && heapLess(r, h[c + 1], h[c])) c++;
-    if (!heapLess(r, h[c], v)) break;
-    h[i] = h[c];
-    i = c;
+/* The merge of a group's blocks: a loser tree (one comparison per level
+** when the block just taken moves on; a binary heap takes two), its
+** matches decided without branches (which block wins is the data's
+** coin toss). */
+__extension__ typedef unsigned __int128 RKey;
+static inline RKey keyOf(TqTime t, int b) { return (RKey)((uint64_t)t ^ 0x8000000000000000ULL) << 64 | (uint64_t)b; }
+static inline RKey keyDone(const Reader *r, int b) { return (RKey)UINT64_MAX << 64 | (uint64_t)(r->ngb + b); }
+static inline int keyLess(const Reader *r, int a, int b) { return r->key[a] < r->key[b]; }
+/* Block b's key changed: its matches up to the root are played again. */
+static void treeReplay(Reader *r, int b) {
+  int *tr = r->tree, w = b;
+  RKey kw = r->key[b];
+  for (int node = (r->ngb + b) / 2; node >= 1; node /= 2) {
+    int l = tr[node];
+    RKey kl = r->key[l];
+    int sw = kl < kw;
+    tr[node] = sw ? w : l;
+    w = sw ? l : w;
+    kw = sw ? kl : kw;
   }
-  h[i] = v;
+  tr[0] = w;
 }
-static void heapPush(Reader *r, int b) {
-  int i = r->nheap++;
-  while (i > 0 && heapLess(r, b, r->heap[(i - 1) / 2])) {
-    r->heap[i] = r->heap[(i - 1) / 2];
-    i = (i - 1) / 2;
+/* Plays every match (node n + i is block i's leaf, node k's children are
+** 2k and 2k + 1; tree[n..3n) holds each node's winner while it is built). */
+static void treeBuild(Reader *r) {
+  int n = r->ngb, *tr = r->tree, *win = r->tree + n;
+  if (n == 0) return;
+  for (int i = 0; i < n; i++) win[n + i] = i;
+  for (int node = n - 1; node >= 1; node--) {
+    int a = win[2 * node], b = win[2 * node + 1];
+    int aw = keyLess(r, a, b);
+    tr[node] = aw ? b : a;
+    win[node] = aw ? a : b;
   }
-  r->heap[i] = b;
+  tr[0] = n == 1 ? 0 : win[1];
 }
 
 /* Reads n bytes at the reader's position into buf, or skips them (buf
@@ -773,7 +786,8 @@ static int groupLoad(Reader *r) {
     r->gb = tqRealloc(r->gb, sizeof(RBlock) * nb);
     memset(r->gb + r->cgb, 0, sizeof(RBlock) * (nb - (size_t)r->cgb));
     r->cgb = (int)nb;
-    r->heap = tqRealloc(r->heap, sizeof(int) * nb);
+    r->key = tqRealloc(r->key, sizeof(RKey) * nb);
+    r->tree = tqRealloc(r->tree, sizeof(int) * 3 * nb);
   }
   r->ngb = (int)nb;
   r->nheap = 0;
@@ -829,6 +843,7 @@ static int groupLoad(Reader *r) {
   }
   for (int i = 0; i < r->ngb; i++) {
     RBlock *b = &r->gb[i];
+    r->key[i] = keyDone(r, i);
     size_t boff = r->off;
     b->off = boff;
     int want = blockNeeded(r, b, d.e);
@@ -867,8 +882,12 @@ static int groupLoad(Reader *r) {
       blockKeep(r, b, fr->period);
       if (r->net && b->nkept >= 0) r->net->sensor[fr->id - 1].skipped += b->nrec - b->nkept;
     }
-    if (blockPeek(b)) heapPush(r, i);
+    if (blockPeek(b)) {
+      r->key[i] = keyOf(b->t, i);
+      r->nheap++;
+    }
   }
+  treeBuild(r);
   r->groupLast = last;
   return 1;
 }
@@ -921,7 +940,7 @@ static OpenRec *ringTake(Reader *r, RStream *s, int64_t si, int64_t id) {
 /* Decodes one record of format 3 into *rec. */
 static int takeRecord3(Reader *r, tq_record *rec, int *skip) {
   *skip = 0;
-  int bi = r->heap[0];
+  int bi = r->tree[0];
   RBlock *b = &r->gb[bi];
   FileRel *fr = &r->rels[b->frel];
   int64_t si = (int64_t)(b->frel - 1) * COL_NPART + b->part;
@@ -1006,15 +1025,16 @@ static int takeRecord3(Reader *r, tq_record *rec, int *skip) {
   /* the block's next record */
   b->done++;
   if (blockPeek(b)) {
-    heapDown(r, 0);
+    r->key[bi] = keyOf(b->t, bi);
+    treeReplay(r, bi);
   } else {
     if (b->nkept >= 0) sm->begins = b->begin0 + b->nbegin; /* (counted when the block was looked through) */
     else if (b->done != b->nrec || b->begun != b->nbegin)
       return readerFail(r, "%s:%zu: corrupt block (%lld records, %lld begins; its directory says %lld, %lld)", r->path,
                         b->off, (long long)b->done, (long long)b->begun, (long long)b->nrec,
                         (long long)b->nbegin);
-    r->heap[0] = r->heap[--r->nheap];
-    if (r->nheap) heapDown(r, 0);
+    r->key[bi] = keyDone(r, bi);
+    if (--r->nheap) treeReplay(r, bi);
   }
 #undef AT
   return 1;
