@@ -391,7 +391,9 @@ struct KSession {
   int64_t queueLost; /* packets the monitor could not hold (mu) */
   uint64_t seq;
   /* the engine's thread */
-  KVec held;         /* converted, later than the last snapshot */
+  KVec held;         /* converted, later than the last snapshot, in time order */
+  int64_t heldHead;  /* held.v[0..heldHead) are consumed (their names freed) */
+  _Atomic int64_t heldN; /* held packets not consumed, for the drain thread's bound */
   TqTime start, prevNow, syncNow;
   TqTime readAt;     /* the last reading of the kernel's counters (CLOCK_REALTIME ns) */
   int synced;
@@ -793,7 +795,7 @@ static void *drainMain(void *arg) {
         s->ready = s->fill;
         s->fill = t;
         s->fill.n = 0;
-      } else if (s->ready.n + s->fill.n > KS_MAXQ) {
+      } else if (s->ready.n + s->fill.n + s->heldN > KS_MAXQ) {
         s->queueLost += s->fill.n;
         for (int64_t i = 0; i < s->fill.n; i++) free(s->fill.v[i].name);
         s->fill.n = 0;
@@ -1353,6 +1355,40 @@ static void untilGone(KSession *s) {
   }
 }
 
+/* Puts in's packets (in time order) among the held ones, keeping those in
+** time order.  The kernel's per-CPU buffers hand packets over nearly in
+** order, so only the held ones later than in's first take part in a merge:
+** the cost is in's length and that overlap, never the whole backlog. */
+static void heldMerge(KSession *s, KVec *in) {
+  KVec *h = &s->held;
+  if (!in->n) return;
+  if (h->n + in->n > h->cap) {
+    while (h->n + in->n > h->cap) h->cap = h->cap ? 2 * h->cap : 4096;
+    h->v = tqRealloc(h->v, sizeof(KPkt) * (size_t)h->cap);
+  }
+  /* the first held packet after in's first */
+  int64_t lo = s->heldHead, hi = h->n;
+  while (lo < hi) {
+    int64_t mid = lo + (hi - lo) / 2;
+    if (pktCmp(&h->v[mid], &in->v[0]) <= 0) lo = mid + 1;
+    else hi = mid;
+  }
+  int64_t m = h->n - lo; /* held packets to merge with in's */
+  if (!m) {
+    memcpy(h->v + h->n, in->v, sizeof(KPkt) * (size_t)in->n);
+    h->n += in->n;
+    return;
+  }
+  KPkt *tail = tqMalloc(sizeof(KPkt) * (size_t)m);
+  memcpy(tail, h->v + lo, sizeof(KPkt) * (size_t)m);
+  int64_t a = 0, b = 0, o = lo;
+  while (a < m && b < in->n) h->v[o++] = pktCmp(&tail[a], &in->v[b]) <= 0 ? tail[a++] : in->v[b++];
+  while (a < m) h->v[o++] = tail[a++];
+  while (b < in->n) h->v[o++] = in->v[b++];
+  h->n = o;
+  free(tail);
+}
+
 /* A snapshot at g->now: everything the kernel wrote up to then, in time
 ** order.  Once per snapshot, whichever kernel PM comes first. */
 static void sessionSync(KSession *s) {
@@ -1381,14 +1417,11 @@ static void sessionSync(KSession *s) {
   memset(&s->ready, 0, sizeof s->ready);
   pthread_mutex_unlock(&s->mu);
   TqTime off = clockOffset(s);
-  for (int64_t i = 0; i < in.n; i++) {
-    KPkt *k = vecPush(&s->held);
-    *k = in.v[i];
-    k->t = (TqTime)k->r.t - off;
-  }
+  for (int64_t i = 0; i < in.n; i++) in.v[i].t = (TqTime)in.v[i].r.t - off;
+  if (in.n > 1) qsort(in.v, (size_t)in.n, sizeof(KPkt), pktCmp);
+  heldMerge(s, &in);
   free(in.v);
-  if (s->held.n) qsort(s->held.v, (size_t)s->held.n, sizeof(KPkt), pktCmp);
-  int64_t i = 0;
+  int64_t i = s->heldHead;
   for (; i < s->held.n && s->held.v[i].t <= now; i++) {
     KPkt *k = &s->held.v[i];
     if (k->t < s->start) k->t = s->start;
@@ -1406,8 +1439,18 @@ static void sessionSync(KSession *s) {
     process(s, k);
     free(k->name);
   }
-  if (i < s->held.n) memmove(s->held.v, s->held.v + i, sizeof(KPkt) * (size_t)(s->held.n - i));
-  s->held.n -= i;
+  /* consumed from the head; moved down only when the consumed half is
+  ** the larger, so that a backlog costs its length once, not once per
+  ** snapshot */
+  s->heldHead = i;
+  if (i == s->held.n) {
+    s->held.n = s->heldHead = 0;
+  } else if (i >= 4096 && i > s->held.n / 2) {
+    memmove(s->held.v, s->held.v + i, sizeof(KPkt) * (size_t)(s->held.n - i));
+    s->held.n -= i;
+    s->heldHead = 0;
+  }
+  s->heldN = s->held.n - s->heldHead;
   s->prevNow = now;
   s->syncNow = now;
   if (++s->syncs == 2 && s->r[KR_THREAD].p) {
@@ -1435,6 +1478,7 @@ static void sessionFree(KSession *s) {
   if (s->skel) ks_bpf__destroy(s->skel);
   vecFree(&s->fill);
   vecFree(&s->ready);
+  for (int64_t i = 0; i < s->heldHead; i++) s->held.v[i].name = NULL; /* freed when consumed */
   vecFree(&s->held);
   for (uint32_t k = 0; k < s->threads.cap; k++)
     if (s->threads.slot[k].key > 1) free(s->threads.slot[k].val);
