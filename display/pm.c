@@ -47,18 +47,22 @@ static int outputs(const char *args, DspModel *m, char *msg, size_t nmsg) {
   char *copy = tqStrdup(args && *args ? args : "list");
   int rc = 0, linger = strstr(copy, "linger") != NULL, any = 0;
   /* history=MB: how much of the steps the page and the server keep (history.c) */
+  /* (a first pass: the outputs made in the second one need it) */
   size_t history = DSP_HISTORY_DEFAULT;
-  const char *hs = strstr(args ? args : "", "history=");
-  if (hs) {
+  char *pre = tqStrdup(copy);
+  for (char *save = NULL, *w = strtok_r(pre, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
+    if (strncmp(w, "history=", 8)) continue;
     char *end = NULL;
-    long mb = strtol(hs + 8, &end, 10);
-    if (end == hs + 8 || (*end && *end != ',') || mb < 1 || mb > 65536) {
+    long mb = strtol(w + 8, &end, 10);
+    if (end == w + 8 || *end || mb < 1 || mb > 65536) {
       snprintf(msg, nmsg, "history needs megabytes from 1 to 65536: history=64");
+      free(pre);
       free(copy);
       return -1;
     }
     history = (size_t)mb << 20;
   }
+  free(pre);
   for (char *save = NULL, *w = strtok_r(copy, ",", &save); w && !rc; w = strtok_r(NULL, ",", &save)) {
     char *val = strchr(w, '=');
     if (val) *val++ = 0;

@@ -8,7 +8,8 @@
 # ones summarised (display/history.c).  Checked: the monitor's peak RSS
 # (sampled from /proc while it runs, and its own --stats figure) stays
 # under 200 MB (it levels off near 65 MB here), the page is written, says what it summarised and loads as
-# JSON, and the run ends normally.  The release build is measured (the
+# JSON, and SIGTERM ends the run with the page written.  The release
+# build is measured (the
 # figure is the product's; AddressSanitizer's own memory is not).
 set -u
 TR=${TR:-build/tqmon}
@@ -42,12 +43,14 @@ while [ $i -lt 30 ] && kill -0 $mon 2> /dev/null; do
   [ -n "$hwm" ] && [ "$hwm" -gt "$peak" ] && peak=$hwm
 done
 kill -0 $mon 2> /dev/null || bad "the monitor ended early: $(cat "$dir/run.err")"
-# stopping the subject ends the run: the page is written then
-kill $sub
-wait $sub 2> /dev/null
+# SIGTERM ends the run: the page is written then (and the stats)
+kill -TERM $mon
 wait $mon
 rc=$?
-[ $rc -eq 0 ] || bad "the run exited $rc: $(cat "$dir/run.err")"
+kill $sub
+wait $sub 2> /dev/null
+[ $rc -eq 0 ] || bad "the run exited $rc on SIGTERM: $(cat "$dir/run.err")"
+grep -q "SIGTERM: the run ended there" "$dir/run.err" || bad "SIGTERM: $(cat "$dir/run.err")"
 echo "peak RSS sampled over ${i} s: ${peak} kB"
 [ "$peak" -gt 0 ] || bad "no RSS sampled"
 [ "$peak" -lt $BOUND_KB ] || bad "peak RSS ${peak} kB over the bound of $BOUND_KB kB"
@@ -75,5 +78,16 @@ print("steps kept:", len(s), "summarised:", m["dropped"])
 fi
 grep -q "^tqmon: display: the page holds the last [0-9]* steps; the [0-9]* before them are summarised" "$dir/run.err" ||
   echo "(the run stayed under the history bound: nothing summarised)"
+# history= is checked, and only as an argument of its own (a file named
+# history=... is a file)
+E=examples/paper
+for h in 0 -1 x 99999999 ""; do
+  $TR run $E/paper.tq $E/queries.tq $E/display.tq --replay $E/paper.trace --quiet --display "html=$dir/h.html,history=$h" \
+    > /dev/null 2> "$dir/h.err" && bad "history=$h accepted"
+  grep -q "history needs megabytes from 1 to 65536" "$dir/h.err" || bad "history=$h: $(cat "$dir/h.err")"
+done
+$TR run $E/paper.tq $E/queries.tq $E/display.tq --replay $E/paper.trace --quiet --display "html=$dir/history=2.html" 2> "$dir/h.err" ||
+  bad "a page named history=2.html: $(cat "$dir/h.err")"
+[ -s "$dir/history=2.html" ] || bad "a page named history=2.html was not written"
 [ $fails -eq 0 ] || exit 1
 echo ok
