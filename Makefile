@@ -9,6 +9,11 @@
 #   make fuzz     libFuzzer run of the front end and the recording parser
 #                 (clang; FUZZ_TIME=seconds, default 60; tests/fuzz/README.md)
 #   make fuzz-colfil  the same for the collection-file reader
+#   make install  PREFIX=/usr/local DESTDIR=: the binary, libtqmon.a and
+#                 libtqsensor.a, their headers, pkg-config files (tqmon.pc,
+#                 tqsensor.pc), man pages tqmon(1), libtqmon(3) and
+#                 tqmon-language(7) (go-md2man from docs/), the sensor
+#                 configurations and bash completion
 #
 # Generated files (lemon parser, flex scanner) go to build/gen and are never
 # committed.  Warnings are errors (-Werror) in every build.
@@ -48,7 +53,7 @@ BPF_ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/' -e '
 OBJ      := $(patsubst %.c,$(B)/obj/%.o,$(LIBSRC)) $(B)/obj/gen/tq.o $(B)/obj/gen/lex.o $(B)/obj/gen/page.o $(B)/obj/gen/flame.o $(B)/obj/gen/session.o
 ASANOBJ  := $(patsubst %.c,$(B)/asan/%.o,$(LIBSRC)) $(B)/asan/gen/tq.o $(B)/asan/gen/lex.o $(B)/asan/gen/page.o $(B)/asan/gen/flame.o $(B)/asan/gen/session.o
 
-.PHONY: all run test bench deps clean fuzz fuzz-colfil
+.PHONY: all run test bench deps clean fuzz fuzz-colfil install man
 all: deps $(B)/tqmon $(B)/libtqmon.a $(B)/libtqsensor.a $(B)/paper-gen $(B)/pmdatqmon
 
 # ---------------------------------------------------------------- dependencies
@@ -217,6 +222,55 @@ $(B)/.testdeps: tests/deps.sh tests/browser/package.json
 
 test: deps $(B)/.testdeps $(B)/asan/tqmon $(B)/asan/unit $(B)/asan/prop $(B)/tqmon $(B)/paper-gen $(TEST_DEPS)
 	@LC_ALL=C sh tests/run.sh
+
+# ---------------------------------------------------------------- install
+# Man pages from the docs with go-md2man (Debian go-md2man, installed by
+# tests/deps.sh man): tqmon(1) from docs/man/tqmon.1.md with the text of
+# `tqmon --help` in place of @USAGE@, tqmon-language(7) from
+# docs/language.md, libtqmon(3) from docs/man/libtqmon.3.md.  The
+# pkg-config files name every library libtqmon.a needs (it is static).
+PREFIX  ?= /usr/local
+DESTDIR ?=
+VERSION := $(shell sed -n 's/^\#define TQ_VERSION "\(.*\)"/\1/p' include/tqmon.h)
+MANS    := $(B)/man/tqmon.1 $(B)/man/libtqmon.3 $(B)/man/tqmon-language.7
+
+$(B)/.mandeps: tests/deps.sh
+	@sh tests/deps.sh man
+	@mkdir -p $(B) && touch $@
+$(B)/man/tqmon.1: docs/man/tqmon.1.md $(B)/tqmon | $(B)/.mandeps
+	@mkdir -p $(B)/man
+	$(B)/tqmon --help | sed -e 's/^/    /' > $(B)/man/usage.txt
+	sed -e 's/@VERSION@/$(VERSION)/' docs/man/tqmon.1.md | \
+	    awk -v u=$(B)/man/usage.txt '/^@USAGE@$$/ { while ((getline l < u) > 0) print l; next } { print }' | \
+	    go-md2man -out $@
+$(B)/man/libtqmon.3: docs/man/libtqmon.3.md | $(B)/.mandeps
+	@mkdir -p $(B)/man
+	sed -e 's/@VERSION@/$(VERSION)/' $< | go-md2man -out $@
+$(B)/man/tqmon-language.7: docs/language.md | $(B)/.mandeps
+	@mkdir -p $(B)/man
+	{ printf '%% TQMON-LANGUAGE 7 "" "tqmon $(VERSION)" "Miscellaneous"\n\n'; \
+	  printf '# NAME\n\ntqmon-language - the TQuel language of tqmon: sensors, queries, displays\n\n'; \
+	  awk 'NR == 1 && /^# / { next } /^```/ { f = !f } !f && /^##/ { sub(/^#/, "") } { print }' $<; } | go-md2man -out $@
+man: $(MANS)
+
+# (written by the install recipe itself: they hold PREFIX)
+PC_TQMON    = prefix=$(PREFIX)\nincludedir=$${prefix}/include\nlibdir=$${prefix}/lib\n\nName: tqmon\nDescription: the tqmon engine, TQuel queries over sensors (libtqmon)\nVersion: $(VERSION)\nCflags: -I$${includedir}\nLibs: -L$${libdir} -ltqmon $(LIBS)\n
+PC_TQSENSOR = prefix=$(PREFIX)\nincludedir=$${prefix}/include\nlibdir=$${prefix}/lib\n\nName: tqsensor\nDescription: the runtime of tqmon generated sensors (tqmon sensors gen)\nVersion: $(VERSION)\nCflags: -I$${includedir}\nLibs: -L$${libdir} -ltqsensor -lpthread\n
+
+install: all $(MANS)
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/include \
+	    $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/man/man3 $(DESTDIR)$(PREFIX)/share/man/man7 \
+	    $(DESTDIR)$(PREFIX)/share/tqmon/sensors $(DESTDIR)$(PREFIX)/share/bash-completion/completions
+	install -m 755 $(B)/tqmon $(DESTDIR)$(PREFIX)/bin/tqmon
+	install -m 644 $(B)/libtqmon.a $(B)/libtqsensor.a $(DESTDIR)$(PREFIX)/lib/
+	install -m 644 include/tqmon.h include/tqmon_pm.h sensors/tqsensor.h sensors/tqshm.h $(DESTDIR)$(PREFIX)/include/
+	printf '$(PC_TQMON)' > $(DESTDIR)$(PREFIX)/lib/pkgconfig/tqmon.pc
+	printf '$(PC_TQSENSOR)' > $(DESTDIR)$(PREFIX)/lib/pkgconfig/tqsensor.pc
+	install -m 644 $(B)/man/tqmon.1 $(DESTDIR)$(PREFIX)/share/man/man1/
+	install -m 644 $(B)/man/libtqmon.3 $(DESTDIR)$(PREFIX)/share/man/man3/
+	install -m 644 $(B)/man/tqmon-language.7 $(DESTDIR)$(PREFIX)/share/man/man7/
+	install -m 644 sensors/host.tq sensors/kernel.tq sensors/cpusample.tq $(DESTDIR)$(PREFIX)/share/tqmon/sensors/
+	install -m 644 app/tqmon.bash $(DESTDIR)$(PREFIX)/share/bash-completion/completions/tqmon
 
 # ---------------------------------------------------------------- benchmarks
 $(B)/measure: bench/measure.c

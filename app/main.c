@@ -7,7 +7,7 @@
 **             [--format table|csv|jsonl] [--record FILE] [--stats FILE] ...
 **   tqmon record SENSORS.tq... (--replay FILE | --pm SENSOR...) -o FILE
 **   tqmon convert SENSORS.tq... IN OUT
-**   tqmon serve FILE.tq... (--replay FILE | --pm SENSOR...) [--serve PORT]
+**   tqmon serve FILE.tq... SOURCE [--serve PORT]   (SOURCE: any of run's)
 **   tqmon display FILE.tq... (--replay FILE | --pm SENSOR...) -o PAGE.html
 **   tqmon show [--db FILE] [RELATION]      print a stored relation as CSV
 **
@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -30,6 +31,8 @@
 
 static const char *usageText =
     "usage: tqmon <command> [options] FILE.tq...\n"
+    "       tqmon help COMMAND, tqmon COMMAND --help: that command's options\n"
+    "       tqmon --version\n"
     "\n"
     "commands:\n"
     "  check FILE.tq...            compile the program and report errors\n"
@@ -48,6 +51,9 @@ static const char *usageText =
     "                              order), a program built\n"
     "                              with generated sensors (--exec starts it; it\n"
     "                              comes last on the line), or live sensors\n"
+    "      --exec-output FILE      the --exec program's standard output goes to FILE\n"
+    "                              (default: tqmon's standard error when the results\n"
+    "                              go to a file or a pipe, so they stay apart)\n"
     "      --host                  this Linux host from /proc: give sensors/host.tq\n"
     "                              before your queries (sensors/host.md lists its\n"
     "                              relations)\n"
@@ -71,6 +77,14 @@ static const char *usageText =
     "                              --pcp-archive read them)\n"
     "      --db FILE               store named results in an SQLite file\n"
     "      --format table|csv|jsonl  results on standard output (default table)\n"
+    "      --stream, --sorted      each result row as soon as it is decided, flushed\n"
+    "                              at every snapshot (an interval when it begins and\n"
+    "                              again when it ends: a live run's default on a\n"
+    "                              terminal or a pipe), or all rows at the end,\n"
+    "                              sorted by time (a replay's, or into a file)\n"
+    "      --utc                   tables show wall-clock times in UTC (default: the\n"
+    "                              local zone of TZ, with its offset; ISO 8601)\n"
+    "      --relative              tables show times from the run's first (+h:mm:ss)\n"
     "      --quiet                 no results on standard output\n"
     "      --record FILE           record what the run collected (binary, or\n"
     "                              text when FILE ends in .trace)\n"
@@ -91,9 +105,12 @@ static const char *usageText =
     "                              takes S seconds (watch a replay); repeatable\n"
     "      --serve [ADDR:]PORT     the live page over HTTP while the run goes on\n"
     "                              (127.0.0.1 unless ADDR; port 0: any free one)\n"
-    "  serve FILE.tq... (--replay FILE | --pm SENSOR...) [--serve [ADDR:]PORT]\n"
+    "  serve FILE.tq... SOURCE [--serve [ADDR:]PORT]\n"
     "                              run with --serve (default port 8080), and go on\n"
-    "                              serving the page after the run until interrupted\n"
+    "                              serving the page after the run until interrupted;\n"
+    "                              SOURCE as for run: --replay FILE, --exec CMD...,\n"
+    "                              --attach PID, --host, --kernel, --pcp HOSTS,\n"
+    "                              --pcp-archive FILES or --pm SENSOR (and run's options)\n"
     "  daemon SENSORS.tq... (--host | --kernel | --exec CMD... | --attach PID | --pcp HOSTS |\n"
     "                 --pm SENSOR...) [--socket PATH] [--db FILE] [--stats FILE]\n"
     "                 [--serve [ADDR:]PORT]\n"
@@ -122,8 +139,9 @@ static const char *usageText =
     "  phase start NAME [--socket PATH]\n"
     "                              a new current phase: current-phase queries start\n"
     "                              again from nothing, global ones go on\n"
-    "  display FILE.tq... (--replay FILE | --pm SENSOR...) -o PAGE.html\n"
-    "                              only draw the displays into PAGE.html\n"
+    "  display FILE.tq... SOURCE -o PAGE.html\n"
+    "                              only draw the displays into PAGE.html (SOURCE as\n"
+    "                              for run)\n"
     "  record SENSORS.tq... (--replay FILE | --pm SENSOR...) -o FILE [--stats FILE]\n"
     "                              record every packet of every sensor, all\n"
     "                              enabled, for later analysis by any query\n"
@@ -169,7 +187,42 @@ static const char *usageText =
 
 static int usage(FILE *f, int rc) {
   fputs(usageText, f);
+  if (f == stdout) fputs("\nenvironment: TQMON_PM_PATH (PM path), TZ (times in tables), NO_COLOR (no colours)\n", f);
   return rc;
+}
+
+/* tqmon help CMD, tqmon CMD --help: the block of usageText that starts
+** with "  CMD" (up to the next command), and for the commands that load
+** processor modules their options.  0, or 2 for an unknown command. */
+static int commandHelp(const char *cmd) {
+  size_t n = strlen(cmd);
+  const char *s = usageText, *start = NULL, *end = NULL;
+  while (*s) {
+    const char *eol = strchr(s, '\n');
+    if (!eol) eol = s + strlen(s);
+    int isCmd = s[0] == ' ' && s[1] == ' ' && s[2] >= 'a' && s[2] <= 'z';
+    if (start && (isCmd || eol == s)) {
+      end = s;
+      break;
+    }
+    if (!start && isCmd && !strncmp(s + 2, cmd, n) && (s[2 + n] == ' ' || s[2 + n] == '\n')) start = s;
+    s = *eol ? eol + 1 : eol;
+  }
+  if (!start) {
+    fprintf(stderr, "tqmon help: no command '%s'\n", cmd);
+    return usage(stderr, 2);
+  }
+  if (!end) end = s;
+  fputs("usage: tqmon ", stdout);
+  fwrite(start + 2, 1, (size_t)(end - start - 2), stdout);
+  if (!strcmp(cmd, "run") || !strcmp(cmd, "serve") || !strcmp(cmd, "display") || !strcmp(cmd, "record") ||
+      !strcmp(cmd, "report") || !strcmp(cmd, "pms") || !strcmp(cmd, "explain")) {
+    const char *pm = strstr(usageText, "\nprocessor modules");
+    const char *pmEnd = pm ? strstr(pm + 1, "\n\n") : NULL;
+    if (pm && pmEnd) fwrite(pm, 1, (size_t)(pmEnd - pm + 1), stdout);
+  }
+  if (!strcmp(cmd, "serve") || !strcmp(cmd, "display")) fputs("\n(and the options of run: tqmon help run)\n", stdout);
+  return 0;
 }
 
 typedef struct Args {
@@ -188,12 +241,17 @@ typedef struct Args {
   const char *attach;
   char *display;      /* arguments of the display PM (--html, --display, --serve) */
   int noOpt, trace, quiet, print, host, kernel;
+  int stream;         /* --stream 1, --sorted 0, else -1 (by the source) */
+  int utc, relative;  /* --utc, --relative: times in tables */
+  const char *execOutput; /* --exec-output FILE: the subject's standard output */
+  int help;           /* CMD --help */
   const char *rel;
   const char *socket; /* daemon: its socket */
 } Args;
 
 static int parseArgs(int argc, char **argv, Args *a) {
   memset(a, 0, sizeof *a);
+  a->stream = -1;
   if (argc < 2) return usage(stderr, 2);
   a->cmd = argv[1];
   for (int i = 2; i < argc; i++) {
@@ -206,7 +264,10 @@ static int parseArgs(int argc, char **argv, Args *a) {
     }                                                                     \
     a->field = argv[++i];                                                 \
   } while (0)
-    if (!strcmp(s, "--help") || !strcmp(s, "-h")) return usage(stdout, -1);
+    if (!strcmp(s, "--help") || !strcmp(s, "-h")) {
+      a->help = 1;
+      return 0;
+    }
     else if (!strcmp(s, "--replay")) {
       if (a->nreplay == 64) {
         fprintf(stderr, "tqmon: at most 64 --replay recordings\n");
@@ -273,6 +334,11 @@ static int parseArgs(int argc, char **argv, Args *a) {
       }
       a->pm[a->npm++] = argv[++i];
     }
+    else if (!strcmp(s, "--exec-output")) NEEDARG(execOutput);
+    else if (!strcmp(s, "--stream")) a->stream = 1;
+    else if (!strcmp(s, "--sorted")) a->stream = 0;
+    else if (!strcmp(s, "--utc")) a->utc = 1;
+    else if (!strcmp(s, "--relative")) a->relative = 1;
     else if (!strcmp(s, "--no-opt")) a->noOpt = 1;
     else if (!strcmp(s, "--no-rule")) {
       /* the previous optimizer: one rule left out (make bench compares) */
@@ -641,16 +707,48 @@ static int cmdRun(Args *a) {
     fprintf(stderr, "tqmon run: no program file given (FILE.tq)\n");
     return 2;
   }
+  if (a->execOutput && !a->exec) {
+    fprintf(stderr, "tqmon run: --exec-output is the output of the program --exec starts\n");
+    return 2;
+  }
+  if (a->utc && a->relative) {
+    fprintf(stderr, "tqmon run: give --utc or --relative, not both\n");
+    return 2;
+  }
+  /* --exec: the subject inherits standard output; it goes to --exec-output,
+  ** or to standard error when the results go to a file or a pipe, so that
+  ** the result stream holds results only.  The results keep the original
+  ** standard output through a duplicate (not inherited). */
+  int savedOut = -1, resFd = -1;
+  if (a->exec && (a->execOutput || (!a->quiet && !isatty(STDOUT_FILENO)))) {
+    fflush(stdout);
+    int to = a->execOutput ? open(a->execOutput, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)
+                           : fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 3);
+    if (to < 0) {
+      fprintf(stderr, "tqmon run: cannot write %s: %s\n", a->execOutput, strerror(errno));
+      return 1;
+    }
+    savedOut = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3);
+    if (!a->quiet) resFd = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3);
+    dup2(to, STDOUT_FILENO);
+    close(to);
+  }
   tq_engine *e = newEngine(a);
-  if (!e) return 2;
   int rc = 1;
   char *textArgs = NULL, *recArgs = NULL;
+  if (!e) {
+    rc = 2;
+    goto restore;
+  }
   if (registerSources(e, a)) goto out;
   if (a->db && tq_register(e, "sqlite", a->db)) goto out;
   if (a->pcpExport && tq_register(e, "pcpexport", NULL)) goto out;
   if (registerRecord(e, a, &recArgs)) goto out;
   if (!a->quiet) {
-    textArgs = tqStrdup(fmt);
+    char dest[32] = "";
+    if (resFd >= 0) snprintf(dest, sizeof dest, ":&%d", resFd);
+    textArgs = tqMprintf("%s%s%s%s%s", fmt, a->stream > 0 ? ",stream" : a->stream == 0 ? ",sorted" : "",
+                         a->utc ? ",utc" : "", a->relative ? ",relative" : "", dest);
     if (tq_register(e, "text", textArgs)) goto out;
   }
   if (a->display && tq_register(e, "display", a->display)) goto out;
@@ -661,15 +759,21 @@ static int cmdRun(Args *a) {
   if (!rc) fputs(tq_errors(e), stderr); /* notes on empty answers */
   if (writeStats(e, a, "run")) rc = 1;
   tq_finish(e);
-  free(textArgs);
-  free(recArgs);
-  return rc;
+  goto restore;
 out:
   engineFail(e, 1);
   tq_finish(e);
+  rc = 1;
+restore:
   free(textArgs);
   free(recArgs);
-  return 1;
+  if (savedOut >= 0) {
+    fflush(stdout);
+    dup2(savedOut, STDOUT_FILENO);
+    close(savedOut);
+  }
+  if (resFd >= 0) close(resFd); /* (the text PM wrote to a duplicate of its own) */
+  return rc;
 }
 
 /* tqmon record: every record of every sensor, all enabled, into a file. */
@@ -984,7 +1088,7 @@ static int cmdShow(Args *a) {
     return 1;
   }
   fclose(f);
-  RtStore *st = rtStoreOpen(db, &d);
+  RtStore *st = rtStoreOpenReadOnly(db, &d); /* (a store is only read: no switch to WAL) */
   int rc = 1;
   if (st) {
     if (a->nfiles == 0) {
@@ -1107,7 +1211,14 @@ static int dispatch(int argc, char **argv, Args *ap) {
   *ap = a;
   if (rc == -1) return 0;
   if (rc) return rc;
-  if (!strcmp(a.cmd, "--help") || !strcmp(a.cmd, "-h") || !strcmp(a.cmd, "help")) return usage(stdout, 0);
+  if (!strcmp(a.cmd, "--version") || !strcmp(a.cmd, "-V")) {
+    printf("tqmon %s (processor module interface %d)\n", TQ_VERSION, TQ_PM_VERSION);
+    return 0;
+  }
+  if (!strcmp(a.cmd, "--help") || !strcmp(a.cmd, "-h") || (!strcmp(a.cmd, "help") && !a.nfiles))
+    return usage(stdout, 0);
+  if (!strcmp(a.cmd, "help")) return commandHelp(a.files[0]);
+  if (a.help) return commandHelp(a.cmd);
   if (!strcmp(a.cmd, "check")) return cmdCheck(&a);
   if (!strcmp(a.cmd, "explain")) return cmdExplain(&a);
   if (!strcmp(a.cmd, "run") || !strcmp(a.cmd, "serve")) {

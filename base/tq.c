@@ -67,6 +67,35 @@ char *tqFloatFormat(char *buf, size_t n, double d) {
   return buf;
 }
 
+char *tqTimeIso(char *buf, size_t n, TqTime t, int utc, int allNs) {
+  time_t sec = (time_t)(t / TQ_SEC);
+  long frac = (long)(t % TQ_SEC);
+  if (frac < 0) {
+    frac += TQ_SEC;
+    sec--;
+  }
+  struct tm tmv;
+  if (utc) gmtime_r(&sec, &tmv);
+  else localtime_r(&sec, &tmv);
+  char day[48], f[16] = "", zone[24];
+  strftime(day, sizeof day, "%Y-%m-%dT%H:%M:%S", &tmv);
+  if (frac || allNs) {
+    snprintf(f, sizeof f, ".%09ld", frac);
+    int k = 10;
+    while (!allNs && k > 2 && f[k - 1] == '0') k--;
+    f[k] = 0;
+  }
+  if (utc) snprintf(zone, sizeof zone, "Z");
+  else {
+    long off = tmv.tm_gmtoff;
+    char sign = off < 0 ? '-' : '+';
+    if (off < 0) off = -off;
+    snprintf(zone, sizeof zone, "%c%02d:%02d", sign, (int)(off / 3600 % 100), (int)(off / 60 % 60));
+  }
+  snprintf(buf, n, "%s%s%s", day, f, zone);
+  return buf;
+}
+
 char *tqTimeFormat(char *buf, size_t n, TqTime t) {
   if (t == TQ_OPEN) {
     snprintf(buf, n, "now");
@@ -356,6 +385,45 @@ void tqBufAdd(TqBuf *b, const char *s, size_t n) {
   b->s[b->n] = 0;
 }
 void tqBufPuts(TqBuf *b, const char *s) { tqBufAdd(b, s, strlen(s)); }
+int tqUtf8Len(const unsigned char *s) {
+  unsigned c = s[0];
+  if (c < 0x80) return 1;
+  int n;
+  unsigned min, cp;
+  if (c >= 0xc2 && c <= 0xdf) n = 2, min = 0x80, cp = c & 0x1f;
+  else if (c >= 0xe0 && c <= 0xef) n = 3, min = 0x800, cp = c & 0x0f;
+  else if (c >= 0xf0 && c <= 0xf4) n = 4, min = 0x10000, cp = c & 0x07;
+  else return 0;
+  for (int i = 1; i < n; i++) {
+    if ((s[i] & 0xc0) != 0x80) return 0; /* (also stops at the NUL) */
+    cp = cp << 6 | (s[i] & 0x3f);
+  }
+  if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return 0;
+  return n;
+}
+
+void tqBufJsonStr(TqBuf *b, const char *s, int html) {
+  tqBufAdd(b, "\"", 1);
+  const unsigned char *u = (const unsigned char *)s;
+  while (*u) {
+    unsigned c = *u;
+    if (c == '"' || c == '\\') tqBufPrintf(b, "\\%c", c);
+    else if (c < 32 || (html && (c == '<' || c == '>' || c == '&'))) tqBufPrintf(b, "\\u%04x", c);
+    else if (c < 0x80) tqBufAdd(b, (const char *)u, 1);
+    else {
+      int n = tqUtf8Len(u);
+      if (n) {
+        tqBufAdd(b, (const char *)u, (size_t)n);
+        u += n;
+        continue;
+      }
+      tqBufPuts(b, "\\ufffd"); /* one byte that is not UTF-8 */
+    }
+    u++;
+  }
+  tqBufAdd(b, "\"", 1);
+}
+
 void tqBufPrintf(TqBuf *b, const char *fmt, ...) {
   char tmp[512];
   va_list ap, aq;

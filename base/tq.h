@@ -57,6 +57,10 @@ static inline TqTime tqTickAtOrAfter(TqTime t, TqTime tick) {
 }
 /* Formats t as h:mm:ss[.fraction] (fraction only when not whole seconds);
 ** beginning/forever/open print as words. Returns buf. */
+/* A wall-clock time (CLOCK_REALTIME ns) as ISO 8601: local time (TZ) with
+** its offset (2026-11-24T22:54:54.25+01:00), or UTC (...Z); fraction digits
+** as needed, or all nine (allNs: exact). */
+char *tqTimeIso(char *buf, size_t n, TqTime t, int utc, int allNs);
 char *tqTimeFormat(char *buf, size_t n, TqTime t);
 /* d in the shortest form that reads back as d (strtod), as Python's repr
 ** and JavaScript print it: 0.8333333333333334, not %.17g's
@@ -110,6 +114,14 @@ void tqBufAdd(TqBuf *b, const char *s, size_t n);
 void tqBufPuts(TqBuf *b, const char *s);
 void tqBufPrintf(TqBuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void tqBufFree(TqBuf *b);
+/* Appends s as a JSON string (quoted, escaped).  Bytes that are not valid
+** UTF-8 (a recording's strings are bytes) become U+FFFD, escaped, so the
+** output is always valid UTF-8 JSON.  html: also escapes < > & (safe
+** inside an HTML <script>). */
+void tqBufJsonStr(TqBuf *b, const char *s, int html);
+/* The length of the valid UTF-8 sequence at s (1-4), or 0 when the bytes
+** there are not one (overlong, a surrogate, beyond U+10FFFF, cut short). */
+int tqUtf8Len(const unsigned char *s);
 
 /* ---------------------------------------------------------------- symbols */
 /* Interns s[0..len) and returns its id (>= 1). Case is kept. */

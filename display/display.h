@@ -13,11 +13,26 @@
 
 enum { DSP_TABLE = 1, DSP_CSV, DSP_JSONL };
 
+/* How times are shown in tables: wall-clock times (a live run's) as ISO
+** 8601 dates in the local zone (TZ) with its offset, or in UTC; others (a
+** recording's) as h:mm:ss from time 0; or every time relative to the
+** run's first time (+h:mm:ss). */
+enum { DSP_TIME_LOCAL = 0, DSP_TIME_UTC, DSP_TIME_RELATIVE };
+typedef struct DspTextOpts {
+  int stream; /* write each instant's rows after it, flushed (text.c) */
+  int time;   /* DSP_TIME_* (tables) */
+} DspTextOpts;
+
 /* A consumer that collects every result's rows and writes them to out at
 ** the end of the run, sorted by valid time then values: tables with times
 ** as h:mm:ss (open ends as "now"), CSV with integer ns (open ends empty),
-** or one JSON object per row.  Unnamed results are included. */
+** or one JSON object per row (wall-clock times also as NAME_iso, UTC with
+** every ns digit).  Unnamed results are included. */
 RtConsumer *dspTextConsumer(FILE *out, int format);
+/* The same with options: streamed, the rows of each instant are written
+** after it and flushed (an interval when it begins, and again when it
+** ends). */
+RtConsumer *dspTextConsumerWith(FILE *out, int format, const DspTextOpts *o);
 void dspTextConsumerFree(RtConsumer *c);
 
 /* Formats one value of type t into buf (names for entities and enums). */

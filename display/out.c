@@ -166,17 +166,7 @@ DspOut *dspListOut(FILE *f, int own) {
 
 /* ================================================================ JSON */
 
-void dspJsonStr(TqBuf *b, const char *s) {
-  tqBufAdd(b, "\"", 1);
-  for (; *s; s++) {
-    unsigned char c = (unsigned char)*s;
-    if (c == '"' || c == '\\') tqBufPrintf(b, "\\%c", c);
-    else if (c < 32) tqBufPrintf(b, "\\u%04x", c);
-    else if (c == '<' || c == '>' || c == '&') tqBufPrintf(b, "\\u%04x", c); /* safe inside <script> */
-    else tqBufAdd(b, (const char *)&c, 1);
-  }
-  tqBufAdd(b, "\"", 1);
-}
+void dspJsonStr(TqBuf *b, const char *s) { tqBufJsonStr(b, s, 1); /* safe inside <script> */ }
 
 static void jnum(TqBuf *b, const char *k, double v) {
   double r = round(v * 10) / 10;

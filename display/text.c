@@ -1,13 +1,28 @@
 /*
 ** text.c - the text consumer: results as tables, CSV or JSON lines.
 **
-** Rows are collected during the run (inserted, closed, deleted by id) and
-** written at the end, each result in its own block, rows sorted by valid
-** time, then end, then values, so the output does not depend on the order
-** in which the network found the tuples.
+** Sorted (a replay's default): rows are collected during the run
+** (inserted, closed, deleted by id) and written at the end, each result in
+** its own block, rows sorted by valid time, then end, then values, so the
+** output does not depend on the order in which the network found the
+** tuples.
+**
+** Streamed (a live run's default when its output is a terminal or a
+** pipe, not a regular file; or the option stream): the rows the
+** network decided at an instant are written after it (batch), sorted the
+** same way within it, and the output is flushed, so a reader of a pipe
+** sees each tuple as soon as it is decided.  An interval is written when
+** it begins (no end yet: CSV an empty valid_to, JSON null, a table "now")
+** and again when it ends, with its end; one that begins and ends within an
+** instant is written once.  A result's block header (CSV "# Name" and the
+** column names, a table's title) comes again whenever the output turns to
+** another result.
 */
+#include <fcntl.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "display.h"
 
@@ -15,21 +30,27 @@ typedef struct Row {
   uint64_t id;
   TqTime from, to;
   int dead;
+  int pending;        /* streamed: in the batch to write (ResRows.v) */
   int64_t vals[];
 } Row;
 
 typedef struct ResRows {
-  Row **v;
+  Row **v;            /* sorted: every row; streamed: the rows of the batch */
   int n, cap;
-  TqMap byId; /* row id -> Row* */
+  TqMap byId;         /* row id -> Row* (open rows) */
+  TqMap byKey;        /* streamed: hash of (values, from) -> an open Row* */
+  int64_t written;    /* streamed: rows written */
 } ResRows;
 
 typedef struct Text {
   RtConsumer c;
   FILE *out;
   int format;
+  DspTextOpts opt;
+  RtNet *net;
   int nres;
   ResRows *res;
+  int lastRes;        /* streamed: the result written last (-1: none) */
 } Text;
 
 const char *dspValue(char *buf, size_t n, AlgType t, int64_t v) {
@@ -49,9 +70,28 @@ const char *dspValue(char *buf, size_t n, AlgType t, int64_t v) {
 
 static int txBegin(void *self, RtNet *net) {
   Text *t = self;
+  t->net = net;
+  t->lastRes = -1;
   t->nres = net->nresult;
   t->res = tqCalloc((size_t)(t->nres ? t->nres : 1), sizeof(ResRows));
   return 0;
+}
+
+/* Streamed: the key of an interval row in byKey (values and start). */
+static uint64_t rowKey(const RtResult *res, const Row *row) {
+  return tqHashBytes(row->vals, sizeof(int64_t) * (size_t)res->nattr, (uint64_t)row->from) | 2;
+}
+static int sameKey(const RtResult *res, const Row *a, const Row *b) {
+  return a->from == b->from && !memcmp(a->vals, b->vals, sizeof(int64_t) * (size_t)res->nattr);
+}
+
+static void rowsPush(ResRows *rr, Row *row) {
+  if (rr->n == rr->cap) {
+    rr->cap = rr->cap ? 2 * rr->cap : 64;
+    rr->v = tqRealloc(rr->v, sizeof(Row *) * (size_t)rr->cap);
+  }
+  rr->v[rr->n++] = row;
+  row->pending = 1;
 }
 
 static int txRow(void *self, RtResult *res, const RtRow *r) {
@@ -65,18 +105,34 @@ static int txRow(void *self, RtResult *res, const RtRow *r) {
     row->to = r->to;
     row->dead = 0;
     memcpy(row->vals, r->vals, sizeof(int64_t) * (size_t)res->nattr);
-    if (rr->n == rr->cap) {
-      rr->cap = rr->cap ? 2 * rr->cap : 64;
-      rr->v = tqRealloc(rr->v, sizeof(Row *) * (size_t)rr->cap);
-    }
-    rr->v[rr->n++] = row;
+    rowsPush(rr, row);
     if (r->to == TQ_OPEN) tqMapPut(&rr->byId, r->rowid + 2, row);
+    if (t->opt.stream && !res->isEvent) {
+      uint64_t k = rowKey(res, row);
+      Row *open = tqMapGet(&rr->byKey, k);
+      if (r->to == TQ_OPEN) tqMapPut(&rr->byKey, k, row);
+      /* a closed row with the values and start of an open one written
+      ** before: that one is written again after it (it is still open) */
+      else if (open && !open->pending && sameKey(res, open, row)) rowsPush(rr, open);
+    }
     return 0;
   }
   Row *row = tqMapDel(&rr->byId, r->rowid + 2);
   if (!row) return 0;
+  if (t->opt.stream && !res->isEvent) {
+    uint64_t k = rowKey(res, row);
+    if (tqMapGet(&rr->byKey, k) == row) tqMapDel(&rr->byKey, k);
+  }
   if (r->op == RT_ROW_CLOSE) row->to = r->to;
   else row->dead = 1;
+  /* streamed: an open row written already is written again with its end;
+  ** one deleted (its end duplicates a closed row of its values and start,
+  ** sink.c) is written with that end too, a duplicate of that row */
+  if (t->opt.stream && !row->pending) {
+    row->dead = 0;
+    row->to = r->to;
+    rowsPush(rr, row);
+  }
   return 0;
 }
 
@@ -115,14 +171,33 @@ static void csvField(FILE *f, const char *s) {
   fputc('"', f);
 }
 
+/* A JSON string: a recording's bytes that are not UTF-8 become U+FFFD
+** (base: tqBufJsonStr). */
 static void jsonStr(FILE *f, const char *s) {
-  fputc('"', f);
-  for (; *s; s++) {
-    if (*s == '"' || *s == '\\') fprintf(f, "\\%c", *s);
-    else if ((unsigned char)*s < 32) fprintf(f, "\\u%04x", *s);
-    else fputc(*s, f);
+  TqBuf b = {0};
+  tqBufJsonStr(&b, s, 0);
+  fputs(b.s, f);
+  tqBufFree(&b);
+}
+
+/* A time as a table shows it (DspTextOpts.time); open ends as "now". */
+static const char *timeText(const Text *t, char *buf, size_t n, TqTime tm) {
+  if (tm == TQ_OPEN || tm >= TQ_FOREVER) return tqTimeFormat(buf, n, TQ_OPEN);
+  if (t->opt.time == DSP_TIME_RELATIVE && tm > TQ_BEGINNING) {
+    TqTime o = t->net && t->net->started ? t->net->origin : 0;
+    buf[0] = '+';
+    tqTimeFormat(buf + 1, n - 1, tm - o);
+    if (buf[1] == '-') memmove(buf, buf + 1, strlen(buf + 1) + 1);
+    return buf;
   }
-  fputc('"', f);
+  if (tm >= TQ_WALLCLOCK) return tqTimeIso(buf, n, tm, t->opt.time == DSP_TIME_UTC ? 1 : 0, 0);
+  return tqTimeFormat(buf, n, tm);
+}
+
+static void csvTimes(FILE *f, const RtResult *res, const Row *row) {
+  if (res->isEvent) fprintf(f, "%lld\n", (long long)row->from);
+  else if (row->to == TQ_OPEN || row->to >= TQ_FOREVER) fprintf(f, "%lld,\n", (long long)row->from);
+  else fprintf(f, "%lld,%lld\n", (long long)row->from, (long long)row->to);
 }
 
 /* The periods during which the result being written may be incomplete
@@ -152,9 +227,22 @@ static void writeCsv(Text *t, const RtResult *res, Row **v, int n) {
       csvField(f, dspValue(buf, sizeof buf, res->attr[i].type, v[r]->vals[i]));
       fputc(',', f);
     }
-    if (res->isEvent) fprintf(f, "%lld\n", (long long)v[r]->from);
-    else if (v[r]->to == TQ_OPEN || v[r]->to >= TQ_FOREVER) fprintf(f, "%lld,\n", (long long)v[r]->from);
-    else fprintf(f, "%lld,%lld\n", (long long)v[r]->from, (long long)v[r]->to);
+    csvTimes(f, res, v[r]);
+  }
+}
+
+/* ,"NAME":ns (null when open); a wall-clock time also as "NAME_iso": the
+** UTC date with every ns digit, exact where a JavaScript number is not
+** (beyond 2^53 ns) */
+static void jsonTime(FILE *f, const char *name, TqTime tm) {
+  if (tm == TQ_OPEN) {
+    fprintf(f, ",\"%s\":null", name);
+    return;
+  }
+  fprintf(f, ",\"%s\":%lld", name, (long long)tm);
+  if (tm >= TQ_WALLCLOCK && tm < TQ_FOREVER) {
+    char buf[64];
+    fprintf(f, ",\"%s_iso\":\"%s\"", name, tqTimeIso(buf, sizeof buf, tm, 1, 1));
   }
 }
 
@@ -178,9 +266,12 @@ static void writeJsonl(Text *t, const RtResult *res, Row **v, int n) {
       else jsonStr(f, buf);
     }
     if (wnLoss && rtLossCovers(wLoss, wnLoss, v[r]->from, res->isEvent ? v[r]->from : v[r]->to)) fputs(",\"incomplete\":true", f);
-    if (res->isEvent) fprintf(f, ",\"valid_at\":%lld}\n", (long long)v[r]->from);
-    else if (v[r]->to == TQ_OPEN || v[r]->to >= TQ_FOREVER) fprintf(f, ",\"valid_from\":%lld,\"valid_to\":null}\n", (long long)v[r]->from);
-    else fprintf(f, ",\"valid_from\":%lld,\"valid_to\":%lld}\n", (long long)v[r]->from, (long long)v[r]->to);
+    if (res->isEvent) jsonTime(f, "valid_at", v[r]->from);
+    else {
+      jsonTime(f, "valid_from", v[r]->from);
+      jsonTime(f, "valid_to", v[r]->to == TQ_OPEN || v[r]->to >= TQ_FOREVER ? TQ_OPEN : v[r]->to);
+    }
+    fputs("}\n", f);
   }
 }
 
@@ -202,7 +293,7 @@ static void writeTable(Text *t, const RtNet *net, const RtResult *res, Row **v, 
         s = dspValue(buf, sizeof buf, res->attr[i].type, v[r - 1]->vals[i]);
       } else {
         TqTime tm = i == res->nattr ? v[r - 1]->from : v[r - 1]->to;
-        s = tqTimeFormat(buf, sizeof buf, tm >= TQ_FOREVER ? TQ_OPEN : tm);
+        s = timeText(t, buf, sizeof buf, tm);
       }
       cell[r][i] = tqStrdup(s);
       int len = (int)strlen(s);
@@ -233,8 +324,83 @@ static void writeTable(Text *t, const RtNet *net, const RtResult *res, Row **v, 
   free(w);
 }
 
+static void writeRows(Text *t, const RtNet *net, const RtResult *res, Row **v, int n) {
+  if (t->format == DSP_CSV) writeCsv(t, res, v, n);
+  else if (t->format == DSP_JSONL) writeJsonl(t, res, v, n);
+  else writeTable(t, net, res, v, n);
+}
+
+/* Streamed: writes the rows of the batch, result by result, and flushes.
+** A row written closed (or dead) is freed; an open one stays in byId. */
+static int txBatch(void *self, TqTime now) {
+  Text *t = self;
+  int any = 0;
+  for (int q = 0; q < t->nres; q++) {
+    ResRows *rr = &t->res[q];
+    if (!rr->n) continue;
+    const RtResult *res = &t->net->result[q];
+    int n = 0;
+    for (int i = 0; i < rr->n; i++) {
+      Row *row = rr->v[i];
+      row->pending = 0;
+      if (row->dead) free(row);
+      else rr->v[n++] = row;
+    }
+    sortRes = res;
+    if (n > 1) qsort(rr->v, (size_t)n, sizeof(Row *), rowCmp);
+    if (n) {
+      if (t->format == DSP_JSONL || (t->format == DSP_CSV && t->lastRes == q)) {
+        /* (no header: JSON lines, or the block goes on) */
+        if (t->format == DSP_CSV) {
+          char buf[256];
+          for (int r = 0; r < n; r++) {
+            for (int i = 0; i < res->nattr; i++) {
+              csvField(t->out, dspValue(buf, sizeof buf, res->attr[i].type, rr->v[r]->vals[i]));
+              fputc(',', t->out);
+            }
+            csvTimes(t->out, res, rr->v[r]);
+          }
+        } else {
+          writeJsonl(t, res, rr->v, n);
+        }
+      } else {
+        writeRows(t, t->net, res, rr->v, n);
+      }
+      t->lastRes = q;
+      rr->written += n;
+      any = 1;
+    }
+    for (int i = 0; i < n; i++)
+      if (rr->v[i]->to != TQ_OPEN) free(rr->v[i]);
+    rr->n = 0;
+  }
+  if (any && fflush(t->out)) return -1;
+  return 0;
+}
+
 static int txEnd(void *self, RtNet *net, int ok) {
   Text *t = self;
+  if (t->opt.stream) {
+    if (ok) txBatch(t, net->now);
+    for (int q = 0; q < t->nres; q++) {
+      ResRows *rr = &t->res[q];
+      /* a result that had no row says so, as when sorted (its header; a
+      ** table's "(0 rows)") */
+      if (ok && !rr->written && !net->result[q].q->display && t->format != DSP_JSONL)
+        writeRows(t, net, &net->result[q], NULL, 0);
+      for (int i = 0; i < rr->n; i++) /* (only when !ok) */
+        if (rr->v[i]->to != TQ_OPEN || rr->v[i]->dead) free(rr->v[i]);
+      free(rr->v);
+      for (uint32_t i = 0; i < rr->byId.cap; i++)
+        if (rr->byId.slot[i].key > 1) free(rr->byId.slot[i].val);
+      tqMapFree(&rr->byId);
+      tqMapFree(&rr->byKey);
+    }
+    free(t->res);
+    t->res = NULL;
+    fflush(t->out);
+    return 0;
+  }
   for (int q = 0; q < t->nres; q++) {
     ResRows *rr = &t->res[q];
     const RtResult *res = &net->result[q];
@@ -270,13 +436,20 @@ static int txEnd(void *self, RtNet *net, int ok) {
 }
 
 RtConsumer *dspTextConsumer(FILE *out, int format) {
+  DspTextOpts o = {0, DSP_TIME_LOCAL};
+  return dspTextConsumerWith(out, format, &o);
+}
+
+RtConsumer *dspTextConsumerWith(FILE *out, int format, const DspTextOpts *o) {
   Text *t = tqCalloc(1, sizeof *t);
   t->out = out;
   t->format = format;
+  t->opt = *o;
   t->c.name = "text";
   t->c.self = t;
   t->c.begin = txBegin;
   t->c.row = txRow;
+  t->c.batch = o->stream ? txBatch : NULL;
   t->c.end = txEnd;
   return &t->c;
 }
@@ -290,22 +463,57 @@ void dspTextConsumerFree(RtConsumer *c) {
 
 #include "../runtime/engine.h"
 
-/* CONSUMER of results: args "table" (default), "csv" or "jsonl", optionally
-** followed by ":PATH" to write to a file instead of standard output. */
+/* CONSUMER of results: args FORMAT[,OPTION...][:FILE]: FORMAT table
+** (default), csv or jsonl; OPTION stream (each instant's rows as they are
+** decided: a live run's default unless it writes to a regular file),
+** sorted (all at the end, sorted: a replay's default), utc, relative (times in tables); FILE instead of
+** standard output. */
 typedef struct TextPm {
   RtConsumer *c;
   FILE *out;
   int own;
 } TextPm;
 
+/* Parses the args into format, options (stream: -1 when not given) and
+** path (NULL: standard output).  0, or -1 with a message. */
+static int textArgs(const char *a, int *fmt, DspTextOpts *o, const char **path, char *msg, size_t nmsg) {
+  if (!a) a = "table";
+  *path = strchr(a, ':');
+  if (*path) (*path)++;
+  size_t end = *path ? (size_t)(*path - 1 - a) : strlen(a);
+  o->stream = -1;
+  o->time = DSP_TIME_LOCAL;
+  *fmt = 0;
+  for (size_t i = 0; i < end;) {
+    size_t k = i;
+    while (k < end && a[k] != ',') k++;
+    size_t len = k - i;
+#define IS(w) (len == strlen(w) && !strncmp(a + i, w, len))
+    if (i == 0 && IS("table")) *fmt = DSP_TABLE;
+    else if (i == 0 && IS("csv")) *fmt = DSP_CSV;
+    else if (i == 0 && IS("jsonl")) *fmt = DSP_JSONL;
+    else if (i > 0 && IS("stream")) o->stream = 1;
+    else if (i > 0 && IS("sorted")) o->stream = 0;
+    else if (i > 0 && IS("utc")) o->time = DSP_TIME_UTC;
+    else if (i > 0 && IS("relative")) o->time = DSP_TIME_RELATIVE;
+    else {
+      snprintf(msg, nmsg, i ? "unknown text option '%.*s' (stream, sorted, utc, relative)"
+                            : "unknown text format '%.*s' (table, csv or jsonl)", (int)len, a + i);
+      return -1;
+    }
+#undef IS
+    i = k + 1;
+  }
+  return 0;
+}
+
 static tq_pm_status textInit(tq_pm_global *g, tq_pm_private *p) {
   p->caps = TQ_PM_CONSUMER;
   p->sync = TQ_PM_SYNC_SNAPSHOT_END;
-  const char *a = p->args ? p->args : "table";
-  if (strncmp(a, "table", 5) && strncmp(a, "csv", 3) && strncmp(a, "jsonl", 5)) {
-    snprintf(p->message, sizeof p->message, "unknown text format '%s' (table, csv or jsonl)", a);
-    return TQ_PM_ERROR;
-  }
+  int fmt;
+  DspTextOpts o;
+  const char *path;
+  if (textArgs(p->args, &fmt, &o, &path, p->message, sizeof p->message)) return TQ_PM_ERROR;
   return TQ_PM_OK;
 }
 
@@ -313,22 +521,39 @@ static tq_pm_status textCall(tq_pm_global *g, tq_pm_private *p, int what, const 
   TextPm *t = p->data;
   switch (what) {
     case TQ_PM_START: {
-      const char *a = p->args ? p->args : "table";
-      int fmt = !strncmp(a, "csv", 3) ? DSP_CSV : !strncmp(a, "jsonl", 5) ? DSP_JSONL : DSP_TABLE;
-      const char *path = strchr(a, ':');
+      int fmt;
+      DspTextOpts o;
+      const char *path;
+      if (textArgs(p->args, &fmt, &o, &path, p->message, sizeof p->message)) return TQ_PM_ERROR;
       t = tqCalloc(1, sizeof *t);
       p->data = t;
       t->out = stdout;
-      if (path) {
-        t->out = fopen(path + 1, "w");
+      if (path && path[0] == '&') { /* &FD: a descriptor of the caller's, duplicated */
+        int fd = atoi(path + 1), d = fd > 2 ? fcntl(fd, F_DUPFD_CLOEXEC, 3) : -1;
+        t->out = d >= 0 ? fdopen(d, "w") : NULL;
         if (!t->out) {
-          snprintf(p->message, sizeof p->message, "cannot write %s", path + 1);
+          if (d >= 0) close(d);
+          snprintf(p->message, sizeof p->message, "cannot write to descriptor %s", path + 1);
+          return TQ_PM_ERROR;
+        }
+        t->own = 1;
+      } else if (path) {
+        t->out = fopen(path, "w");
+        if (!t->out) {
+          snprintf(p->message, sizeof p->message, "cannot write %s", path);
           t->out = NULL;
           return TQ_PM_ERROR;
         }
         t->own = 1;
       }
-      t->c = dspTextConsumer(t->out, fmt);
+      /* by default a live run streams when its output is read as it goes (a
+      ** terminal, a pipe); into a regular file, read after the run, it
+      ** writes sorted at the end as a replay does */
+      if (o.stream < 0) {
+        struct stat sb;
+        o.stream = g->operation == TQ_OP_COLLECT && !(fstat(fileno(t->out), &sb) == 0 && S_ISREG(sb.st_mode));
+      }
+      t->c = dspTextConsumerWith(t->out, fmt, &o);
       t->c->begin(t->c->self, enNet(g));
       enAttachConsumer(g, p, t->c);
       return TQ_PM_OK;
@@ -351,7 +576,7 @@ static tq_pm_status textCall(tq_pm_global *g, tq_pm_private *p, int what, const 
 const tq_pm dspTextPm = {
     .version = TQ_PM_VERSION,
     .name = "text",
-    .description = "CONSUMER: results as tables, CSV or JSON lines (args: table|csv|jsonl[:FILE])",
+    .description = "CONSUMER: results as tables, CSV or JSON lines (args: table|csv|jsonl[,stream|sorted][,utc|relative][:FILE])",
     .init = textInit,
     .call = textCall,
 };

@@ -4,7 +4,8 @@
 ** who waits on what, what flashes), one line per element.
 **
 ** On a terminal the screen is redrawn in place, like top, at most ten
-** times a second and once at the end.  Elsewhere (a file, a pipe) each step
+** times a second and once at the end (the title in bold unless NO_COLOR is
+** set).  Elsewhere (a file, a pipe) each step
 ** prints the lines that appeared ("+") and went away ("-") after its time,
 ** so the output is a plain log that can be compared and grepped.
 */
@@ -45,7 +46,12 @@ static void redraw(TtyOut *t, DspModel *m) {
   char buf[64];
   TqBuf s = {0};
   dspModelStateText(m, &s);
-  fprintf(t->f, "\033[H\033[2J\033[1mtqmon\033[0m  %s\n\n%s", tqTimeFormat(buf, sizeof buf, t->t), s.s ? s.s : "(nothing drawn)\n");
+  /* bold title unless NO_COLOR is set (no-color.org): clearing the screen
+  ** stays, it is no colour */
+  const char *nc = getenv("NO_COLOR");
+  int bold = !(nc && *nc);
+  fprintf(t->f, "\033[H\033[2J%stqmon%s  %s\n\n%s", bold ? "\033[1m" : "", bold ? "\033[0m" : "",
+          tqTimeFormat(buf, sizeof buf, t->t), s.s ? s.s : "(nothing drawn)\n");
   fflush(t->f);
   tqBufFree(&s);
   t->lastDraw = tqWallSeconds();

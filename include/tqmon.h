@@ -22,6 +22,9 @@
 
 #include "tqmon_pm.h"
 
+/* The release of tqmon and libtqmon (tqmon --version, pkg-config). */
+#define TQ_VERSION "0.1.0"
+
 typedef struct tq_engine tq_engine;
 
 /* Creates an engine.  Returns NULL only when out of memory. */

@@ -727,15 +727,7 @@ int tq_describe(tq_engine *e, const char *relation, char *out, int n) {
   return 0;
 }
 
-static void jsonString(TqBuf *b, const char *s) {
-  tqBufPuts(b, "\"");
-  for (; *s; s++) {
-    if (*s == '"' || *s == '\\') tqBufPrintf(b, "\\%c", *s);
-    else if ((unsigned char)*s < 32) tqBufPrintf(b, "\\u%04x", *s);
-    else tqBufAdd(b, s, 1);
-  }
-  tqBufPuts(b, "\"");
-}
+static void jsonString(TqBuf *b, const char *s) { tqBufJsonStr(b, s, 0); }
 
 /* The network's statistics, then per PM its calls, whether it is disabled
 ** and its last message (the host PMs count their reads there). */

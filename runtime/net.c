@@ -596,13 +596,7 @@ void rtJsonStr(TqBuf *b, const char *s) {
     tqBufPuts(b, "null");
     return;
   }
-  tqBufPuts(b, "\"");
-  for (; *s; s++) {
-    if (*s == '"' || *s == '\\') tqBufPrintf(b, "\\%c", *s);
-    else if ((unsigned char)*s < 32) tqBufPrintf(b, "\\u%04x", *s);
-    else tqBufAdd(b, s, 1);
-  }
-  tqBufPuts(b, "\"");
+  tqBufJsonStr(b, s, 0);
 }
 
 /* ================================================================ what a replay needs */

@@ -431,6 +431,9 @@ int rtHistAdd(RtHist *h, TqTime t, double v);
 ** are stored as integer ns; entity and enum values as their names. */
 typedef struct RtStore RtStore;
 RtStore *rtStoreOpen(const char *path, TqDiag *d);     /* NULL on error (in d) */
+/* An existing store, read only: its journal mode and its file are left as
+** they are (tqmon show).  NULL on error (in d). */
+RtStore *rtStoreOpenReadOnly(const char *path, TqDiag *d);
 void rtStoreFree(RtStore *st);                          /* rolls back what is not committed */
 /* (Re)creates table `name`: attributes, then valid_from/valid_to or
 ** valid_at.  Returns a table handle >= 0, or -1. */

@@ -66,6 +66,19 @@ RtStore *rtStoreOpen(const char *path, TqDiag *d) {
   return st;
 }
 
+RtStore *rtStoreOpenReadOnly(const char *path, TqDiag *d) {
+  RtStore *st = tqCalloc(1, sizeof *st);
+  st->d = d;
+  st->path = tqStrdup(path);
+  if (sqlite3_open_v2(path, &st->db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+    fail(st, "cannot open the store");
+    rtStoreFree(st);
+    return NULL;
+  }
+  sqlite3_busy_timeout(st->db, 5000);
+  return st;
+}
+
 void rtStoreFree(RtStore *st) {
   if (!st) return;
   for (int i = 0; i < st->ntbl; i++) {

@@ -22,6 +22,8 @@
 #                             registry (into tests/browser/node_modules); those
 #                             two are best effort: without them that test is
 #                             skipped with the reason
+#   sh tests/deps.sh man      go-md2man and pkg-config (make install: the
+#                             man pages from the docs; in the test set too)
 #   sh tests/deps.sh bench    the build set plus LTTng-UST (the sensor
 #                             benchmark's peer) and lttng-tools, bpftrace
 #                             (the kernel sensors' peer), and
@@ -61,6 +63,11 @@ if [ "$1" = test ]; then
   # the kernel sensor tests: bpftrace is the independent observation
   command -v bpftrace >/dev/null 2>&1 || need="$need bpftrace"
   command -v setpriv >/dev/null 2>&1 || need="$need util-linux"
+fi
+# make install's man pages (go-md2man); the install test also uses pkg-config
+if [ "$1" = test ] || [ "$1" = man ]; then
+  command -v go-md2man >/dev/null 2>&1 || need="$need go-md2man"
+  command -v pkg-config >/dev/null 2>&1 || need="$need pkg-config"
 fi
 if [ "$1" = bench ]; then
   command -v sqlite3 >/dev/null 2>&1 || need="$need sqlite3"
