@@ -727,7 +727,6 @@ int tq_describe(tq_engine *e, const char *relation, char *out, int n) {
   return 0;
 }
 
-static void jsonString(TqBuf *b, const char *s) { tqBufJsonStr(b, s, 0); }
 
 /* The network's statistics, then per PM its calls, whether it is disabled
 ** and its last message (the host PMs count their reads there). */
@@ -742,10 +741,10 @@ const char *tq_stats_json(tq_engine *e) {
   for (int i = 0; i < e->npm; i++) {
     EnPm *m = e->pm[i];
     tqBufPrintf(&e->stats, "%s\n    {\"name\": ", i ? "," : "");
-    jsonString(&e->stats, m->pm->name);
+    rtJsonStr(&e->stats, m->pm->name);
     tqBufPrintf(&e->stats, ", \"calls\": %lld, \"disabled\": %s, \"message\": ", (long long)m->calls,
                 m->priv.disabled ? "true" : "false");
-    jsonString(&e->stats, m->priv.message);
+    rtJsonStr(&e->stats, m->priv.message);
     if (m->detail) tqBufPrintf(&e->stats, ", \"detail\": %s", m->detail);
     tqBufPuts(&e->stats, "}");
   }
@@ -763,7 +762,7 @@ const char *tq_stats_json(tq_engine *e) {
     for (int i = 0; i < e->programs.n; i++) {
       const RtPattern *x = &e->programs.pat[i];
       tqBufPrintf(&e->stats, "%s\n    {\"pattern\": ", i ? "," : "");
-      jsonString(&e->stats, x->text);
+      rtJsonStr(&e->stats, x->text);
       tqBufPrintf(&e->stats, ", \"processes\": %u%s, \"pids\": [", x->pids.n, x->more ? ", \"more\": true" : "");
       int k = 0;
       for (uint32_t j = 0; j < x->pids.cap; j++)

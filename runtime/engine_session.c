@@ -97,15 +97,6 @@ static const char *phaseName(tq_engine *e) {
 
 /* ================================================================ rows */
 
-static void jsonStr(TqBuf *b, const char *s) {
-  tqBufPuts(b, "\"");
-  for (; *s; s++) {
-    if (*s == '"' || *s == '\\') tqBufPrintf(b, "\\%c", *s);
-    else if ((unsigned char)*s < 32) tqBufPrintf(b, "\\u%04x", *s);
-    else tqBufAdd(b, s, 1);
-  }
-  tqBufPuts(b, "\"");
-}
 
 static void jsonValue(TqBuf *b, const AlgType *t, int64_t v) {
   char buf[64];
@@ -116,11 +107,11 @@ static void jsonValue(TqBuf *b, const AlgType *t, int64_t v) {
       memcpy(&d, &v, sizeof d);
       tqFloatFormat(buf, sizeof buf, d);
       if (strspn(buf, "-0123456789.e+") == strlen(buf) && buf[0]) tqBufPuts(b, buf);
-      else jsonStr(b, buf); /* inf, nan */
+      else rtJsonStr(b, buf); /* inf, nan */
       break;
     }
-    case TY_ENUM: jsonStr(b, v >= 0 && v < t->en->n ? t->en->names[v] : "?"); break;
-    default: jsonStr(b, tqSymName((int32_t)v)); break;
+    case TY_ENUM: rtJsonStr(b, v >= 0 && v < t->en->n ? t->en->names[v] : "?"); break;
+    default: rtJsonStr(b, tqSymName((int32_t)v)); break;
   }
 }
 
@@ -162,15 +153,15 @@ static int queryRow(void *self, RtResult *res, const RtRow *r) {
   if (!q->nw) return 0;
   TqBuf b = {0};
   tqBufPuts(&b, "{\"query\": ");
-  jsonStr(&b, q->name);
+  rtJsonStr(&b, q->name);
   tqBufPuts(&b, ", \"result\": ");
-  jsonStr(&b, q->tblName[k]);
+  rtJsonStr(&b, q->tblName[k]);
   tqBufPrintf(&b, ", \"op\": \"%s\", \"row\": %llu, \"phase\": ",
               r->op == RT_ROW_INSERT ? "insert" : r->op == RT_ROW_CLOSE ? "close" : "delete", (unsigned long long)r->rowid);
-  jsonStr(&b, ph);
+  rtJsonStr(&b, ph);
   for (int i = 0; i < res->nattr; i++) {
     tqBufPuts(&b, ", ");
-    jsonStr(&b, res->attr[i].name);
+    rtJsonStr(&b, res->attr[i].name);
     tqBufPuts(&b, ": ");
     jsonValue(&b, &res->attr[i].type, r->vals[i]);
   }
@@ -635,24 +626,24 @@ void enSessionFree(tq_engine *e) {
 ** (the sum of all queries' enables). */
 static void sessionJson(tq_engine *e, TqBuf *b, int buckets) {
   tqBufPuts(b, "{\"phase\": ");
-  jsonStr(b, phaseName(e));
+  rtJsonStr(b, phaseName(e));
   tqBufPrintf(b, ", \"phases_started\": %d, \"queries\": [", e->nphases);
   for (int i = 0; i < e->squeries.n; i++) {
     EnQuery *q = e->squeries.v[i];
     tqBufPrintf(b, "%s\n      {\"name\": ", i ? "," : "");
-    jsonStr(b, q->name);
+    rtJsonStr(b, q->name);
     tqBufPuts(b, ", \"file\": ");
-    jsonStr(b, q->file);
+    rtJsonStr(b, q->file);
     tqBufPrintf(b, ", \"persistent_data\": %s, \"persistent_collection\": %s, \"scope\": \"%s\", \"phase\": ",
                 q->flags & TQ_QUERY_PERSIST_DATA ? "true" : "false", q->flags & TQ_QUERY_PERSIST_COLLECTION ? "true" : "false",
                 q->flags & TQ_QUERY_CURRENT_PHASE ? "current" : "global");
-    jsonStr(b, q->phase);
+    rtJsonStr(b, q->phase);
     tqBufPrintf(b, ", \"added\": %lld, \"rows\": %lld, \"watchers\": %d, \"paused\": %s", (long long)q->added,
                 (long long)q->rows, q->nw, q->paused ? "true" : "false");
     if (q->histAttr >= 0) {
       const RtHist *h = q->hist;
       tqBufPuts(b, ", \"histogram\": {\"attribute\": ");
-      jsonStr(b, q->res[0].attr[q->histAttr].name);
+      rtJsonStr(b, q->res[0].attr[q->histAttr].name);
       tqBufPrintf(b, ", \"buckets\": %d, \"start\": %lld, \"width\": %lld, \"folds\": %d, \"values\": %lld, \"bytes\": %lld, "
                   "\"sample_period\": %lld}",
                   q->histBuckets, (long long)(h ? h->start : 0), (long long)(h ? h->width : q->histWidth0), h ? h->folds : 0,
@@ -682,13 +673,13 @@ static void sessionJson(tq_engine *e, TqBuf *b, int buckets) {
     total += n;
     tqBufPrintf(b, "%s\n      {\"sensor\": ", first ? "" : ",");
     first = 0;
-    jsonStr(b, s->rel->name);
+    rtJsonStr(b, s->rel->name);
     tqBufPrintf(b, ", \"count\": %d, \"entities\": [", n);
     const AlgType *ft = s->rel->flagAttr >= 0 ? &s->rel->attr[s->rel->flagAttr].type : NULL;
     for (int k = 0; k < n && k < 256; k++) {
       if (k) tqBufPuts(b, ", ");
       if (ft && ft->kind == TY_INT) tqBufPrintf(b, "%lld", (long long)ents[k]);
-      else jsonStr(b, tqSymName((int32_t)ents[k]));
+      else rtJsonStr(b, tqSymName((int32_t)ents[k]));
     }
     tqBufPuts(b, n > 256 ? "], \"more\": true}" : "]}");
   }
