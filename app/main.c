@@ -64,6 +64,9 @@ static const char *usageText =
     "                              or a file listing them); give the configuration\n"
     "                              'tqmon pcp describe' wrote (sensors/pcp.md)\n"
     "      --pcp-archive FILE[,FILE...]  the same from pmlogger archives\n"
+    "      --pcp-offset HOST=MS[,HOST=MS...]  with --pcp-archive: the hosts' clocks\n"
+    "                              ahead of the monitor's (a live run's\n"
+    "                              clock_offset_ms), applied to their archives\n"
     "      --pcp-sensors HOST[:PORT][@COMMAND][,...]\n"
     "                              generated sensors of a program on each host,\n"
     "                              through pmcd and its tqmon agent pmdatqmon\n"
@@ -230,7 +233,7 @@ typedef struct Args {
   const char *files[256];
   int nfiles;
   const char *replay, *db, *csv, *stats, *format, *timeLimit, *record, *out, *pmPath, *snapshots, *traceLevel, *maxTicks, *programs, *transactions, *top;
-  const char *pcp, *pcpArchive, *pcpRecord; /* --pcp hosts, --pcp-archive files, --pcp-record prefix */
+  const char *pcp, *pcpArchive, *pcpRecord, *pcpOffset; /* --pcp hosts, --pcp-archive files, --pcp-record prefix, --pcp-offset */
   const char *replays[64];      /* every --replay, merged in time order (replay is the first) */
   int nreplay;
   const char *pcpSensors, *pcpLag;          /* --pcp-sensors hosts (pmdatqmon), --pcp-lag ms */
@@ -292,6 +295,7 @@ static int parseArgs(int argc, char **argv, Args *a) {
     else if (!strcmp(s, "--pcp-export")) a->pcpExport = 1;
     else if (!strcmp(s, "--pcp-archive")) NEEDARG(pcpArchive);
     else if (!strcmp(s, "--pcp-record")) NEEDARG(pcpRecord);
+    else if (!strcmp(s, "--pcp-offset")) NEEDARG(pcpOffset);
     else if (!strcmp(s, "--programs")) NEEDARG(programs);
     else if (!strcmp(s, "--transactions")) NEEDARG(transactions);
     else if (!strcmp(s, "--top")) NEEDARG(top);
@@ -542,11 +546,12 @@ static int registerPcp(tq_engine *e, const Args *a) {
   tqBufPrintf(&b, "%s=%s", a->pcp ? "host" : "archive", a->pcp ? a->pcp : a->pcpArchive);
   for (int i = 0; i < a->nfiles; i++) tqBufPrintf(&b, "\nfile=%s", a->files[i]);
   if (a->pcpRecord) tqBufPrintf(&b, "\nrecord=%s", a->pcpRecord);
+  if (a->pcpOffset) tqBufPrintf(&b, "\noffset=%s", a->pcpOffset);
   int rc = tq_register(e, "pcp", b.s);
   int64_t first, last;
   if (!rc && a->pcpArchive && !userClock(a)) {
     TqBuf err = {0}, clock = {0};
-    if (snsPcpArchiveRange(a->pcpArchive, &first, &last, &err)) {
+    if (snsPcpArchiveRange(a->pcpArchive, a->pcpOffset, &first, &last, &err)) {
       fprintf(stderr, "tqmon: %s\n", err.s);
       rc = -1;
     } else {
@@ -693,6 +698,10 @@ static int cmdRun(Args *a) {
   }
   if ((a->host || a->kernel) && a->replay) {
     fprintf(stderr, "tqmon run: --%s collects live; it cannot be used with --replay\n", a->host ? "host" : "kernel");
+    return 2;
+  }
+  if (a->pcpOffset && !a->pcpArchive) {
+    fprintf(stderr, "tqmon run: --pcp-offset applies to --pcp-archive (a live run estimates the offsets itself)\n");
     return 2;
   }
   if (a->pcpRecord && !a->pcp) {

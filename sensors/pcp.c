@@ -231,6 +231,8 @@ typedef struct Host {
   /* counts (written by the worker under the lock) */
   int64_t fetches, values, listings, late, pending, reconnects;
   int64_t offset, rtt; /* the estimate (ns) */
+  int64_t skew;       /* over archives: the host's clock ahead of the monitor's (offset=), ns */
+  int64_t first;      /* over archives: their start, in the host's time */
   int fd;             /* the context's socket to pmcd (-1: not known) */
   int64_t bytesBefore, bytes; /* received on earlier sockets; in all (tcp_info) */
   int offsetKnown;
@@ -240,6 +242,7 @@ struct Pcp {
   PcpConf conf;
   int archive;        /* replaying archives */
   char *record;       /* record=PREFIX: a PCP archive PREFIX-HOST per host (libpcp_import) */
+  char *offsets;      /* offset=HOST=MS,...: the hosts' clocks against the monitor's, over archives */
   Ent *ent;
   int nent;
   int hostEnt;        /* index of Host in ent, -1 if not declared */
@@ -338,6 +341,7 @@ static int workConnect(Host *h) {
       return -1;
     }
     snprintf(h->name, sizeof h->name, "%s", lab.hostname);
+    h->first = nsOf(&lab.start);
   } else {
     char nm[256];
     if (pmGetContextHostName_r(h->ctx, nm, sizeof nm) && nm[0]) snprintf(h->name, sizeof h->name, "%s", nm);
@@ -438,7 +442,7 @@ static int archiveAt(Host *h) {
   if (!h->pcp->archive) return 0;
   /* (FORW: from a microsecond before, so the record at the tick comes next,
   ** the archive's last one too) */
-  struct timespec when = tsOf(h->jobT - (h->recording ? 1000 : 0)), delta = tsOf(h->recording ? 0 : h->pcp->tick);
+  struct timespec when = tsOf(h->jobT + h->skew - (h->recording ? 1000 : 0)), delta = tsOf(h->recording ? 0 : h->pcp->tick);
   int sts = pmSetModeHighRes(h->recording ? PM_MODE_FORW : PM_MODE_INTERP, &when, &delta);
   if (sts < 0) pcpSay(h->err, sizeof h->err, "pmSetMode: %s", pmErrStr(sts));
   return sts < 0 ? sts : 0;
@@ -479,7 +483,7 @@ static int fetchAt(Host *h, int n, pmID *ids, pmHighResResult **res) {
   *res = NULL;
   int sts = archiveAt(h);
   if (sts >= 0) sts = pmFetchHighRes(n, ids, res);
-  if (sts >= 0 && h->recording && nsOf(&(*res)->timestamp) != h->jobT) {
+  if (sts >= 0 && h->recording && nsOf(&(*res)->timestamp) != h->jobT + h->skew) {
     pmFreeHighResResult(*res);
     *res = NULL;
   }
@@ -965,19 +969,43 @@ static int archiveInfo(const char *file, pmHighResLogLabel *lab, struct timespec
   return sts < 0 ? sts : 0;
 }
 
-int snsPcpArchiveRange(const char *files, int64_t *first, int64_t *last, TqBuf *err) {
+/* The clock offset offsets ("HOST=MS,...") gives host (its clock ahead of
+** the monitor's, in ns into *ns; 0 when the host is not named).  Returns 0,
+** or -1 with msg for an item that is not HOST=MS. */
+static int offsetFor(const char *offsets, const char *host, int64_t *ns, char *msg, size_t n) {
+  char **list = NULL;
+  int nl = 0, rc = 0;
+  *ns = 0;
+  splitList(offsets ? offsets : "", &list, &nl);
+  for (int i = 0; i < nl && !rc; i++) {
+    char *eq = strrchr(list[i], '='), *end = NULL;
+    double ms = eq ? strtod(eq + 1, &end) : 0;
+    if (!eq || eq == list[i] || end == eq + 1 || *end) {
+      pcpSay(msg, n, "clock offset '%s': give HOST=MS (the host's clock ahead of the monitor's, in ms)", list[i]);
+      rc = -1;
+    } else if ((size_t)(eq - list[i]) == strlen(host) && !strncmp(list[i], host, strlen(host))) {
+      *ns = (int64_t)(ms * 1e6);
+    }
+  }
+  freeList(list, nl);
+  return rc;
+}
+
+int snsPcpArchiveRange(const char *files, const char *offsets, int64_t *first, int64_t *last, TqBuf *err) {
   char **list = NULL, msg[512];
   int n = 0, rc = 0;
   splitList(files, &list, &n);
   for (int i = 0; i < n && !rc; i++) {
     pmHighResLogLabel lab;
     struct timespec end;
-    if ((rc = archiveInfo(list[i], &lab, &end, msg, sizeof msg))) {
+    int64_t skew = 0;
+    if ((rc = archiveInfo(list[i], &lab, &end, msg, sizeof msg)) || (rc = offsetFor(offsets, lab.hostname, &skew, msg, sizeof msg))) {
       tqBufPuts(err, msg);
       break;
     }
-    if (!i || nsOf(&lab.start) < *first) *first = nsOf(&lab.start);
-    if (!i || nsOf(&end) > *last) *last = nsOf(&end);
+    /* in the monitor's time: the host's clock less its offset */
+    if (!i || nsOf(&lab.start) - skew < *first) *first = nsOf(&lab.start) - skew;
+    if (!i || nsOf(&end) - skew > *last) *last = nsOf(&end) - skew;
   }
   if (!n && !rc) {
     tqBufPuts(err, "no archive given");
@@ -1006,7 +1034,10 @@ static int parseArgs(Pcp *pc, const char *args, char *msg, size_t n) {
       const char *v = eq + 1;
       if (!strcmp(line, "host")) rc = hostList(v, &hosts, &nh, msg, n);
       else if (!strcmp(line, "archive")) splitList(v, &archives, &na);
-      else if (!strcmp(line, "record")) {
+      else if (!strcmp(line, "offset")) {
+        free(pc->offsets);
+        pc->offsets = tqStrdup(v);
+      } else if (!strcmp(line, "record")) {
         free(pc->record);
         pc->record = tqStrdup(v);
       } else if (!strcmp(line, "file")) {
@@ -1050,6 +1081,26 @@ static int parseArgs(Pcp *pc, const char *args, char *msg, size_t n) {
   }
   freeList(hosts, nh);
   freeList(archives, na);
+  if (rc) return -1;
+  if (pc->offsets && !pc->archive) {
+    pcpSay(msg, n, "offset= applies to archives: a live run estimates the offsets itself");
+    return -1;
+  }
+  for (int i = 0; i < pc->nhost; i++)
+    if (offsetFor(pc->offsets, pc->host[i].name, &pc->host[i].skew, msg, n)) return -1;
+  /* every host named has archives (never silently ignored) */
+  char **named = NULL;
+  int nn = 0;
+  splitList(pc->offsets ? pc->offsets : "", &named, &nn);
+  for (int i = 0; i < nn && !rc; i++) {
+    char *eq = strrchr(named[i], '=');
+    if (eq) *eq = 0;
+    if (!hostByName(pc, named[i], strlen(named[i]))) {
+      pcpSay(msg, n, "clock offset for host %s, of which no archive is given", named[i]);
+      rc = -1;
+    }
+  }
+  freeList(named, nn);
   if (rc) return -1;
   if (!pc->nhost) {
     pcpSay(msg, n, "no host and no archive given (host=HOST or archive=FILE)");
@@ -1192,6 +1243,7 @@ static void report(tq_pm_global *g, tq_pm_private *p, Pcp *pc) {
     if (!pc->archive) tqBufPrintf(&b, ", \"bytes_received\": %lld", (long long)h->bytes);
     if (pc->record)
       tqBufPrintf(&b, ", \"recorded\": %lld, \"record_refused\": %lld", (long long)h->recWritten, (long long)h->recLost);
+    if (pc->archive && h->skew) tqBufPrintf(&b, ", \"clock_offset_ms_applied\": %.3f", (double)h->skew / 1e6);
     if (h->offsetKnown)
       tqBufPrintf(&b, ", \"clock_offset_ms\": %.3f, \"rtt_ms\": %.3f", (double)h->offset / 1e6, (double)h->rtt / 1e6);
     tqBufPrintf(&b, ", \"relations\": {");
@@ -1397,6 +1449,7 @@ static void pcpFree(Pcp *pc) {
   free(pc->rel);
   pcpConfFree(&pc->conf);
   free(pc->record);
+  free(pc->offsets);
   pthread_mutex_destroy(&pc->mu);
   pthread_cond_destroy(&pc->work);
   pthread_cond_destroy(&pc->finished);
@@ -1525,6 +1578,7 @@ static void buildProfile(tq_pm_global *g, Pcp *pc, Host *h, int r) {
 static int takeJob(tq_pm_global *g, tq_pm_private *p, Pcp *pc, Host *h, int64_t t) {
   int rc = 0;
   if (h->sts < 0) {
+    if (pc->archive && h->sts == PM_ERR_EOL && t + h->skew < h->first) return 0; /* its archives begin later */
     if (pc->archive && h->sts == PM_ERR_EOL) {
       h->state = H_ENDED;
       pcpSay(h->why, sizeof h->why, "the archive ends");
@@ -1706,6 +1760,10 @@ static tq_pm_status pcpSample(tq_pm_global *g, tq_pm_private *p, int attr, int64
     posted[h - pc->host] = JOB_TICK;
     runJobs(pc, posted, tickDeadline(pc));
     if (!jobEnded(pc, h, 1)) break;
+    /* a failed fetch (a host lost, an archive at its end) is dealt with at
+    ** the next snapshot: a sample is no place to end entities begun at
+    ** this very instant */
+    if (h->sts < 0) break;
     if (takeJob(g, p, pc, h, t)) return TQ_PM_FATAL;
     if (h->state != H_UP) return TQ_PM_OK;
     c = &h->cache[r];

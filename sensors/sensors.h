@@ -37,14 +37,18 @@ extern const tq_pm snsKernelPm, snsKernelProcessorPm, snsKernelThreadPm, snsKern
 ** program's "-- pcp:" lines, fetched from pmcd on many hosts or read from
 ** pmlogger archives; args are KEY=VALUE lines: host=SPEC (a host,
 ** host:port, a comma-separated list of them or a file listing them),
-** archive=FILE[,FILE...], file=PROGRAM.tq (the program's files). */
+** archive=FILE[,FILE...], file=PROGRAM.tq (the program's files),
+** record=PREFIX (PCP archives of a live run), offset=HOST=MS[,...] (over
+** archives: a host's clock ahead of the monitor's, applied). */
 extern const tq_pm snsPcpPm;
 extern const tq_pm snsPcpSensorsPm;                      /* pcpagent.c: pmdatqmon agents */
-/* The time range of the comma-separated archives: the first record's time
-** of the earliest, the last record's of the latest (a replay's clock ticks
-** over it: clock from=FIRST,to=LAST).  Returns 0, or -1 with the reason
-** in err (an archive that cannot be read). */
-int snsPcpArchiveRange(const char *files, int64_t *first, int64_t *last, TqBuf *err);
+/* The time range of the comma-separated archives in the monitor's time:
+** the first record's time of the earliest, the last record's of the
+** latest, each less its host's clock offset in offsets ("HOST=MS,...",
+** may be NULL) (a replay's clock ticks over it: clock from=FIRST,to=LAST).
+** Returns 0, or -1 with the reason in err (an archive that cannot be read,
+** a malformed offset). */
+int snsPcpArchiveRange(const char *files, const char *offsets, int64_t *first, int64_t *last, TqBuf *err);
 
 /* tqmon pcp describe (pcpconf.c): the sensor configuration of the PCP
 ** metrics metrics[0..n) (a non-leaf name stands for every metric below

@@ -58,6 +58,8 @@ if [ "$1" = test ]; then
   { [ -r /etc/pcp.conf ] && command -v pminfo && command -v pmlogger; } >/dev/null 2>&1 || need="$need pcp"
   # pmrep (pcp_record.sh reads a recording with it) is python: its pcp module
   /usr/bin/python3 -c "import pcp.pmapi" >/dev/null 2>&1 || need="$need python3-pcp"
+  # a pmcd with its clock off (pcp_offset.sh)
+  ls /usr/lib/*/faketime/libfaketimeMT.so.1 >/dev/null 2>&1 || need="$need libfaketime"
   command -v perf >/dev/null 2>&1 || need="$need linux-perf"
   { command -v strip && command -v nm; } >/dev/null 2>&1 || need="$need binutils"
   # the kernel sensor tests: bpftrace is the independent observation
@@ -90,6 +92,7 @@ missing() {
       libpcp3-dev) [ -f /usr/include/pcp/pmapi.h ] || m="$m $p" ;;
       libpcp-import1-dev) [ -f /usr/include/pcp/import.h ] || m="$m $p" ;;
       python3-pcp) /usr/bin/python3 -c "import pcp.pmapi" >/dev/null 2>&1 || m="$m $p" ;;
+      libfaketime) ls /usr/lib/*/faketime/libfaketimeMT.so.1 >/dev/null 2>&1 || m="$m $p" ;;
       pcp) { [ -r /etc/pcp.conf ] && command -v pminfo && command -v pmlogger; } >/dev/null 2>&1 || m="$m $p" ;;
       procps) command -v ps >/dev/null 2>&1 || m="$m $p" ;;
       gcc) command -v cc >/dev/null 2>&1 || m="$m $p" ;;
