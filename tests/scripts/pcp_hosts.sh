@@ -99,6 +99,10 @@ strip() { sed 's/,[0-9]*$//' "$1" | sort; }
 # backoff set to 1 s by PMCD_RECONNECT_TIMEOUT).  Every wait is for a line
 # of the run's log, not for a time.
 N=20
+# the log exists before the run starts: a grep of a file the background
+# run has not opened yet counts nothing and ended the wait at once (the
+# step's old flakiness: h3 was stopped before the run reached it)
+: >"$dir/lost.err"
 PMCD_RECONNECT_TIMEOUT=1 $T run "$dir/pcp.tq" "$dir/q.tq" --pcp "$H" --snapshots $N --format csv --trace-level 2 \
   --stats "$dir/lost.json" >"$dir/lost.csv" 2>"$dir/lost.err" &
 run=$!

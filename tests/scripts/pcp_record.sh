@@ -29,6 +29,7 @@ $T pcp describe -h "127.0.0.1:$PORT_h1" -o "$dir/pcp.tq" proc.psinfo.cmd proc.ps
 sleep 3600 & ps=$!
 pids="$pids $ps"
 sed "s/P1/$(inst $p1)/g; s/P2/$(inst $p2)/g; s/PS/$(inst $ps)/g" tests/pcp/record.tq >"$dir/q.tq"
+: >"$dir/live.err" # before the run: the wait below greps it at once
 $T run "$dir/pcp.tq" "$dir/q.tq" --pcp "$H" --snapshots 6 --format csv --trace-level 2 --pcp-record "$dir/rec" \
   --stats "$dir/live.json" >"$dir/live.csv" 2>"$dir/live.err" &
 run=$!
