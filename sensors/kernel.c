@@ -1206,6 +1206,12 @@ static void readCounters(KSession *s) {
   for (int kr = 0; kr < KS_NREL; kr++) {
     KRel *r = &s->r[kr];
     if (r->cnt[KC_DROPPED] <= r->dropSeen) continue;
+    /* the engine marks the answers that read the relation as possibly
+    ** incomplete over the period (docs/losses.md); the kernel does not say
+    ** which thread's packets were dropped */
+    if (r->rel > 0 && s->g->version >= 9 && s->g->lost)
+      s->g->lost(s->g, r->rel, TQ_PM_ENTITY_UNKNOWN, from, at > from ? at : from,
+                 (int64_t)(r->cnt[KC_DROPPED] - r->dropSeen), r->def->kind != 0);
     r->dropSeen = r->cnt[KC_DROPPED];
     if (r->nloss && (r->loss[r->nloss - 1][1] >= from || r->nloss == KS_NLOSS)) {
       if (r->loss[r->nloss - 1][1] < from) r->lossMerged++;

@@ -80,6 +80,9 @@ while [ $# -ge 2 ]; do
 done
 grep -q "kernel_syscall: warning: [0-9]* packets of Syscall lost in all, in [0-9]* periods* from [0-9:.]* to [0-9:.]* UTC" "$d/err" ||
   bad "the final loss report does not say when"
+# the answer knows it may be incomplete (docs/losses.md): the engine says so
+grep -q "warning: Calls may be incomplete from .* packets* of Syscall lost" "$d/err" ||
+  bad "the answer Calls is not marked as possibly incomplete"
 
 # until=PID of a process that exited before the tracing began (a zombie
 # whose parent never reaps it): its exit is never traced; the run must
