@@ -24,6 +24,11 @@
 ** Every rule states its preconditions next to its code and returns NULL
 ** when one fails; a rule never changes the query's answer.  The input tree
 ** is copied first and never changed; rewrites build new nodes in the arena.
+**
+** Why one file of over 1,000 lines: the rules share the rewriter's walk, its
+** arena and the helpers that test a rule's preconditions (which attributes
+** an expression reads, whether a subtree holds an alpha); a rule is read
+** next to the others of its class, in the order they are tried.
 */
 #include <stdlib.h>
 #include <string.h>

@@ -14,6 +14,11 @@
 ** run, record and convert are clients of the engine API (include/tqmon.h).
 ** Exit status: 0 success, 1 bad input (messages name file:line:col),
 ** 2 bad usage.  Every input is checked before anything is stored.
+**
+** Why one file of over 1,000 lines: one command line, one usage text and one
+** option parser for every command; each command is a short function of it,
+** and what is not the command line (the daemon, loading, the report) has
+** its own file already.
 */
 #include <errno.h>
 #include <stdlib.h>

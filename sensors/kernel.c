@@ -49,6 +49,10 @@
 ** was not written, threads past the flag array.  Each PM's message (the
 ** "pms" of --stats) holds its relation's counts; losses are logged at the
 ** snapshot they are first seen and again at the end.
+**
+** Why one file of over 1,000 lines: every kernel PM shares one session (one
+** BPF object, one ring, one thread table, one drain); the PMs are a few
+** lines each over it, and the session's parts use each other's state.
 */
 #include <ctype.h>
 #include <dirent.h>

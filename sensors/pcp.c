@@ -43,6 +43,10 @@
 ** the tick.  Every archive
 ** is read through once at START: a truncated or corrupt one refuses the
 ** run (FATAL) before anything is produced.
+**
+** Why one file of over 1,000 lines: hosts, archives, enabling and the
+** workers share the per-host state and its lock; pcpconf.c (the
+** configuration), pcpagent.c and pcpsock.c are apart already.
 */
 #include <errno.h>
 #include <pthread.h>

@@ -30,6 +30,10 @@
 **
 ** It uses nothing of tqmon but tqshm.h (like the sensors' own runtime), and
 ** libpcp_pmda.  Every field of a segment is validated before use.
+**
+** Why one file of over 1,000 lines: pmdatqmon is a program of its own, built
+** apart from libtqmon, and its parts (segments, drain, clients, PMDA
+** callbacks) share the agent's one state under one lock.
 */
 #include <dirent.h>
 #include <errno.h>

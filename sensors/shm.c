@@ -38,6 +38,10 @@
 ** once, with their sensor, period and flag entity where the subject knows
 ** them (g->lost: the answers that read them say they may be incomplete,
 ** docs/losses.md), and summed up at the end.
+**
+** Why one file of over 1,000 lines: the drain, the merge, enabling and the
+** loss accounting share the segment's state and its validation; a split
+** would put that state behind a private header for every part.
 */
 #include <errno.h>
 #include <fcntl.h>
