@@ -16,6 +16,18 @@ OUT=${OUT:-build/test-out}
 pcpTest pcp_offset
 FT=$(ls /usr/lib/*/faketime/libfaketimeMT.so.1 2>/dev/null | head -n 1)
 [ -n "$FT" ] || { echo "SKIP: no libfaketime (sh tests/deps.sh test installs it)"; exit 77; }
+# libfaketime makes /dev/shm/faketime_shm_PID and sem.faketime_sem_PID in
+# every process it is loaded in and removes them only at a normal exit: the
+# pmcd (and its agents) stopped by a signal leave theirs, removed here once
+# their process is gone
+ftClean() {
+  for f in /dev/shm/faketime_shm_* /dev/shm/sem.faketime_sem_*; do
+    [ -e "$f" ] || continue
+    p=${f##*_}
+    [ -d "/proc/$p" ] || rm -f "$f"
+  done
+}
+trap 'for p in $pids; do kill "$p" 2>/dev/null; done; pcpStopAll; ftClean' EXIT
 pcpStart h1 || exit 1
 LD_PRELOAD=$FT FAKETIME="+5s" FAKETIME_DONT_RESET=1 pcpStart h2 || exit 1
 $T pcp describe -h "127.0.0.1:$PORT_h1" -o "$dir/pcp.tq" hinv.ncpu 2>"$dir/describe.err" || bad "describe: $(cat "$dir/describe.err")"
