@@ -20,8 +20,9 @@
 ** pmcd's timestamps are taken off), and merged over all hosts in time
 ** order up to the snapshot's time; the realtime clock takes each snapshot
 ** a lag after its time (--pcp-lag), the bound on how late a host's records
-** may come.  A record older than what was produced already is late:
-** counted, and (an end) produced at that time so no tuple stays open.
+** may come.  A record at or before an instant the engine has processed
+** already is late: counted, and (an end) produced just after that instant
+** so no tuple stays open.
 ** A host whose pmcd or agent is lost has its open tuples end at the last
 ** time seen from it, with a message; the others go on.  When every host's
 ** program has exited or every host is lost the collection ends.
@@ -85,7 +86,8 @@ typedef struct Pa {
   PaRec *q;             /* fetched, not yet produced */
   int64_t nq, cq;
   TqMap open;           /* (host, rel, id) -> PaOpen */
-  TqTime prevNow, start, outT;
+  TqTime start, outT;  /* the collection's start; the time of the last record produced */
+  TqTime closed;        /* the last instant the engine has processed: nothing may come at or before it */
   int64_t produced, late, unmatched, seq;
   int ending;           /* snapshots since every host was done */
 } Pa;
@@ -322,7 +324,7 @@ static void loseHost(Pa *s, tq_pm_global *g, tq_pm_private *p, int hi, const cha
   h->up = 0;
   h->done = 1;
   snprintf(h->why, sizeof h->why, "%s", why);
-  TqTime t = h->lastT > s->prevNow ? h->lastT : s->prevNow;
+  TqTime t = h->lastT > s->closed ? h->lastT : s->closed + 1;
   g->log(g, p, TQ_LOG_WARNING, "host %s (%s) lost at %lld: %s: its entities end", h->name, h->spec, (long long)t, why);
   endHost(s, g, hi, t);
   pmDestroyContext(h->ctx);
@@ -373,7 +375,8 @@ static tq_pm_status paStart(tq_pm_global *g, tq_pm_private *p) {
     snprintf(p->message, sizeof p->message, "no host with a tqmon agent watching a program of this configuration");
     return TQ_PM_FATAL;
   }
-  s->start = s->prevNow = s->outT = g->now;
+  s->start = s->outT = g->now;
+  s->closed = g->now - 1;
   return TQ_PM_OK;
 }
 
@@ -510,19 +513,22 @@ static void produceRec(Pa *s, tq_pm_global *g, tq_pm_private *p, PaRec *r) {
   PaHost *h = &s->h[r->host];
   if (r->t < s->start) r->t = s->start; /* before the collection began (open when asked): at its start */
   if (r->from < s->start) r->from = s->start;
-  TqTime floor = s->outT > s->prevNow ? s->outT : s->prevNow;
-  if (r->t < floor) { /* it came after the run went past its time */
+  /* the engine has processed every instant up to s->closed (an earlier
+  ** snapshot's time, or an end put a chronon after its begin): a record at
+  ** or before it came after the run went past its time, also one at that
+  ** very instant (its ends were decided: no end at it comes any more) */
+  if (r->t <= s->closed) {
     s->late++;
     h->late++;
     if (r->kind != 3 && r->kind != AG_EXIT) return; /* an event or a begin: lost, counted */
-    r->t = floor;                                    /* an end: then, so no tuple stays open */
+    r->t = s->closed + 1;                            /* an end: just after, so no tuple stays open */
   }
   if (r->kind == AG_EXIT) {
     h->done = 1;
     g->log(g, p, TQ_LOG_INFO, "host %s: program %d exited at %lld", h->name, h->pid, (long long)r->t);
     return;
   }
-  s->outT = r->t;
+  if (r->t > s->outT) s->outT = r->t; /* (never back: an end a chronon after its begin went past r->t) */
   if (r->t > h->lastT) h->lastT = r->t;
   tq_record rec;
   memset(&rec, 0, sizeof rec);
@@ -584,7 +590,7 @@ static tq_pm_status paSnapshot(tq_pm_global *g, tq_pm_private *p) {
   for (; k < s->nq && s->q[k].t <= g->now; k++) produceRec(s, g, p, &s->q[k]);
   memmove(s->q, s->q + k, sizeof(PaRec) * (size_t)(s->nq - k));
   s->nq -= k;
-  s->prevNow = g->now;
+  s->closed = s->outT > g->now ? s->outT : g->now;
   int live = 0;
   for (int i = 0; i < s->nh; i++) live += !s->h[i].done;
   if (!live && !s->nq) s->ending++;

@@ -53,10 +53,10 @@ early=$!
 other=$!
 pids="$early $other"
 # started a second after the run: a shell that execs it (named sh until the exec)
-(sleep 1.2 && exec "$dir/tqtest${tag}l" 300) &
+(sleep 1.2 && exec "$dir/tqtest${tag}l" 1000) &
 late=$!
 pids="$pids $late"
-$T run --host sensors/host.tq "$dir/programs.tq" sensors/cpusample.tq "$dir/who.tq" --pm cpusample --snapshots 45 \
+$T run --host sensors/host.tq "$dir/programs.tq" sensors/cpusample.tq "$dir/who.tq" --pm cpusample --snapshots 60 \
   --format csv --stats "$dir/run.json" >"$dir/run.csv" 2>"$dir/run.err"
 rc=$?
 [ $rc -eq 0 ] || bad "the run: exit $rc: $(head -5 "$dir/run.err")"
