@@ -108,5 +108,31 @@ pcpTest() {
   rm -rf "$dir" && mkdir -p "$dir"
 }
 bad() { echo "FAIL: $*"; fails=$((fails + 1)); }
+
+# pcpLoggers CONF NAME...: a pmlogger per started pmcd NAME, logging CONF
+# into $dir/arch-NAME (log $dir/logger-NAME.log; pid in logger_NAME, also
+# in $pids), and waits until each archive holds a record of METRIC
+# (PCP_LOGGER_METRIC, default hinv.ncpu)
+pcpLoggers() {
+  conf=$1
+  shift
+  for n in "$@"; do
+    mkdir -p "$PCPDIR/lt-$n"
+    PCP_TMP_DIR="$PCPDIR/lt-$n" PCP_RUN_DIR="$PCPDIR/$n/run" "$PCP_BINADM/pmlogger" -h "127.0.0.1:$(eval echo "\$PORT_$n")" \
+      -c "$conf" -l "$dir/logger-$n.log" "$dir/arch-$n" &
+    pids="$pids $!"
+    eval "logger_$n=$!"
+  done
+  for n in "$@"; do
+    i=0
+    until pminfo -a "$dir/arch-$n" -f "${PCP_LOGGER_METRIC:-hinv.ncpu}" >/dev/null 2>&1; do
+      i=$((i + 1))
+      [ $i -gt 300 ] && { bad "pmlogger of $n wrote no record: $(cat "$dir/logger-$n.log")"; return 1; }
+      sleep 0.1
+    done
+  done
+}
+# archEnd ARCHIVE: the time of its last record (ns since the epoch)
+archEnd() { TZ=UTC pmdumplog -L "$1" 2>/dev/null | sed -n 's/^ *ending *//p' | { read -r e && date -u -d "$e" +%s%N; }; }
 # the instance name of a process in the proc instance domain (its first word)
 inst() { printf '%06d' "$1"; }

@@ -23,24 +23,10 @@ sed "s/P1/$(inst $p1)/g; s/P2/$(inst $p2)/g" tests/pcp/archive.tq >"$dir/q.tq"
 
 # ---------------------------------------------------------------- pmlogger beside a live run
 printf 'log mandatory on 1 sec {\n  proc.psinfo.cmd\n  proc.psinfo.ppid\n  hinv.ncpu\n}\n' >"$dir/logger.conf"
-for n in h1 h2; do
-  mkdir -p "$PCPDIR/lt-$n"
-  PCP_TMP_DIR="$PCPDIR/lt-$n" PCP_RUN_DIR="$PCPDIR/$n/run" "$PCP_BINADM/pmlogger" -h "127.0.0.1:$(eval echo "\$PORT_$n")" \
-    -c "$dir/logger.conf" -l "$dir/logger-$n.log" "$dir/arch-$n" &
-  pids="$pids $!"
-  eval "logger_$n=$!"
-done
-# the archives hold a record before the live run begins
-n=0
-until pminfo -a "$dir/arch-h1" -f hinv.ncpu >/dev/null 2>&1 && pminfo -a "$dir/arch-h2" -f hinv.ncpu >/dev/null 2>&1; do
-  n=$((n + 1))
-  [ $n -gt 300 ] && { bad "pmlogger wrote no record"; break; }
-  sleep 0.1
-done
+pcpLoggers "$dir/logger.conf" h1 h2
 $T run "$dir/pcp.tq" "$dir/q.tq" --pcp "127.0.0.1:$PORT_h1,127.0.0.1:$PORT_h2" --snapshots 4 --format csv \
   >"$dir/live.csv" 2>"$dir/live.err" || bad "live run: exit $? $(cat "$dir/live.err")"
 # the archives cover the live run's last tick (their last record's time)
-archEnd() { TZ=UTC pmdumplog -L "$1" 2>/dev/null | sed -n 's/^ *ending *//p' | { read -r e && date -u -d "$e" +%s%N; }; }
 lastTick=$(awk -F, '$NF ~ /^[0-9]+$/ { print $NF }' "$dir/live.csv" | sort -n | tail -n 1)
 n=0
 until [ "$(archEnd "$dir/arch-h1")" -ge "${lastTick:-0}" ] && [ "$(archEnd "$dir/arch-h2")" -ge "${lastTick:-0}" ]; do

@@ -33,19 +33,7 @@ LD_PRELOAD=$FT FAKETIME="+5s" FAKETIME_DONT_RESET=1 pcpStart h2 || exit 1
 $T pcp describe -h "127.0.0.1:$PORT_h1" -o "$dir/pcp.tq" hinv.ncpu 2>"$dir/describe.err" || bad "describe: $(cat "$dir/describe.err")"
 printf 'range of H is HostSample\nretrieve into Cpus (H.Host, H.HinvNcpu)\n' >"$dir/q.tq"
 printf 'log mandatory on 1 sec {\n  hinv.ncpu\n}\n' >"$dir/logger.conf"
-for n in h1 h2; do
-  mkdir -p "$PCPDIR/lt-$n"
-  PCP_TMP_DIR="$PCPDIR/lt-$n" PCP_RUN_DIR="$PCPDIR/$n/run" "$PCP_BINADM/pmlogger" -h "127.0.0.1:$(eval echo "\$PORT_$n")" \
-    -c "$dir/logger.conf" -l "$dir/logger-$n.log" "$dir/arch-$n" &
-  pids="$pids $!"
-  eval "logger_$n=$!"
-done
-n=0
-until pminfo -a "$dir/arch-h1" -f hinv.ncpu >/dev/null 2>&1 && pminfo -a "$dir/arch-h2" -f hinv.ncpu >/dev/null 2>&1; do
-  n=$((n + 1))
-  [ $n -gt 300 ] && { bad "pmlogger wrote no record"; break; }
-  sleep 0.1
-done
+pcpLoggers "$dir/logger.conf" h1 h2
 $T run "$dir/pcp.tq" "$dir/q.tq" --pcp "127.0.0.1:$PORT_h1,127.0.0.1:$PORT_h2" --snapshots 4 --format csv \
   --stats "$dir/live.json" >"$dir/live.csv" 2>"$dir/live.err" || bad "live run: exit $? $(cat "$dir/live.err")"
 cat "$dir/live.csv"
@@ -59,7 +47,6 @@ sys.exit(0 if abs(o["h1"]) < 500 and abs(o["h2"] - 5000) < 500 else 1)
 PY
 ) || bad "the estimated offsets are not about 0 and 5000 ms"
 # the archives cover the live run's last tick, in each host's time
-archEnd() { TZ=UTC pmdumplog -L "$1" 2>/dev/null | sed -n 's/^ *ending *//p' | { read -r e && date -u -d "$e" +%s%N; }; }
 lastTick=$(awk -F, '$NF ~ /^[0-9]+$/ { print $NF }' "$dir/live.csv" | sort -n | tail -n 1)
 n=0
 until [ "$(archEnd "$dir/arch-h1")" -ge "${lastTick:-0}" ] && [ "$(archEnd "$dir/arch-h2")" -ge $((${lastTick:-0} + 5000000000)) ]; do
