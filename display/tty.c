@@ -42,6 +42,12 @@ static void freeLines(TqVec *v) {
   tqVecFree(v);
 }
 
+/* A step's time: a live run's as the tables give it (ISO 8601 in the
+** local zone, TZ honoured), a recording's as its own clock. */
+static const char *stepTime(char *buf, size_t n, TqTime t) {
+  return t >= TQ_WALLCLOCK && t < TQ_FOREVER ? tqTimeIso(buf, n, t, 0, 0) : tqTimeFormat(buf, n, t);
+}
+
 static void redraw(TtyOut *t, DspModel *m) {
   char buf[64];
   TqBuf s = {0};
@@ -51,7 +57,7 @@ static void redraw(TtyOut *t, DspModel *m) {
   const char *nc = getenv("NO_COLOR");
   int bold = !(nc && *nc);
   fprintf(t->f, "\033[H\033[2J%stqmon%s  %s\n\n%s", bold ? "\033[1m" : "", bold ? "\033[0m" : "",
-          tqTimeFormat(buf, sizeof buf, t->t), s.s ? s.s : "(nothing drawn)\n");
+          stepTime(buf, sizeof buf, t->t), s.s ? s.s : "(nothing drawn)\n");
   fflush(t->f);
   tqBufFree(&s);
   t->lastDraw = tqWallSeconds();
@@ -73,7 +79,7 @@ static void ttyStep(void *self, DspModel *m, const DspStep *st) {
   tqBufFree(&s);
   /* merge the two sorted lists */
   char buf[64];
-  const char *ts = tqTimeFormat(buf, sizeof buf, st->t);
+  const char *ts = stepTime(buf, sizeof buf, st->t);
   int i = 0, j = 0;
   while (i < t->prev.n || j < now.n) {
     int c = i == t->prev.n ? 1 : j == now.n ? -1 : strcmp(t->prev.v[i], now.v[j]);

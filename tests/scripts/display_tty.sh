@@ -18,6 +18,12 @@ for line in "1:00:00 + Processor A []" \
             "2:54:21 - ResumedbyP1 P2 (flashing)" "4:00:00 - Processor B []"; do
   grep -qxF "$line" "$dir/plain.txt" || { echo "missing: $line"; exit 1; }
 done
+# a live run's steps carry wall-clock times as the tables give them: ISO
+# 8601 in the local zone (TZ honoured)
+printf 'range of P is Process\nretrieve into Me (P.Process) where P.Process = "1"\n' >"$dir/live.tq"
+TZ=Asia/Tokyo $T run --host sensors/host.tq "$dir/live.tq" --snapshots 2 --quiet --display tty >"$dir/live.txt"
+grep -Eq '^20[0-9]{2}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?\+09:00 \+ Me 1$' "$dir/live.txt" ||
+  { echo "live step time not ISO 8601 in TZ: $(cat "$dir/live.txt")"; exit 1; }
 # no escape sequences when the output is not a terminal
 ! grep -q "$(printf '\033')" "$dir/plain.txt"
 
