@@ -39,7 +39,9 @@ enum {
   OPT_BY,       /* k0 = expression list */
   OPT_WINDOW,   /* op2 = WIN_*, i = duration */
   OPT_WHERE,    /* k0 */
-  OPT_WHEN      /* k0 */
+  OPT_WHEN,     /* k0 */
+  OPT_COST,     /* i = ns per packet (the sensor of the mode option before it) */
+  OPT_RATE      /* i = packets per second per flag entity (a traced sensor) */
 };
 
 /* ================================================================ types */
@@ -101,6 +103,15 @@ struct AlgRel {
   int *key;             /* key attribute indexes */
   struct AlgRel *delta; /* sampled relation: its delta relation, if declared */
   struct AlgRel *deltaOf; /* delta relation: the sampled relation it is computed from */
+  /* several sensors of one relation (docs/enabling.md, SENSOR): the
+  ** relation is its first sensor; each other one is an AlgRel of its own
+  ** (its own sensor id, mode and flag; name "R_sampled") whose packets are
+  ** R's tuples, answered from R's recorded state in a replay */
+  struct AlgRel *altSensor; /* the relation: its other sensor (NULL: one sensor) */
+  struct AlgRel *sensorOf;  /* another sensor: the relation whose tuples it reports */
+  int64_t cost;         /* declared cost of one packet, ns (0: not declared) */
+  int64_t rate;         /* traced: declared packets per second per flag entity (0: none) */
+  TqTime tick;          /* a relation with several sensors: the base Clock tick (costs per second) */
   TqLoc loc;            /* declaration */
 };
 

@@ -16,7 +16,8 @@
 **                   aggregate's inner where as a selection on its argument,
 **                   for O2 and SF)
 **   3 entity        O4, O5
-**   4 clock         O6, O7
+**   4 clock         SENSOR (a sampled sensor of a traced relation where it
+**                   is exact and cheaper), O6, O7
 **   5 variants      PIT-ID, PI-ID, X1, JOIN
 ** After the fixpoint, PI-PUSH (projection push-down to product inputs) and
 ** MERGE-SIGMA (adjacent selections into one) run once.
@@ -782,6 +783,127 @@ static AlgNode *ruleO6(Opt *o, AlgNode *n) {
   return NULL;
 }
 
+/* SENSOR (a relation with several sensors; docs/enabling.md):
+**   piT[at C](sigmaT[C overlap t](L[alpha^{T:x}_t(E)] x Clock[i]_C))
+**     -> piT[at C](sigmaT[C overlap t](L[alpha^{S:y}_t(E', Clock)] x Clock[i]_C))
+** when t's relation has a sampled sensor as well as its traced one and the
+** sampled one costs less per flag entity and second: its cost per packet at
+** one packet per tick of Clock[i], against the traced one's cost per packet
+** times its declared rate.  O6 then samples at Clock[i]'s ticks only.
+** L is selections and projections of t's values (O6's); either order of
+** the product; the valid clause is O6's (at C, at begin of C, at begin of
+** (t overlap C)).  E' is E when both sensors have their flag in the same
+** role, else E must be an entity source (every entity) and E' is the
+** entity source of the sampled sensor's flag.
+** Exact: the answer holds a tuple of t at tick c of Clock[i] exactly when
+** t's interval holds c; nothing else reads t's time (piT[at C] drops it,
+** L does not look at times).  The sample at c is the tuples of t valid at
+** c (an interval that begins at c is in it, one that ends at c is not,
+** the closed-open overlap), on every flag entity the sensor is enabled on:
+** all of them (E' an entity source) or E's (the same role).  The one
+** condition of the data: a tuple of t lies within its flag entity's
+** lifetime (a sensor lives in its flag entity: a processor that is gone
+** reports nothing), which every live source keeps. */
+static const AlgNode *sensorAlpha(AlgNode *n, const AlgNode **clock) {
+  if (n->kind != ALG_PIT || !n->validAt) return NULL;
+  AlgNode *st = n->kid[0];
+  if (st->kind != ALG_SIGMAT || st->pred->kind != AX_TOVERLAP) return NULL;
+  AlgNode *p = st->kid[0];
+  if ((p->kind != ALG_PRODUCT && p->kind != ALG_OPRODUCT) || p->nkey) return NULL;
+  for (int side = 0; side < 2; side++) {
+    const AlgNode *al = p->kid[side], *ck = p->kid[1 - side];
+    while (al->kind == ALG_SIGMA || al->kind == ALG_PI) al = al->kid[0];
+    if (al->kind != ALG_ALPHA || al->rel->mode != ALG_MODE_TRACED || !al->rel->altSensor) continue;
+    if (ck->kind != ALG_CLOCK || !ck->var) continue;
+    const AlgExpr *w = st->pred;
+    if (!((isVarTime(w->a, ck->var) && isVarTime(w->b, al->var)) || (isVarTime(w->b, ck->var) && isVarTime(w->a, al->var))))
+      continue;
+    const AlgExpr *x = n->vfrom;
+    int ok = isVarTime(x, ck->var);
+    if (!ok && x->kind == AX_BEGINOF) {
+      const AlgExpr *y = x->a;
+      ok = isVarTime(y, ck->var) ||
+           ((y->kind == AX_OVERLAP) && ((isVarTime(y->a, ck->var) && isVarTime(y->b, al->var)) ||
+                                        (isVarTime(y->b, ck->var) && isVarTime(y->a, al->var))));
+    }
+    if (!ok) continue;
+    *clock = ck;
+    return al;
+  }
+  return NULL;
+}
+
+/* The default entity source for attribute ai of r: E, or pi[E](E). */
+static AlgNode *sourceFor(Opt *o, const AlgRel *r, int ai) {
+  const AlgEntity *ent = r->attr[ai].type.ent;
+  AlgNode *src = algSource(o->a, ent->rel, NULL);
+  if (ent->rel->nattr == 1) return src;
+  AlgExpr **e = tqArenaAlloc(o->a, sizeof(AlgExpr *));
+  const char **nm = tqArenaAlloc(o->a, sizeof(char *));
+  e[0] = algExprCol(o->a, NULL, ent->rel->attr[0].name, ent->rel->attr[0].type);
+  nm[0] = ent->rel->attr[0].name;
+  return algPi(o->a, 1, e, nm, NULL, src);
+}
+
+/* Cost per flag entity and second, in ns of the sensor's work per second,
+** of the traced sensor r and of the sampled sensor m asked every n base
+** ticks. */
+static double costTraced(const AlgRel *r) { return (double)r->cost * (double)r->rate; }
+static double costSampled(const AlgRel *m, int n) { return (double)m->cost * 1e9 / ((double)n * (double)m->tick); }
+
+/* Copy of the selections and projections from n down to the alpha al,
+** with al replaced by na. */
+static AlgNode *replaceAlpha(Opt *o, AlgNode *n, const AlgNode *al, AlgNode *na) {
+  if (n == al) return na;
+  if (n->kind != ALG_SIGMA && n->kind != ALG_PI && n->kind != ALG_PRODUCT && n->kind != ALG_OPRODUCT) return n;
+  for (int i = 0; i < n->nkid; i++) {
+    AlgNode *k = replaceAlpha(o, n->kid[i], al, na);
+    if (k != n->kid[i]) return withKid(o, n, i, k);
+  }
+  return n;
+}
+
+static AlgNode *ruleSensor(Opt *o, AlgNode *n) {
+  const AlgNode *ck = NULL;
+  const AlgNode *al = sensorAlpha(n, &ck);
+  if (!al) return NULL;
+  const AlgRel *r = al->rel, *m = r->altSensor;
+  double ct = costTraced(r), cs = costSampled(m, ck->clockN);
+  AlgNode *arg0 = al->kid[0];
+  if (m->flagRole != r->flagRole) {
+    if (!entitySource(al->kid[0])) {
+      if (!al->note)
+        ((AlgNode *)al)->note = tqArenaPrintf(o->a, "SENSOR: traced sensor %s: it is enabled on some %s entities only, and its "
+                                              "sampled sensor lives in the %s, which no rule narrows to those", r->name,
+                                              algRoleName(r->flagRole), algRoleName(m->flagRole));
+      return NULL;
+    }
+    arg0 = sourceFor(o, r, m->flagAttr);
+  }
+  if (cs >= ct) {
+    ((AlgNode *)al)->note = tqArenaPrintf(o->a, "SENSOR: traced sensor %s, the cheaper: %.0f ns/s per %s (%lld ns x %lld/s) against "
+                                          "%.0f ns/s sampled at Clock[%d] (%s, %lld ns a sample)", r->name, ct, algRoleName(r->flagRole),
+                                          (long long)r->cost, (long long)r->rate, cs, ck->clockN, m->name, (long long)m->cost);
+    return NULL;
+  }
+  AlgNode *args[3];
+  int na = 2;
+  args[0] = arg0;
+  args[1] = algClock(o->a, 1, NULL);
+  if (m->flagRole == ROLE_TARGET) {
+    args[2] = sourceFor(o, r, r->performerAttr);
+    na = 3;
+  }
+  AlgNode *alpha = algAlpha(o->a, m, algVariantOf(m), al->var, na, args);
+  alpha->note = tqArenaPrintf(o->a, "SENSOR: sampled sensor %s, the cheaper: %.0f ns/s per %s sampled at Clock[%d] (%lld ns a sample) "
+                              "against %.0f ns/s traced (%lld ns x %lld/s); exact: the query reads %s only at Clock[%d]'s ticks",
+                              m->name, cs, algRoleName(m->flagRole), ck->clockN, (long long)m->cost, ct, (long long)r->cost,
+                              (long long)r->rate, al->var, ck->clockN);
+  AlgNode *st = n->kid[0];
+  AlgNode *np = replaceAlpha(o, st->kid[0], al, alpha);
+  return withKid(o, n, 0, withKid(o, st, 0, np));
+}
+
 /* NOW-CLIP: piT[at now, clipped by agg_i](... agg_i ...)
 **       -> piT[at now, clipped by agg_i](... sigmaT[agg_i overlap now](agg_i) ...)
 ** through selections and products.  Exact: the result (an event at now)
@@ -958,7 +1080,7 @@ static const Rule rules[] = {
     {"SJS", 2, ruleSJS},              {"AGG-WHERE", 2, ruleAggWhere},
     {"SF", 2, ruleSF},
     {"O4", 3, ruleO4},
-    {"O5", 3, ruleO5},                {"O6", 4, ruleO6},                     {"O7", 4, ruleO7},
+    {"O5", 3, ruleO5},                {"SENSOR", 4, ruleSensor},             {"O6", 4, ruleO6},                     {"O7", 4, ruleO7},
     {"NOW-CLIP", 4, ruleNowClip},
     {"PIT-ID", 5, rulePiTId},         {"PI-ID", 5, rulePiId},                {"X1", 5, ruleX1},
     {"JOIN", 5, ruleJoin},
@@ -1117,6 +1239,16 @@ static int mergeSigma(Opt *o, AlgNode **slot) {
   return changed;
 }
 
+/* SENSOR's word on every traced alpha of a relation with a sampled sensor
+** that the rule left traced for want of the shape it needs. */
+static void sensorNotes(Opt *o, AlgNode *n) {
+  for (int i = 0; i < n->nkid; i++) sensorNotes(o, n->kid[i]);
+  if (n->kind == ALG_ALPHA && n->rel->altSensor && n->rel->mode == ALG_MODE_TRACED && !n->note)
+    n->note = tqArenaPrintf(o->a, "SENSOR: traced sensor %s: the query reads %s's intervals, not only its state at a Clock's ticks "
+                            "(piT[at C](sigmaT[C overlap %s](... x Clock[i]_C))), so its sampled sensor %s would not answer it exactly",
+                            n->rel->name, n->var, n->var, n->rel->altSensor->name);
+}
+
 AlgNode *algOptimize(TqArena *a, const AlgNode *t, TqBuf *trace) {
   Opt o = {0};
   o.a = a;
@@ -1132,6 +1264,8 @@ AlgNode *algOptimize(TqArena *a, const AlgNode *t, TqBuf *trace) {
     }
     cls++;
   }
+  for (size_t r = 0; r < TQ_ARRAY_SIZE(rules); r++)
+    if (rules[r].fn == ruleSensor && !ruleOff[r]) sensorNotes(&o, o.root);
   ColSet none = {0};
   if (piPush(&o, o.root, &none, 0)) {
     recompute(a, o.root);

@@ -11,6 +11,9 @@
 #   sjs.*, agg.* a copy of sleep under a name of its own, tests/host/sjs.tq on
 #                the host sensors: /proc files read by ProcessState (SJS) and
 #                Memory (AGG-WHERE, then O2) in TQ_BENCH_HOST_TICKS ticks (10)
+#   sensor.*     RunningOn with a traced and a sampled sensor, a paper-gen
+#                recording, a query at Clock[10]'s ticks: traced packets
+#                against samples (SENSOR), and their declared work
 # Environment: TQ (tqmon), OUT (a directory), TQ_BENCH_MAILBOX (steps of
 # each mailbox process, default 20000).
 set -u
@@ -68,6 +71,28 @@ done
 kill $sp 2>/dev/null
 echo "sjs.ticks $TICKS"
 cmp -s "$d/hopt.rss" "$d/hprev.rss" && echo "agg.same yes" || echo "agg.same NO"
+
+# ---------------------------------------------------------------- several sensors (SENSOR)
+# RunningOn traced and sampled on its processors (tests/golden/sensor_sampled's
+# configuration), a paper-gen recording of 8 processors, Every10 reads it at
+# Clock[10]'s ticks: packets of the traced sensor against samples
+build/paper-gen -n 40 -m 5 -k 8 -p "${TQ_BENCH_SENSOR_PACKETS:-20000}" -s 3 -o "$d/ro.trace"
+sed -e 's/Clock\[60\]/Clock[10]/' -e 's/Every60/Every10/g' -e '/^retrieve into Ran/d' -e '/^retrieve into OnB/,+3d' \
+  tests/golden/sensor_sampled.tq >"$d/ro.tq"
+for mode in opt prev; do
+  opt=""
+  [ $mode = prev ] && opt="--no-rule SENSOR"
+  # shellcheck disable=SC2086
+  $TQ run "$d/ro.tq" --replay "$d/ro.trace" $opt --format csv --stats "$d/ro$mode.json" >"$d/ro$mode.csv" 2>"$d/ro$mode.err"
+  echo "sensor.$mode.exit $?"
+  echo "sensor.$mode.traced $(num "$d/ro$mode.json" RunningOn delivered)"
+  echo "sensor.$mode.requests $(num "$d/ro$mode.json" RunningOn_sampled samples)"
+  echo "sensor.$mode.samples $(num "$d/ro$mode.json" RunningOn_sampled delivered)"
+  # the declared work of the sensors: 2us a traced packet, 300ns a sample
+  echo "sensor.$mode.work_us $((($(num "$d/ro$mode.json" RunningOn delivered) * 2000 + $(num "$d/ro$mode.json" RunningOn_sampled delivered) * 300) / 1000))"
+done
+echo "sensor.rows $(grep -vc '^#\|^Process' "$d/roopt.csv")"
+cmp -s "$d/roopt.csv" "$d/roprev.csv" && echo "sensor.same yes" || echo "sensor.same NO"
 
 # ---------------------------------------------------------------- kernel sensors
 if [ ! -r /sys/kernel/btf/vmlinux ] || [ "$(id -u)" != 0 ]; then

@@ -38,7 +38,8 @@
 #      another process; rounds interleaved, medians.
 #   9. Enabling (bench/enable.sh, docs/enabling.md): each rule against the
 #      previous optimizer (--no-rule RULE) in the same run, answers checked:
-#      packets written at the generated sensors and in the kernel (SF).
+#      packets written at the generated sensors and in the kernel (SF),
+#      traced packets against samples of a relation with two sensors (SENSOR).
 #
 # Knobs (environment): TQ_BENCH_LIMIT (seconds for the unoptimized 1M runs,
 # 120), TQ_BENCH_PACKETS (1000000), TQ_BENCH_SMALL (50000), TQ_BENCH_CHAIN
@@ -871,6 +872,10 @@ rowr "  samples in the answer" "$(en sjs.opt.rows)" "$(en sjs.prev.rows)" "expec
 rowr "Memory /proc reads (AGG-WHERE)" "$(en agg.opt.reads)" "$(en agg.prev.reads)" "$(ratio "$(en agg.prev.reads)" "$(en agg.opt.reads)")x fewer; same answers: $(en agg.same)"
 ok=$(awk -v a="$(en sjs.opt.reads)" -v b="$(en sjs.prev.reads)" 'BEGIN { print (a > 0 && b >= 10 * a ? 1 : 0) }')
 target $ok "SJS: ProcessState reads >= 10x fewer /proc files for one named process than the previous optimizer: $(ratio "$(en sjs.prev.reads)" "$(en sjs.opt.reads)")x"
+rep "  SENSOR: RunningOn traced and sampled on 8 processors (paper-gen), a query at Clock[10]'s ticks; $(en sensor.rows) rows"
+rowr "traced packets" "$(en sensor.opt.traced)" "$(en sensor.prev.traced)" ""
+rowr "samples (requests)" "$(en sensor.opt.samples) ($(en sensor.opt.requests))" "$(en sensor.prev.samples) ($(en sensor.prev.requests))" ""
+rowr "declared sensor work, us" "$(en sensor.opt.work_us)" "$(en sensor.prev.work_us)" "$(ratio "$(en sensor.prev.work_us)" "$(en sensor.opt.work_us)")x less; same answers: $(en sensor.same)"
 if [ -n "$(en sf.kernel.skipped)" ]; then
   rep "  SF, kernel sensors: not measured ($(en sf.kernel.skipped))"
 else

@@ -233,6 +233,35 @@ static void declDelta(CpSema *s, AlgRel *r, AstNode *o) {
   r->delta = d;
 }
 
+/* A second collection mode o of relation r (the first was first): another
+** sensor of r's tuples, an AlgRel named "r_sampled" that shares r's
+** attributes.  What is supported: r traced (not disable traced), an
+** interval relation, and the other sensor sampled; one other sensor.
+** Returns it, or NULL after an error. */
+static AlgRel *altSensor(CpSema *s, AlgRel *r, AstNode *first, AstNode *o) {
+  if (r->altSensor) {
+    tqError(s->diag, o->loc, "%s has two sensors already: a relation may have one traced and one sampled sensor", r->name);
+    return NULL;
+  }
+  if (first->op2 != ALG_MODE_TRACED || o->op2 != ALG_MODE_SAMPLED || r->isEvent) {
+    tqError(s->diag, o->loc,
+            "a second sensor of %s must be sampled, its first traced, and %s an interval relation (the sampled one then answers "
+            "the queries that read it at clock ticks)",
+            r->name, r->name);
+    return NULL;
+  }
+  const char *name = tqArenaPrintf(s->a, "%s_sampled", r->name);
+  if (nameTaken(s, name, o->loc)) return NULL;
+  AlgRel *m = relNew(s, name, o->loc);
+  m->isEvent = 0;
+  m->nattr = r->nattr;
+  m->attr = r->attr;
+  m->performerAttr = r->performerAttr;
+  m->sensorOf = r;
+  r->altSensor = m;
+  return m;
+}
+
 static void declRel(CpSema *s, AstNode *st) {
   if (nameTaken(s, st->s, st->loc2)) return;
   AlgRel *r = relNew(s, st->s, st->loc2);
@@ -255,17 +284,23 @@ static void declRel(CpSema *s, AstNode *st) {
   }
   r->performerAttr = findRole(r, ROLE_PERFORMER);
   AstNode *mode = NULL;
+  AlgRel *cur = NULL; /* the sensor the cost and rate options price */
+  int rejected = 0;   /* the last mode was refused (the options after it are its) */
   int counterSet = 0;
   for (AstNode *o = st->k[1]; o; o = o->next) {
     switch (o->op) {
-      case OPT_MODE:
+      case OPT_MODE: {
+        AlgRel *m = r;
         if (mode) {
-          tqError(s->diag, o->loc, "%s has two collection modes", r->name);
-          break;
+          m = altSensor(s, r, mode, o);
+          cur = m; /* NULL: its cost and rate are not checked again */
+          rejected = !m;
+          if (!m) break;
         }
-        mode = o;
-        r->mode = o->op2;
-        r->flagRole = (int)o->i;
+        if (!mode) mode = o;
+        cur = m;
+        m->mode = o->op2;
+        m->flagRole = (int)o->i;
         if (o->i == ROLE_NONE) {
           tqError(s->diag, o->loc, "expected performer, initiator or target after 'on'");
           break;
@@ -275,13 +310,33 @@ static void declRel(CpSema *s, AstNode *st) {
                   "sampled on initiator is not supported: the initiator of a sample is always the monitor");
           break;
         }
-        r->flagAttr = findRole(r, (int)o->i);
-        if (r->flagAttr < 0)
+        m->flagAttr = findRole(r, (int)o->i);
+        if (m->flagAttr < 0)
           tqError(s->diag, o->loc, "%s is %s on %s but has no attribute with role %s", r->name,
-                  algModeName(r->mode), algRoleName((int)o->i), algRoleName((int)o->i));
+                  algModeName(m->mode), algRoleName((int)o->i), algRoleName((int)o->i));
         else if (o->op2 == ALG_MODE_SAMPLED && o->i == ROLE_TARGET && r->performerAttr < 0)
           tqError(s->diag, o->loc, "%s is sampled on target: it needs an attribute with role performer (who is asked for the sample)",
                   r->name);
+        break;
+      }
+      case OPT_COST:
+        if (!cur) {
+          if (!rejected) tqError(s->diag, o->loc, "cost follows the collection mode whose packets it prices");
+          break;
+        }
+        if (cur->cost) tqError(s->diag, o->loc, "cost given twice for one sensor of %s", r->name);
+        if (o->i <= 0) tqError(s->diag, o->loc2, "a packet's cost must be positive");
+        cur->cost = o->i > 0 ? o->i : -1; /* -1: given, and refused */
+        break;
+      case OPT_RATE:
+        if (!cur || cur->mode != ALG_MODE_TRACED) {
+          if (!rejected)
+            tqError(s->diag, o->loc, "rate follows a 'traced on' mode: the packets per second a traced sensor writes per flag entity");
+          break;
+        }
+        if (cur->rate) tqError(s->diag, o->loc, "rate given twice for one sensor of %s", r->name);
+        if (o->i <= 0) tqError(s->diag, o->loc2, "a rate must be positive");
+        cur->rate = o->i > 0 ? o->i : -1;
         break;
       case OPT_COUNTER:
         if (counterSet++) tqError(s->diag, o->loc, "counter given twice");
@@ -314,6 +369,21 @@ static void declRel(CpSema *s, AstNode *st) {
             r->name);
   for (AstNode *o = st->k[1]; o; o = o->next)
     if (o->op == OPT_DELTA) declDelta(s, r, o);
+  if (r->altSensor) {
+    /* the optimizer compares the sensors' costs per second (SENSOR) */
+    r->altSensor->nkey = r->nkey;
+    r->altSensor->key = r->key;
+    r->altSensor->counterBits = r->counterBits;
+    r->tick = r->altSensor->tick = s->prog->cat.tick;
+    for (AlgRel *m = r; m; m = m->altSensor) {
+      if (!m->cost)
+        tqError(s->diag, m == r ? mode->loc : m->loc, "%s has several sensors: each needs its cost per packet ('cost 2us' after its mode)",
+                r->name);
+      else if (m->mode == ALG_MODE_TRACED && !m->rate)
+        tqError(s->diag, m == r ? mode->loc : m->loc,
+                "%s has several sensors: its traced one needs its rate ('rate N', packets per second per flag entity)", r->name);
+    }
+  }
 }
 
 /* monitor programs "db*", "httpd": the live sources make entities only of

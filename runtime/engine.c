@@ -619,7 +619,7 @@ static int bindNet(tq_engine *e) {
     if (!m->multi) continue;
     for (int k = 0; k < e->nrel; k++) {
       const AlgRel *r = e->prog->cat.rels.v[k];
-      if (!e->producerOf[k] && !r->deltaOf) e->producerOf[k] = m;
+      if (!e->producerOf[k] && !r->deltaOf && !r->sensorOf) e->producerOf[k] = m;
     }
   }
   e->g.operation = e->extractor ? TQ_OP_EXTRACT : TQ_OP_COLLECT;
@@ -637,6 +637,14 @@ static int bindNet(tq_engine *e) {
     }
     for (int i = 0; i < e->nrel; i++) {
       RtSensor *s = &e->net->sensor[i];
+      if (s->rel->sensorOf && s->used) {
+        /* a replay answers it from the relation's records; a live producer
+        ** is asked for its relation's sensor only (docs/enabling.md, SENSOR) */
+        enFail(e, "the optimizer chose %s, the sampled sensor of %s (rule SENSOR), which a live collection cannot ask: "
+                  "run it with --no-rule SENSOR",
+               s->rel->name, s->rel->sensorOf->name);
+        return -1;
+      }
       if (enNeeded(e, i + 1) && !e->producerOf[i]) {
         enFail(e, "no processor module produces relation %s, which a query needs", s->rel->name);
         return -1;
@@ -659,7 +667,8 @@ static int bindNet(tq_engine *e) {
     const AlgRel *r = e->net->sensor[i].rel;
     e->rs[i].tracked = e->net->sensor[i].used && !r->entity && !r->isEvent && r->mode != ALG_MODE_SAMPLED;
     e->rs[i].state = e->rs[i].tracked ||
-                     (r->mode == ALG_MODE_SAMPLED && (e->net->sensor[i].used || (r->delta && e->net->sensor[r->delta->id - 1].used)));
+                     (r->mode == ALG_MODE_SAMPLED && (e->net->sensor[i].used || (r->delta && e->net->sensor[r->delta->id - 1].used))) ||
+                     (r->altSensor && e->net->sensor[r->altSensor->id - 1].used); /* its other sensor samples it */
     if (e->session) {
       /* queries come later: every relation keeps what is open, so that a
       ** query added at t finds the entities alive then and the intervals

@@ -71,8 +71,9 @@ void enSampleRel(tq_engine *e, const AlgRel *rel, int attr, int64_t who, TqTime 
     ac.record = 1;
   }
   if (e->extractor || !p) {
-    /* from the recorded state: open intervals valid at t, and samples taken at t */
-    RelState *r = &e->rs[rel->id - 1];
+    /* from the recorded state: open intervals valid at t, and samples taken
+    ** at t (another sensor of a relation reads the relation's) */
+    RelState *r = &e->rs[(rel->sensorOf ? rel->sensorOf : rel)->id - 1];
     for (int i = 0; i < r->nopen; i++) {
       OpenIv *iv = r->open[i];
       if (iv->vals[attr] != who || iv->from > t) continue;
@@ -82,7 +83,7 @@ void enSampleRel(tq_engine *e, const AlgRel *rel, int attr, int64_t who, TqTime 
     for (int i = 0; i < e->ninst; i++) {
       const tq_record *rr = &e->inst[i]->r;
       if (rr->kind != TQ_REC_SAMPLE && !(rr->kind == TQ_REC_EVENT && rel->isEvent)) continue;
-      if (rr->rel != rel->id || rr->t != t || rr->vals[attr] != who) continue;
+      if (rr->rel != (rel->sensorOf ? rel->sensorOf : rel)->id || rr->t != t || rr->vals[attr] != who) continue;
       answer(&ac, rr->vals);
     }
     return;
@@ -303,6 +304,13 @@ void enDeliver(tq_engine *e, const tq_record *r, OpenIv *iv, int active) {
   RtNet *net = e->net;
   RtSensor *s = &net->sensor[r->rel - 1];
   const AlgRel *rel = s->rel;
+  if (rel->altSensor && r->kind == TQ_REC_BEGIN) {
+    /* SENSOR's condition: a tuple lies within its flag entity's lifetime
+    ** for the sampled sensor that answers it */
+    RtSensor *m = &net->sensor[rel->altSensor->id - 1];
+    int mf = rel->altSensor->flagAttr;
+    if (m->used && !alive(e, rel, mf, r->vals[mf])) m->outside++;
+  }
   if (rel->entity || rel->mode == ALG_MODE_SAMPLED || !s->used) return;
   int f = rel->flagAttr;
   if (!active) {

@@ -404,8 +404,9 @@ static int usedOrDelta(tq_engine *e, const RtSensor *s) {
 ** exist. */
 int enNeeded(tq_engine *e, int rel) {
   const RtSensor *s = &e->net->sensor[rel - 1];
-  if (s->rel->deltaOf) return 0; /* computed by the engine */
+  if (s->rel->deltaOf || s->rel->sensorOf) return 0; /* computed by the engine, or answered from its relation's records */
   if (usedOrDelta(e, s)) return 1;
+  if (s->rel->altSensor && e->net->sensor[s->rel->altSensor->id - 1].used) return 1;
   if (!s->rel->entity) return 0;
   for (int i = 0; i < e->net->nsensor; i++) {
     const AlgRel *u = e->net->sensor[i].rel;
@@ -583,6 +584,15 @@ int tq_end(tq_engine *e) {
     if (rtNetFinish(e->net, endT, 1)) ok = 0;
     enSessionEnd(e);
     warnIncomplete(e);
+    for (int i = 0; i < e->net->nsensor; i++) {
+      const RtSensor *s = &e->net->sensor[i];
+      if (s->outside)
+        enLog(&e->g, NULL, TQ_LOG_WARNING,
+              "%lld tuples of %s began while the flag entity of %s did not exist: that sampled sensor, which the optimizer "
+              "chose (rule SENSOR), may answer otherwise than the traced one (docs/enabling.md); --no-rule SENSOR answers by "
+              "the traced one",
+              (long long)s->outside, s->rel->sensorOf->name, s->rel->name);
+    }
     if (!e->fatal && !e->diag.nerr && !(e->extractor && e->extractor->priv.disabled)) warnAbsent(e); /* (a run cut short: no) */
     for (int i = 0; i < e->npm; i++) {
       EnPm *m = e->order[i];

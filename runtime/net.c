@@ -705,6 +705,14 @@ void rtNetStatsJson(RtNet *net, TqBuf *b) {
                 s->maxEnabled, (long long)s->skipped, (long long)s->lost);
     if (s->saturated || (s->rel->mode == ALG_MODE_DISABLE && !s->rel->entity))
       tqBufPrintf(b, ", \"counter_bits\": %d, \"saturated\": %lld", s->rel->counterBits, (long long)s->saturated);
+    if (s->rel->sensorOf || s->rel->altSensor) {
+      /* SENSOR: the relation's sensors and their declared costs */
+      tqBufPuts(b, ", \"sensor_of\": ");
+      rtJsonStr(b, (s->rel->sensorOf ? s->rel->sensorOf : s->rel)->name);
+      tqBufPrintf(b, ", \"cost_ns\": %lld", (long long)s->rel->cost);
+      if (s->rel->rate) tqBufPrintf(b, ", \"rate\": %lld", (long long)s->rel->rate);
+      if (s->rel->sensorOf) tqBufPrintf(b, ", \"outside\": %lld", (long long)s->outside);
+    }
     if (s->filter) {
       /* SF: packets not written at the sensor, and those that came anyway */
       tqBufPuts(b, ", \"filter\": ");

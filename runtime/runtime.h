@@ -173,6 +173,9 @@ typedef struct RtSensor {
   int64_t suppressed;     /* packets its producer did not write: they failed the filter */
   int64_t filtered;       /* packets that came and failed the filter (dropped by the engine) */
   int64_t saturated;      /* times an entity's count went past what the counter's width holds */
+  int64_t outside;        /* another sensor of a relation (SENSOR): the relation's tuples that
+                          ** began while this sensor's flag entity did not exist, which break
+                          ** the rule's condition (docs/enabling.md) */
   int used;               /* some operator needs it */
 } RtSensor;
 

@@ -70,7 +70,11 @@ static const char *SENSORS =
     "interval Jv (X: E initiator, N: int, F: float) disable traced on initiator;\n"
     "interval Pv (X: E performer, N: int) traced on performer;\n"
     "interval Sv (X: E target, Y: M performer, N: int) sampled on performer;\n"
-    "interval Tv (X: E target, Y: M performer) sampled on target;\n";
+    "interval Tv (X: E target, Y: M performer) sampled on target;\n"
+    /* two sensors each (SENSOR): the sampled one is by far the cheaper */
+    "interval Rv (X: E target, Y: M performer, N: int) traced on performer cost 1h rate 1000000\n"
+    "  sampled on performer cost 1ns;\n"
+    "interval Qv (X: E target, Y: M performer) traced on target cost 1h rate 1000000 sampled on performer cost 1ns;\n";
 
 typedef struct RelDesc {
   const char *name;
@@ -396,6 +400,26 @@ static void genQueries(TqBuf *b, int *nderived) {
     tqBufPrintf(b, "\nrange of ag is %s\nretrieve into AW (V = %s(ag.N where ag.X %s E%d%s))\n", rel, PICK(fns),
                 PICK(((const char *[]){"=", "!="})), ri(1, 3), chance(50) ? " and ag.N > 1" : "");
   }
+  /* extension: a relation with a traced and a sampled sensor read at a
+  ** Clock's ticks (SENSOR takes the sampled one), or otherwise (it keeps
+  ** the traced one) */
+  if (chance(30)) {
+    int q = chance(50);
+    const char *rel = q ? "Qv" : "Rv";
+    int k = ri(1, 4);
+    tqBufPrintf(b, "\nrange of rv is %s\nrange of cc is Clock[%d]\nretrieve into RS (rv.X, rv.Y%s)", rel, k, q ? "" : ", rv.N");
+    int v = ri(0, 4);
+    if (v == 1) tqBufPuts(b, " valid at cc");
+    else if (v == 2) tqBufPuts(b, " valid at begin of (rv overlap cc)");
+    else if (v == 3) tqBufPuts(b, " valid at begin of rv"); /* needs the intervals */
+    else if (v == 4) tqBufPuts(b, " valid at begin of (cc overlap rv)");
+    tqBufPuts(b, ri(0, 5) ? " when cc overlap rv" : " when cc precede end of rv"); /* the second: intervals */
+    int w = ri(0, 3);
+    if (w == 1) tqBufPrintf(b, " where rv.Y %s M%d", PICK(((const char *[]){"=", "!="})), ri(1, 3));
+    else if (w == 2) tqBufPrintf(b, " where rv.X %s E%d", PICK(((const char *[]){"=", "!="})), ri(1, 4));
+    else if (w == 3 && !q) tqBufPrintf(b, " where rv.N > %d", ri(0, 3));
+    tqBufPuts(b, "\n");
+  }
   xEnd();
 }
 
@@ -439,10 +463,15 @@ static void genTrace(TqBuf *b) {
   nlines = 0;
   const int T = 60;
   /* entities: lifetimes, E with keyed states */
+  int eFrom[5][8], eTo[5][8], eN[5] = {0}; /* E's lifetimes */
   for (int e = 1; e <= 4; e++) {
     int t = ri(0, 15);
     while (t < T - 5) {
       int end = chance(60) ? T : gridTime(t + 3, T);
+      if (eN[e] < 8) {
+        eFrom[e][eN[e]] = t;
+        eTo[e][eN[e]++] = end;
+      }
       add(t, "E+ E%d %s", e, PICK(((const char *[]){"A", "B", "C"})));
       for (int s = t + ri(2, 8); s < end - 1; s += ri(3, 12)) add(s, "E+ E%d %s", e, PICK(((const char *[]){"A", "B", "C"})));
       add(end, "E- E%d", e);
@@ -450,10 +479,13 @@ static void genTrace(TqBuf *b) {
       if (end >= T) break;
     }
   }
+  int mFrom[4] = {0}, mTo[4] = {0};
   for (int m = 1; m <= 3; m++) {
     int t = ri(0, 10), end = chance(70) ? T : gridTime(t + 10, T);
     add(t, "M+ M%d", m);
     add(end, "M- M%d", m);
+    mFrom[m] = t;
+    mTo[m] = end;
   }
   /* events */
   for (int i = ri(4, 12); i > 0; i--) add(gridTime(0, T - 1), "Ev E%d M%d %d", ri(1, 4), ri(1, 3), ri(0, 4));
@@ -491,6 +523,27 @@ static void genTrace(TqBuf *b) {
     add(f, "Tv+ E%d M%d", x, y);
     add(t, "Tv- E%d M%d", x, y);
   }
+  /* extension: Rv and Qv, each tuple within the lifetime of its flag
+  ** entities (a sensor lives in its flag entity: docs/enabling.md, SENSOR) */
+  xBegin();
+  for (int i = ri(2, 7); i > 0; i--) {
+    int y = ri(1, 3), x = ri(1, 4), n = ri(0, 4);
+    if (mTo[y] - mFrom[y] < 2) continue;
+    int f = gridTime(mFrom[y], mTo[y] - 1), t = gridTime(f + 1, mTo[y]);
+    add(f, "Rv+ E%d M%d %d", x, y, n);
+    add(t, "Rv- E%d M%d %d", x, y, n);
+  }
+  for (int i = ri(2, 6); i > 0; i--) {
+    int y = ri(1, 3), x = ri(1, 4);
+    if (!eN[x]) continue;
+    int l = ri(0, eN[x] - 1);
+    int lo = eFrom[x][l] > mFrom[y] ? eFrom[x][l] : mFrom[y], hi = eTo[x][l] < mTo[y] ? eTo[x][l] : mTo[y];
+    if (hi - lo < 2) continue;
+    int f = gridTime(lo, hi - 1), t = gridTime(f + 1, hi);
+    add(f, "Qv+ E%d M%d", x, y);
+    add(t, "Qv- E%d M%d", x, y);
+  }
+  xEnd();
   qsort(lines, (size_t)nlines, sizeof(Line), lineCmp);
   for (int i = 0; i < nlines; i++) tqBufPrintf(b, "%d %s\n", lines[i].t, lines[i].text);
 }
@@ -612,7 +665,7 @@ static void onCrash(int sig) {
 
 /* The rules of docs/enabling.md: in how many pairs each fired (the
 ** generated queries must cover them). */
-static const char *const newRules[] = {"SF", "SJS", "AGG-WHERE"};
+static const char *const newRules[] = {"SF", "SJS", "AGG-WHERE", "SENSOR"};
 static int newFired[TQ_ARRAY_SIZE(newRules)];
 
 static void onePair(int seed) {

@@ -1,0 +1,60 @@
+#!/bin/sh
+# sensor_choice.sh - a relation with two sensors (docs/enabling.md, SENSOR):
+# RunningOn traced on its processors and sampled on them.  A query that only
+# reads RunningOn at Clock[60]'s ticks runs on the sampled sensor: --stats
+# shows RunningOn_sampled used and the traced RunningOn not, and with
+# --no-rule SENSOR (the previous optimizer) the other way round, with the
+# same answers.  Made dearer, the sampled sensor is not chosen.  A recording
+# whose tuples begin while their processor does not exist breaks the rule's
+# condition: the run says so.  A live collection refuses the sampled sensor.
+set -u
+T=${T:-build/asan/tqmon}
+OUT=${OUT:-build/test-out}
+dir=$OUT/sensor_choice.$$
+rm -rf "$dir" && mkdir -p "$dir"
+G=tests/golden/sensor_sampled
+fails=0
+bad() {
+  echo "FAIL: $*"
+  fails=$((fails + 1))
+}
+field() { # stats-file sensor field
+  grep "\"name\": \"$2\"" "$1" | sed -n "s/.*\"$3\": \\([a-z0-9]*\\).*/\\1/p"
+}
+# the queries that read RunningOn at ticks only
+sed '/^retrieve into Ran/d' $G.tq >"$dir/ticks.tq"
+$T run "$dir/ticks.tq" --replay $G.trace --format csv --stats "$dir/opt.json" >"$dir/opt.csv" 2>"$dir/opt.err" ||
+  bad "optimized: exit $?"
+$T run "$dir/ticks.tq" --replay $G.trace --format csv --stats "$dir/prev.json" --no-rule SENSOR >"$dir/prev.csv" 2>"$dir/prev.err" ||
+  bad "--no-rule SENSOR: exit $?"
+[ "$(field "$dir/opt.json" RunningOn_sampled used)" = true ] || bad "optimized: the sampled sensor is not used"
+[ "$(field "$dir/opt.json" RunningOn used)" = false ] || bad "optimized: the traced sensor is used"
+[ "$(field "$dir/opt.json" RunningOn delivered)" = 0 ] || bad "optimized: the traced sensor delivered packets"
+[ "$(field "$dir/opt.json" RunningOn_sampled samples)" -gt 0 ] || bad "optimized: no samples"
+[ "$(field "$dir/opt.json" RunningOn_sampled outside)" = 0 ] || bad "optimized: tuples outside their processor's lifetime"
+[ "$(field "$dir/prev.json" RunningOn used)" = true ] || bad "--no-rule SENSOR: the traced sensor is not used"
+[ "$(field "$dir/prev.json" RunningOn_sampled used)" = false ] || bad "--no-rule SENSOR: the sampled sensor is used"
+[ "$(field "$dir/prev.json" RunningOn delivered)" -gt 0 ] || bad "--no-rule SENSOR: the traced sensor delivered nothing"
+[ -s "$dir/opt.csv" ] && diff "$dir/opt.csv" "$dir/prev.csv" >/dev/null || bad "the answers differ with and without SENSOR"
+grep -q . "$dir/opt.err" && bad "optimized: unexpected messages: $(cat "$dir/opt.err")"
+# the sampled sensor made dearer than the traced one: not chosen
+sed 's/cost 300ns/cost 1ms/' "$dir/ticks.tq" >"$dir/dear.tq"
+$T run "$dir/dear.tq" --replay $G.trace --format csv --stats "$dir/dear.json" >"$dir/dear.csv" 2>/dev/null || bad "dear: exit $?"
+[ "$(field "$dir/dear.json" RunningOn_sampled used)" = false ] || bad "dear: the sampled sensor is used"
+diff "$dir/opt.csv" "$dir/dear.csv" >/dev/null || bad "dear: the answers differ"
+# a tuple that begins before its processor exists: said, counted
+awk '$2 == "Processor+" && $3 == "B" { $1 = "2:05:13" } { print }' $G.trace | sort -s -k1,1 >"$dir/late.trace"
+$T run "$dir/ticks.tq" --replay "$dir/late.trace" --format csv --stats "$dir/late.json" >/dev/null 2>"$dir/late.err" ||
+  bad "late processor: exit $?"
+[ "$(field "$dir/late.json" RunningOn_sampled outside)" = 1 ] ||
+  bad "late processor: outside $(field "$dir/late.json" RunningOn_sampled outside), expected 1"
+grep -q "warning: 1 tuples of RunningOn began while the flag entity of RunningOn_sampled did not exist" "$dir/late.err" ||
+  bad "late processor: no warning ($(cat "$dir/late.err"))"
+# a live collection cannot ask the sampled sensor: refused before it starts
+if $T run "$dir/ticks.tq" --pm shm=exec:/bin/true --snapshots 1 >/dev/null 2>"$dir/live.err"; then
+  bad "live: not refused"
+fi
+grep -q "the optimizer chose RunningOn_sampled, the sampled sensor of RunningOn (rule SENSOR), which a live collection cannot ask" \
+  "$dir/live.err" || bad "live: $(cat "$dir/live.err")"
+[ $fails -eq 0 ] && rm -rf "$dir"
+exit $((fails > 0))
