@@ -6,7 +6,9 @@
 **   sensorbench tqmon N        ns per call: disabled sensor, enabled sensor
 **                              whose entity is not enabled, enabled sensor
 **                              writing a packet (a drainer thread empties
-**                              the ring as the monitor would)
+**                              the ring as the monitor would; the median of
+**                              bursts the ring has room for), and a flood
+**                              of calls (with drops)
 **   sensorbench lttng MODE N   ns per call of the tracepoint; MODE names the
 **                              state bench/run.sh set up with lttng(1):
 **                              disabled, filtered (enabled, a filter that
@@ -15,8 +17,8 @@
 **                              here) of a child that writes N packets as fast
 **                              as it can (or RATE a second): packets/s drained
 **                              and merged, and the packets dropped
-** Output: "key value" lines for bench/run.sh.  The best of 5 repetitions is
-** kept for the per-call figures.
+** Output: "key value" lines for bench/run.sh.  Every per-call figure is
+** the median of 7 repetitions.
 */
 #include <pthread.h>
 #include <stdio.h>
@@ -68,15 +70,52 @@ static void *drainRing(void *arg) {
   return NULL;
 }
 
+static int cmpD(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* The median of REPS repetitions (one slow or one lucky repetition on a
+** shared machine does not move it). */
+#define REPS 7
+static double median(double *v) {
+  qsort(v, REPS, sizeof v[0], cmpD);
+  return v[REPS / 2];
+}
+
 static double loopTq(tq_entity w, long n) {
-  double best = 1e9;
-  for (int rep = 0; rep < 5; rep++) {
+  double v[REPS];
+  for (int rep = 0; rep < REPS; rep++) {
     double t0 = nowS();
     for (long i = 0; i < n; i++) tq_Tick(w, i);
-    double ns = (nowS() - t0) * 1e9 / (double)n;
-    if (ns < best) best = ns;
+    v[rep] = (nowS() - t0) * 1e9 / (double)n;
   }
-  return best;
+  return median(v);
+}
+
+/* ns per packet written while the ring has room, whatever the drainer's
+** speed: n calls in bursts of half the ring, each begun when the drainer
+** has emptied the ring (the wait is not timed; the drainer runs through
+** the bursts, reading the slots as they are published).  REPS repetitions:
+** their median, least and greatest in ns[0..2]. */
+static void burstTq(tq_entity w, const tq_shm_ring *r, uint32_t slots, long n, double ns[3]) {
+  double v[REPS];
+  long burst = slots / 2;
+  struct timespec pause = {0, 20 * 1000};
+  for (int rep = 0; rep < REPS; rep++) {
+    double sum = 0;
+    for (long done = 0; done < n; done += burst) {
+      long b = n - done < burst ? n - done : burst;
+      while (tqs_me.head != __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE)) nanosleep(&pause, NULL);
+      double t0 = nowS();
+      for (long i = 0; i < b; i++) tq_Tick(w, i);
+      sum += nowS() - t0;
+    }
+    v[rep] = sum * 1e9 / (double)n;
+  }
+  ns[0] = median(v);
+  ns[1] = v[0];
+  ns[2] = v[REPS - 1];
 }
 
 static int benchTqmon(long n) {
@@ -89,15 +128,14 @@ static int benchTqmon(long n) {
   printf("tqmon.disabled_ns %.3f\n", loopTq(w, n));
 #if defined(__x86_64__)
   /* the floor of a packet: reading the time stamp counter */
-  double tsc = 1e9;
-  for (int rep = 0; rep < 5; rep++) {
+  double tsc[REPS];
+  for (int rep = 0; rep < REPS; rep++) {
     uint64_t sum = 0;
     double t0 = nowS();
     for (long i = 0; i < n; i++) sum += __rdtsc();
-    double ns = (nowS() - t0) * 1e9 / (double)n;
-    if (ns < tsc && sum) tsc = ns;
+    tsc[rep] = (nowS() - t0) * 1e9 / (double)n + (double)(sum & 1) * 1e-12;
   }
-  printf("tqmon.tsc_ns %.3f\n", tsc);
+  printf("tqmon.tsc_ns %.3f\n", median(tsc));
 #endif
   /* as the monitor does: the sensor is in use (another entity enabled) */
   tqs_on[TQ_SENSOR_Tick] = 1;
@@ -120,12 +158,21 @@ static int benchTqmon(long n) {
   }
   pthread_t th;
   pthread_create(&th, NULL, drainRing, &d);
-  double best = loopTq(w, n);
+  double ns[3];
+  burstTq(w, d.r, d.slots, n, ns);
+  printf("tqmon.ring_slots %u\n", d.slots);
+  printf("tqmon.packet_ns %.3f\n", ns[0]);
+  printf("tqmon.packet_ns_min %.3f\n", ns[1]);
+  printf("tqmon.packet_ns_max %.3f\n", ns[2]);
+  printf("tqmon.packet_dropped %llu\n", (unsigned long long)(tqs_dropped() - dropped0));
+  /* a flood: calls back to back, the drainer left behind (its drops are
+  ** cheaper than a write: this ns per call is not the write's cost) */
+  uint64_t dropped1 = tqs_dropped();
+  printf("tqmon.flood_ns %.3f\n", loopTq(w, n));
   draining = 0;
   pthread_join(th, NULL);
-  printf("tqmon.packet_ns %.3f\n", best);
-  printf("tqmon.dropped %llu\n", (unsigned long long)(tqs_dropped() - dropped0));
-  printf("tqmon.calls %ld\n", n * 5);
+  printf("tqmon.flood_dropped %llu\n", (unsigned long long)(tqs_dropped() - dropped1));
+  printf("tqmon.calls %ld\n", n * REPS * 4);
   return 0;
 }
 
@@ -133,15 +180,14 @@ static int benchTqmon(long n) {
 
 static int benchLttng(const char *mode, long n) {
 #ifdef TQBENCH_LTTNG
-  double best = 1e9;
-  for (int rep = 0; rep < 5; rep++) {
+  double v[REPS];
+  for (int rep = 0; rep < REPS; rep++) {
     double t0 = nowS();
     for (long i = 0; i < n; i++) lttng_ust_tracepoint(tqbench, tick, 1, i);
-    double ns = (nowS() - t0) * 1e9 / (double)n;
-    if (ns < best) best = ns;
+    v[rep] = (nowS() - t0) * 1e9 / (double)n;
   }
-  printf("lttng.%s_ns %.3f\n", mode, best);
-  printf("lttng.calls %ld\n", n * 5);
+  printf("lttng.%s_ns %.3f\n", mode, median(v));
+  printf("lttng.calls %ld\n", n * REPS);
   return 0;
 #else
   (void)mode;

@@ -739,6 +739,7 @@ static uint64_t frontier(const tq_shm_header *h, tq_shm_ring *r, uint64_t pos) {
 ** left caps what may be merged at the time of the last packet taken from it
 ** (what it still holds is not earlier: each ring is in time order). */
 #define SHM_CHUNK 4096
+#define SHM_AHEAD 8 /* slots fetched ahead of the one being read */
 static uint64_t drain(Shm *s) {
   uint64_t took = 0;
   s->cap = TQ_FOREVER;
@@ -749,6 +750,12 @@ static uint64_t drain(Shm *s) {
     tq_shm_ring *r = (tq_shm_ring *)((char *)h + h->off_rings + h->ring_bytes * i);
     tq_shm_packet *slots = (tq_shm_packet *)(r + 1);
     uint64_t tail = r->tail, start = tail, mask = h->ring_slots - 1;
+    /* the producer's head hint (stored every 256 slots): the slots below it
+    ** are published, and are fetched ahead of their turn; those past it are
+    ** not touched before their generation says so (a line the producer is
+    ** writing, read early, would go back and forth between them) */
+    uint64_t hint = __atomic_load_n(&r->head, __ATOMIC_ACQUIRE);
+    if (hint - tail > h->ring_slots) hint = tail; /* (garbage, or not yet stored: no hint) */
     TqTime lastT = TQ_FOREVER;
     int more = 0; /* stopped at SHM_CHUNK, not at the first slot not published */
     for (;;) {
@@ -757,6 +764,7 @@ static uint64_t drain(Shm *s) {
         break;
       }
       const tq_shm_packet *at = &slots[tail & mask];
+      if (tail + SHM_AHEAD < hint) __builtin_prefetch(&slots[(tail + SHM_AHEAD) & mask], 0, 3);
       if (__atomic_load_n(&at->gen, __ATOMIC_ACQUIRE) != tq_shm_gen(tail, h->ring_slots)) break; /* not yet */
       if (s->rq && s->rq[i].n == s->rq[i].cap && s->rq[i].cap >= SHM_Q0 &&
           s->qBytes + sizeof(Pkt) * (uint64_t)s->rq[i].cap > s->qLimit) {

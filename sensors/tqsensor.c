@@ -66,11 +66,8 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static uint64_t droppedNoRing;
 static uint8_t entAttr[TQS_MAX_SENSORS];  /* per sensor: the attribute holding its flag entity (255: none) */
 
-static __thread tq_shm_ring *myRing;
+__thread tqs_thread tqs_me __attribute__((tls_model("initial-exec")));
 static __thread tq_shm_loss *myLoss; /* its ring's loss records, one per sensor */
-static __thread tq_shm_packet *mySlots;
-static __thread uint64_t myHead, myTail;
-static __thread uint32_t myReq;     /* the sample request being answered (service thread) */
 static __thread int myNoRing;       /* no ring was free for this thread */
 
 const char *tqs_error(void) { return errText; }
@@ -85,6 +82,7 @@ static inline uint64_t now(void) {
   return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 #endif
 }
+uint64_t tqs_clock(void) { return now(); }
 
 /* ================================================================ rings */
 
@@ -96,7 +94,11 @@ static pthread_once_t ringKeyOnce = PTHREAD_ONCE_INIT;
 static void releaseRing(void *r) {
   tq_shm_ring *ring = r;
   if (!ring) return;
-  if (ring == myRing) __atomic_store_n(&ring->head, myHead, __ATOMIC_RELEASE);
+  if (ring == tqs_me.ring) {
+    __atomic_store_n(&ring->head, tqs_me.head, __ATOMIC_RELEASE);
+    tqs_me.slots = NULL;
+    tqs_me.ring = NULL;
+  }
   __atomic_store_n(&ring->tid, 0, __ATOMIC_RELEASE);
 }
 static void makeRingKey(void) { pthread_key_create(&ringKey, releaseRing); }
@@ -116,11 +118,13 @@ static int acquireRing(void) {
       ** kernel without it: the faults stay) */
       madvise(r, seg->ring_bytes, MADV_POPULATE_WRITE);
 #endif
-      myRing = r;
+      tqs_me.ring = r;
       myLoss = tq_shm_loss_at(seg, i, 0);
-      mySlots = (tq_shm_packet *)(r + 1);
-      myHead = __atomic_load_n(&r->head, __ATOMIC_RELAXED);
-      myTail = __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE);
+      tqs_me.head = __atomic_load_n(&r->head, __ATOMIC_RELAXED);
+      tqs_me.tail = __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE);
+      tqs_me.mask = seg->ring_slots - 1;
+      tqs_me.shift = (uint32_t)__builtin_ctz(seg->ring_slots);
+      tqs_me.slots = (tq_shm_packet *)(r + 1); /* (last: the inline path writes from here on) */
       __atomic_fetch_add(&seg->rings_taken, 1, __ATOMIC_RELAXED);
       pthread_setspecific(ringKey, r);
       return 0;
@@ -210,8 +214,9 @@ int tqs_check(uint32_t s, int nv, const int64_t *v) {
   return 0;
 }
 
-void tqs_put(uint32_t s, int kind, uint64_t id, int n, const int64_t *v) {
-  if (__builtin_expect(!myRing, 0) && acquireRing()) {
+void tqs_put_slow(uint32_t s, int kind, uint64_t id, int n, const int64_t *v) {
+  tqs_thread *me = &tqs_me;
+  if (__builtin_expect(!me->ring, 0) && acquireRing()) {
     if (seg) {
       __atomic_fetch_add(&seg->lost_no_ring, 1, __ATOMIC_RELAXED);
       if (kind != TQ_SHM_SAMPLE && kind != TQ_SHM_SAMPLE_DONE) loseGlobal(s);
@@ -219,34 +224,36 @@ void tqs_put(uint32_t s, int kind, uint64_t id, int n, const int64_t *v) {
     __atomic_fetch_add(&droppedNoRing, 1, __ATOMIC_RELAXED);
     return;
   }
+  tq_shm_ring *ring = me->ring;
   uint32_t nslots = n <= TQ_SHM_VALS0 ? 1 : 1 + (uint32_t)(n - TQ_SHM_VALS0 + TQ_SHM_VALSN - 1) / TQ_SHM_VALSN;
-  uint64_t cap = seg->ring_slots, mask = cap - 1, head = myHead;
-  if (head + nslots - myTail > cap) {
-    myTail = __atomic_load_n(&myRing->tail, __ATOMIC_ACQUIRE);
-    if (head + nslots - myTail > cap) {
-      __atomic_store_n(&myRing->dropped, myRing->dropped + 1, __ATOMIC_RELAXED);
+  uint64_t cap = seg->ring_slots, mask = cap - 1, head = me->head;
+  if (head + nslots - me->tail > cap) {
+    me->tail = __atomic_load_n(&ring->tail, __ATOMIC_ACQUIRE);
+    if (head + nslots - me->tail > cap) {
+      __atomic_store_n(&ring->dropped, ring->dropped + 1, __ATOMIC_RELAXED);
       loseRing(s, kind, n, v);
       return;
     }
   }
-  tq_shm_packet *p = &mySlots[head & mask];
+  tq_shm_packet *slots = me->slots;
+  tq_shm_packet *p = &slots[head & mask];
   p->time = now();
   p->sensor = (uint8_t)s;
   p->kind = (uint8_t)kind;
   p->nslots = (uint8_t)nslots;
-  p->aux = myReq;
+  p->aux = me->req;
   p->id = id;
   int k = n < TQ_SHM_VALS0 ? n : TQ_SHM_VALS0;
   for (int i = 0; i < k; i++) p->v[i] = v[i];
   for (uint32_t c = 1; c < nslots; c++) {
-    tq_shm_cont *q = (tq_shm_cont *)&mySlots[(head + c) & mask];
+    tq_shm_cont *q = (tq_shm_cont *)&slots[(head + c) & mask];
     q->gen = 0;
     if (k < n) q->v0 = v[k++];
     for (int i = 0; i < TQ_SHM_VALSN - 1 && k < n; i++) q->v[i] = v[k++];
   }
   __atomic_store_n(&p->gen, tq_shm_gen(head, (uint32_t)cap), __ATOMIC_RELEASE); /* published */
-  myHead = head + nslots;
-  if ((head ^ myHead) >> 8) __atomic_store_n(&myRing->head, myHead, __ATOMIC_RELAXED); /* (a hint) */
+  me->head = head + nslots;
+  if ((head ^ me->head) >> 8) __atomic_store_n(&ring->head, me->head, __ATOMIC_RELEASE); /* (a hint) */
 }
 
 void tqs_consume(uint32_t s, tq_entity e) {
@@ -439,10 +446,10 @@ static void *serve(void *unused) {
         arg = samplers[i].arg;
       }
     pthread_mutex_unlock(&lock);
-    myReq = rq.seq;
+    tqs_me.req = rq.seq;
     if (cb) cb(rq.entity, arg);
     if (rq.sensor < seg->nsensors) tqs_put(rq.sensor, TQ_SHM_SAMPLE_DONE, 0, 0, NULL);
-    myReq = 0;
+    tqs_me.req = 0;
     __atomic_store_n(&seg->req_tail, tail + 1, __ATOMIC_RELEASE);
   }
   return NULL;

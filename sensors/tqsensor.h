@@ -58,9 +58,56 @@ static inline int tqs_pass(uint32_t s, int n, const int64_t *v) {
   return !tqs_filt || !__atomic_load_n(&tqs_filt[s].n, __ATOMIC_ACQUIRE) || tqs_check(s, n, v);
 }
 
+/* The calling thread's ring, as its writer sees it (the runtime's; the
+** inline path below reads and advances it).  slots is NULL until the
+** thread took a ring; tail is the monitor's tail as last read: the ring has
+** room while head - tail <= mask, and the monitor's line is read again
+** only when it seems full. */
+typedef struct tqs_thread {
+  tq_shm_packet *slots;        /* its ring's slots (NULL: none yet) */
+  uint64_t head;               /* slots written */
+  uint64_t tail;               /* the monitor's tail, cached */
+  uint64_t mask;               /* ring_slots - 1 */
+  uint32_t shift;              /* log2(ring_slots): a slot's generation */
+  uint32_t req;                /* the sample request being answered (service thread) */
+  tq_shm_ring *ring;
+} tqs_thread;
+extern __thread tqs_thread tqs_me __attribute__((tls_model("initial-exec")));
+
+/* Writes a packet into the calling thread's ring (the slow path: a packet
+** of more than one slot, the thread's first, a ring that seems full). */
+void tqs_put_slow(uint32_t s, int kind, uint64_t id, int n, const int64_t *v);
+/* The time stamp of a packet (header.time_kind). */
+uint64_t tqs_clock(void);
+
 /* Writes a packet into the calling thread's ring: values v[0..n) (entity
-** values are handles).  Drops and counts it when the ring is full. */
-void tqs_put(uint32_t s, int kind, uint64_t id, int n, const int64_t *v);
+** values are handles).  Drops and counts it when the ring is full.  A
+** packet of one slot with room in the ring is written here, inline: the
+** time stamp counter, plain stores into the slot (the line after next is
+** fetched for writing meanwhile), and its generation last, a release
+** store that publishes it; every 256 slots the ring's head hint. */
+static inline void tqs_put(uint32_t s, int kind, uint64_t id, int n, const int64_t *v) {
+#if defined(__x86_64__) || defined(__i386__)
+  tqs_thread *me = &tqs_me;
+  uint64_t head = me->head;
+  if (n <= TQ_SHM_VALS0 && __builtin_expect(me->slots != 0 && head - me->tail <= me->mask, 1)) {
+    tq_shm_packet *p = &me->slots[head & me->mask];
+    __builtin_prefetch(&me->slots[(head + 8) & me->mask], 1, 3);
+    p->time = __builtin_ia32_rdtsc();
+    p->sensor = (uint8_t)s;
+    p->kind = (uint8_t)kind;
+    p->nslots = 1;
+    p->aux = me->req;
+    p->id = id;
+    for (int i = 0; i < n; i++) p->v[i] = v[i];
+    __atomic_store_n(&p->gen, (uint8_t)(((head >> me->shift) & 0x7f) + 1), __ATOMIC_RELEASE); /* tq_shm_gen */
+    me->head = ++head;
+    if (!(head & 255)) __atomic_store_n(&me->ring->head, head, __ATOMIC_RELEASE); /* (a hint) */
+    return;
+  }
+#endif
+  tqs_put_slow(s, kind, id, n, v);
+}
 
 /* A disable-traced sensor fired on entity e: its counter drops by one. */
 void tqs_consume(uint32_t s, tq_entity e);
