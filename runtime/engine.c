@@ -461,13 +461,69 @@ int tq_set_option(tq_engine *e, const char *name, const char *value) {
 
 /* ================================================================ prepare */
 
-static void onFlag(void *ctx, RtSensor *s, int64_t entity, int on) {
-  tq_engine *e = ctx;
-  EnPm *p = e->producerOf[s->rel->id - 1];
+/* Tells relation rel's producer the flag of entity. */
+static void tellFlag(tq_engine *e, int rel, int64_t entity, int on) {
+  EnPm *p = e->producerOf[rel - 1];
   if (!p || p->priv.disabled || !p->pm->enable) return;
   p->calls++;
-  if (p->multi) p->priv.rel = s->rel->id;
+  if (p->multi) p->priv.rel = rel;
   enPmStatus(e, p, p->pm->enable(&e->g, &p->priv, entity, on));
+}
+
+/* The key of (relation, entity) in e->offMap (never 0 or 1). */
+static uint64_t offKey(int rel, int64_t entity) { return tqHash64(((uint64_t)rel << 48) ^ (uint64_t)entity) | 2; }
+
+/* A flag that goes on is told at once; one that goes off is told a whole
+** snapshot later, if it is still off then (enFlushOffs).  A live
+** producer's flags are read by the subject while the engine runs behind
+** it: an entity whose tuple ends and begins again (a new state) is off
+** between the END and the BEGIN in the engine, for as long as it takes
+** the engine to get from one to the other (a snapshot, when a snapshot
+** boundary falls between them), but never in the subject, whose sensor
+** fires only after the BEGIN.  Told at once, the subject would miss what
+** it reported in that window, and nobody would count it: the engine holds
+** the entity enabled at that time.  Told late, the producer writes a few
+** more packets, which the engine does not deliver (its own count says
+** off). */
+static void onFlag(void *ctx, RtSensor *s, int64_t entity, int on) {
+  tq_engine *e = ctx;
+  int rel = s->rel->id;
+  EnPm *p = e->producerOf[rel - 1];
+  if (!p || p->priv.disabled || !p->pm->enable) return;
+  if (on > 0) {
+    tellFlag(e, rel, entity, on);
+    return;
+  }
+  uint64_t k = offKey(rel, entity);
+  intptr_t at = (intptr_t)tqMapGet(&e->offMap, k);
+  if (at > 0 && e->offs[at - 1].rel == rel && e->offs[at - 1].entity == entity) {
+    e->offs[at - 1].seq = e->snapSeq; /* already waiting: from now */
+    return;
+  }
+  if (e->noffs == e->coffs) {
+    e->coffs = e->coffs ? 2 * e->coffs : 64;
+    e->offs = tqRealloc(e->offs, sizeof *e->offs * (size_t)e->coffs);
+  }
+  e->offs[e->noffs++] = (EnOff){rel, entity, e->snapSeq};
+  if (!at) tqMapPut(&e->offMap, k, (void *)(intptr_t)e->noffs); /* (a collision: found by no key, told all the same) */
+}
+
+void enFlushOffs(tq_engine *e, int all) {
+  int k = 0;
+  for (int i = 0; i < e->noffs; i++) {
+    EnOff o = e->offs[i];
+    uint64_t key = offKey(o.rel, o.entity);
+    intptr_t at = (intptr_t)tqMapGet(&e->offMap, key);
+    int mine = at == i + 1;
+    if (!all && o.seq >= e->snapSeq) { /* queued during this snapshot: the next */
+      if (mine && k != i) tqMapPut(&e->offMap, key, (void *)(intptr_t)(k + 1));
+      e->offs[k++] = o;
+      continue;
+    }
+    if (mine) tqMapDel(&e->offMap, key);
+    if (!rtSensorEnabled(&e->net->sensor[o.rel - 1], o.entity)) tellFlag(e, o.rel, o.entity, 0);
+  }
+  e->noffs = k;
 }
 
 static int rowToPms(void *self, RtResult *res, const RtRow *row) {
@@ -846,6 +902,8 @@ void tq_finish(tq_engine *e) {
   tqMapFree(&seen);
   tqMapFree(&e->ivs);
   tqMapFree(&e->sampled);
+  tqMapFree(&e->offMap);
+  free(e->offs);
   free(e->rs);
   free(e->prevStore);
   free(e->curSets);

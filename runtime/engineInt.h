@@ -91,6 +91,13 @@ typedef struct Gathered {
   InstRec *ir;  /* the copy (in gatArena) */
 } Gathered;
 
+/* A flag gone off that its producer has not been told yet (engine.c, onFlag). */
+typedef struct EnOff {
+  int rel;                /* relation */
+  int64_t entity;         /* the entity */
+  int64_t seq;            /* snapSeq when it went off */
+} EnOff;
+
 struct tq_engine {
   tq_pm_global g;         /* first: the global context handed to PMs */
   TqDiag diag;            /* messages of the current call */
@@ -128,6 +135,9 @@ struct tq_engine {
   int haveStart;
   int starting;           /* the START calls are going on */
   int64_t snapSeq;
+  EnOff *offs;            /* flags gone off, not yet told to their producer (onFlag) */
+  int noffs, coffs;
+  TqMap offMap;           /* offKey(rel, entity) -> index + 1 in offs */
   int snapDirty;          /* records delivered since the last snapshot */
   TqTime snapBoundary;    /* next base tick closing a snapshot */
   tq_snapshot cur, prev;
@@ -235,6 +245,9 @@ static inline uint64_t ivKey(int rel, uint64_t id) { return tqHash64((uint64_t)r
 
 /* ---------------------------------------------------------------- engine.c: the API and the context */
 void enCollectErrors(tq_engine *e);
+/* Tells the producers the flags that went off before the current snapshot
+** (all: every one) and are still off (engine.c, onFlag). */
+void enFlushOffs(tq_engine *e, int all);
 int enFail(tq_engine *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void enLog(tq_pm_global *g, tq_pm_private *p, int level, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 

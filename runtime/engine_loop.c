@@ -519,6 +519,7 @@ static int step(tq_engine *e) {
     if (e->sampled.n) tqMapFree(&e->sampled);
   }
   e->snapDirty = 1;
+  enFlushOffs(e, 0); /* those that went off in the snapshot before, and stayed off */
   enCloseSnapshot(e, next);
   return e->fatal ? -1 : 1;
 }
@@ -583,6 +584,7 @@ int tq_end(tq_engine *e) {
     e->diag.notes = e->notes;
     if (rtNetFinish(e->net, endT, 1)) ok = 0;
     enSessionEnd(e);
+    enFlushOffs(e, 1);
     warnIncomplete(e);
     for (int i = 0; i < e->net->nsensor; i++) {
       const RtSensor *s = &e->net->sensor[i];

@@ -10,7 +10,9 @@
 #   number, time and record sets, and a producer's own set) for those that
 #   asked; sup (SUPPORTER) and net (a producer no query needs) only at START
 #   and END; enabling through the producers' enable (on when a host begins,
-#   off when it ends); samples of Busy through busy's sample; filter sees the
+#   off a whole snapshot after it ended, here at the end of the run: an
+#   entity's flag is never told off while its next tuple may still come,
+#   docs/enabling.md); samples of Busy through busy's sample; filter sees the
 #   records of load only and drops host B's; recs sees the records delivered;
 #   rows the result rows.  The results (CSV) must equal order.csv.
 set -u
