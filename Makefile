@@ -120,7 +120,7 @@ $(B)/tqmon: app/main.c $(B)/libtqmon.a $(HDRS)
 
 # The runtime of generated sensors, linked into monitored programs (it
 # depends on nothing of tqmon; -fPIC so it can go into shared objects too).
-$(B)/obj/tqsensor.o: sensors/tqsensor.c sensors/tqsensor.h sensors/tqshm.h
+$(B)/obj/tqsensor.o: sensors/tqsensor.c sensors/tqsensor.h sensors/tqshm.h sensors/tqshmgc.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CSTD) $(WARN) $(OPT) -fPIC -c sensors/tqsensor.c -o $@
 $(B)/libtqsensor.a: $(B)/obj/tqsensor.o
@@ -129,10 +129,10 @@ $(B)/libtqsensor.a: $(B)/obj/tqsensor.o
 # The tqmon PCP agent (sensors/pmdatqmon.md): a program of its own that
 # uses nothing of tqmon but the segment's header, and libpcp_pmda.
 PMDALIBS := -lpcp_pmda -lpcp -lpthread
-$(B)/pmdatqmon: sensors/pmdatqmon.c sensors/tqshm.h
+$(B)/pmdatqmon: sensors/pmdatqmon.c sensors/tqshm.h sensors/tqshmgc.h
 	@mkdir -p $(B)
 	$(CC) $(CSTD) $(WARN) $(OPT) sensors/pmdatqmon.c $(PMDALIBS) -o $@
-$(B)/asan/pmdatqmon: sensors/pmdatqmon.c sensors/tqshm.h
+$(B)/asan/pmdatqmon: sensors/pmdatqmon.c sensors/tqshm.h sensors/tqshmgc.h
 	@mkdir -p $(B)/asan
 	$(CC) $(CSTD) $(WARN) $(ASANF) sensors/pmdatqmon.c $(PMDALIBS) -o $@
 # a PMAPI client of the agent for the tests: enables, fetches, prints

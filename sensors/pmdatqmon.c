@@ -60,6 +60,7 @@
 #include <pcp/pmda.h>
 
 #include "tqshm.h"
+#include "tqshmgc.h"
 
 #define AG_DOMAIN 212           /* default domain (-d): not in PCP's stdpmid */
 #define AG_MAXPROG 256          /* programs watched at once */
@@ -751,6 +752,13 @@ static void scan(void) {
   struct dirent *e;
   while ((e = readdir(d))) {
     if (strncmp(e->d_name, "tqmon.", 6)) continue;
+    struct stat st;
+    if (tq_shm_stale(e->d_name, &st)) { /* of a program of this user that was killed (tqshmgc.h) */
+      char name[300];
+      snprintf(name, sizeof name, "/%s", e->d_name);
+      shm_unlink(name);
+      continue;
+    }
     char *end;
     long pid = strtol(e->d_name + 6, &end, 10);
     if (*end || pid <= 0 || pid > 0x3fffffff) continue; /* /tqmon.PID.N: a monitor's own (--exec) */

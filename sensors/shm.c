@@ -68,6 +68,7 @@ extern char **environ;
 #include "../runtime/engine.h"
 #include "sensorsInt.h"
 #include "tqshm.h"
+#include "tqshmgc.h"
 
 /* A packet converted and checked, waiting for its turn in the merge. */
 typedef struct Pkt {
@@ -1118,6 +1119,9 @@ static tq_pm_status shmStart(tq_pm_global *g, tq_pm_private *p) {
   if (!strncmp(a, "exec:", 5)) {
     if (createSegment(s, p) || startChild(s, p, a + 5)) return TQ_PM_FATAL;
   } else {
+    /* the segments of this user's subjects that were killed unmonitored
+    ** (their own exit handler never ran; tqshmgc.h) */
+    tq_shm_sweep();
     char *end;
     long pid = strtol(a + 7, &end, 10);
     if (*end || pid <= 0 || pid > INT32_MAX) {

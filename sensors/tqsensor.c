@@ -27,6 +27,7 @@
 #define _GNU_SOURCE
 #endif
 #include "tqsensor.h"
+#include "tqshmgc.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -521,8 +522,11 @@ static int mapMonitors(const char *env) {
 
 /* No monitor yet: our own segment /tqmon.PID, for tqmon run --attach.  A
 ** name that exists is a segment of an earlier process of ours with our
-** pid (removed) or someone else's: refused, never used, never removed. */
+** pid (removed) or someone else's: refused, never used, never removed.
+** The segments of this user's programs that were killed before they could
+** remove theirs are removed first (tqshmgc.h). */
 static int mapOwn(void) {
+  tq_shm_sweep();
   snprintf(segName, sizeof segName, "/tqmon.%d", (int)getpid());
   char path[96];
   snprintf(path, sizeof path, "/dev/shm%s", segName);

@@ -102,7 +102,7 @@ pcpStopAll() {
 pcpTest() {
   fails=0
   pids=""
-  trap 'for p in $pids; do kill "$p" 2>/dev/null; done; pcpStopAll' EXIT
+  trap 'progsStop $pids; pcpStopAll' EXIT
   pcpSetup
   dir=$OUT/$1
   rm -rf "$dir" && mkdir -p "$dir"
@@ -134,5 +134,22 @@ pcpLoggers() {
 }
 # archEnd ARCHIVE: the time of its last record (ns since the epoch)
 archEnd() { TZ=UTC pmdumplog -L "$1" 2>/dev/null | sed -n 's/^ *ending *//p' | { read -r e && date -u -d "$e" +%s%N; }; }
+# Stops this test's own processes (SIGTERM), and removes the segments
+# /dev/shm/tqmon.PID of those that were instrumented programs: killed, they
+# could not remove theirs (91 MB each, until someone does).
+progsStop() {
+  for p in "$@"; do kill "$p" 2>/dev/null; done
+  for p in "$@"; do
+    i=0
+    # (until it is gone, or a zombie the wait below takes)
+    while [ $i -lt 100 ] && kill -0 "$p" 2>/dev/null && [ "$(sed 's/.*) //' "/proc/$p/stat" 2>/dev/null | cut -c1)" != Z ]; do
+      sleep 0.1
+      i=$((i + 1))
+    done
+    kill -9 "$p" 2>/dev/null
+    wait "$p" 2>/dev/null
+    [ -d "/proc/$p" ] || rm -f "/dev/shm/tqmon.$p"
+  done
+}
 # the instance name of a process in the proc instance domain (its first word)
 inst() { printf '%06d' "$1"; }

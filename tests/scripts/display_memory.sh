@@ -49,6 +49,7 @@ wait $mon
 rc=$?
 kill $sub
 wait $sub 2> /dev/null
+rm -f /dev/shm/tqmon.$sub # (killed, it could not remove its segment)
 [ $rc -eq 0 ] || bad "the run exited $rc on SIGTERM: $(cat "$dir/run.err")"
 grep -q "SIGTERM: the run ended there" "$dir/run.err" || bad "SIGTERM: $(cat "$dir/run.err")"
 echo "peak RSS sampled over ${i} s: ${peak} kB"

@@ -93,7 +93,8 @@ while [ $i -lt 200 ] && ! grep -q SEND "$dir/kill.log" 2>/dev/null; do
   i=$((i + 1))
 done
 sleep 1
-pkill -KILL -P $mon -f "$MB" 2>/dev/null || pkill -KILL -f "$MB -n 1000000"
+# (the monitor's own child only: other runs of the program may be beside this one)
+pkill -KILL -P $mon -f "$MB" 2>/dev/null || bad "killed run: no program under the monitor $mon"
 wait $mon
 rc=$?
 [ $rc -eq 0 ] || bad "killed run: the monitor exited with $rc: $(cat "$dir/kill.err")"

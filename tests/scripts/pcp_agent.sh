@@ -109,8 +109,7 @@ rm -f "$dir/stop"
 $CL -h "$H" -w "$dir/stop" "set $mb/Process * 1" "set $mb/Waiting * 1" >"$dir/whole.out" 2>"$dir/whole.err" &
 cl=$!
 sleep 1.5
-kill $mb
-wait $mb 2>/dev/null
+progsStop $mb
 pids=""
 i=0
 while [ $i -lt 300 ] && ! grep -q " kind=100" "$dir/whole.out"; do sleep 0.1; i=$((i + 1)); done

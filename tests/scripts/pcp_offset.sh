@@ -27,7 +27,7 @@ ftClean() {
     [ -d "/proc/$p" ] || rm -f "$f"
   done
 }
-trap 'for p in $pids; do kill "$p" 2>/dev/null; done; pcpStopAll; ftClean' EXIT
+trap 'progsStop $pids; pcpStopAll; ftClean' EXIT
 pcpStart h1 || exit 1
 LD_PRELOAD=$FT FAKETIME="+5s" FAKETIME_DONT_RESET=1 pcpStart h2 || exit 1
 $T pcp describe -h "127.0.0.1:$PORT_h1" -o "$dir/pcp.tq" hinv.ncpu 2>"$dir/describe.err" || bad "describe: $(cat "$dir/describe.err")"

@@ -128,8 +128,7 @@ wait $tq 2>/dev/null
 i=0
 while [ $i -lt 300 ] && [ "$(val "$H1" tqmon.entity.enabled "$pa/SendMessage/P1")" != 0 ]; do sleep 0.1; i=$((i + 1)); done
 [ "$(val "$H1" tqmon.entity.enabled "$pa/SendMessage/P1")" = 0 ] || bad "a killed monitor's enables were not released"
-kill $pa $pb
-wait $pa $pb 2>/dev/null
+progsStop $pa $pb
 pids=""
 grep -q "ERROR: AddressSanitizer\|runtime error" "$PCPDIR"/a*/log/tqmon.log && bad "sanitizer: $(cat "$PCPDIR"/a*/log/tqmon.log)"
 [ $fails -eq 0 ] || { echo "agent logs:"; cat "$PCPDIR"/a*/log/tqmon.log*; echo "monitor:"; cat "$dir/fault.err"; }
