@@ -33,9 +33,14 @@
 **     sample request; the engine asks only about the processes a query
 **     enabled, and only while their Process entity exists.
 ** Every PM counts its reads in its message (tq_get_info, the "pms" of
-** --stats): "reads=N failed=N pids=N [P,...]" for a sampled PM (the first
-** pids it read, in order), "listings=N reads=N failed=N begun=N ended=N
-** alive=N" for host_process.  Tests check from these which files were read.
+** --stats): "reads=N failed=N [lost=N] pids=N [P,...]" for a sampled PM
+** (the first pids it read, in order), "listings=N reads=N failed=N
+** [lost=N] begun=N ended=N alive=N" for host_process (lost= when some).  Tests check from these which
+** files were read.  A read that fails because the process is gone is no
+** loss (it has no tuple then); one of a process that is still there (a
+** file it may not read, a format it does not know) is: "lost", and told to
+** the engine (g->lost), so that the answers that read it say they may be
+** incomplete (docs/losses.md).
 */
 #include <ctype.h>
 #include <dirent.h>
@@ -303,13 +308,31 @@ static int64_t pidOf(const char *s) {
 typedef struct Reads {
   int64_t reads;   /* files opened (attempts) */
   int64_t failed;  /* of which could not be read or parsed */
+  int64_t lost;    /* of those, of a process that was still there (unreadable,
+                   ** malformed): told to the engine (g->lost) */
   TqMap pids;      /* distinct pids whose files were read (pid + 2 -> 1), up to MAX_PIDS */
   int64_t first[8];/* the first of them, in order */
   int nfirst;
 } Reads;
 
-/* Reads the files need asks for of process pid into pi.  Returns 0, or -1
-** when the process is gone or a file is unreadable. */
+/* A read of a file of process pid failed: -1 when the process is gone
+** (nothing to report: it no longer exists), -2 when it is there and its
+** file could not be read or parsed (permissions, a kernel that formats it
+** otherwise): a loss. */
+static int readFailed(Reads *rd, int64_t pid) {
+  int err = errno;
+  rd->failed++;
+  if (err == ENOENT || err == ESRCH) return -1;
+  char dir[64];
+  snprintf(dir, sizeof dir, "/proc/%lld", (long long)pid);
+  if (access(dir, F_OK) && errno == ENOENT) return -1;
+  rd->lost++;
+  return -2;
+}
+
+/* Reads the files need asks for of process pid into pi.  Returns 0, -1
+** when the process is gone, or -2 when a file of a process still there is
+** unreadable or malformed (readFailed). */
 static int readProc(Reads *rd, int64_t pid, int need, ProcInfo *pi) {
   char path[64], buf[4096];
   memset(pi, 0, sizeof *pi);
@@ -321,26 +344,20 @@ static int readProc(Reads *rd, int64_t pid, int need, ProcInfo *pi) {
   if (need & NEED_STAT) {
     snprintf(path, sizeof path, "/proc/%lld/stat", (long long)pid);
     rd->reads++;
-    if (readSmall(path, buf, sizeof buf) < 0 || parseStat(buf, pi)) {
-      rd->failed++;
-      return -1;
-    }
+    errno = 0;
+    if (readSmall(path, buf, sizeof buf) < 0 || parseStat(buf, pi)) return readFailed(rd, pid);
   }
   if (need & NEED_STATM) {
     snprintf(path, sizeof path, "/proc/%lld/statm", (long long)pid);
     rd->reads++;
-    if (readSmall(path, buf, sizeof buf) < 0 || parseStatm(buf, pi)) {
-      rd->failed++;
-      return -1;
-    }
+    errno = 0;
+    if (readSmall(path, buf, sizeof buf) < 0 || parseStatm(buf, pi)) return readFailed(rd, pid);
   }
   if (need & NEED_IO) {
     snprintf(path, sizeof path, "/proc/%lld/io", (long long)pid);
     rd->reads++;
-    if (readSmall(path, buf + 1, sizeof buf - 1) < 0 || (buf[0] = '\n', parseIo(buf, pi))) {
-      rd->failed++;
-      return -1;
-    }
+    errno = 0;
+    if (readSmall(path, buf + 1, sizeof buf - 1) < 0 || (buf[0] = '\n', parseIo(buf, pi))) return readFailed(rd, pid);
   }
   return 0;
 }
@@ -350,8 +367,10 @@ static void readsMessage(tq_pm_private *p, const Reads *rd) {
   size_t n = 0;
   for (int i = 0; i < rd->nfirst && n < sizeof list; i++)
     n += (size_t)snprintf(list + n, sizeof list - n, "%s%lld", i ? "," : "", (long long)rd->first[i]);
-  snprintf(p->message, sizeof p->message, "reads=%lld failed=%lld pids=%u%s [%s%s]", (long long)rd->reads,
-           (long long)rd->failed, rd->pids.n, rd->pids.n >= MAX_PIDS ? "+" : "", list,
+  char lost[40] = "";
+  if (rd->lost) snprintf(lost, sizeof lost, " lost=%lld", (long long)rd->lost);
+  snprintf(p->message, sizeof p->message, "reads=%lld failed=%lld%s pids=%u%s [%s%s]", (long long)rd->reads,
+           (long long)rd->failed, lost, rd->pids.n, rd->pids.n >= MAX_PIDS ? "+" : "", list,
            rd->pids.n > (uint32_t)rd->nfirst ? ",..." : "");
 }
 
@@ -408,9 +427,14 @@ static tq_pm_status sampledSample(tq_pm_global *g, tq_pm_private *p, int attr, i
   if (!a) {
     ProcInfo pi;
     a = tqMalloc(sizeof(Answer) + sizeof(int64_t) * (size_t)(st->l.nattr ? st->l.nattr : 1));
-    a->ok = readProc(&st->rd, pid, st->l.need, &pi) == 0 && layoutFill(g, &st->l, &pi, who, a->vals) == 0;
+    int rc = readProc(&st->rd, pid, st->l.need, &pi);
+    a->ok = rc == 0 && layoutFill(g, &st->l, &pi, who, a->vals) == 0;
     tqMapPut(&st->answers, (uint64_t)pid + 2, a);
     readsMessage(p, &st->rd);
+    /* a process that is there and could not be read: its sample is lost,
+    ** and the answers that read it say they may be incomplete (once per
+    ** read; a gone process has no tuple to give) */
+    if (rc == -2 && g->version >= 9 && g->lost) g->lost(g, p->rel, who, t, t, 1, 0);
   }
   if (a->ok) g->sample_answer(g, cookie, a->vals); /* gone or unreadable: no tuple */
   return TQ_PM_OK;
@@ -462,8 +486,10 @@ typedef struct ProcTable {
 static void processMessage(tq_pm_private *p, const ProcTable *st) {
   char other[48] = "";
   if (st->list) snprintf(other, sizeof other, " unwanted=%lld", (long long)st->unwanted);
-  snprintf(p->message, sizeof p->message, "listings=%lld reads=%lld failed=%lld begun=%lld ended=%lld alive=%u%s",
-           (long long)st->epoch, (long long)st->rd.reads, (long long)st->rd.failed, (long long)st->begun,
+  char lost[40] = "";
+  if (st->rd.lost) snprintf(lost, sizeof lost, " lost=%lld", (long long)st->rd.lost);
+  snprintf(p->message, sizeof p->message, "listings=%lld reads=%lld failed=%lld%s begun=%lld ended=%lld alive=%u%s",
+           (long long)st->epoch, (long long)st->rd.reads, (long long)st->rd.failed, lost, (long long)st->begun,
            (long long)st->ended, st->ents.n, other);
 }
 
@@ -496,7 +522,10 @@ static tq_pm_status processSnapshot(tq_pm_global *g, tq_pm_private *p, ProcTable
       st->unwanted++;
       continue;
     }
-    if (readProc(&st->rd, pid, st->l.need, &pi)) continue; /* gone already */
+    int rrc = readProc(&st->rd, pid, st->l.need, &pi);
+    if (rrc == -2 && g->version >= 9 && g->lost) /* there, but unreadable: its begin is lost (tried again next time) */
+      g->lost(g, p->rel, g->symbol(g, de->d_name, -1), now, now, 1, 1);
+    if (rrc) continue; /* gone already, or unreadable */
     pe = tqCalloc(1, sizeof(ProcEnt) + sizeof(int64_t) * (size_t)(nv ? nv : 1));
     if (layoutFill(g, &st->l, &pi, g->symbol(g, de->d_name, -1), pe->vals)) {
       free(pe);

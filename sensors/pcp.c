@@ -232,6 +232,9 @@ typedef struct Host {
   int64_t hostFrom;
   int64_t *lastN;     /* per Rel: instances in the last fetch */
   int64_t *relValues; /* per Rel: values received */
+  int64_t missed;     /* samples asked and not answered though the instance was there:
+                      ** its fetch at the tick was late or failed, or a metric had no
+                      ** value for it (each told to the engine: g->lost) */
   /* counts (written by the worker under the lock) */
   int64_t fetches, values, listings, late, pending, reconnects;
   int64_t offset, rtt; /* the estimate (ns) */
@@ -1222,7 +1225,7 @@ static const char *stateName(int s) {
 /* The PM's message and its detail (--stats). */
 static void report(tq_pm_global *g, tq_pm_private *p, Pcp *pc) {
   TqBuf b = {0};
-  int64_t values = 0, fetches = 0, late = 0, up = 0;
+  int64_t values = 0, fetches = 0, late = 0, up = 0, missed = 0;
   tqBufPrintf(&b, "{\"source\": \"%s\", \"ticks\": %lld, \"hosts\": [", pc->archive ? "archives" : "pmcd",
             (long long)pc->ticks);
   pthread_mutex_lock(&pc->mu);
@@ -1231,6 +1234,7 @@ static void report(tq_pm_global *g, tq_pm_private *p, Pcp *pc) {
     values += h->values;
     fetches += h->fetches;
     late += h->late;
+    missed += h->missed;
     up += h->state == H_UP;
     tqBufPrintf(&b, "%s\n    {\"host\": ", i ? "," : "");
     bufJsonString(&b, h->name[0] ? h->name : h->spec);
@@ -1241,9 +1245,11 @@ static void report(tq_pm_global *g, tq_pm_private *p, Pcp *pc) {
       tqBufPrintf(&b, ", \"why\": ");
       bufJsonString(&b, h->why);
     }
-    tqBufPrintf(&b, ", \"fetches\": %lld, \"values\": %lld, \"listings\": %lld, \"late\": %lld, \"reconnects\": %lld",
+    tqBufPrintf(&b,
+                ", \"fetches\": %lld, \"values\": %lld, \"listings\": %lld, \"late\": %lld, \"samples_missed\": %lld, "
+                "\"reconnects\": %lld",
                 (long long)h->fetches, (long long)h->values, (long long)h->listings, (long long)h->late,
-                (long long)h->reconnects);
+                (long long)h->missed, (long long)h->reconnects);
     if (!pc->archive) tqBufPrintf(&b, ", \"bytes_received\": %lld", (long long)h->bytes);
     if (pc->record)
       tqBufPrintf(&b, ", \"recorded\": %lld, \"record_refused\": %lld", (long long)h->recWritten, (long long)h->recLost);
@@ -1264,13 +1270,15 @@ static void report(tq_pm_global *g, tq_pm_private *p, Pcp *pc) {
     tqBufPrintf(&b, "}}");
   }
   pthread_mutex_unlock(&pc->mu);
-  tqBufPrintf(&b, "\n  ], \"values\": %lld, \"fetches\": %lld, \"late\": %lld", (long long)values,
-            (long long)fetches, (long long)late);
+  tqBufPrintf(&b, "\n  ], \"values\": %lld, \"fetches\": %lld, \"late\": %lld, \"samples_missed\": %lld",
+              (long long)values, (long long)fetches, (long long)late, (long long)missed);
   tqBufPrintf(&b, "}");
   if (g->version >= 6) g->set_detail(g, p, b.s);
   tqBufFree(&b);
-  pcpSay(p->message, sizeof p->message, "hosts=%d up=%lld ticks=%lld fetches=%lld values=%lld late=%lld", pc->nhost,
-           (long long)up, (long long)pc->ticks, (long long)fetches, (long long)values, (long long)late);
+  char miss[48] = "";
+  if (missed) pcpSay(miss, sizeof miss, " samples_missed=%lld", (long long)missed);
+  pcpSay(p->message, sizeof p->message, "hosts=%d up=%lld ticks=%lld fetches=%lld values=%lld late=%lld%s", pc->nhost,
+         (long long)up, (long long)pc->ticks, (long long)fetches, (long long)values, (long long)late, miss);
 }
 
 /* ================================================================ recording the run (--pcp-record) */
@@ -1714,6 +1722,14 @@ static Host *entityHost(tq_pm_global *g, Pcp *pc, const Rel *rl, int64_t entity,
   return hostByName(pc, s, (size_t)(colon - s));
 }
 
+/* A sample of `who` at t that the instance was there for and that has no
+** tuple: counted on its host and told to the engine, so that the answers
+** that read the relation say they may be incomplete at t (docs/losses.md). */
+static void missedSample(tq_pm_global *g, tq_pm_private *p, Host *h, int64_t who, int64_t t) {
+  h->missed++;
+  if (g->version >= 9 && g->lost) g->lost(g, p->rel, who, t, t, 1, 0);
+}
+
 static tq_pm_status pcpEnable(tq_pm_global *g, tq_pm_private *p, int64_t entity, int on) {
   Pcp *pc = p->data;
   Rel *rl = pc ? relById(pc, p->rel) : NULL;
@@ -1773,14 +1789,22 @@ static tq_pm_status pcpSample(tq_pm_global *g, tq_pm_private *p, int attr, int64
     c = &h->cache[r];
     c->refetched = 1;
   }
-  if (slot < 0) return TQ_PM_OK; /* no value at t: the instance went away */
+  if (slot < 0) {
+    /* fetched at t without it: the instance went away (no tuple, no loss);
+    ** not fetched at t (the host late, the fetch failed): a loss */
+    if (!(c->valid && c->t == t)) missedSample(g, p, h, who, t);
+    return TQ_PM_OK;
+  }
   int64_t v[PCP_MAX_ATTRS];
   memset(v, 0, sizeof v);
   v[rl->flagAttr] = who;
   if (rl->hostAttr >= 0) v[rl->hostAttr] = h->sym;
   for (int k = 0; k < rl->nm; k++) {
     const Val *x = &c->v[slot * rl->nm + k];
-    if (!x->ok) return TQ_PM_OK; /* a metric without a value for it: no tuple */
+    if (!x->ok) { /* a metric without a value for it: no tuple, a loss */
+      missedSample(g, p, h, who, t);
+      return TQ_PM_OK;
+    }
     int type = pc->conf.metric[rl->metric[k]].type;
     if (rl->ty[k] == TQ_TY_STRING) {
       v[rl->attr[k]] = g->symbol(g, x->s ? x->s : "", -1);
