@@ -185,7 +185,6 @@ struct tq_engine {
   TqTime phaseFrom;       /* when the current phase began */
   int nextWatch;          /* the last watch id given */
   tq_query_info *qinfo;   /* tq_query_list's answer */
-  TqVec keptTables;       /* char*: tables that persist after their query (PERSIST_DATA) */
   TqVec pastPhases;       /* char*: names of the phases that ended */
 };
 

@@ -17,9 +17,11 @@
 ** Rows go to the query's own consumer (RtResult.only): into its table of
 ** the session's store, with the phase each row was decided in, and to its
 ** watchers as JSON lines.  Invariants: a query's part is NULL exactly when
-** it is paused; its tables are open (tbl >= 0) while it exists; a
-** table that persists after its query (PERSIST_DATA) keeps its name
-** reserved (`kept`) so no later query drops it.
+** it is paused; its tables are open (tbl >= 0) while it exists; a table
+** the store holds before the query is added (one that persisted after an
+** earlier query, PERSIST_DATA, or a daemon's before it was restarted on
+** its store) is never dropped: the query appends to it when its columns
+** are the same, and is refused when they are not (rtStoreTableAppend).
 */
 #include <stdlib.h>
 #include <string.h>
@@ -48,6 +50,8 @@ typedef struct EnQuery {
   char **tblName;        /* per result: its table's name (owned) */
   AlgAttr **sattr;       /* per result: its attributes, then `phase` (the table's columns) */
   int *tbl;              /* per result: store table, -1 without a store */
+  int *cont;             /* per result: 1 when its table was in the store before it (its rows go
+                         ** on after those, and the table is never dropped) */
   TqMap *open;           /* per result: sink row id + 2 -> store rowid of an open row */
   RtPart *part;          /* its operators in the network; NULL while paused */
   RtConsumer c;          /* its rows (res[i].only) */
@@ -249,9 +253,9 @@ static void queryFree(tq_engine *e, EnQuery *q, int dropped) {
   for (int i = 0; i < q->nw; i++) q->w[i].fn(q->w[i].ctx, NULL);
   for (int k = 0; k < q->nres; k++) {
     if (q->tbl[k] >= 0 && e->sstore) {
-      int keep = (q->flags & TQ_QUERY_PERSIST_DATA) || !dropped;
+      /* (a table it continued holds rows of before: kept) */
+      int keep = (q->flags & TQ_QUERY_PERSIST_DATA) || !dropped || q->cont[k] > 0;
       rtStoreTableEnd(e->sstore, q->tbl[k], !keep);
-      if (keep && dropped) tqVecPush(&e->keptTables, tqStrdup(q->tblName[k]));
     }
     tqMapFree(&q->open[k]);
     free(q->tblName[k]);
@@ -265,6 +269,7 @@ static void queryFree(tq_engine *e, EnQuery *q, int dropped) {
   free(q->tblName);
   free(q->sattr);
   free(q->tbl);
+  free(q->cont);
   free(q->open);
   free(q->w);
   free(q->name);
@@ -385,6 +390,7 @@ int tq_query_add(tq_engine *e, const char *name, const char *file, const char *t
   q->tblName = tqCalloc((size_t)nres, sizeof(char *));
   q->sattr = tqCalloc((size_t)nres, sizeof(AlgAttr *));
   q->tbl = tqCalloc((size_t)nres, sizeof(int));
+  q->cont = tqCalloc((size_t)nres, sizeof(int));
   q->open = tqCalloc((size_t)nres, sizeof(TqMap));
   q->phase = tqStrdup(phaseName(e));
   q->c = (RtConsumer){"query", q, NULL, queryRow, NULL, NULL};
@@ -408,17 +414,18 @@ int tq_query_add(tq_engine *e, const char *name, const char *file, const char *t
     for (int i = 0; i < cq->nattr && !rc; i++)
       if (!strcasecmp(cq->attr[i].name, "phase"))
         rc = -1, tqError(&e->diag, cq->loc, "an attribute named phase: the session's store keeps each row's phase under that name");
-    for (int i = 0; i < e->keptTables.n && !rc; i++)
-      if (!strcasecmp(e->keptTables.v[i], q->tblName[k]))
-        rc = -1, tqErrorAt(&e->diag, file, "the data of an earlier query %s persists in the store (table %s): choose another name",
-                           q->tblName[k], q->tblName[k]);
   }
   if (!rc && e->sstorePath && !e->sstore) {
     e->sstore = rtStoreOpen(e->sstorePath, &e->diag);
     if (!e->sstore || rtStoreBegin(e->sstore)) rc = -1;
   }
+  /* a table the store holds already (an earlier query's persistent data, a
+  ** daemon restarted on its store) is never dropped: the query's rows go on
+  ** after its rows when the columns are the same, else it is refused */
   for (int k = 0; k < nres && !rc && e->sstore; k++) {
-    q->tbl[k] = rtStoreTable(e->sstore, q->tblName[k], q->res[k].nattr + 1, q->sattr[k], q->res[k].isEvent);
+    q->cont[k] = rtStoreHasTable(e->sstore, q->tblName[k]);
+    q->tbl[k] = q->cont[k] < 0 ? -1
+                               : rtStoreTableAppend(e->sstore, q->tblName[k], q->res[k].nattr + 1, q->sattr[k], q->res[k].isEvent);
     if (q->tbl[k] < 0) rc = -1;
   }
   if (!rc) {
@@ -637,8 +644,6 @@ void enSessionFree(tq_engine *e) {
   free(e->qinfo);
   e->sstorePath = e->phase = NULL;
   e->qinfo = NULL;
-  for (int i = 0; i < e->keptTables.n; i++) free(e->keptTables.v[i]);
-  tqVecFree(&e->keptTables);
   for (int i = 0; i < e->pastPhases.n; i++) free(e->pastPhases.v[i]);
   tqVecFree(&e->pastPhases);
 }

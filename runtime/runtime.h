@@ -441,6 +441,15 @@ void rtStoreFree(RtStore *st);                          /* rolls back what is no
 /* (Re)creates table `name`: attributes, then valid_from/valid_to or
 ** valid_at.  Returns a table handle >= 0, or -1. */
 int rtStoreTable(RtStore *st, const char *name, int nattr, const AlgAttr *attr, int isEvent);
+/* Table `name` as rtStoreTable makes it, but a table of that name the file
+** holds already is kept and appended to when it has exactly those columns
+** (a daemon restarted on its store, a query added again); of other
+** columns, it is kept and -1 is returned with the reason in the store's
+** diagnostics.  Returns a table handle >= 0, or -1. */
+int rtStoreTableAppend(RtStore *st, const char *name, int nattr, const AlgAttr *attr, int isEvent);
+/* Does the file hold a table named name (in any case)?  1, 0, or -1 on an
+** SQLite error (in the store's diagnostics). */
+int rtStoreHasTable(RtStore *st, const char *name);
 /* Inserts a row; to == TQ_OPEN stores NULL.  *rowid gets the SQLite rowid. */
 /* Forgets table tbl (the handle is not reused; its attributes are no longer
 ** referred to) and, when drop, drops it from the file.  Returns 0 or -1. */

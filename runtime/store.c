@@ -14,6 +14,7 @@
 #include <sqlite3.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "rtInt.h"
 
@@ -103,6 +104,66 @@ static void quoteId(TqBuf *b, const char *s) {
   tqBufPuts(b, "\"");
 }
 
+static int openTable(RtStore *st, const char *name, int nattr, const AlgAttr *attr, int isEvent);
+
+/* The declared type of an attribute's column. */
+static const char *colType(const AlgAttr *a) {
+  return a->type.kind == TY_INT ? "INTEGER" : a->type.kind == TY_FLOAT ? "REAL" : "TEXT";
+}
+
+/* Does table name exist with exactly the columns rtStoreTable makes?
+** 1 yes, 0 it does not exist, -1 it exists with other columns (why says
+** how), -2 an SQLite error. */
+static int sameColumns(RtStore *st, const char *name, int nattr, const AlgAttr *attr, int isEvent, TqBuf *why) {
+  sqlite3_stmt *s;
+  if (sqlite3_prepare_v2(st->db, "SELECT name, type FROM pragma_table_info(?) ORDER BY cid", -1, &s, NULL) != SQLITE_OK)
+    return fail(st, "table info") - 1;
+  sqlite3_bind_text(s, 1, name, -1, SQLITE_TRANSIENT);
+  int ncol = nattr + (isEvent ? 1 : 2), k = 0, same = 1, rc;
+  while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+    const char *cn = (const char *)sqlite3_column_text(s, 0), *ct = (const char *)sqlite3_column_text(s, 1);
+    const char *wn = k < nattr ? attr[k].name : k == nattr ? (isEvent ? "valid_at" : "valid_from") : "valid_to";
+    const char *wt = k < nattr ? colType(&attr[k]) : "INTEGER";
+    if (k >= ncol || !cn || !ct || strcasecmp(cn, wn) || strcasecmp(ct, wt)) same = 0;
+    tqBufPrintf(why, "%s%s %s", k ? ", " : "", cn ? cn : "?", ct ? ct : "?");
+    k++;
+  }
+  sqlite3_finalize(s);
+  if (rc != SQLITE_DONE) return fail(st, "table info") - 1;
+  if (!k) return 0;
+  return same && k == ncol ? 1 : -1;
+}
+
+int rtStoreHasTable(RtStore *st, const char *name) {
+  sqlite3_stmt *s;
+  if (sqlite3_prepare_v2(st->db, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ? COLLATE NOCASE", -1, &s,
+                         NULL) != SQLITE_OK)
+    return fail(st, "table lookup");
+  sqlite3_bind_text(s, 1, name, -1, SQLITE_TRANSIENT);
+  int rc = sqlite3_step(s);
+  sqlite3_finalize(s);
+  if (rc != SQLITE_ROW && rc != SQLITE_DONE) return fail(st, "table lookup");
+  return rc == SQLITE_ROW;
+}
+
+int rtStoreTableAppend(RtStore *st, const char *name, int nattr, const AlgAttr *attr, int isEvent) {
+  TqBuf why = {0};
+  int same = sameColumns(st, name, nattr, attr, isEvent, &why);
+  if (same == -1) {
+    TqBuf want = {0};
+    for (int i = 0; i < nattr; i++) tqBufPrintf(&want, "%s%s %s", i ? ", " : "", attr[i].name, colType(&attr[i]));
+    tqBufPuts(&want, isEvent ? ", valid_at INTEGER" : ", valid_from INTEGER, valid_to INTEGER");
+    tqErrorAt(st->d, st->path,
+              "holds a table %s of other columns (%s), not this query's (%s): its rows are kept; choose another name, "
+              "or drop that table first",
+              name, why.s ? why.s : "", want.s);
+    tqBufFree(&want);
+  }
+  tqBufFree(&why);
+  if (same < 0) return -1;
+  return same ? openTable(st, name, nattr, attr, isEvent) : rtStoreTable(st, name, nattr, attr, isEvent);
+}
+
 int rtStoreTable(RtStore *st, const char *name, int nattr, const AlgAttr *attr, int isEvent) {
   TqBuf b = {0};
   tqBufPuts(&b, "DROP TABLE IF EXISTS ");
@@ -122,6 +183,11 @@ int rtStoreTable(RtStore *st, const char *name, int nattr, const AlgAttr *attr, 
   int rc = exec(st, b.s);
   tqBufFree(&b);
   if (rc) return -1;
+  return openTable(st, name, nattr, attr, isEvent);
+}
+
+/* The handle of table name, which exists with the columns of attr. */
+static int openTable(RtStore *st, const char *name, int nattr, const AlgAttr *attr, int isEvent) {
   st->tbl = tqRealloc(st->tbl, sizeof(Table) * (size_t)(st->ntbl + 1));
   Table *t = &st->tbl[st->ntbl];
   memset(t, 0, sizeof *t);
