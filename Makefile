@@ -304,7 +304,7 @@ $(B)/bench/mailbox-lttng: examples/mailbox/mailbox.c bench/mblttng/sensors.h ben
 	  $(CC) $(CSTD) $(WARN) $(OPT) -Ibench/mblttng -Ibench examples/mailbox/mailbox.c bench/tqmb_tp.c \
 	      $$(pkg-config --cflags --libs lttng-ust) -ldl -lpthread -o $@; fi
 
-# The kernel sensors' workloads (bench/run.sh, section 7: tqmon --kernel
+# The kernel sensors' workloads (bench/kernel.sh, make bench section 8: tqmon --kernel
 # next to bpftrace).
 $(B)/kload: bench/kload.c
 	@mkdir -p $(B)
@@ -313,7 +313,10 @@ $(B)/kload: bench/kload.c
 bench: all bench-deps $(B)/measure $(B)/netbench $(B)/sensorbench $(B)/dspbench $(B)/mailbox/mailbox $(B)/bench/mailbox-lttng \
     $(B)/kload
 	@sh bench/run.sh
-.PHONY: bench-deps
+# The kernel sensors' section alone (bench/kernel.sh; as root).
+bench-kernel: $(B)/tqmon $(B)/kload bench-deps
+	@sh bench/kernel.sh
+.PHONY: bench-kernel bench-deps
 bench-deps:
 	@sh tests/deps.sh bench
 

@@ -31,11 +31,12 @@
 #      on one host: the monitor's CPU per host per second, and the values
 #      and bytes received with the query's instance profiles next to
 #      fetching every instance (--no-opt).
-#   8. Kernel sensors: a workload's rate (build/kload: small reads and
-#      writes, getppid, a pipe ping-pong) alone, under bpftrace counting its
-#      events with a pid filter, under tqmon --kernel answering a query
-#      about its pid, and (not enabled) under tqmon answering it about
-#      another process; rounds interleaved, medians.
+#   8. Kernel sensors (bench/kernel.sh; make bench-kernel runs it alone): a
+#      workload's rate (build/kload: small reads and writes, getppid, a pipe
+#      ping-pong) alone, under bpftrace counting its events with a pid
+#      filter, under tqmon --kernel answering a query about its pid, and
+#      (not enabled) under tqmon and bpftrace asked about another process;
+#      rounds interleaved, median and min..max.
 #   9. Enabling (bench/enable.sh, docs/enabling.md): each rule against the
 #      previous optimizer (--no-rule RULE) in the same run, answers checked:
 #      packets written at the generated sensors and in the kernel (SF),
@@ -47,7 +48,7 @@
 # (100000 tuples into the display model), TQ_BENCH_MAILBOX (20000 steps of
 # each mailbox process), TQ_BENCH_PACED (packets/s of the paced producer
 # of the drain figure; default half the busy producer's drain rate),
-# TQ_BENCH_KSECS (2 s a kernel workload run), TQ_BENCH_KROUNDS (3).
+# TQ_BENCH_KSECS (2 s a kernel workload run), TQ_BENCH_KROUNDS (5).
 
 B=build
 OUT=$B/bench
@@ -723,138 +724,11 @@ fi
 
 # ================================================================ 8. kernel sensors
 say ""
-say "== kernel sensors: a workload's rate alone, under bpftrace counting its events, and under tqmon --kernel answering a query about it"
-KL=$B/kload
-KSECS=${TQ_BENCH_KSECS:-2}
-KROUNDS=${TQ_BENCH_KROUNDS:-3}
-# kwait FILE PATTERN: waits (120 s at most) until FILE holds PATTERN
-kwait() {
-  _i=0
-  while ! grep -qE "$2" "$1" 2> /dev/null; do
-    _i=$((_i + 1))
-    [ $_i -gt 2400 ] && return 1
-    sleep 0.05
-  done
-}
-# kround WORKLOAD MODE: one run of build/kload WORKLOAD for KSECS seconds,
-# its rate appended to OUT/k-WORKLOAD-MODE.rates.  MODE: none (alone),
-# bpftrace (counting its events, pid filter), tqmon (a query about its
-# pid), other (tqmon answering the same query about another, sleeping,
-# process: the workload is traced by no enabled sensor), btother (bpftrace
-# counting another process's events: the workload only passes its filter).
-kround() {
-  kw=$1 km=$2
-  kd=$OUT/k-$kw-$km
-  rm -rf $kd
-  mkdir -p $kd
-  $KL -o $kd/ids -g $kd/go -t $KSECS $kw > $kd/ops 2> $kd/err &
-  kl=$!
-  kwait $kd/ids . || { kill $kl; return; }
-  eval "$(cat $kd/ids)"
-  kq=syscall
-  [ $kw = pingpong ] && kq=sched
-  kmon=""
-  case $km in
-    bpftrace | btother)
-      target_pid=$pid
-      if [ $km = btother ]; then
-        sleep 600 &
-        ksl=$!
-        target_pid=$ksl
-      fi
-      sed -e "s/PID/$target_pid/g" -e "s/args->pid == $target_pid\/ { exit(); }/args->pid == $pid\/ { exit(); }/" \
-        bench/kernel/$kq.bt > $kd/q.bt
-      bpftrace $kd/q.bt > $kd/bt.out 2> $kd/bt.err &
-      kmon=$!
-      kwait $kd/bt.out '^ready' || echo "bpftrace did not start: $(cat $kd/bt.err)" >> $kd/err
-      ;;
-    tqmon | other)
-      target_pid=$pid
-      if [ $km = other ]; then
-        sleep 600 &
-        ksl=$!
-        target_pid=$ksl
-      fi
-      sed "s/PID/$target_pid/g" bench/kernel/$kq.tq > $kd/q.tq
-      $TQ run sensors/kernel.tq $kd/q.tq --pm clock=realtime --pm kernel=until=$pid --quiet --trace-level 2 \
-        --stats $kd/stats.json > $kd/tq.out 2> $kd/tq.err &
-      kmon=$!
-      kwait $kd/tq.err 'tracing since|error' || true
-      ;;
-  esac
-  touch $kd/go
-  wait $kl
-  [ -n "$kmon" ] && wait $kmon
-  case $km in other | btother) kill $ksl; wait $ksl 2> /dev/null ;; esac
-  sed -n 's/^ops_per_s //p' $kd/ops >> $OUT/k-$kw-$km.rates
-  [ -f $kd/stats.json ] && cp $kd/stats.json $OUT/k-$kw-$km.stats.json
-  [ -f $kd/bt.out ] && cp $kd/bt.out $OUT/k-$kw-$km.bt.out
-}
-kmed() { sort -g "$1" 2> /dev/null | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)]; else print 0 }'; }
-slow() { awk -v a="$1" -v b="$2" 'BEGIN { if (a > 0) printf "%.1f", 100 * (a - b) / a; else printf "n/a" }'; }
-chg() { awk -v a="$1" -v b="$2" 'BEGIN { if (a > 0) printf "%+.1f%%", 100 * (b - a) / a; else printf "n/a" }'; }
-kmsg() { grep "{\"name\": \"$2\", \"calls\"" "$1" 2> /dev/null | sed 's/.*"message": "\([^"]*\)".*/\1/'; }
-kfield() { echo "$1" | tr ' ' '\n' | sed -n "s/^$2=//p"; }
-rm -f $OUT/k-*.rates
-kok=1
-if [ ! -r /sys/kernel/btf/vmlinux ] || [ "$(id -u)" != 0 ] || ! command -v bpftrace > /dev/null 2>&1; then
-  kok=0
-  knote="not measured: needs root, BTF and bpftrace (sh tests/deps.sh bench)"
-fi
-[ -d /sys/kernel/tracing/events ] || mount -t tracefs nodev /sys/kernel/tracing 2> /dev/null
-ulimit -l unlimited 2> /dev/null || true
-if [ $kok = 1 ]; then
-  r=0
-  while [ $r -lt $KROUNDS ]; do
-    r=$((r + 1))
-    say "  round $r of $KROUNDS: rw, getppid, pingpong; alone, bpftrace, tqmon, tqmon on another process"
-    for kw in rw getppid pingpong; do
-      for km in none bpftrace tqmon other btother; do
-        [ $kw = pingpong ] && { [ $km = other ] || [ $km = btother ]; } && continue
-        kround $kw $km
-      done
-    done
-  done
-  for kw in rw getppid pingpong; do
-    for km in none bpftrace tqmon other btother; do
-      eval "k_${kw}_${km}=\$(kmed $OUT/k-$kw-$km.rates)"
-    done
-  done
-fi
+say "== kernel sensors: a workload's rate alone, under bpftrace counting its events, and under tqmon --kernel answering a query about it (bench/kernel.sh)"
+TQ=$TQ OUT=$OUT sh bench/kernel.sh > /dev/null 2> $OUT/kernel.err
 rep ""
-rep "8. KERNEL SENSORS (build/kload, ${KSECS} s a run, median of $KROUNDS rounds, the modes interleaved; rate of the workload itself)"
-if [ $kok = 1 ]; then
-  rowr "" "alone" "bpftrace, pid filter" "tqmon --kernel, query on the pid"
-  for kw in rw getppid pingpong; do
-    eval "a=\$k_${kw}_none b=\$k_${kw}_bpftrace t=\$k_${kw}_tqmon"
-    rowr "$kw ops/s" "$(big $a)" "$(big $b) ($(chg $a $b))" "$(big $t) ($(chg $a $t))"
-  done
-  for kw in rw getppid; do
-    eval "a=\$k_${kw}_none o=\$k_${kw}_other bo=\$k_${kw}_btother"
-    rowr "$kw, not enabled" "$(big $a)" "$(big $bo) ($(chg $a $bo))" "$(big $o) ($(chg $a $o))"
-  done
-  rep "    (not enabled: the query, or bpftrace's filter, names another process; the tracepoints stay attached, and every system"
-  rep "     call of every process goes through the kernel's traced path: bpftrace's cost there is the floor tqmon shares)"
-  ks=$(kmsg $OUT/k-rw-tqmon.stats.json kernel_syscall)
-  ko=$(kmsg $OUT/k-rw-other.stats.json kernel_syscall)
-  kp=$(kmsg $OUT/k-pingpong-tqmon.stats.json kernel_runningon)
-  rep "    (rw: write 64 bytes to a pipe and read them back, 2 system calls an operation; getppid: 1; pingpong: two processes over pipes,"
-  rep "     2 switches and 2 wakeups an operation.  bpftrace counts in the kernel; tqmon writes every event of the enabled threads to its"
-  rep "     ring buffer and answers the query from them: the packets a monitor on the same 2 cores must take)"
-  rep "    tqmon on rw: kernel_syscall $ks"
-  rep "    tqmon on rw, another process enabled: kernel_syscall $ko"
-  rep "    tqmon on pingpong: kernel_runningon $kp"
-  rep "    bpftrace on rw: $(tr '\n' ' ' < $OUT/k-rw-bpftrace.bt.out 2> /dev/null)"
-  ok=$(awk -v a="$k_rw_none" -v b="$k_rw_bpftrace" -v t="$k_rw_tqmon" 'BEGIN { print (a > 0 && t >= b ? 1 : 0) }')
-  target $ok "kernel, syscall-heavy (rw): tqmon's slowdown at most bpftrace's: $(slow $k_rw_none $k_rw_tqmon)% against $(slow $k_rw_none $k_rw_bpftrace)%"
-  ok=$(awk -v a="$k_pingpong_none" -v b="$k_pingpong_bpftrace" -v t="$k_pingpong_tqmon" 'BEGIN { print (a > 0 && t >= b ? 1 : 0) }')
-  target $ok "kernel, context-switch-heavy (pingpong): tqmon's slowdown at most bpftrace's: $(slow $k_pingpong_none $k_pingpong_tqmon)% against $(slow $k_pingpong_none $k_pingpong_bpftrace)%"
-  ok=$(awk -v a="$k_rw_none" -v o="$k_rw_other" 'BEGIN { print (a > 0 && 100 * (a - o) / a <= 5 ? 1 : 0) }')
-  target $ok "kernel, a process not enabled: at most 5% slower on small reads and writes: $(slow $k_rw_none $k_rw_other)% (bpftrace filtering for another pid: $(slow $k_rw_none $k_rw_btother)%; a tight getppid loop: $(slow $k_getppid_none $k_getppid_other)%, bpftrace $(slow $k_getppid_none $k_getppid_btother)%)"
-else
-  rep "    $knote"
-  target 0 "kernel sensors: $knote"
-fi
+cat $OUT/kernel.report >> $OUT/report.body
+cat $OUT/kernel.targets >> $TARGETS
 
 # ================================================================ 9. enabling
 say ""
