@@ -38,6 +38,13 @@
 ** snapshot after its begin, the bits the engine did not confirm are
 ** cleared.
 **
+** System calls are written once each: the kernel keeps a call's begin
+** (sysbeg, per thread) and its return writes begin and end in one packet
+** (KO_SPAN), half the packets and a third of the bytes of a BEGIN and an
+** END.  A call still open at a snapshot is claimed then from the mmapped
+** table (claimSyscalls: one compare-and-swap of the thread's flag word), so
+** the snapshot sees it open as when the entry wrote its BEGIN.
+**
 ** A program list (monitor programs, --programs: g->program_wanted) leaves
 ** the threads of processes it does not name out of Thread: the engine never
 ** sees them, so it enables nothing on them, and their events stay in the
@@ -381,6 +388,10 @@ struct KSession {
   struct ring_buffer *rb;
   uint64_t *flags;   /* the flag words (mmapped array map) */
   size_t flagsBytes;
+  struct ks_sysbeg *sysbeg; /* the pending system calls' begins (mmapped) */
+  size_t sysbegBytes;
+  int64_t claimed;   /* pending begins claimed at snapshots (written by us) */
+  _Atomic uint64_t drainPasses; /* the drain thread's passes over the ring */
   uint32_t nflags;
   int ncpu;
   int useTai;
@@ -668,6 +679,7 @@ static int loadBpf(KSession *s) {
   s->nflags = (uint32_t)pidMax;
   if (bpf_map__set_max_entries(s->skel->maps.flags, s->nflags) ||
       bpf_map__set_max_entries(s->skel->maps.wakets, s->nflags) ||
+      bpf_map__set_max_entries(s->skel->maps.sysbeg, s->nflags) ||
       bpf_map__set_max_entries(s->skel->maps.ring, s->ringBytes)) {
     fatal(s, "cannot size the BPF maps: %s", bpfLog);
     goto out;
@@ -684,6 +696,13 @@ static int loadBpf(KSession *s) {
     goto out;
   }
   s->flags = m;
+  s->sysbegBytes = ((size_t)s->nflags * sizeof(struct ks_sysbeg) + (size_t)page - 1) / (size_t)page * (size_t)page;
+  m = mmap(NULL, s->sysbegBytes, PROT_READ, MAP_SHARED, bpf_map__fd(s->skel->maps.sysbeg), 0);
+  if (m == MAP_FAILED) {
+    fatal(s, "cannot map the system calls' begins: %s", strerror(errno));
+    goto out;
+  }
+  s->sysbeg = m;
   writeFilters(s);
   s->rb = ring_buffer__new(bpf_map__fd(s->skel->maps.ring), ksOnPacket, s, NULL);
   if (!s->rb || ring_buffer__add(s->rb, bpf_map__fd(s->skel->maps.life), ksOnPacket, s)) {
@@ -766,6 +785,37 @@ static int enumerateThreads(KSession *s) {
 
 static int ksOnPacket(void *ctx, void *data, size_t size) {
   KSession *s = ctx;
+  if (size == sizeof(struct ks_span) && ((const struct ks_span *)data)->op == KO_SPAN) {
+    /* a system call from entry to return: its begin and its end */
+    const struct ks_span *sp = data;
+    if (s->fill.n + 1 >= KS_MAXQ) {
+      pthread_mutex_lock(&s->mu);
+      s->queueLost += 2;
+      pthread_mutex_unlock(&s->mu);
+      return 0;
+    }
+    KPkt *b = vecPush(&s->fill);
+    memset(&b->r, 0, sizeof b->r);
+    b->r.t = sp->t;
+    b->r.rel = sp->rel;
+    b->r.op = KO_BEGIN;
+    b->r.tid = sp->tid;
+    b->r.cpu = sp->cpu;
+    b->r.a32 = sp->nr;
+    b->name = NULL;
+    b->seq = s->seq++;
+    KPkt *e = vecPush(&s->fill);
+    memset(&e->r, 0, sizeof e->r);
+    e->r.t = sp->tend;
+    e->r.rel = sp->rel;
+    e->r.op = KO_END;
+    e->r.tid = sp->tid;
+    e->r.cpu = sp->cpu;
+    e->r.a64 = sp->ret;
+    e->name = NULL;
+    e->seq = s->seq++;
+    return 0;
+  }
   if (size < sizeof(struct ks_rec)) return 0;
   if (s->fill.n >= KS_MAXQ) {
     pthread_mutex_lock(&s->mu);
@@ -809,6 +859,7 @@ static void *drainMain(void *arg) {
       }
       pthread_mutex_unlock(&s->mu);
     }
+    s->drainPasses++;
     if (n <= 0) nanosleep(&d, NULL);
   }
   return NULL;
@@ -1192,6 +1243,7 @@ static void readCounters(KSession *s) {
     if (bpf_map_lookup_elem(fd, &k, vals)) continue;
     uint64_t sum = 0;
     for (int c = 0; c < s->ncpu; c++) sum += vals[c];
+    if (k == KR_SYSCALL * KS_NCNT + KC_WRITTEN) sum += (uint64_t)s->claimed; /* (begins written by us) */
     if (k < KS_CNT_GLOBAL) s->r[k / KS_NCNT].cnt[k % KS_NCNT] = sum;
     else if (k == KS_CNT_GLOBAL + KG_BEYOND) s->beyond = sum;
   }
@@ -1399,6 +1451,74 @@ static void heldMerge(KSession *s, KVec *in) {
   free(tail);
 }
 
+/* Appends the packets the drain thread handed over to in, their times
+** converted to CLOCK_REALTIME (off: the kernel clock's offset). */
+static void takeReady(KSession *s, KVec *in, TqTime off) {
+  pthread_mutex_lock(&s->mu);
+  KVec r = s->ready;
+  memset(&s->ready, 0, sizeof s->ready);
+  pthread_mutex_unlock(&s->mu);
+  for (int64_t i = 0; i < r.n; i++) r.v[i].t = (TqTime)r.v[i].r.t - off;
+  if (!in->n) {
+    *in = r;
+    return;
+  }
+  for (int64_t i = 0; i < r.n; i++) *vecPush(in) = r.v[i];
+  free(r.v);
+}
+
+/* Claims the pending begin (KS_PEND_SYSCALL) of thread tid's system call
+** when it began by now: the kernel's flag word turns to KS_OPEN_SYSCALL in
+** one compare-and-swap (its return then writes an END alone), and its
+** BEGIN is appended to in.  Returns -1 when the call returned meanwhile
+** (its packet may not be drained yet), else 0. */
+static int claimOne(KSession *s, uint32_t tid, KVec *in, TqTime off, TqTime now) {
+  if (!tid || tid >= s->nflags) return 0;
+  uint64_t w = __atomic_load_n(&s->flags[tid], __ATOMIC_ACQUIRE);
+  if (!(w & KS_PEND_SYSCALL)) return 0;
+  struct ks_sysbeg b;
+  memcpy(&b, (const void *)&s->sysbeg[tid], sizeof b);
+  __atomic_thread_fence(__ATOMIC_ACQUIRE);
+  TqTime t = (TqTime)b.t - off;
+  if (t > now) return 0; /* (the next snapshot's) */
+  uint64_t nw = (w & ~(uint64_t)KS_PEND_SYSCALL) | KS_OPEN_SYSCALL;
+  if (!__atomic_compare_exchange_n(&s->flags[tid], &w, nw, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+    return (w & KS_PEND_SYSCALL) && (w >> 32) == (nw >> 32) ? claimOne(s, tid, in, off, now) : -1;
+  KPkt *k = vecPush(in);
+  memset(k, 0, sizeof *k);
+  k->r.t = b.t;
+  k->r.rel = KR_SYSCALL;
+  k->r.op = KO_BEGIN;
+  k->r.tid = tid;
+  k->r.cpu = b.cpu;
+  k->r.a32 = b.nr;
+  k->t = t;
+  s->claimed++;
+  return 0;
+}
+
+/* At a snapshot: the system calls still open that began by now (their
+** begin is pending in the kernel) are claimed, so that the snapshot sees
+** them open.  Asked of every thread known and every one whose creation is
+** among the packets.  A call that returned while being claimed has its
+** packet (begin and end) drained before the snapshot goes on. */
+static void claimSyscalls(KSession *s, KVec *in, TqTime off, TqTime now) {
+  int raced = 0;
+  for (uint32_t i = 0; i < s->threads.cap; i++)
+    if (s->threads.slot[i].key > 1 && claimOne(s, (uint32_t)(s->threads.slot[i].key - 2), in, off, now)) raced = 1;
+  int64_t n = in->n;
+  for (int64_t i = 0; i < n; i++)
+    if (in->v[i].r.rel == KR_THREAD && in->v[i].r.op == KO_FORK && in->v[i].t <= now &&
+        claimOne(s, in->v[i].r.tid, in, off, now))
+      raced = 1;
+  if (!raced) return;
+  /* two passes of the drain thread begun after the return: its packet is in */
+  uint64_t p0 = s->drainPasses;
+  struct timespec d = {0, 200 * 1000};
+  for (int i = 0; i < 500 && s->thRunning && s->drainPasses < p0 + 2; i++) nanosleep(&d, NULL);
+  takeReady(s, in, off);
+}
+
 /* A snapshot at g->now: everything the kernel wrote up to then, in time
 ** order.  Once per snapshot, whichever kernel PM comes first. */
 static void sessionSync(KSession *s) {
@@ -1422,12 +1542,10 @@ static void sessionSync(KSession *s) {
     s->ninitial = 0;
   }
   settleFlags(s);
-  pthread_mutex_lock(&s->mu);
-  KVec in = s->ready;
-  memset(&s->ready, 0, sizeof s->ready);
-  pthread_mutex_unlock(&s->mu);
   TqTime off = clockOffset(s);
-  for (int64_t i = 0; i < in.n; i++) in.v[i].t = (TqTime)in.v[i].r.t - off;
+  KVec in = {0};
+  takeReady(s, &in, off);
+  if (live(s, KR_SYSCALL) && s->sysbeg) claimSyscalls(s, &in, off, now);
   if (in.n > 1) qsort(in.v, (size_t)in.n, sizeof(KPkt), pktCmp);
   heldMerge(s, &in);
   free(in.v);
@@ -1485,6 +1603,7 @@ static void sessionFree(KSession *s) {
   for (int i = 0; i < P_NPROG; i++) bpf_link__destroy(s->links[i]); /* (NULL: nothing) */
   if (s->rb) ring_buffer__free(s->rb);
   if (s->flags) munmap(s->flags, s->flagsBytes);
+  if (s->sysbeg) munmap(s->sysbeg, s->sysbegBytes);
   if (s->skel) ks_bpf__destroy(s->skel);
   vecFree(&s->fill);
   vecFree(&s->ready);

@@ -70,6 +70,17 @@ struct {
   __uint(max_entries, 32768); /* user space sets it to pid_max */
 } wakets SEC(".maps");
 
+/* The begin of each thread's open system call (KS_PEND_SYSCALL): written
+** at entry, shipped with the end in one packet at return, or claimed by
+** user space (mmapped) when the call is still open at a snapshot. */
+struct {
+  __uint(type, BPF_MAP_TYPE_ARRAY);
+  __uint(map_flags, BPF_F_MMAPABLE);
+  __type(key, uint32_t);
+  __type(value, struct ks_sysbeg);
+  __uint(max_entries, 32768); /* user space sets it to pid_max */
+} sysbeg SEC(".maps");
+
 /* The relations' filters (rule SF), indexed by KR_*. */
 struct {
   __uint(type, BPF_MAP_TYPE_ARRAY);
@@ -127,8 +138,9 @@ static __always_inline struct ks_rec *reserve(int rel, int op, uint32_t tid, uin
   return r;
 }
 
-/* Does packet r pass relation rel's filter (rule SF)?  Counts it when not. */
-static __always_inline int pass(int rel, const struct ks_rec *r) {
+/* Do the fields a32, a64, b64 of a packet pass relation rel's filter
+** (rule SF)?  Counts it when not. */
+static __always_inline int passV(int rel, uint32_t a32, int64_t a64, int64_t b64) {
   uint32_t k = (uint32_t)rel;
   const struct ks_filter *f = bpf_map_lookup_elem(&filters, &k);
   if (!f || !f->n) return 1;
@@ -136,7 +148,7 @@ static __always_inline int pass(int rel, const struct ks_rec *r) {
   for (int i = 0; i < KS_NCOND; i++) {
     if ((uint32_t)i >= f->n) break;
     const struct ks_cond *c = &f->c[i];
-    int64_t v = c->field == KF_A32 ? (int64_t)r->a32 : c->field == KF_A64 ? r->a64 : r->b64;
+    int64_t v = c->field == KF_A32 ? (int64_t)a32 : c->field == KF_A64 ? a64 : b64;
     int ok;
     switch (c->op) {
       case 1: ok = v == c->val; break;
@@ -154,6 +166,7 @@ static __always_inline int pass(int rel, const struct ks_rec *r) {
   count(rel, KC_SUPPRESSED);
   return 0;
 }
+static __always_inline int pass(int rel, const struct ks_rec *r) { return passV(rel, r->a32, r->a64, r->b64); }
 
 /* (No wakeup: user space drains every few milliseconds; a wakeup each
 ** time the ring goes from empty to not would cost the traced thread an
@@ -161,6 +174,23 @@ static __always_inline int pass(int rel, const struct ks_rec *r) {
 static __always_inline void submit(struct ks_rec *r, int rel) {
   bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
   count(rel, KC_WRITTEN);
+}
+
+/* Writes a BEGIN or END of rel for thread tid at time t (0: now); 1 if
+** written. */
+static __always_inline int ivPacketAt(int rel, int op, uint32_t tid, uint32_t cpu, uint32_t a32, int64_t a64,
+                                      uint64_t t) {
+  struct ks_rec *r = reserve(rel, op, tid, sizeof(struct ks_rec));
+  if (!r) return 0;
+  if (t) r->t = t;
+  r->a32 = a32;
+  r->a64 = a64;
+  if (cpu != (uint32_t)-1) r->cpu = cpu;
+  submit(r, rel);
+  return 1;
+}
+static __always_inline int ivPacket(int rel, int op, uint32_t tid, uint32_t cpu, uint32_t a32, int64_t a64) {
+  return ivPacketAt(rel, op, tid, cpu, a32, a64, 0);
 }
 
 /* ================================================================ lifecycle */
@@ -196,10 +226,18 @@ int BPF_PROG(ks_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
   uint64_t *f = flagsOf(tid), *of = (uint32_t)old_pid != tid ? flagsOf((uint32_t)old_pid) : NULL;
   uint32_t fl = f ? (uint32_t)*f : 0;
   if (of) {
-    /* a thread other than the leader executed: it takes the leader's id */
-    fl = (fl & KS_ENABLE_MASK) | ((uint32_t)*of & KS_OPEN_MASK);
+    /* a thread other than the leader executed: it takes the leader's id,
+    ** with its open intervals; its pending system call (the execve) is
+    ** begun under its old id (which ends here) and ends under the new */
+    uint32_t ofl = (uint32_t)__sync_fetch_and_and(of, (uint64_t)KS_ENABLE_MASK);
+    fl = (fl & KS_ENABLE_MASK) | (ofl & KS_OPEN_MASK);
+    if (ofl & KS_PEND_SYSCALL) {
+      uint32_t otid = (uint32_t)old_pid;
+      struct ks_sysbeg *ob = bpf_map_lookup_elem(&sysbeg, &otid);
+      if (ob) ivPacketAt(KR_SYSCALL, KO_BEGIN, otid, ob->cpu, ob->nr, 0, ob->t);
+      fl |= KS_OPEN_SYSCALL;
+    }
     if (f) *f = fl;
-    __sync_fetch_and_and(of, (uint64_t)KS_ENABLE_MASK);
   }
   count(KR_THREAD, KC_SEEN);
   if (on(fl, KR_EXEC)) count(KR_EXEC, KC_SEEN);
@@ -223,7 +261,13 @@ int BPF_PROG(ks_exit, struct task_struct *p) {
   uint32_t fl = f ? (uint32_t)*f : 0;
   /* its system call never returns, and it is neither ready nor blocked;
   ** its RunningOn ends at its last switch */
-  if (f) __sync_fetch_and_and(f, (uint64_t)(KS_ENABLE_MASK | KS_OPEN_RUN));
+  uint64_t old = f ? __sync_fetch_and_and(f, (uint64_t)(KS_ENABLE_MASK | KS_OPEN_RUN)) : 0;
+  if (old & KS_PEND_SYSCALL) {
+    /* (exit, exit_group): its begin is written now; it ends at the
+    ** thread's exit */
+    struct ks_sysbeg *b = bpf_map_lookup_elem(&sysbeg, &tid);
+    if (b) ivPacketAt(KR_SYSCALL, KO_BEGIN, tid, b->cpu, b->nr, 0, b->t);
+  }
   count(KR_THREAD, KC_SEEN);
   if (on(fl, KR_EXIT)) count(KR_EXIT, KC_SEEN);
   struct ks_rec *r = reserve(KR_THREAD, KO_EXIT, tid, sizeof(struct ks_rec));
@@ -249,23 +293,6 @@ int BPF_PROG(ks_rename, struct task_struct *task, const char *comm) {
 }
 
 /* ================================================================ scheduler */
-
-/* Writes a BEGIN or END of rel for thread tid at time t (0: now); 1 if
-** written. */
-static __always_inline int ivPacketAt(int rel, int op, uint32_t tid, uint32_t cpu, uint32_t a32, int64_t a64,
-                                      uint64_t t) {
-  struct ks_rec *r = reserve(rel, op, tid, sizeof(struct ks_rec));
-  if (!r) return 0;
-  if (t) r->t = t;
-  r->a32 = a32;
-  r->a64 = a64;
-  if (cpu != (uint32_t)-1) r->cpu = cpu;
-  submit(r, rel);
-  return 1;
-}
-static __always_inline int ivPacket(int rel, int op, uint32_t tid, uint32_t cpu, uint32_t a32, int64_t a64) {
-  return ivPacketAt(rel, op, tid, cpu, a32, a64, 0);
-}
 
 /* Ends interval rel of thread tid if its BEGIN was written (open bit),
 ** else counts an end whose begin was not written when the thread is
@@ -390,6 +417,34 @@ int BPF_PROG(ks_wakeup_new, struct task_struct *p) {
 
 /* ================================================================ system calls */
 
+/* A system call whose begin was pending (never written): its begin and
+** end in one packet. */
+static __always_inline void spanPacket(uint32_t tid, uint64_t tend, int64_t ret) {
+  struct ks_sysbeg *b = bpf_map_lookup_elem(&sysbeg, &tid);
+  if (!b) return;
+  struct ks_span *r = bpf_ringbuf_reserve(&ring, sizeof(struct ks_span), 0);
+  if (!r) {
+    count(KR_SYSCALL, KC_DROPPED);
+    count(KR_SYSCALL, KC_DROPPED); /* (its begin and its end) */
+    return;
+  }
+  r->t = b->t;
+  r->rel = KR_SYSCALL;
+  r->op = KO_SPAN;
+  r->tid = tid;
+  r->tend = tend;
+  r->ret = ret;
+  r->nr = b->nr;
+  r->cpu = b->cpu;
+  bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
+  count(KR_SYSCALL, KC_WRITTEN);
+  count(KR_SYSCALL, KC_WRITTEN); /* (its begin and its end) */
+}
+
+/* Entry: the begin is kept in sysbeg[tid] (KS_PEND_SYSCALL), not written:
+** the return writes begin and end in one packet, or user space claims it
+** at a snapshot while the call is still open.  Half the packets of one
+** each at entry and return, and nothing written at entry. */
 SEC("tp_btf/sys_enter")
 int BPF_PROG(ks_sys_enter, struct pt_regs *regs, long id) {
   uint32_t tid = (uint32_t)bpf_get_current_pid_tgid();
@@ -398,22 +453,23 @@ int BPF_PROG(ks_sys_enter, struct pt_regs *regs, long id) {
   if (!f) return 0;
   uint32_t fl = (uint32_t)*f;
   if (!on(fl, KR_SYSCALL)) return 0;
-  if (fl & KS_OPEN_SYSCALL) {
+  if (fl & (KS_OPEN_SYSCALL | KS_PEND_SYSCALL | KS_SKIP_SYSCALL)) {
     /* the previous one never returned (a restarted call): it ends here */
-    __sync_fetch_and_and(f, ~(uint64_t)KS_OPEN_SYSCALL);
-    ivPacket(KR_SYSCALL, KO_END, tid, (uint32_t)-1, 0, 0);
+    uint64_t old = __sync_fetch_and_and(f, ~(uint64_t)(KS_OPEN_SYSCALL | KS_PEND_SYSCALL | KS_SKIP_SYSCALL));
+    if (old & KS_PEND_SYSCALL) spanPacket(tid, now(), 0);
+    else if (old & KS_OPEN_SYSCALL) ivPacket(KR_SYSCALL, KO_END, tid, (uint32_t)-1, 0, 0);
   }
-  if (fl & KS_SKIP_SYSCALL) __sync_fetch_and_and(f, ~(uint64_t)KS_SKIP_SYSCALL);
-  struct ks_rec *r = reserve(KR_SYSCALL, KO_BEGIN, tid, sizeof(struct ks_rec));
-  if (!r) return 0;
-  r->a32 = (uint32_t)id;
-  if (!pass(KR_SYSCALL, r)) {
-    bpf_ringbuf_discard(r, 0);
+  if (!passV(KR_SYSCALL, (uint32_t)id, 0, 0)) {
     __sync_fetch_and_or(f, (uint64_t)KS_SKIP_SYSCALL);
     return 0;
   }
-  submit(r, KR_SYSCALL);
-  __sync_fetch_and_or(f, (uint64_t)KS_OPEN_SYSCALL);
+  struct ks_sysbeg *b = bpf_map_lookup_elem(&sysbeg, &tid);
+  if (!b) return 0;
+  b->t = now();
+  b->nr = (uint32_t)id;
+  b->cpu = bpf_get_smp_processor_id();
+  /* (the bit is clear: only this thread sets it, and it cleared it) */
+  __sync_fetch_and_add(f, KS_SEQ_ONE | KS_PEND_SYSCALL);
   return 0;
 }
 
@@ -423,9 +479,12 @@ int BPF_PROG(ks_sys_exit, struct pt_regs *regs, long ret) {
   uint64_t *f = flagsOf(tid);
   if (!f) return 0;
   uint32_t fl = (uint32_t)*f;
-  if (fl & KS_OPEN_SYSCALL) {
-    __sync_fetch_and_and(f, ~(uint64_t)KS_OPEN_SYSCALL);
-    ivPacket(KR_SYSCALL, KO_END, tid, (uint32_t)-1, 0, ret);
+  if (fl & (KS_OPEN_SYSCALL | KS_PEND_SYSCALL)) {
+    /* (user space may turn pending into open meanwhile: one atomic step
+    ** says which it was) */
+    uint64_t old = __sync_fetch_and_and(f, ~(uint64_t)(KS_OPEN_SYSCALL | KS_PEND_SYSCALL));
+    if (old & KS_PEND_SYSCALL) spanPacket(tid, now(), ret);
+    else if (old & KS_OPEN_SYSCALL) ivPacket(KR_SYSCALL, KO_END, tid, (uint32_t)-1, 0, ret);
   } else if (fl & KS_SKIP_SYSCALL) {
     __sync_fetch_and_and(f, ~(uint64_t)KS_SKIP_SYSCALL); /* its begin failed the filter */
   } else if (on(fl, KR_SYSCALL)) {

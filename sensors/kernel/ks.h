@@ -42,6 +42,12 @@ enum {
 #define KS_OPEN_BLOCKED (1u << 19)   /* a Blocked BEGIN was written */
 #define KS_OPEN_MASK (0xfu << 16)
 #define KS_SKIP_SYSCALL (1u << 20)   /* a Syscall BEGIN failed the filter: no END either */
+#define KS_PEND_SYSCALL (1u << 21)   /* a Syscall began (sysbeg[tid]) and nothing of it was written */
+/* The high 32 bits of the flag word count the thread's system calls that
+** became pending (sys_enter adds KS_SEQ_ONE with KS_PEND_SYSCALL), so that
+** user space claiming a pending begin (compare-and-swap of the whole word,
+** KS_PEND_SYSCALL -> KS_OPEN_SYSCALL) never takes a later call's for it. */
+#define KS_SEQ_ONE (1ull << 32)
 
 /* Counters, per CPU: KS_NCNT per relation (index rel * KS_NCNT + what), then
 ** the ones of the whole sensor set from KS_CNT_GLOBAL on. */
@@ -89,7 +95,8 @@ enum {
   KO_EXEC,        /* lifecycle: tid executed a program (a32: its old tid; name) */
   KO_EXIT,        /* lifecycle: tid exits (a64: exit code) */
   KO_RENAME,      /* lifecycle: tid's comm changed */
-  KO_GONE         /* lifecycle: tid left its CPU for the last time (dead) */
+  KO_GONE,        /* lifecycle: tid left its CPU for the last time (dead) */
+  KO_SPAN         /* an interval of rel from begin to end, in one packet (struct ks_span) */
 };
 
 /* States of Blocked (the scheduler's state of a thread that gives up its CPU). */
@@ -120,6 +127,29 @@ struct ks_rec {
                        ** creator's flags */
   int64_t b64;         /* BlockIo: bytes; Send/Receive: socket inode */
   char comm[KS_COMM];  /* lifecycle: the command; BlockIo: -- */
+};
+
+/* The begin of a thread's system call, kept in the kernel (sysbeg[tid],
+** an mmapped array) until the call returns: then one KO_SPAN packet holds
+** its begin and its end.  A call still open at a snapshot is claimed by
+** user space, which writes its BEGIN itself (the END follows as usual). */
+struct ks_sysbeg {
+  uint64_t t;          /* its entry (the BPF clock) */
+  uint32_t nr;         /* the call's number */
+  uint32_t cpu;        /* the CPU it entered on */
+};
+
+/* A system call from entry to return in one packet (KO_SPAN): 40 bytes
+** instead of two ks_rec of 64. */
+struct ks_span {
+  uint64_t t;          /* its entry */
+  uint16_t rel;        /* KR_SYSCALL */
+  uint16_t op;         /* KO_SPAN */
+  uint32_t tid;
+  uint64_t tend;       /* its return */
+  int64_t ret;         /* its result */
+  uint32_t nr;         /* its number */
+  uint32_t cpu;        /* the CPU it entered on */
 };
 
 /* A packet with a name after it: Exec (the file) and BlockIo's begin (the
