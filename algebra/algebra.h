@@ -41,7 +41,8 @@ enum {
   OPT_WHERE,    /* k0 */
   OPT_WHEN,     /* k0 */
   OPT_COST,     /* i = ns per packet (the sensor of the mode option before it) */
-  OPT_RATE      /* i = packets per second per flag entity (a traced sensor) */
+  OPT_RATE,     /* i = packets per second per flag entity (a traced sensor) */
+  OPT_ONCE      /* a disable-traced sensor fires at most once per flag entity */
 };
 
 /* ================================================================ types */
@@ -112,6 +113,8 @@ struct AlgRel {
   int64_t cost;         /* declared cost of one packet, ns (0: not declared) */
   int64_t rate;         /* traced: declared packets per second per flag entity (0: none) */
   TqTime tick;          /* a relation with several sensors: the base Clock tick (costs per second) */
+  int once;             /* declared `once`: at most one tuple per flag entity in a run (a
+                        ** disable-traced sensor: O3-ONCE's consuming form is then exact) */
   TqLoc loc;            /* declaration */
 };
 

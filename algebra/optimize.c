@@ -7,6 +7,7 @@
 **   1 conventional  SPLIT-AND, SPLIT-OVERLAP, SIGMA-DOWN, O1, O1T, SIGMA-PI,
 **                   SIGMA-PIT, SIGMAT-PI, PI-MERGE
 **   2 alpha         O2 (every traced, disable-traced and sampled placement),
+**                   O3-ONCE (O3's consuming form, for a sensor declared once),
 **                   O3 (every traced and disable-traced placement), SJ (the
 **                   semi-join of a traced alpha with an entity relation),
 **                   SF (a selection on a traced alpha's own attributes
@@ -348,7 +349,8 @@ static int o3AncestorsOk(Opt *o, const char *t, const AlgNode *e2) {
 ** exact form): every t on that entity that ends after the first such event
 ** is delivered, which is TQuel's "some E2 precedes the end of t".  The
 ** consuming form of a disable-traced sensor (one firing per event) answers
-** "the next t after each E2" and is not used.  The new alpha carries a note
+** "the next t after each E2"; it is used only where it is the same answer
+** (O3-ONCE, below).  The new alpha carries a note
 ** saying which form was chosen; `tqmon explain` prints it under the query. */
 /* Does every event of n reach its parent in the instant of its time?  An
 ** operator that decides when time passes (piT, sigmaT, an aggregate, an
@@ -361,7 +363,7 @@ static int promptEvents(const AlgNode *n) {
   return 1;
 }
 
-static AlgNode *ruleO3(Opt *o, AlgNode *n) {
+static AlgNode *o3(Opt *o, AlgNode *n, int once) {
   if (n->kind != ALG_SIGMAT) return NULL;
   AlgNode *s = n->kid[0];
   if (s->kind != ALG_SIGMA || s->pred->kind != AX_CMP || s->pred->op != OPB_EQ) return NULL;
@@ -370,6 +372,7 @@ static AlgNode *ruleO3(Opt *o, AlgNode *n) {
   for (int side = 0; side < 2; side++) {
     AlgNode *al = p->kid[side], *e2 = p->kid[1 - side];
     if (al->kind != ALG_ALPHA || al->rel->mode == ALG_MODE_SAMPLED) continue;
+    if (once && (al->rel->mode != ALG_MODE_DISABLE || !al->rel->once)) continue; /* O3-ONCE's (6) */
     if (!entitySource(al->kid[0]) && al->kid[0]->kind != ALG_CONST) continue;   /* (4) */
     if (e2->sch.ntv != 1 || !e2->sch.tv[0].isEvent) continue;                    /* (3) */
     if (!promptEvents(e2)) continue;                                              /* (5) */
@@ -393,16 +396,41 @@ static AlgNode *ruleO3(Opt *o, AlgNode *n) {
     AlgNode *proj = algPi(o->a, 1, pe, pn, ea->var, e2);
     AlgNode *na = copyNode(o, al);
     na->kid[0] = algIntersect(o->a, al->kid[0], proj);
-    na->arm = ARM_PERSIST;
-    na->note = al->rel->mode == ALG_MODE_DISABLE
-                   ? "O3 exact form: armed persistently from the first qualifying event on; the consuming form "
-                     "(one firing per event) is chosen only where provably the same answer, which no rule establishes yet"
-                   : "O3 exact form: enabled from the first qualifying event on (a traced sensor has no consuming form)";
+    na->arm = once ? ARM_ONCE : ARM_PERSIST;
+    if (once)
+      na->note = tqArenaPrintf(o->a, "O3-ONCE consuming form: each qualifying event arms one firing; the same answer as the "
+                                     "persistent form because %s is declared once (one tuple per %s entity at most)",
+                               al->rel->name, algRoleName(al->rel->flagRole));
+    else
+      na->note = al->rel->mode == ALG_MODE_DISABLE
+                     ? "O3 exact form: armed persistently from the first qualifying event on; the consuming form "
+                       "(one firing per event) answers otherwise unless the sensor is declared once (O3-ONCE)"
+                     : "O3 exact form: enabled from the first qualifying event on (a traced sensor has no consuming form)";
     algSchemaCompute(o->a, na);
     return na;
   }
   return NULL;
 }
+
+static AlgNode *ruleO3(Opt *o, AlgNode *n) { return o3(o, n, 0); }
+
+/* O3-ONCE: O3 with the consuming form of a disable-traced alpha (ARM_ONCE:
+** each qualifying event arms one firing, which the sensor consumes):
+**   sigmaT[E2 precede end of t](sigma[E2.A = t.flag](alpha^{D:x}_t(E1) x E2))
+**     -> alpha^{D:x}_t[once](E1 intersect pi[E2.A](E2))
+** Preconditions: O3's, and (6) t's relation is declared `once`: at most one
+** tuple per flag entity in a run (a lifecycle event: an exit, a deletion).
+** Exact (docs/enabling.md, the proof obligation): the consuming form never
+** delivers a t the persistent one does not (a t it delivers ends after an
+** arming event, so some E2 precedes its end); it misses a t only when the
+** armings on t's flag entity before t's end are all consumed by earlier
+** firings on it, and with one tuple per flag entity there is no earlier
+** firing.  It saves no packet: the persistent form delivers exactly the t
+** in the answer; it saves the monitor's re-arming of the flag after the
+** firing and releases the entity's enabling once it fired.  The engine
+** counts the tuples that break the declaration (`twice` in --stats) and
+** warns. */
+static AlgNode *ruleO3Once(Opt *o, AlgNode *n) { return o3(o, n, 1); }
 
 /* Are the intervals of n known when they begin?  Entity relations are
 ** always enabled and their tuples come at their begin; selections and
@@ -1076,7 +1104,8 @@ static const Rule rules[] = {
     {"SPLIT-AND", 1, ruleSplitAnd},   {"SPLIT-OVERLAP", 1, ruleSplitOverlap}, {"SIGMA-DOWN", 1, ruleSigmaDown},
     {"O1", 1, ruleO1},                {"O1T", 1, ruleO1T},                   {"SIGMA-PI", 1, ruleSigmaPi},
     {"SIGMA-PIT", 1, ruleSigmaPiT},   {"SIGMAT-PI", 1, ruleSigmaTPi},        {"PI-MERGE", 1, rulePiMerge},
-    {"O2", 2, ruleO2},                {"O3", 2, ruleO3},                     {"SJ", 2, ruleSJ},
+    {"O2", 2, ruleO2},                {"O3-ONCE", 2, ruleO3Once},            {"O3", 2, ruleO3},
+    {"SJ", 2, ruleSJ},
     {"SJS", 2, ruleSJS},              {"AGG-WHERE", 2, ruleAggWhere},
     {"SF", 2, ruleSF},
     {"O4", 3, ruleO4},

@@ -338,6 +338,15 @@ static void declRel(CpSema *s, AstNode *st) {
         if (o->i <= 0) tqError(s->diag, o->loc2, "a rate must be positive");
         cur->rate = o->i > 0 ? o->i : -1;
         break;
+      case OPT_ONCE:
+        if (!cur || cur->mode != ALG_MODE_DISABLE) {
+          if (!rejected)
+            tqError(s->diag, o->loc, "once follows a 'disable traced on' mode: that sensor fires at most once per flag entity");
+          break;
+        }
+        if (cur->once) tqError(s->diag, o->loc, "once given twice");
+        cur->once = 1;
+        break;
       case OPT_COUNTER:
         if (counterSet++) tqError(s->diag, o->loc, "counter given twice");
         if (o->i < 1 || o->i > 32) tqError(s->diag, o->loc, "counter width must be 1 to 32 bits, not %lld", (long long)o->i);

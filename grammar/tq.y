@@ -109,7 +109,7 @@ void grSyntaxError(GrParse *ps, void *parser, int major, GrToken tok);
 
 /* Keywords that may also be used as names where no keyword is expected. */
 %fallback ID PERFORMER INITIATOR TARGET COUNTER KEY CLOCK ENTITY EVENT INTERVAL
-             TRACED SAMPLED DISABLE INSTANT EVER EACH ALL AGG DELTA MONITOR PROGRAMS COST RATE.
+             TRACED SAMPLED DISABLE INSTANT EVER EACH ALL AGG DELTA MONITOR PROGRAMS COST RATE ONCE.
 
 %left OR.
 %left AND.
@@ -165,6 +165,7 @@ relopt(A) ::= COUNTER INTEGER(N).    { A = mkOpt(ps, N, OPT_COUNTER, 0, parseInt
 relopt(A) ::= KEY(T) LP ids(L) RP.   { A = mkOpt(ps, T, OPT_KEY, 0, 0, L); }
 relopt(A) ::= COST(T) DURATION(D).  { A = mkOpt(ps, T, OPT_COST, 0, parseTime(ps, D), NULL); A->loc2 = D.loc; }
 relopt(A) ::= COST(T) INTEGER(D).   { A = mkOpt(ps, T, OPT_COST, 0, parseInt(ps, D), NULL); A->loc2 = D.loc; }
+relopt(A) ::= ONCE(T).              { A = mkOpt(ps, T, OPT_ONCE, 0, 0, NULL); }
 relopt(A) ::= RATE(T) INTEGER(N).   { A = mkOpt(ps, T, OPT_RATE, 0, parseInt(ps, N), NULL); A->loc2 = N.loc; }
 relopt(A) ::= DELTA(T) ID(N).        { A = mkOpt(ps, T, OPT_DELTA, 0, 0, NULL); A->s = STR(N); A->loc2 = N.loc; }
 

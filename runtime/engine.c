@@ -890,6 +890,7 @@ void tq_finish(tq_engine *e) {
     for (int k = 0; k < r->dprev.n; k++) free(r->dprev.v[k]);
     tqVecFree(&r->dprev);
     tqMapFree(&r->dmap);
+    tqMapFree(&r->onceSeen);
     free(r->aliveN);
     free(r->ever);
     free(r->cur.rec);

@@ -69,6 +69,8 @@ typedef struct RelState {
   TqVec dprev;         /* delta relation: the samples of the previous tick (DeltaTup*) */
   TqTime dprevT;       /* delta relation: that tick */
   TqMap dmap;          /* their match hash -> first DeltaTup* of the chain */
+  TqMap onceSeen;      /* a relation declared once: flag entity + 2 -> the engine, for each
+                       ** entity a tuple came on */
 } RelState;
 
 /* A sample kept for the next delta. */

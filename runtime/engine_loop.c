@@ -257,6 +257,13 @@ static void processInstant(tq_engine *e) {
     s->recorded++;
     RelState *rs = &e->rs[r->rel - 1];
     ivs[i] = NULL;
+    if (s->rel->once && (r->kind == TQ_REC_EVENT || r->kind == TQ_REC_BEGIN || r->kind == TQ_REC_WHOLE) &&
+        r->vals[s->rel->flagAttr] >= 0) {
+      /* the declaration O3-ONCE relies on: one tuple per flag entity */
+      uint64_t key = (uint64_t)r->vals[s->rel->flagAttr] + 2;
+      if (tqMapGet(&rs->onceSeen, key)) s->twice++;
+      else tqMapPut(&rs->onceSeen, key, e);
+    }
     if (r->kind == TQ_REC_WHOLE && e->announced && rs->tracked) enAnnCame(rs, r->from);
     if (r->kind == TQ_REC_BEGIN) {
       if (rs->state) ivs[i] = enOpenBegin(e, m, r);
@@ -588,6 +595,11 @@ int tq_end(tq_engine *e) {
     warnIncomplete(e);
     for (int i = 0; i < e->net->nsensor; i++) {
       const RtSensor *s = &e->net->sensor[i];
+      if (s->twice)
+        enLog(&e->g, NULL, TQ_LOG_WARNING,
+              "%lld tuples of %s came on a flag entity that had one already: %s is declared once, and the consuming form "
+              "of O3 (rule O3-ONCE) may miss some of the answer (docs/enabling.md); --no-rule O3-ONCE answers exactly",
+              (long long)s->twice, s->rel->name, s->rel->name);
       if (s->outside)
         enLog(&e->g, NULL, TQ_LOG_WARNING,
               "%lld tuples of %s began while the flag entity of %s did not exist: that sampled sensor, which the optimizer "

@@ -74,7 +74,10 @@ static const char *SENSORS =
     /* two sensors each (SENSOR): the sampled one is by far the cheaper */
     "interval Rv (X: E target, Y: M performer, N: int) traced on performer cost 1h rate 1000000\n"
     "  sampled on performer cost 1ns;\n"
-    "interval Qv (X: E target, Y: M performer) traced on target cost 1h rate 1000000 sampled on performer cost 1ns;\n";
+    "interval Qv (X: E target, Y: M performer) traced on target cost 1h rate 1000000 sampled on performer cost 1ns;\n"
+    /* one tuple per flag entity at most (O3-ONCE) */
+    "interval Ov (X: E target, N: int) disable traced on target once;\n"
+    "event Ow (X: E target, N: int) disable traced on target once;\n";
 
 typedef struct RelDesc {
   const char *name;
@@ -420,6 +423,19 @@ static void genQueries(TqBuf *b, int *nderived) {
     else if (w == 3 && !q) tqBufPrintf(b, " where rv.N > %d", ri(0, 3));
     tqBufPuts(b, "\n");
   }
+  /* extension: O3 over a disable-traced relation declared once (O3-ONCE's
+  ** consuming form) */
+  if (chance(30)) {
+    int ev = chance(50);
+    const char *arm = chance(50) ? "Ev" : "Dv";
+    if (ev)
+      tqBufPrintf(b, "\nrange of ow is Ow\nrange of sw is %s\nretrieve into OX (ow.X, ow.N) valid at ow where sw.X = ow.X", arm);
+    else
+      tqBufPrintf(b, "\nrange of ow is Ov\nrange of sw is %s\nretrieve into OX (ow.X, ow.N) valid at end of ow where sw.X = ow.X",
+                  arm);
+    if (chance(50)) tqBufPrintf(b, " and sw.N %s %d", PICK(((const char *[]){"<", ">=", "="})), ri(0, 4));
+    tqBufPrintf(b, " when sw precede %sow\n", ev ? "" : "end of ");
+  }
   xEnd();
 }
 
@@ -543,6 +559,15 @@ static void genTrace(TqBuf *b) {
     add(f, "Qv+ E%d M%d", x, y);
     add(t, "Qv- E%d M%d", x, y);
   }
+  /* Ov and Ow: at most one tuple per E entity in the run (declared once) */
+  for (int x = 1; x <= 4; x++) {
+    if (chance(60)) {
+      int f = gridTime(0, T - 5), t = gridTime(f + 1, T), n = ri(0, 4);
+      add(f, "Ov+ E%d %d", x, n);
+      add(t, "Ov- E%d %d", x, n);
+    }
+    if (chance(60)) add(gridTime(0, T - 1), "Ow E%d %d", x, ri(0, 4));
+  }
   xEnd();
   qsort(lines, (size_t)nlines, sizeof(Line), lineCmp);
   for (int i = 0; i < nlines; i++) tqBufPrintf(b, "%d %s\n", lines[i].t, lines[i].text);
@@ -665,7 +690,7 @@ static void onCrash(int sig) {
 
 /* The rules of docs/enabling.md: in how many pairs each fired (the
 ** generated queries must cover them). */
-static const char *const newRules[] = {"SF", "SJS", "AGG-WHERE", "SENSOR"};
+static const char *const newRules[] = {"SF", "SJS", "AGG-WHERE", "SENSOR", "O3-ONCE"};
 static int newFired[TQ_ARRAY_SIZE(newRules)];
 
 static void onePair(int seed) {
