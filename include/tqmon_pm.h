@@ -16,7 +16,8 @@
 ** g->attribute_type, g->relation_mode and tq_pm.describe, version 6
 ** g->relation_name and g->set_detail, version 7 g->program_wanted, version
 ** 8 g->needed_records and g->sample_period, version 9 g->lost, version 10
-** g->sensor_filter and g->suppressed.  sensors/README.md describes the
+** g->sensor_filter and g->suppressed, version 11 tq_pm.lost (a CONSUMER
+** told each loss: a recording keeps them).  sensors/README.md describes the
 ** interface with a worked example; docs/design.md says where PMs sit.
 **
 ** Life of a PM in an operation (collection or extraction):
@@ -42,7 +43,7 @@
 
 #include <stdint.h>
 
-#define TQ_PM_VERSION 10
+#define TQ_PM_VERSION 11
 #define TQ_PM_VERSION_MIN 1
 
 typedef int64_t tq_time; /* nanoseconds */
@@ -428,6 +429,14 @@ typedef struct tq_pm {
   ** each query that uses rel.  Called after tq_prepare, with or without
   ** START.  NULL: the PM's description is shown. */
   tq_pm_status (*describe)(tq_pm_global *g, tq_pm_private *p, int rel, char *out, int n);
+  /* (version 11) CONSUMER: a loss a producer (or, replaying, an
+  ** extractor) told the engine through g->lost and the engine counted,
+  ** with the same arguments, once, in the order told (a recorder writes it
+  ** into the recording, so that a replay tells it again: docs/losses.md).
+  ** Called from START to END, whatever TQ_PM_SYNC_ALL_RECORDS.  NULL: not
+  ** told. */
+  tq_pm_status (*lost)(tq_pm_global *g, tq_pm_private *p, int rel, int64_t entity, tq_time from, tq_time to,
+                       int64_t count, int spans);
 } tq_pm;
 
 /* A shared object of PMs exports this function: it returns its PMs and

@@ -311,9 +311,20 @@ static const char *jsonSkip(const char *s, int depth) {
   return end > s ? end : NULL;
 }
 
+/* g->lost (version 9): counted, and told to the CONSUMERs that take
+** losses (version 11: a recorder keeps them), as told. */
 static int gLost(tq_pm_global *g, int rel, int64_t entity, tq_time from, tq_time to, int64_t count, int spans) {
   tq_engine *e = enOf(g);
-  return e->net ? rtNetLost(e->net, rel, entity == TQ_PM_ENTITY_UNKNOWN ? RT_LOSS_ANY : entity, from, to, count, spans) : -1;
+  if (!e->net || rtNetLost(e->net, rel, entity == TQ_PM_ENTITY_UNKNOWN ? RT_LOSS_ANY : entity, from, to, count, spans))
+    return -1;
+  for (int i = 0; i < e->npm; i++) {
+    EnPm *m = e->pm[i];
+    if (m->pm->version < 11 || !m->pm->lost || !(m->priv.caps & TQ_PM_CONSUMER) || m->priv.disabled || !m->started)
+      continue;
+    m->calls++;
+    enPmStatus(e, m, m->pm->lost(g, &m->priv, rel, entity, from, to, count, spans != 0));
+  }
+  return 0;
 }
 
 static int gSetDetail(tq_pm_global *g, tq_pm_private *p, const char *json) {

@@ -4,7 +4,7 @@
 ** read back by the colfil EXTRACTOR with the same enabling semantics as the
 ** text recordings.  Reading is in colread.c.
 **
-** Layout (little-endian), format version 3:
+** Layout (little-endian), format version 4:
 **   "TQMONCOL"  magic
 **   u32         format version (COL_VERSION; a newer one is refused)
 **   u32         flags (1: closed properly, the fields below are final;
@@ -36,7 +36,15 @@
 **       varint relation, part, records, BEGINs, WHOLEs; zigzag its first
 **       time, varint last - first; varint payload length, u32 its CRC-32C;
 **       varint entities listed (COL_SUMMARY_MAX + 1: too many to list),
-**       then their file symbols ascending, as differences
+**       then their file symbols ascending, as differences;
+**     varint losses; per loss (what a producer lost, tq_pm.lost, told
+**       while the group was formed, in the order told): varint relation
+**       (0: not known), varint the file symbol of its flag entity (0: not
+**       known), zigzag its first time, varint last - first, varint records
+**       lost, byte 1 when begins or ends of intervals were among them
+**       (else 0); the directory ends there.  A group may hold losses and
+**       no block (nothing was written meanwhile); a reader tells a group's
+**       losses to the engine (g->lost) when it has read the group
 **   the symbols: each a varint length and its bytes (file symbol ids count
 **     up from 1 in order of definition, over the whole file)
 **   the blocks' payloads, in directory order
@@ -52,11 +60,13 @@
 ** int zigzag varint, float 8 bytes, enum varint, entity and string a file
 ** symbol id.
 **
-** Format 2 (still read): the same header without the stream attributes,
-** then blocks (u32 payload length, u32 CRC-32C, payload) of every
-** relation's records in time order: a record is a tag byte (kind in the
-** high 3 bits, relation in the low 5 bits, 31 = a varint follows), varint
-** time (the block's first absolute, then deltas), then as in format 3;
+** Format 3 (still read): the same without the losses in the directories
+** (a recording of version 3 holds none).  Format 2 (still read): the same
+** header without the stream attributes, then blocks (u32 payload length,
+** u32 CRC-32C, payload) of every relation's records in time order: a
+** record is a tag byte (kind in the high 3 bits, relation in the low 5
+** bits, 31 = a varint follows), varint time (the block's first absolute,
+** then deltas), then as in format 3;
 ** BEGIN ids count over the whole file, an END gives no entity, and SYMBOL
 ** records define the symbols in line.  Version 1 (still read) had neither
 ** header checksum (the header length at offset 40, the header at 44) and
@@ -179,6 +189,8 @@ typedef struct Writer {
   int64_t records;
   int any;
   int64_t wholes;        /* WHOLE records written (flag 2 at the close) */
+  Out loss;              /* the losses told during the group, encoded (format 4) */
+  int64_t nloss;         /* how many */
   size_t groupMax, blockMax; /* COL_GROUP, COL_SBLOCK (TQMON_COLFIL_GROUP: smaller, for tests) */
 } Writer;
 
@@ -269,7 +281,7 @@ static int cmpU64(const void *a, const void *b) {
 
 /* Writes the group formed so far: directory, symbols, payloads. */
 static int flushGroup(Writer *w) {
-  if (!w->nused) return 0;
+  if (!w->nused && !w->nloss) return 0;
   qsort(w->used, (size_t)w->nused, sizeof(int), cmpInt);
   Out d = {0};
   putVar(&d, (uint64_t)w->gsym);
@@ -293,6 +305,10 @@ static int flushGroup(Writer *w) {
       for (int k = 0; k < s->nent; k++) putVar(&d, s->ent[k] - (k ? s->ent[k - 1] : 0));
     }
   }
+  putVar(&d, (uint64_t)w->nloss);
+  if (w->loss.n) putRaw(&d, w->loss.b, w->loss.n);
+  w->loss.n = 0;
+  w->nloss = 0;
   uint32_t len = (uint32_t)d.n, crc = snsCrc32c(d.b, d.n);
   int rc = fwrite(&len, 4, 1, w->f) != 1 || fwrite(&crc, 4, 1, w->f) != 1 || fwrite(d.b, 1, d.n, w->f) != d.n ||
            fwrite(w->syms.b, 1, w->syms.n, w->f) != w->syms.n;
@@ -426,6 +442,19 @@ static int writeRecord(Writer *w, const tq_record *rec) {
   return 0;
 }
 
+/* A loss told (tq_pm.lost): into the group's directory, in the order told. */
+static void writeLoss(Writer *w, int rel, int64_t entity, TqTime from, TqTime to, int64_t count, int spans) {
+  if (rel < 0 || rel > w->prog->cat.rels.n || count <= 0 || to < from) return; /* (the engine refuses them) */
+  uint64_t ent = entity == TQ_PM_ENTITY_UNKNOWN ? 0 : fileSym(w, entity);
+  putVar(&w->loss, (uint64_t)rel);
+  putVar(&w->loss, ent);
+  putZig(&w->loss, from);
+  putVar(&w->loss, (uint64_t)to - (uint64_t)from);
+  putVar(&w->loss, (uint64_t)count);
+  putByte(&w->loss, spans != 0);
+  w->nloss++;
+}
+
 static int closeWriter(Writer *w, TqTime first, TqTime last) {
   int rc = flushGroup(w);
   /* patch the header: closed, first, last, records, and their checksum */
@@ -446,6 +475,7 @@ static int closeWriter(Writer *w, TqTime first, TqTime last) {
   free(w->used);
   free(w->sumAttr);
   free(w->syms.b);
+  free(w->loss.b);
   for (uint32_t i = 0; i < w->ivs.cap; i++)
     if (w->ivs.slot[i].key > 1) free(w->ivs.slot[i].val);
   tqMapFree(&w->ivs);
@@ -585,6 +615,13 @@ static tq_pm_status colRecord(tq_pm_global *g, tq_pm_private *p, const tq_record
   return TQ_PM_OK;
 }
 
+static tq_pm_status colLost(tq_pm_global *g, tq_pm_private *p, int rel, int64_t entity, tq_time from, tq_time to,
+                            int64_t count, int spans) {
+  Colfil *c = p->data;
+  if (c && c->started && !(p->caps & TQ_PM_EXTRACTOR)) writeLoss(&c->wr, rel, entity, from, to, count, spans);
+  return TQ_PM_OK;
+}
+
 const tq_pm snsColfilPm = {
     .version = TQ_PM_VERSION,
     .name = "colfil",
@@ -593,4 +630,5 @@ const tq_pm snsColfilPm = {
     .call = colCall,
     .extract = snsReplayExtract,
     .record = colRecord,
+    .lost = colLost,
 };

@@ -12,7 +12,7 @@
 #include "sensorsInt.h"
 
 #define COL_MAGIC "TQMONCOL"
-#define COL_VERSION 3u
+#define COL_VERSION 4u
 #define COL_BLOCK 65536          /* formats 1, 2: a block is written once it holds this much */
 #define COL_SBLOCK (256 * 1024)  /* format 3: a group is written once a stream's block holds this much */
 #define COL_GROUP (1024 * 1024)  /* format 3: ... or its blocks hold this much */
@@ -101,6 +101,15 @@ typedef struct OpenRec {
   struct OpenRec *next; /* in the free list of its size */
   int64_t vals[];
 } OpenRec;
+
+/* Format 4: a loss in a group's directory. */
+typedef struct ColLoss {
+  int rel;             /* program relation id (0: not known; -1: not declared by the program) */
+  int spans;
+  int64_t entity;      /* engine symbol, or TQ_PM_ENTITY_UNKNOWN */
+  TqTime from, to;
+  int64_t count;
+} ColLoss;
 
 /* A file relation as the values decoder needs it (no pointer chasing). */
 typedef struct FileRel {
@@ -217,6 +226,14 @@ typedef struct Reader {
   int64_t *begAt;      /* blockKeep: the BEGINs of the block (their Kept entries) */
   size_t cbegAt;
   RtNet *net;          /* statistics go there (NULL: none) */
+  /* format 4: each loss of a group read (NULL: not told), with the
+  ** program's relation id (0: not known) and an engine symbol (or
+  ** TQ_PM_ENTITY_UNKNOWN); a loss of a relation the program does not
+  ** declare is not told */
+  void (*lost)(void *ctx, int rel, int64_t entity, TqTime from, TqTime to, int64_t count, int spans);
+  void *lostCtx;
+  struct ColLoss *loss; /* the group's losses, checked, told once it is read whole */
+  int nloss, closs;
 } Reader;
 
 /* Opens path and maps its catalog onto prog's: 0, or -1 with r->err. */

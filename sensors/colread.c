@@ -280,6 +280,7 @@ void snsReaderClose(Reader *r) {
   free(r->key);
   free(r->tree);
   free(r->dir);
+  free(r->loss);
 }
 
 void snsReaderOpenIvs(Reader *r, void (*f)(void *ctx, const OpenRec *o), void *ctx) {
@@ -733,6 +734,38 @@ static void blockKeep(Reader *r, RBlock *b, TqTime P) {
   b->ki = 0;
 }
 
+/* Format 4: the losses at the end of a group's directory (at d), checked,
+** into r->loss.  0, or -1 with r->err. */
+static int groupLosses(Reader *r, In *d, size_t goff) {
+  uint64_t n = getVar(d);
+  if (d->bad || n > (uint64_t)(d->e - d->p)) /* (each takes bytes) */
+    return readerFail(r, "%s:%zu: corrupt group directory (its losses)", r->path, goff);
+  if ((int64_t)n > r->closs) {
+    r->closs = (int)n;
+    free(r->loss);
+    r->loss = tqMalloc(sizeof(ColLoss) * n);
+  }
+  for (uint64_t i = 0; i < n; i++) {
+    ColLoss *l = &r->loss[i];
+    uint64_t frel = getVar(d), ent = getVar(d);
+    TqTime from = getZig(d);
+    uint64_t span = getVar(d), count = getVar(d);
+    unsigned spans = d->p < d->e ? *d->p++ : 2;
+    if (d->bad || frel > (uint64_t)r->nrel || ent > (uint64_t)r->nsym || from <= TQ_BEGINNING ||
+        span >= (uint64_t)TQ_FOREVER - (uint64_t)from || count == 0 || count > (uint64_t)INT64_MAX || spans > 1)
+      return readerFail(r, "%s:%zu: corrupt group directory (loss %llu)", r->path, goff, (unsigned long long)i + 1);
+    l->rel = frel == 0 ? 0 : r->rels[frel].rel ? r->rels[frel].id : -1;
+    l->entity = ent ? r->symMap[ent] : TQ_PM_ENTITY_UNKNOWN;
+    l->from = from;
+    l->to = from + (TqTime)span;
+    l->count = (int64_t)count;
+    l->spans = (int)spans;
+  }
+  if (d->p != d->e) return readerFail(r, "%s:%zu: corrupt group directory (bytes after its losses)", r->path, goff);
+  r->nloss = (int)n;
+  return 0;
+}
+
 /* Reads the next group: its directory and symbols, then the blocks it
 ** needs.  1 a group, 0 the end of the file, -1 damaged. */
 static int groupLoad(Reader *r) {
@@ -826,6 +859,9 @@ static int groupLoad(Reader *r) {
     b->nent = (int)nent;
     if (b->last > last) last = b->last;
   }
+  /* format 4: the losses told while the group was formed */
+  r->nloss = 0;
+  if (r->version >= 4 && groupLosses(r, &d, goff)) return -1;
   /* the entities a block lists are symbols of the file */
   for (int i = 0; i < r->ngb; i++) {
     RBlock *b = &r->gb[i];
@@ -889,6 +925,11 @@ static int groupLoad(Reader *r) {
   }
   treeBuild(r);
   r->groupLast = last;
+  /* the group is read: its losses are told (before its records) */
+  for (int i = 0; r->lost && i < r->nloss; i++) {
+    const ColLoss *l = &r->loss[i];
+    if (l->rel >= 0) r->lost(r->lostCtx, l->rel, l->entity, l->from, l->to, l->count, l->spans);
+  }
   return 1;
 }
 

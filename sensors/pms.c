@@ -59,6 +59,17 @@ static tq_pm_status traceRecord(tq_pm_global *g, tq_pm_private *p, const tq_reco
   return TQ_PM_OK;
 }
 
+static tq_pm_status traceLost(tq_pm_global *g, tq_pm_private *p, int rel, int64_t entity, tq_time from, tq_time to,
+                              int64_t count, int spans) {
+  TraceState *st = p->data;
+  if (!st || !(p->caps & TQ_PM_CONSUMER)) return TQ_PM_OK;
+  if (snsTextWriteLoss(st->w, rel, entity, from, to, count, spans)) {
+    snprintf(p->message, sizeof p->message, "cannot write %s", strchr(p->args, ':') + 1);
+    return TQ_PM_ERROR;
+  }
+  return TQ_PM_OK;
+}
+
 static tq_pm_status traceCall(tq_pm_global *g, tq_pm_private *p, int what, const tq_record_set *rs) {
   if (p->caps & TQ_PM_EXTRACTOR) {
     if (what == TQ_PM_START) return snsReplayStart(g, p, p->data, NULL);
@@ -101,6 +112,7 @@ const tq_pm snsTracePm = {
     .call = traceCall,
     .extract = snsReplayExtract,
     .record = traceRecord,
+    .lost = traceLost,
 };
 
 /* ================================================================ clock: the timer */

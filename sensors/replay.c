@@ -155,8 +155,11 @@ static int spool(SnsInput *in, TqDiag *d) {
 
 /* ================================================================ the replay */
 
+struct Replay;
+
 /* One recording of a replay. */
 typedef struct Src {
+  struct Replay *x;      /* its replay */
   SnsInput *in;          /* NULL: a recording read already (snsReplay) */
   char *path;            /* as given */
   const char *name;      /* in messages */
@@ -164,6 +167,7 @@ typedef struct Src {
   SnsTrace *tr;          /* a text recording, read whole */
   int borrowed;          /* tr or in is the caller's */
   int64_t next;          /* its next packet */
+  int64_t nextLoss;      /* its next loss line */
   Reader rd;             /* a collection file */
   int reading;           /* rd is open */
   int ranged;            /* rd's range is known (its header's, or read ahead) */
@@ -177,7 +181,29 @@ typedef struct Src {
 typedef struct Replay {
   Src src[REPLAY_MAX];
   int nsrc;
+  SnsLoss *lost;         /* losses read, told at the next extract (a recording
+                         ** is read ahead at START, before the consumers start) */
+  int nlost, clost;
 } Replay;
+
+/* A loss read from a recording, to be told (tellLosses). */
+static void keepLoss(void *ctx, int rel, int64_t entity, TqTime from, TqTime to, int64_t count, int spans) {
+  Replay *x = ctx;
+  if (x->nlost == x->clost) {
+    x->clost = x->clost ? 2 * x->clost : 16;
+    x->lost = tqRealloc(x->lost, sizeof(SnsLoss) * (size_t)x->clost);
+  }
+  x->lost[x->nlost++] = (SnsLoss){0, rel, spans, entity, from, to, count};
+}
+
+/* The losses read so far go to the engine (g->lost), in order. */
+static void tellLosses(tq_pm_global *g, Replay *x) {
+  for (int i = 0; i < x->nlost; i++) {
+    const SnsLoss *l = &x->lost[i];
+    g->lost(g, l->rel, l->entity, l->from, l->to, l->count, l->spans);
+  }
+  x->nlost = 0;
+}
 
 static TqTime recTime(const tq_record *r) {
   return r->kind == TQ_REC_BEGIN ? r->from : r->kind == TQ_REC_END || r->kind == TQ_REC_WHOLE ? r->to : r->t;
@@ -192,6 +218,12 @@ static void announce(void *g, int rel, TqTime from) { ((tq_pm_global *)g)->annou
 static int srcNext(tq_pm_global *g, tq_pm_private *p, Src *s) {
   s->have = 0;
   if (s->tr) {
+    /* the loss lines before the packet (after the last one: at its end),
+    ** to be told as the recording run was told them */
+    for (; s->nextLoss < s->tr->nloss && s->tr->loss[s->nextLoss].at <= s->next; s->nextLoss++) {
+      const SnsLoss *l = &s->tr->loss[s->nextLoss];
+      keepLoss(s->x, l->rel, l->entity, l->from, l->to, l->count, l->spans);
+    }
     if (s->next >= s->tr->npk) return 0;
     snsTraceRecord(s->tr, s->next++, &s->cur);
   } else {
@@ -244,6 +276,8 @@ static int srcOpenCollection(tq_pm_global *g, tq_pm_private *p, Src *s) {
   r->period = periodOf;
   r->needCtx = g;
   r->net = net;
+  r->lost = keepLoss; /* (format 4: its groups' losses) */
+  r->lostCtx = s->x;
   if (net && r->version >= 3) net->read.bytes += (int64_t)r->len;
   if (net) net->read.bytesRead += (int64_t)r->off; /* its header */
   if (net && in->stream) net->read.streams++;
@@ -371,6 +405,7 @@ static int checkClocks(tq_pm_global *g, tq_pm_private *p, Replay *x) {
 ** opened (in); either stays the caller's. */
 static Replay *replayNew(tq_pm_private *p, SnsTrace *tr, SnsInput *in) {
   Replay *x = tqCalloc(1, sizeof *x);
+  for (int i = 0; i < REPLAY_MAX; i++) x->src[i].x = x;
   if (tr || in) {
     Src *s = &x->src[0];
     s->tr = tr;
@@ -422,6 +457,7 @@ tq_pm_status snsReplayExtract(tq_pm_global *g, tq_pm_private *p) {
   Replay *x = p->data;
   TqTime boundary = TQ_FOREVER;
   for (;;) {
+    tellLosses(g, x);
     Src *s = NULL;
     for (int i = 0; i < x->nsrc; i++)
       if (x->src[i].have && (!s || x->src[i].t < s->t)) s = &x->src[i];
@@ -431,7 +467,10 @@ tq_pm_status snsReplayExtract(tq_pm_global *g, tq_pm_private *p) {
     tq_record r = s->cur;
     if (r.kind == TQ_REC_BEGIN || r.kind == TQ_REC_END || r.kind == TQ_REC_WHOLE) r.id ^= s->idBits;
     if (g->produce(g, &r)) return TQ_PM_FATAL;
-    if (srcNext(g, p, s) < 0) return TQ_PM_ERROR;
+    if (srcNext(g, p, s) < 0) {
+      tellLosses(g, x); /* (those read before the damage) */
+      return TQ_PM_ERROR;
+    }
   }
 }
 
@@ -451,6 +490,7 @@ void snsReplayEnd(tq_pm_global *g, tq_pm_private *p) {
     }
     free(s->path);
   }
+  free(x->lost);
   free(x);
   p->data = NULL;
 }

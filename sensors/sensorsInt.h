@@ -35,6 +35,17 @@ typedef struct SnsIv {
   int32_t emitted; /* replay: its begin was delivered */
 } SnsIv;
 
+/* A loss line (TIME NAME! ...): what a producer lost, told again to the
+** engine (g->lost) when the replay reaches it. */
+typedef struct SnsLoss {
+  int64_t at;      /* the packets before it (it is told before packet at) */
+  int rel;         /* relation id (0: not known) */
+  int spans;       /* begins or ends of intervals among them */
+  int64_t entity;  /* its flag entity (a symbol), or TQ_PM_ENTITY_UNKNOWN */
+  TqTime from, to; /* the period */
+  int64_t count;   /* records lost */
+} SnsLoss;
+
 struct SnsTrace {
   TqSource *src;
   const CpProgram *prog;
@@ -45,12 +56,17 @@ struct SnsTrace {
   int64_t *vals;  /* value pool */
   int64_t nvals, cvals;
   TqTime first, last;
+  SnsLoss *loss;  /* its loss lines, in order */
+  int64_t nloss, closs;
 };
 
 /* The text form writer (the trace PM's consumer side, tqmon convert). */
 typedef struct SnsTextWriter SnsTextWriter;
 SnsTextWriter *snsTextWriterOpen(const char *path, const CpProgram *prog); /* NULL: errno */
 int snsTextWrite(SnsTextWriter *w, const tq_record *r);
+/* A loss (tq_pm.lost) as a loss line, at the time of the last record
+** written (before the first record: at its time).  0 or -1. */
+int snsTextWriteLoss(SnsTextWriter *w, int rel, int64_t entity, TqTime from, TqTime to, int64_t count, int spans);
 int snsTextWriterClose(SnsTextWriter *w);
 
 /* A recording opened for reading (replay.c). */

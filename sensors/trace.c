@@ -322,6 +322,90 @@ static void markBad(Parser *ps) {
   if (r) ps->badRel[r->id - 1] = 1;
 }
 
+/* A loss line, after its TIME and NAME!: COUNT FROM TO ENTITY [spans]
+** (NAME and ENTITY `*` when not known).  Kept in tr->loss, told before
+** the packets that follow it. */
+static void parseLoss(Parser *ps, TqTime t, const char *ns, int nn) {
+  SnsTrace *tr = ps->tr;
+  static const AlgAttr entAttr = {"the loss's entity", {TY_ENTITY, NULL, NULL}, 0};
+  static const char *const need[4] = {"the records lost (a count)", "the time the loss began",
+                                      "the time it ended", "its entity (* when not known)"};
+  const AlgRel *r = NULL;
+  if (nn != 1 || ns[0] != '*') {
+    char name[128];
+    if (nn >= (int)sizeof name) nn = (int)sizeof name - 1;
+    memcpy(name, ns, (size_t)nn);
+    name[nn] = 0;
+    r = algCatRel(&tr->prog->cat, name);
+    if (!r) {
+      if (algCatDerived(&tr->prog->cat, name))
+        tqError(ps->d, locAt(ps, ns), "'%s' is a derived relation; a recording holds only the losses of primitive relations", name);
+      else
+        tqError(ps->d, locAt(ps, ns), "unknown relation '%s' (a loss of a relation not known is *!)", name);
+      return;
+    }
+  }
+  const char *w[4];
+  int wn[4];
+  for (int i = 0; i < 4; i++) {
+    if (!word(ps, &w[i], &wn[i])) {
+      tqError(ps->d, locAt(ps, ps->p), "%.*s! needs %s: TIME NAME! COUNT FROM TO ENTITY [spans]", nn, ns, need[i]);
+      return;
+    }
+    if (wn[i] < 0) return;
+  }
+  char num[32];
+  char *end;
+  long long count = 0;
+  if (wn[0] < (int)sizeof num) {
+    memcpy(num, w[0], (size_t)wn[0]);
+    num[wn[0]] = 0;
+    count = strtoll(num, &end, 10);
+    if (*end || end == num) count = 0;
+  }
+  if (count <= 0) {
+    tqError(ps->d, locAt(ps, w[0]), "the records lost must be a count above 0, not '%.*s'", wn[0], w[0]);
+    return;
+  }
+  TqTime ft[2];
+  for (int i = 0; i < 2; i++) {
+    int trc = tqTimeParse(w[1 + i], (size_t)wn[1 + i], &ft[i]);
+    if (trc) {
+      tqError(ps->d, locAt(ps, w[1 + i]), "malformed time '%.*s' (expected h:mm:ss[.frac], N[ns|us|ms|s|min|h] or ns)",
+              wn[1 + i], w[1 + i]);
+      return;
+    }
+  }
+  if (ft[1] < ft[0]) {
+    tqError(ps->d, locAt(ps, w[2]), "the loss ends before it begins (FROM TO: %.*s after %.*s)", wn[1], w[1], wn[2], w[2]);
+    return;
+  }
+  int64_t ent = TQ_PM_ENTITY_UNKNOWN;
+  if ((wn[3] != 1 || w[3][0] != '*') && parseValue(ps, &entAttr, w[3], wn[3], &ent)) return;
+  const char *x;
+  int xn, spans = 0;
+  if (word(ps, &x, &xn)) {
+    if (xn < 0) return;
+    if (xn != 5 || strncmp(x, "spans", 5)) {
+      tqError(ps->d, locAt(ps, x), "'%.*s' after a loss's entity: only spans may follow (begins or ends of intervals were lost)",
+              xn, x);
+      return;
+    }
+    spans = 1;
+    if (word(ps, &x, &xn)) {
+      if (xn >= 0) tqError(ps->d, locAt(ps, x), "'%.*s' after a loss's spans: the line ends there", xn, x);
+      return;
+    }
+  }
+  ps->lastT = t;
+  ps->haveT = 1;
+  if (tr->nloss == tr->closs) {
+    tr->closs = tr->closs ? 2 * tr->closs : 16;
+    tr->loss = tqRealloc(tr->loss, sizeof(SnsLoss) * (size_t)tr->closs);
+  }
+  tr->loss[tr->nloss++] = (SnsLoss){tr->npk, r ? r->id : 0, spans, ent, ft[0], ft[1], count};
+}
+
 static void parseLine(Parser *ps) {
   SnsTrace *tr = ps->tr;
   const char *s;
@@ -347,6 +431,10 @@ static void parseLine(Parser *ps) {
   int nn;
   if (!word(ps, &ns, &nn) || nn < 0) {
     tqError(ps->d, locAt(ps, ps->p), "expected a relation name after the time");
+    return;
+  }
+  if (nn > 1 && ns[nn - 1] == '!') { /* a loss */
+    parseLoss(ps, t, ns, nn - 1);
     return;
   }
   int sign = 0, sample = 0, whole = 0;
@@ -604,6 +692,7 @@ void snsTraceFree(SnsTrace *t) {
   free(t->pk);
   free(t->iv);
   free(t->vals);
+  free(t->loss);
   free(t);
 }
 
@@ -638,6 +727,10 @@ struct SnsTextWriter {
   FILE *f;
   const CpProgram *prog;
   int err;
+  TqTime lastT;    /* the time of the last line written */
+  int any;         /* a record was written */
+  SnsLoss *pend;   /* losses told before the first record (written before it) */
+  int npend, cpend;
 };
 
 SnsTextWriter *snsTextWriterOpen(const char *path, const CpProgram *prog) {
@@ -646,8 +739,26 @@ SnsTextWriter *snsTextWriterOpen(const char *path, const CpProgram *prog) {
   SnsTextWriter *w = tqCalloc(1, sizeof *w);
   w->f = f;
   w->prog = prog;
-  fprintf(f, "# written by tqmon: TIME in ns, NAME+ begins, NAME- ends, NAME@ samples, NAME= FROM whole intervals\n");
+  fprintf(f, "# written by tqmon: TIME in ns, NAME+ begins, NAME- ends, NAME@ samples, NAME= FROM whole intervals, "
+             "NAME! COUNT FROM TO ENTITY [spans] losses\n");
   return w;
+}
+
+/* A name or string: bare when it is a plain name (entity), else quoted. */
+static void putName(SnsTextWriter *w, const char *s, int entity) {
+  int plain = entity && *s;
+  for (const char *c = s; *c && plain; c++)
+    if (!isalnum((unsigned char)*c) && *c != '_' && *c != '-' && *c != '.' && *c != ':' && *c != '/') plain = 0;
+  if (plain) {
+    fprintf(w->f, " %s", s);
+    return;
+  }
+  fputs(" \"", w->f);
+  for (const char *c = s; *c; c++) {
+    if (*c == '"' || *c == '\\') fputc('\\', w->f);
+    fputc(*c, w->f);
+  }
+  fputc('"', w->f);
 }
 
 static void putValue(SnsTextWriter *w, const AlgAttr *a, int64_t v) {
@@ -661,28 +772,44 @@ static void putValue(SnsTextWriter *w, const AlgAttr *a, int64_t v) {
       break;
     }
     case TY_ENUM: fprintf(w->f, " %s", v >= 0 && v < a->type.en->n ? a->type.en->names[v] : "?"); break;
-    default: {
-      const char *s = tqSymName((int32_t)v);
-      int plain = a->type.kind == TY_ENTITY && *s;
-      for (const char *c = s; *c && plain; c++)
-        if (!isalnum((unsigned char)*c) && *c != '_' && *c != '-' && *c != '.' && *c != ':' && *c != '/') plain = 0;
-      if (plain) {
-        fprintf(w->f, " %s", s);
-      } else {
-        fputs(" \"", w->f);
-        for (const char *c = s; *c; c++) {
-          if (*c == '"' || *c == '\\') fputc('\\', w->f);
-          fputc(*c, w->f);
-        }
-        fputc('"', w->f);
-      }
-      break;
-    }
+    default: putName(w, tqSymName((int32_t)v), a->type.kind == TY_ENTITY); break;
   }
+}
+
+/* Loss l as a line at time t. */
+static void putLoss(SnsTextWriter *w, TqTime t, const SnsLoss *l) {
+  const AlgRel *rel = l->rel ? w->prog->cat.rels.v[l->rel - 1] : NULL;
+  fprintf(w->f, "%lld %s! %lld %lld %lld", (long long)t, rel ? rel->name : "*", (long long)l->count, (long long)l->from,
+          (long long)l->to);
+  if (l->entity == TQ_PM_ENTITY_UNKNOWN) fputs(" *", w->f);
+  else putName(w, tqSymName((int32_t)l->entity), 1);
+  if (fputs(l->spans ? " spans\n" : "\n", w->f) == EOF) w->err = 1;
+  w->lastT = t;
+}
+
+int snsTextWriteLoss(SnsTextWriter *w, int rel, int64_t entity, TqTime from, TqTime to, int64_t count, int spans) {
+  if (rel < 0 || rel > w->prog->cat.rels.n || count <= 0 || to < from) return 0; /* (the engine refuses them) */
+  SnsLoss l = {0, rel, spans != 0, entity, from, to, count};
+  if (w->any) {
+    putLoss(w, w->lastT, &l);
+  } else {
+    if (w->npend == w->cpend) {
+      w->cpend = w->cpend ? 2 * w->cpend : 8;
+      w->pend = tqRealloc(w->pend, sizeof(SnsLoss) * (size_t)w->cpend);
+    }
+    w->pend[w->npend++] = l;
+  }
+  return w->err ? -1 : 0;
 }
 
 int snsTextWrite(SnsTextWriter *w, const tq_record *r) {
   const AlgRel *rel = w->prog->cat.rels.v[r->rel - 1];
+  TqTime t = r->kind == TQ_REC_BEGIN ? r->from : r->kind == TQ_REC_END || r->kind == TQ_REC_WHOLE ? r->to : r->t;
+  if (r->kind < TQ_REC_EVENT || r->kind > TQ_REC_WHOLE || r->kind == TQ_REC_DELTA) return 0;
+  for (int i = 0; i < w->npend; i++) putLoss(w, t, &w->pend[i]);
+  w->npend = 0;
+  w->any = 1;
+  w->lastT = t;
   switch (r->kind) {
     case TQ_REC_EVENT: fprintf(w->f, "%lld %s", (long long)r->t, rel->name); break;
     case TQ_REC_SAMPLE: fprintf(w->f, "%lld %s@", (long long)r->t, rel->name); break;
@@ -698,6 +825,9 @@ int snsTextWrite(SnsTextWriter *w, const tq_record *r) {
 
 int snsTextWriterClose(SnsTextWriter *w) {
   if (!w) return 0;
+  /* losses and no record: each at its end (in the order told, never back) */
+  for (int i = 0; i < w->npend; i++) putLoss(w, i && w->lastT > w->pend[i].to ? w->lastT : w->pend[i].to, &w->pend[i]);
+  free(w->pend);
   int rc = w->err || fclose(w->f) ? -1 : 0;
   free(w);
   return rc;

@@ -97,7 +97,7 @@ static uint64_t var(const unsigned char **p, const unsigned char *e) {
   return 0;
 }
 
-/* Format 3: the checksums of each group (its symbols' and payloads' in
+/* Formats 3 and 4: the checksums of each group (its symbols' and payloads' in
 ** the directory, then the directory's), as far as the lengths allow. */
 static void fixGroups(unsigned char *b, size_t n, size_t off) {
   while (n - off >= 8) {
@@ -128,16 +128,16 @@ static void fixGroups(unsigned char *b, size_t n, size_t off) {
   }
 }
 
-/* Recomputes the CRC-32C checksums of a format-2 or -3 file, as far as
+/* Recomputes the CRC-32C checksums of a format-2, -3 or -4 file, as far as
 ** its lengths allow. */
 static void fixSums(unsigned char *b, size_t n) {
-  if (n < 48 || (u32(b + 8) != 2 && u32(b + 8) != 3)) return;
+  if (n < 48 || u32(b + 8) < 2 || u32(b + 8) > 4) return;
   put32(b + 40, snsCrc32c(b + 8, 32));
   size_t hlen = u32(b + 44);
   if (hlen > n - 48 || n - 48 - hlen < 4) return;
   put32(b + 48 + hlen, snsCrc32c(b + 48, hlen));
   size_t off = 52 + hlen;
-  if (u32(b + 8) == 3) {
+  if (u32(b + 8) >= 3) { /* (format 4's losses end the directory) */
     fixGroups(b, n, off);
     return;
   }

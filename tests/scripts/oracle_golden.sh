@@ -20,7 +20,9 @@ for tq in tests/golden/*.tq; do
   $T load "$tq" $extra --replay "$n.trace" --db "$db"
   # shellcheck disable=SC2086
   $T sql "$tq" $extra --db "$db" | sort >"$OUT/oracle-$name.csv"
-  if ! sort "$n.csv" | diff - "$OUT/oracle-$name.csv" >"$OUT/oracle-$name.diff"; then
+  # (the periods a golden answer may be incomplete over, "# incomplete"
+  # lines, come from its recording's losses: the rows are what SQL answers)
+  if ! grep -v '^# incomplete ' "$n.csv" | sort | diff - "$OUT/oracle-$name.csv" >"$OUT/oracle-$name.diff"; then
     echo "oracle disagrees on $name:"
     cat "$OUT/oracle-$name.diff"
     fails=$((fails + 1))

@@ -7,7 +7,7 @@
 ** depend on, so that a call log in dependency order differs from it):
 **   filter  FILTER: drops the records whose Host is drop=ENTITY
 **   rows    CONSUMER of results (result callback)
-**   recs    CONSUMER of records (record callback)
+**   recs    CONSUMER of records (record callback) and of losses (lost)
 **   mon     MONITOR (default sync: prebaseline, snapshot, collection-end)
 **   sup     SUPPORTER: only START and END
 **   busy    PRODUCER of the sampled relation Busy (sample callback)
@@ -378,6 +378,20 @@ static tq_pm_status record(tq_pm_global *g, tq_pm_private *p, const tq_record *r
   return statusOf(p, c, K_RECORD);
 }
 
+/* recs: a loss the engine was told (interface version 11), one line:
+** "lost REL ENTITY FROM TO COUNT [spans]" (names as the engine has them,
+** * when not known). */
+static tq_pm_status lost(tq_pm_global *g, tq_pm_private *p, int rel, int64_t entity, tq_time from, tq_time to,
+                         int64_t count, int spans) {
+  Conf *c = p->data;
+  char f[32], t[32];
+  if (!c->active) return TQ_PM_OK;
+  const char *rn = rel ? g->relation_name(g, rel) : NULL;
+  logLine(g, p, "lost %s %s %s %s %lld%s", rn ? rn : "*", entity == TQ_PM_ENTITY_UNKNOWN ? "*" : g->symbol_name(g, entity),
+          timeText(f, sizeof f, from), timeText(t, sizeof t, to), (long long)count, spans ? " spans" : "");
+  return TQ_PM_OK;
+}
+
 static tq_pm_status result(tq_pm_global *g, tq_pm_private *p, const tq_result_row *row) {
   Conf *c = p->data;
   static const char *const ops[] = {"?", "insert", "close", "delete"};
@@ -422,7 +436,7 @@ static const tq_pm pms[NPM] = {
     {.version = TQ_PM_VERSION, .name = "rows", .description = "test CONSUMER of result rows", .init = initRows,
      .call = call, .result = result},
     {.version = TQ_PM_VERSION, .name = "recs", .description = "test CONSUMER of records", .init = initRecs,
-     .call = call, .record = record},
+     .call = call, .record = record, .lost = lost},
     {.version = TQ_PM_VERSION, .name = "mon", .description = "test MONITOR", .init = initMon, .call = call},
     {.version = TQ_PM_VERSION, .name = "sup", .description = "test SUPPORTER", .init = initSup, .call = call},
     {.version = TQ_PM_VERSION, .name = "busy", .description = "test PRODUCER of Busy (sampled)", .init = initBusy,
