@@ -290,7 +290,9 @@ struct tq_pm_global {
   ** (--stats: "lost" per relation, "packets_lost", and in
   ** "packets_total"), marks every answer that reads rel as possibly
   ** incomplete over that period (docs/losses.md), and says so.  Returns 0,
-  ** or -1 (ignored) for an unknown rel, count <= 0 or to < from. */
+  ** or -1 (ignored) for an unknown rel, count <= 0, to < from, or a count
+  ** that would take the operation's losses past TQ_PM_LOST_MAX (no run
+  ** loses so many: a damaged recording's). */
   int (*lost)(tq_pm_global *g, int rel, int64_t entity, tq_time from, tq_time to, int64_t count, int spans);
   /* (version 10) PRODUCERs, from START on: the condition a record of
   ** relation rel must satisfy to be of any use (the queries select on its
@@ -309,6 +311,7 @@ struct tq_pm_global {
   void (*suppressed)(tq_pm_global *g, int rel, int64_t n);
 };
 #define TQ_PM_ENTITY_UNKNOWN INT64_MIN
+#define TQ_PM_LOST_MAX ((int64_t)1 << 62) /* (g->lost) records an operation may lose in all */
 
 /* (version 10) One condition of g->sensor_filter: attribute attr compared
 ** with a constant. */

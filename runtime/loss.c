@@ -33,7 +33,7 @@ static int mergeInto(RtLoss *l, int64_t entity, TqTime from, TqTime to, int64_t 
 }
 
 int rtNetLost(RtNet *net, int rel, int64_t entity, TqTime from, TqTime to, int64_t count, int spans) {
-  if (rel < 0 || rel > net->nsensor || count <= 0 || to < from) return -1;
+  if (rel < 0 || rel > net->nsensor || count <= 0 || to < from || count > RT_LOSS_MAX - net->packetsLost) return -1;
   if (rel) net->sensor[rel - 1].lost += count;
   net->packetsLost += count;
   spans = spans != 0;

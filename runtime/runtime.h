@@ -377,6 +377,7 @@ TqTime rtNetSamplePeriod(const RtNet *net, int rel);
 ** Losses of one relation and entity less than a second apart are one
 ** period; at most 4,096 periods are kept (then they grow). */
 #define RT_LOSS_ANY INT64_MIN
+#define RT_LOSS_MAX ((int64_t)1 << 62) /* packets lost in all, at most (TQ_PM_LOST_MAX) */
 typedef struct RtLoss {
   int rel;
   int spans;
@@ -385,7 +386,9 @@ typedef struct RtLoss {
   int64_t count;
 } RtLoss;
 /* Counts a loss (per sensor and in packetsLost) and keeps its period.
-** 0, or -1 (ignored) for an unknown rel, count <= 0 or to < from. */
+** 0, or -1 (ignored) for an unknown rel, count <= 0, to < from, or a
+** count that takes packetsLost past RT_LOSS_MAX (the sums stay in
+** range). */
 int rtNetLost(RtNet *net, int rel, int64_t entity, TqTime from, TqTime to, int64_t count, int spans);
 /* The periods during which result res may be incomplete: the losses of
 ** the sensors its network reads, each to TQ_FOREVER when it may tell

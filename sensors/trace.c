@@ -363,8 +363,8 @@ static void parseLoss(Parser *ps, TqTime t, const char *ns, int nn) {
     count = strtoll(num, &end, 10);
     if (*end || end == num) count = 0;
   }
-  if (count <= 0) {
-    tqError(ps->d, locAt(ps, w[0]), "the records lost must be a count above 0, not '%.*s'", wn[0], w[0]);
+  if (count <= 0 || count > TQ_PM_LOST_MAX) {
+    tqError(ps->d, locAt(ps, w[0]), "the records lost must be a count from 1 to 2^62, not '%.*s'", wn[0], w[0]);
     return;
   }
   TqTime ft[2];
