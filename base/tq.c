@@ -722,33 +722,42 @@ TqSource *tqSourceRead(const char *path, TqDiag *d) {
 }
 
 /* Reports the first NUL byte or over-long line in b->s[from, b->n) (the
-** lines before from were checked already); *line and *ls are the current
-** line's number and start.  0, or -1 with the error in d. */
-static int sourceCheck(const TqBuf *b, size_t from, int *line, size_t *ls, size_t maxLine, const char *name,
-                       TqDiag *d) {
+** lines before from were checked already); *ls is the start of the line
+** that was not complete at the last call (lines are not counted: only an
+** error's place needs its line number, counted then).  A line holds at
+** most maxLine bytes (0: no bound) when every maxLine + 1 bytes from a
+** line's start hold a '\n': one search a window, not one a line.  0, or
+** -1 with the error in d. */
+static int sourceCheck(const TqBuf *b, size_t from, size_t *ls, size_t maxLine, const char *name, TqDiag *d) {
   const char *nul = memchr(b->s + from, 0, b->n - from);
-  size_t upto = nul ? (size_t)(nul - b->s) : b->n;
-  for (size_t p = from; p < upto;) {
-    const char *nl = memchr(b->s + p, '\n', upto - p);
-    size_t e = nl ? (size_t)(nl - b->s) : upto;
-    if (maxLine && e - *ls > maxLine) break; /* (said below) */
-    if (!nl) break;
-    (*line)++;
-    *ls = e + 1;
-    p = e + 1;
+  size_t upto = nul ? (size_t)(nul - b->s) : b->n, p = *ls;
+  int tooLong = 0;
+  while (maxLine && upto - p > maxLine) {
+    const char *nl = memrchr(b->s + p, '\n', maxLine + 1);
+    if (!nl) {
+      tooLong = 1;
+      break;
+    }
+    p = (size_t)(nl - b->s) + 1;
   }
+  if (!tooLong) { /* the start of the line upto is in */
+    const char *nl = upto > p ? memrchr(b->s + p, '\n', upto - p) : NULL;
+    if (nl) p = (size_t)(nl - b->s) + 1;
+  }
+  *ls = p;
+  if (!tooLong && !nul) return 0;
+  int line = 1;
+  for (const char *q = b->s; (q = memchr(q, '\n', (size_t)(b->s + p - q))) != NULL; q++) line++;
   char where[4200];
-  if (maxLine && upto - *ls > maxLine) {
-    snprintf(where, sizeof where, "%.4096s:%d:1", name, *line);
+  if (tooLong) {
+    snprintf(where, sizeof where, "%.4096s:%d:1", name, line);
     tqErrorAt(d, where, "line longer than %zu bytes", maxLine);
     return -1;
   }
-  if (nul) { /* where: line and column of the first NUL */
-    snprintf(where, sizeof where, "%.4096s:%d:%zu", name, *line, upto - *ls + 1);
-    tqErrorAt(d, where, "binary file (contains a NUL byte)");
-    return -1;
-  }
-  return 0;
+  /* where: line and column of the first NUL */
+  snprintf(where, sizeof where, "%.4096s:%d:%zu", name, line, upto - p + 1);
+  tqErrorAt(d, where, "binary file (contains a NUL byte)");
+  return -1;
 }
 
 TqSource *tqSourceReadFile(FILE *f, const char *name, const void *head, size_t nhead, size_t maxLine, TqDiag *d) {
@@ -767,15 +776,14 @@ TqSource *tqSourceReadFile(FILE *f, const char *name, const void *head, size_t n
   /* whatever else comes (a pipe, a device, a file that grew), checked as
   ** it comes: an endless input (/dev/zero) stops at its first NUL byte or
   ** over-long line, not at the end of memory */
-  int line = 1;
   size_t ls = 0, checked = 0;
   char tmp[65536];
   size_t n;
-  int bad = b.n && sourceCheck(&b, 0, &line, &ls, maxLine, name, d);
+  int bad = b.n && sourceCheck(&b, 0, &ls, maxLine, name, d);
   checked = b.n;
   while (!bad && (n = fread(tmp, 1, sizeof tmp, f)) > 0) {
     tqBufAdd(&b, tmp, n);
-    bad = sourceCheck(&b, checked, &line, &ls, maxLine, name, d);
+    bad = sourceCheck(&b, checked, &ls, maxLine, name, d);
     checked = b.n;
   }
   if (!bad && ferror(f)) {
