@@ -198,7 +198,7 @@ targ() {
   eval "a=\$k_${1}_none_median b=\$k_${1}_bpftrace_median t=\$k_${1}_tqmon_median"
   eval "ca=\$c_${1}_none_median cb=\$c_${1}_bpftrace_median ct=\$c_${1}_tqmon_median"
   ok=$(awk -v a="$a" -v b="$b" -v t="$t" -v cb="$cb" -v ct="$ct" 'BEGIN { print (a > 0 && t >= b && ct >= cb ? 1 : 0) }')
-  ratio=$(awk -v a="$a" -v b="$b" -v t="$t" 'BEGIN { if (a > b && a > 0) printf "%.2fx", (a - t) / (a - b); else printf "n/a" }')
+  ratio=$(awk -v a="$a" -v b="$b" -v t="$t" 'BEGIN { if (a > b && a > t && a > 0) printf "%.2fx", (a - t) / (a - b); else printf "n/a" }')
   target $ok "kernel, $2 ($1), enabled pid: tqmon's slowdown at most bpftrace's: $(slow $a $t)% against $(slow $a $b)% (ratio $ratio); of its CPU time $(slow $ca $ct)% against $(slow $ca $cb)%"
 }
 targ rw syscall-heavy
