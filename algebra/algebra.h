@@ -113,6 +113,9 @@ struct AlgRel {
   int64_t cost;         /* declared cost of one packet, ns (0: not declared) */
   int64_t rate;         /* traced: declared packets per second per flag entity (0: none) */
   TqTime tick;          /* a relation with several sensors: the base Clock tick (costs per second) */
+  int tracedEverywhere; /* set by cpOptimize: some query enables the traced sensor on every
+                        ** flag entity, so SENSOR keeps it for the others too (it is written
+                        ** anyway: sampling as well would only add its cost) */
   int once;             /* declared `once`: at most one tuple per flag entity in a run (a
                         ** disable-traced sensor: O3-ONCE's consuming form is then exact) */
   TqLoc loc;            /* declaration */

@@ -898,6 +898,12 @@ static AlgNode *ruleSensor(Opt *o, AlgNode *n) {
   const AlgRel *r = al->rel, *m = r->altSensor;
   double ct = costTraced(r), cs = costSampled(m, ck->clockN);
   AlgNode *arg0 = al->kid[0];
+  if (r->tracedEverywhere) {
+    ((AlgNode *)al)->note = tqArenaPrintf(o->a, "SENSOR: traced sensor %s: another query enables it on every %s entity, so its "
+                                          "packets are written anyway; sampling as well would add %s's cost (the cheapest "
+                                          "combination)", r->name, algRoleName(r->flagRole), m->name);
+    return NULL;
+  }
   if (m->flagRole != r->flagRole) {
     if (!entitySource(al->kid[0])) {
       if (!al->note)

@@ -570,7 +570,48 @@ void cpProgramFree(CpProgram *p) {
   free(p);
 }
 
+/* Marks the relations of which some alpha of t traces on every flag entity
+** (its argument an entity source: every entity, for its lifetime).
+** Returns how many it marked. */
+static int markTracedEverywhere(const AlgNode *t) {
+  int n = 0;
+  for (int i = 0; i < t->nkid; i++) n += markTracedEverywhere(t->kid[i]);
+  if (t->kind != ALG_ALPHA || !t->rel->altSensor || t->rel->mode != ALG_MODE_TRACED || t->rel->tracedEverywhere) return n;
+  const AlgNode *a = t->kid[0];
+  if (a->kind == ALG_PI && a->npi == 1 && a->kid[0]->kind == ALG_SOURCE) a = a->kid[0];
+  if (a->kind != ALG_SOURCE || a->var) return n;
+  ((AlgRel *)t->rel)->tracedEverywhere = 1;
+  return n + 1;
+}
+
+/* Does t read another sensor of a relation now marked traced everywhere? */
+static int readsMarkedAlt(const AlgNode *t) {
+  if (t->kind == ALG_ALPHA && t->rel->sensorOf && t->rel->sensorOf->tracedEverywhere) return 1;
+  for (int i = 0; i < t->nkid; i++)
+    if (readsMarkedAlt(t->kid[i])) return 1;
+  return 0;
+}
+
 void cpOptimize(CpProgram *p, TqBuf *trace) {
+  /* SENSOR chooses per alpha; the cheapest combination over the queries
+  ** reads a relation's traced sensor everywhere once a query traces it on
+  ** every flag entity: optimized once, marked, and again if a query read
+  ** the sampled sensor of a marked relation */
+  TqBuf first = {0};
+  for (int i = 0; i < p->queries.n; i++) {
+    CpQuery *q = p->queries.v[i];
+    if (trace) tqBufPrintf(&first, "-- %s\n", q->name ? q->name : "query");
+    q->opt = algOptimize(p->arena, q->tree, trace ? &first : NULL);
+  }
+  int marked = 0, again = 0;
+  for (int i = 0; i < p->queries.n; i++) marked += markTracedEverywhere(((CpQuery *)p->queries.v[i])->opt);
+  for (int i = 0; marked && i < p->queries.n; i++) again |= readsMarkedAlt(((CpQuery *)p->queries.v[i])->opt);
+  if (!again) {
+    if (trace && first.s) tqBufPuts(trace, first.s);
+    tqBufFree(&first);
+    return;
+  }
+  tqBufFree(&first);
   for (int i = 0; i < p->queries.n; i++) {
     CpQuery *q = p->queries.v[i];
     if (trace) tqBufPrintf(trace, "-- %s\n", q->name ? q->name : "query");

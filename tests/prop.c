@@ -436,6 +436,11 @@ static void genQueries(TqBuf *b, int *nderived) {
     if (chance(50)) tqBufPrintf(b, " and sw.N %s %d", PICK(((const char *[]){"<", ">=", "="})), ri(0, 4));
     tqBufPrintf(b, " when sw precede %sow\n", ev ? "" : "end of ");
   }
+  /* extension: a second query over Rv that needs its intervals and traces
+  ** it on every entity (the cheapest combination: SENSOR then leaves the
+  ** queries at ticks on the traced sensor) */
+  if (strstr(b->s, "range of rv is Rv") && chance(40))
+    tqBufPrintf(b, "\nrange of rw is Rv\nretrieve into RW (rw.X, rw.N) valid at %s rw\n", chance(50) ? "begin of" : "end of");
   xEnd();
 }
 

@@ -4,7 +4,8 @@
 # reads RunningOn at Clock[60]'s ticks runs on the sampled sensor: --stats
 # shows RunningOn_sampled used and the traced RunningOn not, and with
 # --no-rule SENSOR (the previous optimizer) the other way round, with the
-# same answers.  Made dearer, the sampled sensor is not chosen.  A recording
+# same answers.  Made dearer, the sampled sensor is not chosen; nor when
+# another query traces every processor (written anyway).  A recording
 # whose tuples begin while their processor does not exist breaks the rule's
 # condition: the run says so.  A live collection refuses the sampled sensor.
 set -u
@@ -22,7 +23,7 @@ field() { # stats-file sensor field
   grep "\"name\": \"$2\"" "$1" | sed -n "s/.*\"$3\": \\([a-z0-9]*\\).*/\\1/p"
 }
 # the queries that read RunningOn at ticks only
-sed '/^retrieve into Ran/d' $G.tq >"$dir/ticks.tq"
+sed '/^retrieve into RanOnA/d' $G.tq >"$dir/ticks.tq"
 $T run "$dir/ticks.tq" --replay $G.trace --format csv --stats "$dir/opt.json" >"$dir/opt.csv" 2>"$dir/opt.err" ||
   bad "optimized: exit $?"
 $T run "$dir/ticks.tq" --replay $G.trace --format csv --stats "$dir/prev.json" --no-rule SENSOR >"$dir/prev.csv" 2>"$dir/prev.err" ||
@@ -42,6 +43,13 @@ sed 's/cost 300ns/cost 1ms/' "$dir/ticks.tq" >"$dir/dear.tq"
 $T run "$dir/dear.tq" --replay $G.trace --format csv --stats "$dir/dear.json" >"$dir/dear.csv" 2>/dev/null || bad "dear: exit $?"
 [ "$(field "$dir/dear.json" RunningOn_sampled used)" = false ] || bad "dear: the sampled sensor is used"
 diff "$dir/opt.csv" "$dir/dear.csv" >/dev/null || bad "dear: the answers differ"
+# a query that traces every processor: the traced sensor is written anyway,
+# so the others read it too (the cheapest combination)
+{ cat "$dir/ticks.tq"; echo 'retrieve into All (RO.Process, RO.Processor)'; } >"$dir/all.tq"
+$T run "$dir/all.tq" --replay $G.trace --format csv --stats "$dir/all.json" >"$dir/all.csv" 2>/dev/null || bad "all: exit $?"
+[ "$(field "$dir/all.json" RunningOn_sampled used)" = false ] || bad "all: the sampled sensor is used"
+[ "$(field "$dir/all.json" RunningOn used)" = true ] || bad "all: the traced sensor is not used"
+sed '/^# All/,$d' "$dir/all.csv" | diff "$dir/opt.csv" - >/dev/null || bad "all: the other queries' answers differ"
 # a tuple that begins before its processor exists: said, counted
 awk '$2 == "Processor+" && $3 == "B" { $1 = "2:05:13" } { print }' $G.trace | sort -s -k1,1 >"$dir/late.trace"
 $T run "$dir/ticks.tq" --replay "$dir/late.trace" --format csv --stats "$dir/late.json" >/dev/null 2>"$dir/late.err" ||
