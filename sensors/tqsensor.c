@@ -215,7 +215,11 @@ int tqs_check(uint32_t s, int nv, const int64_t *v) {
   return 0;
 }
 
-void tqs_put_slow(uint32_t s, int kind, uint64_t id, int n, const int64_t *v) {
+/* Writes a packet stamped t (putAt) or now (tqs_put_slow). */
+static void putAt(uint32_t s, int kind, uint64_t id, int n, const int64_t *v, uint64_t t);
+void tqs_put_slow(uint32_t s, int kind, uint64_t id, int n, const int64_t *v) { putAt(s, kind, id, n, v, now()); }
+
+static void putAt(uint32_t s, int kind, uint64_t id, int n, const int64_t *v, uint64_t t) {
   tqs_thread *me = &tqs_me;
   if (__builtin_expect(!me->ring, 0) && acquireRing()) {
     if (seg) {
@@ -238,7 +242,7 @@ void tqs_put_slow(uint32_t s, int kind, uint64_t id, int n, const int64_t *v) {
   }
   tq_shm_packet *slots = me->slots;
   tq_shm_packet *p = &slots[head & mask];
-  p->time = now();
+  p->time = t;
   p->sensor = (uint8_t)s;
   p->kind = (uint8_t)kind;
   p->nslots = (uint8_t)nslots;
@@ -333,11 +337,16 @@ void tqs_entity_state(tq_entity h, int n, const int64_t *a) {
   uint32_t s = ents[h].sensor - 1;
   int64_t v[TQ_SHM_MAX_ATTRS];
   v[0] = h;
-  tqs_put(s, TQ_SHM_END, ents[h].cur, 1, v);
+  /* one instant: the old values end when the new ones begin (two stamps
+  ** would leave the entity out of its relation in between, and a monitor
+  ** that enables a sensor on the entities of the relation would switch it
+  ** off and on again around every change of state) */
+  uint64_t t = now();
+  putAt(s, TQ_SHM_END, ents[h].cur, 1, v, t);
   for (int i = 0; i < n && i + 1 < TQ_SHM_MAX_ATTRS; i++) v[i + 1] = a[i];
   for (int i = 0; i < n && i < TQ_SHM_ENTITY_ATTRS; i++) ents[h].a[i] = a[i];
   ents[h].cur = tqs_next_id();
-  tqs_put(s, TQ_SHM_BEGIN, ents[h].cur, n + 1, v);
+  putAt(s, TQ_SHM_BEGIN, ents[h].cur, n + 1, v, t);
 }
 
 void tqs_entity_end(tq_entity h) {
