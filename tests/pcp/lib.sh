@@ -15,6 +15,12 @@
 #   pcpStopAll          stop every pmcd started (trap it on EXIT)
 #   pcpTest NAME        a test's beginning: pcpSetup, bad(), $pids killed
 #                       and the pmcds stopped at exit, $dir = $OUT/NAME, inst()
+# For pmdatqmon (sensors/pmdatqmon.md; $AG is the agent's binary):
+#   tqAgentStart NAME COMMAND  a pmcd NAME whose agent watches the programs
+#                       named COMMAND only (-c: the tests share /dev/shm)
+#   pcpVal HOST METRIC INST    the value of one instance (pminfo -f)
+#   tqAgentWaitRunning HOST PID  wait (30 s at most) until the agent at HOST
+#                       watches the program PID; a failure says so and exits
 PCP_STARTED=""
 
 pcpSetup() {
@@ -153,3 +159,14 @@ progsStop() {
 }
 # the instance name of a process in the proc instance domain (its first word)
 inst() { printf '%06d' "$1"; }
+
+tqAgentStart() {
+  PCP_EXTRA_AGENTS="tqmon	212	pipe	binary	$PWD/$AG -d 212 -c $2 -l \$d/log/tqmon.log"
+  pcpStart "$1"
+}
+pcpVal() { pminfo -h "$1" -f "$2" 2>/dev/null | sed -n "s|^ *inst \[[0-9]* or \"$3\"\] value \(.*\)$|\1|p"; }
+tqAgentWaitRunning() {
+  i=0
+  while [ $i -lt 300 ] && [ "$(pcpVal "$1" tqmon.program.state "$2")" != '"running"' ]; do sleep 0.1; i=$((i + 1)); done
+  [ "$(pcpVal "$1" tqmon.program.state "$2")" = '"running"' ] || { bad "agent $1 does not watch $2: $(cat "$PCPDIR"/*/log/tqmon.log)"; exit 1; }
+}

@@ -31,28 +31,19 @@ A=mbA$$
 B=mbB$$
 cp build/mailbox/mailbox "$dir/$A"
 cp build/mailbox/mailbox "$dir/$B"
-PCP_EXTRA_AGENTS="tqmon	212	pipe	binary	$PWD/$AG -d 212 -c $A -l \$d/log/tqmon.log"
-pcpStart a1 || exit 1
-PCP_EXTRA_AGENTS="tqmon	212	pipe	binary	$PWD/$AG -d 212 -c $B -l \$d/log/tqmon.log"
-pcpStart a2 || exit 1
+tqAgentStart a1 $A || exit 1
+tqAgentStart a2 $B || exit 1
 H1=127.0.0.1:$PORT_a1
 H2=127.0.0.1:$PORT_a2
 sed -n '/^-- "Which/q;p' examples/mailbox/monitor.tq >"$dir/decl.tq"
-val() { pminfo -h "$1" -f "$2" 2>/dev/null | sed -n "s|^ *inst \[[0-9]* or \"$3\"\] value \(.*\)$|\1|p"; }
-waitRunning() {
-  i=0
-  while [ $i -lt 300 ] && [ "$(val "$1" tqmon.program.state "$2")" != '"running"' ]; do sleep 0.1; i=$((i + 1)); done
-  [ "$(val "$1" tqmon.program.state "$2")" = '"running"' ] || { bad "agent $1 does not watch $2: $(cat "$PCPDIR"/a*/log/tqmon.log)"; exit 1; }
-}
-
 # ---------------------------------------------------------------- two hosts, to the programs' end
 "$dir/$A" -n 500 -u 2000 -w -s 1 -l "$dir/a.log" &
 pa=$!
 "$dir/$B" -n 500 -u 2000 -w -s 2 -l "$dir/b.log" &
 pb=$!
 pids="$pa $pb"
-waitRunning "$H1" $pa
-waitRunning "$H2" $pb
+tqAgentWaitRunning "$H1" $pa
+tqAgentWaitRunning "$H2" $pb
 $T run "$dir/decl.tq" tests/pcp/sensors.tq --pcp-sensors "$H1,$H2" --db "$dir/run.db" --quiet \
   --record "$dir/run.col" --stats "$dir/run.json" 2>"$dir/run.err"
 rc=$?
@@ -95,8 +86,8 @@ pa=$!
 "$dir/$B" -n 100000000 -u 2000 -l "$dir/b2.log" &
 pb=$!
 pids="$pa $pb"
-waitRunning "$H1" $pa
-waitRunning "$H2" $pb
+tqAgentWaitRunning "$H1" $pa
+tqAgentWaitRunning "$H2" $pb
 # a lag shorter than the agent's reorder window (20 ms): records come late,
 # and the run says so (counted, never silently dropped)
 $T run "$dir/decl.tq" tests/pcp/sensors.tq --pcp-sensors "$H1" --pcp-lag 1 --snapshots 100 --quiet \
@@ -108,8 +99,8 @@ $T run "$dir/decl.tq" tests/pcp/sensors.tq --pcp-sensors "$H1,$H2" --db "$dir/fa
 tq=$!
 pids="$pids $tq"
 i=0
-while [ $i -lt 300 ] && [ "$(val "$H2" tqmon.entity.enabled "$pb/SendMessage/P1")" != 1 ]; do sleep 0.1; i=$((i + 1)); done
-[ "$(val "$H2" tqmon.entity.enabled "$pb/SendMessage/P1")" = 1 ] || bad "the central monitor did not enable P1 on a2"
+while [ $i -lt 300 ] && [ "$(pcpVal "$H2" tqmon.entity.enabled "$pb/SendMessage/P1")" != 1 ]; do sleep 0.1; i=$((i + 1)); done
+[ "$(pcpVal "$H2" tqmon.entity.enabled "$pb/SendMessage/P1")" = 1 ] || bad "the central monitor did not enable P1 on a2"
 sleep 1
 agent2=$(pgrep -P "$PID_a2" -f pmdatqmon)
 [ -n "$agent2" ] || bad "no agent under a2's pmcd"
@@ -117,17 +108,17 @@ kill -9 $agent2
 i=0
 while [ $i -lt 300 ] && ! grep -q "host a2 (127.0.0.1:$PORT_a2) lost at" "$dir/fault.err"; do sleep 0.1; i=$((i + 1)); done
 grep -q "host a2 (127.0.0.1:$PORT_a2) lost at" "$dir/fault.err" || bad "a2's agent killed: no message: $(cat "$dir/fault.err")"
-w1=$(val "$H1" tqmon.entity.sent "$pa/SendMessage/P1")
+w1=$(pcpVal "$H1" tqmon.entity.sent "$pa/SendMessage/P1")
 i=0
 w2=$w1
-while [ $i -lt 300 ] && [ "${w2:-0}" -le "${w1:-0}" ]; do sleep 0.1; w2=$(val "$H1" tqmon.entity.sent "$pa/SendMessage/P1"); i=$((i + 1)); done
+while [ $i -lt 300 ] && [ "${w2:-0}" -le "${w1:-0}" ]; do sleep 0.1; w2=$(pcpVal "$H1" tqmon.entity.sent "$pa/SendMessage/P1"); i=$((i + 1)); done
 [ "${w2:-0}" -gt "${w1:-0}" ] || bad "a1 stopped when a2's agent died ($w1, then $w2)"
 # the central monitor killed: its enables on a1 are released
 kill -9 $tq
 wait $tq 2>/dev/null
 i=0
-while [ $i -lt 300 ] && [ "$(val "$H1" tqmon.entity.enabled "$pa/SendMessage/P1")" != 0 ]; do sleep 0.1; i=$((i + 1)); done
-[ "$(val "$H1" tqmon.entity.enabled "$pa/SendMessage/P1")" = 0 ] || bad "a killed monitor's enables were not released"
+while [ $i -lt 300 ] && [ "$(pcpVal "$H1" tqmon.entity.enabled "$pa/SendMessage/P1")" != 0 ]; do sleep 0.1; i=$((i + 1)); done
+[ "$(pcpVal "$H1" tqmon.entity.enabled "$pa/SendMessage/P1")" = 0 ] || bad "a killed monitor's enables were not released"
 progsStop $pa $pb
 pids=""
 grep -q "ERROR: AddressSanitizer\|runtime error" "$PCPDIR"/a*/log/tqmon.log && bad "sanitizer: $(cat "$PCPDIR"/a*/log/tqmon.log)"
