@@ -593,8 +593,9 @@ static void treeReplay(Reader *r, int b) {
 /* Plays every match (node n + i is block i's leaf, node k's children are
 ** 2k and 2k + 1; tree[n..3n) holds each node's winner while it is built). */
 static void treeBuild(Reader *r) {
-  int n = r->ngb, *tr = r->tree, *win = r->tree + n;
-  if (n == 0) return;
+  int n = r->ngb;
+  if (n == 0) return; /* (a group of losses only: no tree yet, perhaps) */
+  int *tr = r->tree, *win = r->tree + n;
   for (int i = 0; i < n; i++) win[n + i] = i;
   for (int node = n - 1; node >= 1; node--) {
     int a = win[2 * node], b = win[2 * node + 1];
