@@ -16,7 +16,13 @@
 ** and again when it ends, with its end; one that begins and ends within an
 ** instant is written once.  A result's block header (CSV "# Name" and the
 ** column names, a table's title) comes again whenever the output turns to
-** another result.
+** another result.  Losses (docs/losses.md) come in the stream as they
+** become known, after the batch's rows: a period of a result that is new,
+** or has grown, is written again whole (CSV: a comment line "# incomplete
+** from ..." in its result's block, whose header then comes again before
+** its next rows; JSON lines: a record {"incomplete": {"result": ...}}; a
+** table: "! NAME may be incomplete ..." lines), and a JSON row that
+** overlaps a period known when it is written has "incomplete": true.
 */
 #include <fcntl.h>
 #include <stdlib.h>
@@ -40,6 +46,8 @@ typedef struct ResRows {
   TqMap byId;         /* row id -> Row* (open rows) */
   TqMap byKey;        /* streamed: hash of (values, from) -> an open Row* */
   int64_t written;    /* streamed: rows written */
+  RtLoss *told;       /* streamed: its periods of possible incompleteness as last written */
+  int ntold;
 } ResRows;
 
 typedef struct Text {
@@ -51,6 +59,7 @@ typedef struct Text {
   int nres;
   ResRows *res;
   int lastRes;        /* streamed: the result written last (-1: none) */
+  int64_t lossSeen;   /* streamed: the network's packetsLost when the periods were last looked at */
 } Text;
 
 const char *dspValue(char *buf, size_t n, AlgType t, int64_t v) {
@@ -313,8 +322,9 @@ static void writeTable(Text *t, const RtNet *net, const RtResult *res, Row **v, 
     }
   }
   fprintf(f, "(%d row%s)\n", n, n == 1 ? "" : "s");
-  if (wnLoss) fputs("! may be incomplete (docs/losses.md):\n", f);
-  for (int i = 0; i < wnLoss; i++) lossLine(f, net, &wLoss[i], "  ");
+  /* (streamed, the periods come as they become known: streamLosses) */
+  if (wnLoss && !t->opt.stream) fputs("! may be incomplete (docs/losses.md):\n", f);
+  for (int i = 0; i < wnLoss && !t->opt.stream; i++) lossLine(f, net, &wLoss[i], "  ");
   fputc('\n', f);
   for (int r = 0; r <= n; r++) {
     for (int i = 0; i < nc; i++) free(cell[r][i]);
@@ -330,15 +340,71 @@ static void writeRows(Text *t, const RtNet *net, const RtResult *res, Row **v, i
   else writeTable(t, net, res, v, n);
 }
 
+/* Is period a the same as b (nothing new to tell)? */
+static int sameLoss(const RtLoss *a, const RtLoss *b) {
+  return a->rel == b->rel && a->entity == b->entity && a->from == b->from && a->to == b->to && a->count == b->count;
+}
+
+/* Streamed: the periods of result q that are new or grew since they were
+** last written, written now (see the file's comment).  Returns 1 when it
+** wrote some. */
+static int streamLosses(Text *t, int q, RtLoss *v, int n) {
+  ResRows *rr = &t->res[q];
+  const RtResult *res = &t->net->result[q];
+  int any = 0;
+  for (int i = 0; i < n; i++) {
+    int known = 0;
+    for (int k = 0; k < rr->ntold && !known; k++) known = sameLoss(&v[i], &rr->told[k]);
+    if (known) continue;
+    FILE *f = t->out;
+    if (t->format == DSP_JSONL) {
+      const char *rel = rtLossRelation(t->net, &v[i]), *ent = rtLossEntity(&v[i]);
+      fputs("{\"incomplete\":{\"result\":", f);
+      jsonStr(f, res->name);
+      fputs(",\"relation\":", f);
+      if (rel) jsonStr(f, rel);
+      else fputs("null", f);
+      fputs(",\"entity\":", f);
+      if (ent) jsonStr(f, ent);
+      else fputs("null", f);
+      jsonTime(f, "from", v[i].from);
+      jsonTime(f, "to", v[i].to >= TQ_FOREVER ? TQ_OPEN : v[i].to);
+      fprintf(f, ",\"lost\":%lld}}\n", (long long)v[i].count);
+    } else if (t->format == DSP_CSV) {
+      if (!any && t->lastRes != q) writeCsv(t, res, NULL, 0); /* (its block) */
+      lossLine(f, t->net, &v[i], "# ");
+    } else {
+      fprintf(f, "! %s may be ", res->name);
+      lossLine(f, t->net, &v[i], "");
+    }
+    any = 1;
+  }
+  if (any) {
+    free(rr->told);
+    rr->told = n ? tqMalloc(sizeof(RtLoss) * (size_t)n) : NULL;
+    if (n) memcpy(rr->told, v, sizeof(RtLoss) * (size_t)n);
+    rr->ntold = n;
+    if (t->format == DSP_CSV) t->lastRes = -1; /* its next rows: the block's header again */
+  }
+  return any;
+}
+
 /* Streamed: writes the rows of the batch, result by result, and flushes.
 ** A row written closed (or dead) is freed; an open one stays in byId. */
 static int txBatch(void *self, TqTime now) {
   Text *t = self;
   int any = 0;
+  /* (the periods are looked at again only when something was lost since) */
+  int lossNews = t->net->packetsLost != t->lossSeen;
+  t->lossSeen = t->net->packetsLost;
   for (int q = 0; q < t->nres; q++) {
     ResRows *rr = &t->res[q];
-    if (!rr->n) continue;
     const RtResult *res = &t->net->result[q];
+    if (res->q->display || (!rr->n && !lossNews)) continue;
+    RtLoss *lv = NULL;
+    int nl = t->net->packetsLost ? rtResultLosses(t->net, res, &lv) : 0;
+    wLoss = lv; /* (JSON rows and table rows are marked by what is known now) */
+    wnLoss = nl;
     int n = 0;
     for (int i = 0; i < rr->n; i++) {
       Row *row = rr->v[i];
@@ -373,6 +439,10 @@ static int txBatch(void *self, TqTime now) {
     for (int i = 0; i < n; i++)
       if (rr->v[i]->to != TQ_OPEN) free(rr->v[i]);
     rr->n = 0;
+    if (streamLosses(t, q, lv, nl)) any = 1;
+    free(lv);
+    wLoss = NULL;
+    wnLoss = 0;
   }
   if (any && fflush(t->out)) return -1;
   return 0;
@@ -381,7 +451,10 @@ static int txBatch(void *self, TqTime now) {
 static int txEnd(void *self, RtNet *net, int ok) {
   Text *t = self;
   if (t->opt.stream) {
-    if (ok) txBatch(t, net->now);
+    if (ok) {
+      t->lossSeen = -1; /* (the periods once more, as they are at the end) */
+      txBatch(t, net->now);
+    }
     for (int q = 0; q < t->nres; q++) {
       ResRows *rr = &t->res[q];
       /* a result that had no row says so, as when sorted (its header; a
@@ -395,6 +468,7 @@ static int txEnd(void *self, RtNet *net, int ok) {
         if (rr->byId.slot[i].key > 1) free(rr->byId.slot[i].val);
       tqMapFree(&rr->byId);
       tqMapFree(&rr->byKey);
+      free(rr->told);
     }
     free(t->res);
     t->res = NULL;
