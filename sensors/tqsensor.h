@@ -83,16 +83,17 @@ uint64_t tqs_clock(void);
 /* Writes a packet into the calling thread's ring: values v[0..n) (entity
 ** values are handles).  Drops and counts it when the ring is full.  A
 ** packet of one slot with room in the ring is written here, inline: the
-** time stamp counter, plain stores into the slot (the line after next is
-** fetched for writing meanwhile), and its generation last, a release
-** store that publishes it; every 256 slots the ring's head hint. */
+** time stamp counter, plain stores into the slot (the slot 8 ahead, of the
+** previous lap, which the monitor read, is fetched for writing meanwhile),
+** and its generation last, a release store that publishes it; every 256
+** slots the ring's head hint. */
 static inline void tqs_put(uint32_t s, int kind, uint64_t id, int n, const int64_t *v) {
 #if defined(__x86_64__) || defined(__i386__)
   tqs_thread *me = &tqs_me;
   uint64_t head = me->head;
   if (n <= TQ_SHM_VALS0 && __builtin_expect(me->slots != 0 && head - me->tail <= me->mask, 1)) {
     tq_shm_packet *p = &me->slots[head & me->mask];
-    __builtin_prefetch(&me->slots[(head + 8) & me->mask], 1, 3);
+    __asm__ volatile("prefetchw %0" ::"m"(me->slots[(head + 8) & me->mask])); /* (a NOP where not known) */
     p->time = __builtin_ia32_rdtsc();
     p->sensor = (uint8_t)s;
     p->kind = (uint8_t)kind;
