@@ -415,6 +415,22 @@ int tq_query_add(tq_engine *e, const char *name, const char *file, const char *t
       if (!strcasecmp(cq->attr[i].name, "phase"))
         rc = -1, tqError(&e->diag, cq->loc, "an attribute named phase: the session's store keeps each row's phase under that name");
   }
+  /* a table is one query's: SQLite's names ignore case, and query x's
+  ** result b is table x_b (shared, two queries' rows would mix, and the
+  ** removal of one would drop the table under the other) */
+  for (int k = 0; k < nres && !rc && e->sstorePath; k++) {
+    const char *other = NULL;
+    for (int j = 0; j < k && !other; j++)
+      if (!strcasecmp(q->tblName[j], q->tblName[k])) other = name;
+    for (int i = 0; i < e->squeries.n && !other; i++) {
+      const EnQuery *o = e->squeries.v[i];
+      for (int j = 0; j < o->nres && !other; j++)
+        if (!strcasecmp(o->tblName[j], q->tblName[k])) other = o->name;
+    }
+    if (other)
+      rc = -1, tqErrorAt(&e->diag, file, "the store's table %s is query %s's already (table names ignore case): choose another name",
+                         q->tblName[k], other);
+  }
   if (!rc && e->sstorePath && !e->sstore) {
     e->sstore = rtStoreOpen(e->sstorePath, &e->diag);
     if (!e->sstore || rtStoreBegin(e->sstore)) rc = -1;

@@ -915,6 +915,47 @@ static void testHistFold(void) {
   rmdir(dir);
 }
 
+/* Two queries of a session never share a table of its store: SQLite's
+** table names ignore case, and a query "x" with results b and c makes
+** tables x_b and x_c.  Sharing one, their rows were mixed, and removing
+** one dropped the table under the other. */
+static void testSessionTables(void) {
+  char dir[] = "/tmp/tqmon-unit-tables.XXXXXX";
+  if (!mkdtemp(dir)) {
+    CHECK(0, "session tables: a temporary folder");
+    return;
+  }
+  char sens[64], rec[64], db[64];
+  snprintf(sens, sizeof sens, "%s/s.tq", dir);
+  snprintf(rec, sizeof rec, "%s/r.trace", dir);
+  snprintf(db, sizeof db, "%s/s.db", dir);
+  FILE *f = fopen(sens, "w");
+  fputs("clock 1s;\nentity Machine;\ninterval Load (Machine: Machine performer, Value: int) sampled on performer;\n", f);
+  fclose(f);
+  f = fopen(rec, "w");
+  fputs("0:00:00 Machine+ M1\n0:00:00 Load+ M1 1\n0:00:10 Load- M1 1\n", f);
+  fclose(f);
+  tq_engine *e = tq_init();
+  const char *files[1] = {sens};
+  const char *one = "range of L is Load\nretrieve (L.Value)\n";
+  const char *two = "range of L is Load\nretrieve b (L.Value)\nretrieve c (L.Machine)\n";
+  int ok = tq_register(e, "trace", rec) == 0 && tq_set_option(e, "session", "1") == 0 &&
+           tq_set_option(e, "session-db", db) == 0 && tq_prepare(e, 1, files) == 0 && tq_query_add(e, "Q", "q.tq", one, 0) == 0;
+  CHECK(ok, "session tables: the first query");
+  if (!ok) printf("# %s\n", tq_errors(e));
+  int caseRefused = ok && tq_query_add(e, "q", "q2.tq", one, 0) != 0;
+  CHECK(caseRefused && strstr(tq_errors(e), "table"), "session tables: a query whose table differs only in case is refused");
+  int partRefused = ok && tq_query_add(e, "x_b", "x1.tq", one, 0) == 0 && tq_query_add(e, "x", "x2.tq", two, 0) != 0;
+  CHECK(partRefused, "session tables: a query whose result's table is another query's is refused");
+  CHECK(ok && tq_query_add(e, "y", "y.tq", two, 0) == 0, "session tables: a query of tables of its own is added");
+  if (ok) tq_end(e);
+  tq_finish(e);
+  unlink(rec);
+  unlink(sens);
+  unlink(db);
+  rmdir(dir);
+}
+
 int main(void) {
   testMapChurn();
   testFloatFormat();
@@ -934,6 +975,7 @@ int main(void) {
   testDenseBound();
   testHistAlone();
   testHistFold();
+  testSessionTables();
   printf("%d tests, %d failed\n", ntest, nfail);
   return nfail ? 1 : 0;
 }
