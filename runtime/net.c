@@ -635,6 +635,9 @@ int rtNetNeed(const RtNet *net, int rel, int64_t entity) {
   int any = entity == RT_NEED_ANY;
   if (r->deltaOf) return 0; /* computed by the engine, never recorded as such */
   if (!r->entity) {
+    /* its other sensor (a sampled one) is answered from its records, on
+    ** any entity it samples: every record may be asked about */
+    if (r->altSensor && net->sensor[r->altSensor->id - 1].used) return any ? RT_NEED_ALL : 1;
     if (!usedOrDelta(net, s)) return RT_NEED_NONE;
     if (!constEnabled(s)) return any ? RT_NEED_ALL : 1;
     return any ? RT_NEED_SOME : mayEnable(s, entity);
