@@ -404,6 +404,10 @@ struct KSession {
   KVec fill;         /* the drain thread's */
   KVec ready;        /* handed over to the engine's thread (mu) */
   int64_t queueLost; /* packets the monitor could not hold (mu) */
+  int64_t qLost[KS_NREL];   /* the same by relation (mu) */
+  uint64_t qLostFrom[KS_NREL]; /* the earliest kernel time among them since the last reading (mu; 0: none) */
+  int64_t qLostSeen[KS_NREL]; /* told to the engine (g->lost) */
+  int64_t qmax;      /* args queue=N: packets held at most (KS_MAXQ) */
   uint64_t seq;
   /* the engine's thread */
   KVec held;         /* converted, later than the last snapshot, in time order */
@@ -781,16 +785,25 @@ static int enumerateThreads(KSession *s) {
 
 /* ================================================================ draining */
 
-#define KS_MAXQ (1 << 21) /* packets held by the monitor at most */
+#define KS_MAXQ (1 << 21) /* packets held by the monitor at most (args queue=N) */
+
+/* n packets of relation kr, the earliest at kernel time t, are dropped:
+** the monitor holds too many (under s->mu) */
+static void queueDrop(KSession *s, uint32_t kr, uint64_t t, int64_t n) {
+  s->queueLost += n;
+  if (kr >= KS_NREL) return; /* (a relation no program writes: not one an answer reads) */
+  s->qLost[kr] += n;
+  if (!s->qLostFrom[kr] || t < s->qLostFrom[kr]) s->qLostFrom[kr] = t;
+}
 
 static int ksOnPacket(void *ctx, void *data, size_t size) {
   KSession *s = ctx;
   if (size == sizeof(struct ks_span) && ((const struct ks_span *)data)->op == KO_SPAN) {
     /* a system call from entry to return: its begin and its end */
     const struct ks_span *sp = data;
-    if (s->fill.n + 1 >= KS_MAXQ) {
+    if (s->fill.n + 1 >= s->qmax) {
       pthread_mutex_lock(&s->mu);
-      s->queueLost += 2;
+      queueDrop(s, sp->rel, sp->t, 2);
       pthread_mutex_unlock(&s->mu);
       return 0;
     }
@@ -817,9 +830,10 @@ static int ksOnPacket(void *ctx, void *data, size_t size) {
     return 0;
   }
   if (size < sizeof(struct ks_rec)) return 0;
-  if (s->fill.n >= KS_MAXQ) {
+  if (s->fill.n >= s->qmax) {
+    const struct ks_rec *kp = data;
     pthread_mutex_lock(&s->mu);
-    s->queueLost++;
+    queueDrop(s, kp->rel, kp->t, 1);
     pthread_mutex_unlock(&s->mu);
     return 0;
   }
@@ -849,9 +863,11 @@ static void *drainMain(void *arg) {
         s->ready = s->fill;
         s->fill = t;
         s->fill.n = 0;
-      } else if (s->ready.n + s->fill.n + s->heldN > KS_MAXQ) {
-        s->queueLost += s->fill.n;
-        for (int64_t i = 0; i < s->fill.n; i++) free(s->fill.v[i].name);
+      } else if (s->ready.n + s->fill.n + s->heldN > s->qmax) {
+        for (int64_t i = 0; i < s->fill.n; i++) {
+          queueDrop(s, s->fill.v[i].r.rel, s->fill.v[i].r.t, 1);
+          free(s->fill.v[i].name);
+        }
         s->fill.n = 0;
       } else {
         for (int64_t i = 0; i < s->fill.n; i++) *vecPush(&s->ready) = s->fill.v[i];
@@ -1278,6 +1294,28 @@ static void readCounters(KSession *s) {
       r->nloss++;
     }
   }
+  /* the packets the monitor could not hold (it fell behind: more than
+  ** queue=N waiting), from the earliest of them to now */
+  int64_t ql[KS_NREL];
+  uint64_t qfrom[KS_NREL];
+  pthread_mutex_lock(&s->mu);
+  for (int kr = 0; kr < KS_NREL; kr++) {
+    ql[kr] = s->qLost[kr];
+    qfrom[kr] = s->qLostFrom[kr];
+    s->qLostFrom[kr] = 0;
+  }
+  pthread_mutex_unlock(&s->mu);
+  TqTime off = 0;
+  for (int kr = 0; kr < KS_NREL; kr++) {
+    KRel *r = &s->r[kr];
+    if (ql[kr] <= s->qLostSeen[kr]) continue;
+    if (!off) off = clockOffset(s);
+    TqTime qf = qfrom[kr] ? (TqTime)qfrom[kr] - off : from;
+    if (qf > at) qf = at;
+    if (r->rel > 0 && s->g->version >= 9 && s->g->lost)
+      s->g->lost(s->g, r->rel, TQ_PM_ENTITY_UNKNOWN, qf, at, ql[kr] - s->qLostSeen[kr], r->def->kind != 0);
+    s->qLostSeen[kr] = ql[kr];
+  }
   s->readAt = at;
 }
 
@@ -1321,7 +1359,7 @@ static void reportLosses(KSession *s, int kr, int final) {
   pthread_mutex_unlock(&s->mu);
   if (ql > s->queueLostReported || (final && ql))
     g->log(g, r->p, TQ_LOG_WARNING, "%lld kernel packets lost: the monitor fell behind (more than %d waiting)",
-           (long long)ql, KS_MAXQ);
+           (long long)ql, (int)s->qmax);
   s->queueLostReported = ql;
   if (s->beyond > s->beyondReported || (final && s->beyond))
     g->log(g, r->p, TQ_LOG_WARNING, "%llu events of threads with ids past %u (pid_max grew during the run) not traced",
@@ -1638,6 +1676,7 @@ static void sessionSetUp(KSession *s, tq_pm_global *g, const char *args) {
   s->start = g->now;
   s->prevNow = g->now;
   s->ringBytes = 16u << 20;
+  s->qmax = KS_MAXQ;
   const char *until = args ? strstr(args, "until=") : NULL;
   for (const char *u = until ? until + 6 : NULL; u && s->nuntil < 8;) {
     char *e;
@@ -1648,6 +1687,12 @@ static void sessionSetUp(KSession *s, tq_pm_global *g, const char *args) {
   }
   s->untilLeft = s->nuntil;
   if (until && !s->nuntil) s->untilState = 1;
+  const char *qa = args ? strstr(args, "queue=") : NULL;
+  if (qa) {
+    /* queue=N: packets the monitor holds at most (at least 16) */
+    long long q = atoll(qa + 6);
+    s->qmax = q < 16 ? 16 : q > KS_MAXQ ? KS_MAXQ : q;
+  }
   const char *ring = args ? strstr(args, "ring=") : NULL;
   if (ring) {
     /* ring=KB (a power of two, at least a page) */

@@ -84,6 +84,21 @@ grep -q "kernel_syscall: warning: [0-9]* packets of Syscall lost in all, in [0-9
 grep -q "warning: Calls may be incomplete from .* packets* of Syscall lost" "$d/err" ||
   bad "the answer Calls is not marked as possibly incomplete"
 
+# the monitor falls behind: more packets waiting than it holds (queue=16),
+# with a ring large enough to drop none; the answer knows it too
+kpid=""
+kstart "$d" syscalls 200000 || exit 1
+sed -e "s/CALLER/$caller/" tests/kernel/flood.tq >"$d/flood.tq"
+kargs=",queue=16" ktqmon "$d" "$d/flood.tq" || exit 1
+kgo "$d"
+cat "$d/err"
+msg=$(pmmsg "$d/stats.json" kernel_thread)
+echo "kernel_thread: $msg"
+grep -q "kernel packets lost: the monitor fell behind (more than 16 waiting)" "$d/err" ||
+  bad "queue=16: no packets lost by the monitor reported"
+grep -q "warning: Calls may be incomplete from .* packets* of Syscall lost" "$d/err" ||
+  bad "queue=16: the answer Calls is not marked as possibly incomplete"
+
 # until=PID of a process that exited before the tracing began (a zombie
 # whose parent never reaps it): its exit is never traced; the run must
 # still end, and say so, instead of waiting for ever
