@@ -43,7 +43,8 @@
 **       known), zigzag its first time, varint last - first, varint records
 **       lost, byte 1 when begins or ends of intervals were among them
 **       (else 0); the directory ends there.  A group may hold losses and
-**       no block (nothing was written meanwhile); a reader tells a group's
+**       no block (nothing was written meanwhile, or its losses
+**       reached the group's size: colfil.c writeLoss); a reader tells a group's
 **       losses to the engine (g->lost) when it has read the group
 **   the symbols: each a varint length and its bytes (file symbol ids count
 **     up from 1 in order of definition, over the whole file)
@@ -442,9 +443,12 @@ static int writeRecord(Writer *w, const tq_record *rec) {
   return 0;
 }
 
-/* A loss told (tq_pm.lost): into the group's directory, in the order told. */
-static void writeLoss(Writer *w, int rel, int64_t entity, TqTime from, TqTime to, int64_t count, int spans) {
-  if (rel < 0 || rel > w->prog->cat.rels.n || count <= 0 || to < from) return; /* (the engine refuses them) */
+/* A loss told (tq_pm.lost): into the group's directory, in the order told;
+** the group is written once its losses hold as much as a group's blocks
+** may (a run that loses much and records little: a group of losses only),
+** so that they stay bounded in memory and in a directory.  0, or -1. */
+static int writeLoss(Writer *w, int rel, int64_t entity, TqTime from, TqTime to, int64_t count, int spans) {
+  if (rel < 0 || rel > w->prog->cat.rels.n || count <= 0 || to < from) return 0; /* (the engine refuses them) */
   uint64_t ent = entity == TQ_PM_ENTITY_UNKNOWN ? 0 : fileSym(w, entity);
   putVar(&w->loss, (uint64_t)rel);
   putVar(&w->loss, ent);
@@ -453,6 +457,7 @@ static void writeLoss(Writer *w, int rel, int64_t entity, TqTime from, TqTime to
   putVar(&w->loss, (uint64_t)count);
   putByte(&w->loss, spans != 0);
   w->nloss++;
+  return w->loss.n + w->syms.n >= w->groupMax ? flushGroup(w) : 0;
 }
 
 static int closeWriter(Writer *w, TqTime first, TqTime last) {
@@ -618,7 +623,10 @@ static tq_pm_status colRecord(tq_pm_global *g, tq_pm_private *p, const tq_record
 static tq_pm_status colLost(tq_pm_global *g, tq_pm_private *p, int rel, int64_t entity, tq_time from, tq_time to,
                             int64_t count, int spans) {
   Colfil *c = p->data;
-  if (c && c->started && !(p->caps & TQ_PM_EXTRACTOR)) writeLoss(&c->wr, rel, entity, from, to, count, spans);
+  if (c && c->started && !(p->caps & TQ_PM_EXTRACTOR) && writeLoss(&c->wr, rel, entity, from, to, count, spans)) {
+    snprintf(p->message, sizeof p->message, "cannot write %s: %s", c->wr.path, strerror(errno));
+    return TQ_PM_ERROR;
+  }
   return TQ_PM_OK;
 }
 
