@@ -1670,6 +1670,23 @@ static void sessionFree(KSession *s) {
   free(s);
 }
 
+/* Argument NAME=N of args (comma-separated): 1 and *v, 0 when not given,
+** -1 when N is not a whole number (said in s->fatalWhy). */
+static int argNum(KSession *s, const char *args, const char *name, long long *v) {
+  size_t n = strlen(name);
+  for (const char *a = args; a && *a; a = strchr(a, ',') ? strchr(a, ',') + 1 : NULL) {
+    if (strncmp(a, name, n) || a[n] != '=') continue;
+    char *e;
+    errno = 0;
+    *v = strtoll(a + n + 1, &e, 10);
+    if (e == a + n + 1 || (*e && *e != ',') || errno || *v < 0)
+      return fatal(s, "--pm kernel=%s=N: '%.*s' is not a number of %s", name, (int)strcspn(a + n + 1, ","), a + n + 1,
+                   !strcmp(name, "ring") ? "KiB" : "packets");
+    return 1;
+  }
+  return 0;
+}
+
 /* The first START of the session: which relations, which programs. */
 static void sessionSetUp(KSession *s, tq_pm_global *g, const char *args) {
   s->setUp = 1;
@@ -1687,16 +1704,13 @@ static void sessionSetUp(KSession *s, tq_pm_global *g, const char *args) {
   }
   s->untilLeft = s->nuntil;
   if (until && !s->nuntil) s->untilState = 1;
-  const char *qa = args ? strstr(args, "queue=") : NULL;
-  if (qa) {
-    /* queue=N: packets the monitor holds at most (at least 16) */
-    long long q = atoll(qa + 6);
+  long long q, kb;
+  if (argNum(s, args, "queue", &q) > 0) /* queue=N: packets the monitor holds at most (at least 16) */
     s->qmax = q < 16 ? 16 : q > KS_MAXQ ? KS_MAXQ : q;
-  }
-  const char *ring = args ? strstr(args, "ring=") : NULL;
-  if (ring) {
-    /* ring=KB (a power of two, at least a page) */
-    long kb = atol(ring + 5), b = sysconf(_SC_PAGESIZE);
+  if (argNum(s, args, "ring", &kb) > 0) {
+    /* ring=KB (a power of two, at least a page, at most 1 GiB) */
+    long long b = sysconf(_SC_PAGESIZE);
+    if (kb > 1 << 20) kb = 1 << 20;
     while (b < kb * 1024 && b < (1L << 30)) b *= 2;
     s->ringBytes = (uint32_t)b;
   }
@@ -1722,7 +1736,7 @@ static void sessionSetUp(KSession *s, tq_pm_global *g, const char *args) {
     s->attachedRels |= 1u << kr;
   }
   btf__free(vm);
-  if (!s->progs) return;
+  if (!s->progs || s->fatal) return; /* (a bad argument: nothing loaded) */
   s->progs |= LIFE; /* threads begin and end as the kernel says */
   int n = libbpf_num_possible_cpus();
   s->ncpu = n > 0 ? n : 1;

@@ -99,6 +99,14 @@ grep -q "kernel packets lost: the monitor fell behind (more than 16 waiting)" "$
 grep -q "warning: Calls may be incomplete from .* packets* of Syscall lost" "$d/err" ||
   bad "queue=16: the answer Calls is not marked as possibly incomplete"
 
+# an argument that is no number: refused at the start, nothing traced
+for arg in queue=abc ring=12x; do
+  timeout 120 $T run sensors/kernel.tq tests/kernel/send.tq --pm clock=realtime --pm kernel=$arg >"$d/arg.out" 2>"$d/arg.err"
+  rc=$?
+  [ $rc -eq 1 ] || bad "kernel=$arg: exit $rc, not 1 (124: it never ended)"
+  grep -q "kernel=${arg%%=*}=N: '${arg#*=}' is not a number" "$d/arg.err" || bad "kernel=$arg: no message: $(cat "$d/arg.err")"
+done
+
 # until=PID of a process that exited before the tracing began (a zombie
 # whose parent never reaps it): its exit is never traced; the run must
 # still end, and say so, instead of waiting for ever
