@@ -7,6 +7,7 @@
 ** collection file is loaded through the engine by the store PM
 ** (runtime/store.c), which writes the same tables.
 */
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "../runtime/runtime.h"
@@ -39,6 +40,22 @@ int appLoadTrace(const SnsTrace *t, const CpProgram *prog, const char *path, TqD
     }
     if (++k % 100000 == 0 && !rc) rc = rtStoreCommit(st) || rtStoreBegin(st) ? -1 : 0;
   }
+  /* the recording's losses: the tables miss those records (docs/losses.md) */
+  int64_t lost = 0, nl = snsTraceLosses(t);
+  for (int64_t i = 0; i < nl && !rc; i++) {
+    int rel, spans;
+    int64_t ent, count;
+    TqTime from, to;
+    snsTraceLoss(t, i, &rel, &ent, &from, &to, &count, &spans);
+    const AlgRel *r = rel > 0 && rel <= n ? prog->cat.rels.v[rel - 1] : NULL;
+    rc = rtStoreLoss(st, r ? r->name : NULL, ent, from, to, count, spans);
+    lost += count;
+  }
+  if (!rc && lost)
+    fprintf(stderr,
+            "tqmon load: warning: the recording says %lld packet%s were lost (%lld loss%s): the tables miss them; their "
+            "periods are in _tqmon_lost (docs/losses.md)\n",
+            (long long)lost, lost == 1 ? "" : "s", (long long)nl, nl == 1 ? "" : "es");
   if (!rc) rc = rtStoreMeta(st, "first", snsTraceFirst(t)) || rtStoreMeta(st, "last", snsTraceLast(t)) ||
                  rtStoreMeta(st, "tick", prog->cat.tick) ? -1 : 0;
   if (!rc) rc = rtStoreCommit(st);

@@ -308,6 +308,27 @@ int rtStoreMeta(RtStore *st, const char *key, int64_t value) {
   return rc;
 }
 
+int rtStoreLoss(RtStore *st, const char *rel, int64_t entity, TqTime from, TqTime to, int64_t count, int spans) {
+  if (exec(st, "CREATE TABLE IF NOT EXISTS _tqmon_lost (relation TEXT, entity TEXT, valid_from INTEGER NOT NULL, "
+               "valid_to INTEGER NOT NULL, lost INTEGER NOT NULL, spans INTEGER NOT NULL)"))
+    return -1;
+  sqlite3_stmt *s;
+  if (sqlite3_prepare_v2(st->db, "INSERT INTO _tqmon_lost VALUES (?, ?, ?, ?, ?, ?)", -1, &s, NULL) != SQLITE_OK)
+    return fail(st, "loss");
+  if (rel) sqlite3_bind_text(s, 1, rel, -1, SQLITE_TRANSIENT);
+  else sqlite3_bind_null(s, 1);
+  if (entity >= INT32_MIN && entity <= INT32_MAX) /* (TQ_PM_ENTITY_UNKNOWN is INT64_MIN: NULL) */
+    sqlite3_bind_text(s, 2, tqSymName((int32_t)entity), -1, SQLITE_TRANSIENT);
+  else sqlite3_bind_null(s, 2);
+  sqlite3_bind_int64(s, 3, from);
+  sqlite3_bind_int64(s, 4, to);
+  sqlite3_bind_int64(s, 5, count);
+  sqlite3_bind_int(s, 6, spans != 0);
+  int rc = step(st, s, "loss");
+  sqlite3_finalize(s);
+  return rc;
+}
+
 int rtStoreGetMeta(RtStore *st, const char *key, int64_t *value) {
   sqlite3_stmt *s;
   if (sqlite3_prepare_v2(st->db, "SELECT value FROM _tqmon_meta WHERE key = ?", -1, &s, NULL) != SQLITE_OK) {
@@ -530,6 +551,7 @@ typedef struct Prim {
   int64_t n;              /* rows since the last commit */
   TqTime first, last;
   int any;
+  int64_t lost, nloss;    /* the recording's losses: packets, losses (_tqmon_lost) */
 } Prim;
 typedef struct OpenRow {
   int rel;
@@ -640,6 +662,11 @@ static tq_pm_status primCall(tq_pm_global *g, tq_pm_private *p, int what, const 
         snprintf(p->message, sizeof p->message, "cannot write the store %s", p->args);
         return TQ_PM_FATAL;
       }
+      if (pr->lost)
+        g->log(g, p, TQ_LOG_WARNING,
+               "the recording says %lld packet%s were lost (%lld loss%s): the tables miss them; their periods are in "
+               "_tqmon_lost (docs/losses.md)",
+               (long long)pr->lost, pr->lost == 1 ? "" : "s", (long long)pr->nloss, pr->nloss == 1 ? "" : "es");
       return TQ_PM_OK;
     }
     case TQ_PM_END:
@@ -655,6 +682,23 @@ static tq_pm_status primCall(tq_pm_global *g, tq_pm_private *p, int what, const 
       return TQ_PM_OK;
     default: return TQ_PM_OK;
   }
+}
+
+/* A loss the recording tells: into _tqmon_lost, said at the end. */
+static tq_pm_status primLost(tq_pm_global *g, tq_pm_private *p, int rel, int64_t entity, tq_time from, tq_time to,
+                             int64_t count, int spans) {
+  Prim *pr = p->data;
+  CpProgram *prog = enProgram(g);
+  if (!pr) return TQ_PM_OK;
+  const AlgRel *r = rel > 0 && rel <= prog->cat.rels.n ? prog->cat.rels.v[rel - 1] : NULL;
+  const char *name = r ? r->name : NULL;
+  if (rtStoreLoss(pr->st, name, entity, from, to, count, spans)) {
+    snprintf(p->message, sizeof p->message, "cannot write the store %s", p->args);
+    return TQ_PM_FATAL;
+  }
+  pr->lost += count;
+  pr->nloss++;
+  return TQ_PM_OK;
 }
 
 static tq_pm_status sqliteCall(tq_pm_global *g, tq_pm_private *p, int what, const tq_record_set *rs) {
@@ -703,4 +747,5 @@ const tq_pm rtStorePm = {
     .init = storeInit,
     .call = primCall,
     .record = primRecord,
+    .lost = primLost,
 };

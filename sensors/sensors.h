@@ -104,6 +104,10 @@ int64_t snsTracePackets(const SnsTrace *t);
 ** point into t. */
 void snsTraceRecord(const SnsTrace *t, int64_t i, tq_record *r);
 TqTime snsTraceFirst(const SnsTrace *t);
+/* Its losses (loss lines): their number; loss i as g->lost's arguments. */
+int64_t snsTraceLosses(const SnsTrace *t);
+void snsTraceLoss(const SnsTrace *t, int64_t i, int *rel, int64_t *entity, TqTime *from, TqTime *to, int64_t *count,
+                  int *spans);
 TqTime snsTraceLast(const SnsTrace *t);
 
 /* Is path a binary collection file (its magic)?  0 for anything else,

@@ -714,6 +714,19 @@ void snsTraceFree(SnsTrace *t) {
 
 int64_t snsTracePackets(const SnsTrace *t) { return t->npk; }
 
+int64_t snsTraceLosses(const SnsTrace *t) { return t->nloss; }
+
+void snsTraceLoss(const SnsTrace *t, int64_t i, int *rel, int64_t *entity, TqTime *from, TqTime *to, int64_t *count,
+                  int *spans) {
+  const SnsLoss *l = &t->loss[i];
+  *rel = l->rel;
+  *entity = l->entity;
+  *from = l->from;
+  *to = l->to;
+  *count = l->count;
+  *spans = l->spans;
+}
+
 void snsTraceRecord(const SnsTrace *t, int64_t i, tq_record *r) {
   const SnsPacket *pk = &t->pk[i];
   memset(r, 0, sizeof *r);
