@@ -796,6 +796,20 @@ static void queueDrop(KSession *s, uint32_t kr, uint64_t t, int64_t n) {
   if (!s->qLostFrom[kr] || t < s->qLostFrom[kr]) s->qLostFrom[kr] = t;
 }
 
+/* One half of system call sp (its begin or its end, at t) into the fill. */
+static KPkt *spanHalf(KSession *s, const struct ks_span *sp, int op, uint64_t t) {
+  KPkt *k = vecPush(&s->fill);
+  memset(&k->r, 0, sizeof k->r);
+  k->r.t = t;
+  k->r.rel = sp->rel;
+  k->r.op = op;
+  k->r.tid = sp->tid;
+  k->r.cpu = sp->cpu;
+  k->name = NULL;
+  k->seq = s->seq++;
+  return k;
+}
+
 static int ksOnPacket(void *ctx, void *data, size_t size) {
   KSession *s = ctx;
   if (size == sizeof(struct ks_span) && ((const struct ks_span *)data)->op == KO_SPAN) {
@@ -807,26 +821,8 @@ static int ksOnPacket(void *ctx, void *data, size_t size) {
       pthread_mutex_unlock(&s->mu);
       return 0;
     }
-    KPkt *b = vecPush(&s->fill);
-    memset(&b->r, 0, sizeof b->r);
-    b->r.t = sp->t;
-    b->r.rel = sp->rel;
-    b->r.op = KO_BEGIN;
-    b->r.tid = sp->tid;
-    b->r.cpu = sp->cpu;
-    b->r.a32 = sp->nr;
-    b->name = NULL;
-    b->seq = s->seq++;
-    KPkt *e = vecPush(&s->fill);
-    memset(&e->r, 0, sizeof e->r);
-    e->r.t = sp->tend;
-    e->r.rel = sp->rel;
-    e->r.op = KO_END;
-    e->r.tid = sp->tid;
-    e->r.cpu = sp->cpu;
-    e->r.a64 = sp->ret;
-    e->name = NULL;
-    e->seq = s->seq++;
+    spanHalf(s, sp, KO_BEGIN, sp->t)->r.a32 = sp->nr;
+    spanHalf(s, sp, KO_END, sp->tend)->r.a64 = sp->ret;
     return 0;
   }
   if (size < sizeof(struct ks_rec)) return 0;
