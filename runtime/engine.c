@@ -902,6 +902,7 @@ void tq_finish(tq_engine *e) {
     tqVecFree(&r->dprev);
     tqMapFree(&r->dmap);
     tqMapFree(&r->onceSeen);
+    free(r->onceBits);
     free(r->aliveN);
     free(r->ever);
     free(r->cur.rec);

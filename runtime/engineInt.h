@@ -69,8 +69,10 @@ typedef struct RelState {
   TqVec dprev;         /* delta relation: the samples of the previous tick (DeltaTup*) */
   TqTime dprevT;       /* delta relation: that tick */
   TqMap dmap;          /* their match hash -> first DeltaTup* of the chain */
-  TqMap onceSeen;      /* a relation declared once: flag entity + 2 -> the engine, for each
-                       ** entity a tuple came on */
+  uint8_t *onceBits;   /* a relation declared once: bit v set when a tuple came on flag
+                       ** entity v (one bit per entity id: ids may be reused, tests/o3) */
+  int64_t onceCap;     /* bytes of onceBits */
+  TqMap onceSeen;      /* the same for a flag value past what a symbol id can be (v + 2 -> the engine) */
 } RelState;
 
 /* A sample kept for the next delta. */

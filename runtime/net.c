@@ -708,7 +708,9 @@ void rtNetStatsJson(RtNet *net, TqBuf *b) {
                 s->maxEnabled, (long long)s->skipped, (long long)s->lost);
     if (s->saturated || (s->rel->mode == ALG_MODE_DISABLE && !s->rel->entity))
       tqBufPrintf(b, ", \"counter_bits\": %d, \"saturated\": %lld", s->rel->counterBits, (long long)s->saturated);
-    if (s->rel->once) tqBufPrintf(b, ", \"once\": true, \"twice\": %lld", (long long)s->twice);
+    if (s->rel->once)
+      tqBufPrintf(b, ", \"once\": true, \"twice\": %lld, \"once_bytes\": %lld", (long long)s->twice,
+                  (long long)s->onceBytes);
     if (s->rel->sensorOf || s->rel->altSensor) {
       /* SENSOR: the relation's sensors and their declared costs */
       tqBufPuts(b, ", \"sensor_of\": ");

@@ -175,6 +175,7 @@ typedef struct RtSensor {
   int64_t saturated;      /* times an entity's count went past what the counter's width holds */
   int64_t twice;          /* declared once (O3-ONCE): tuples that came on a flag entity
                           ** that had one already, which break the declaration */
+  int64_t onceBytes;      /* declared once: bytes the engine holds to check it */
   int64_t outside;        /* another sensor of a relation (SENSOR): the relation's tuples that
                           ** began while this sensor's flag entity did not exist, which break
                           ** the rule's condition (docs/enabling.md) */
