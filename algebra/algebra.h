@@ -110,6 +110,9 @@ struct AlgRel {
   ** R's tuples, answered from R's recorded state in a replay */
   struct AlgRel *altSensor; /* the relation: its other sensor (NULL: one sensor) */
   struct AlgRel *sensorOf;  /* another sensor: the relation whose tuples it reports */
+  const char *unasked;  /* set before optimizing (runtime/engine.c, enSensorsAsked): why the
+                        ** operation cannot ask this sensor (a live collection in which no
+                        ** processor module produces it), or NULL; SENSOR then never chooses it */
   int64_t cost;         /* declared cost of one packet, ns (0: not declared) */
   int64_t rate;         /* traced: declared packets per second per flag entity (0: none) */
   TqTime tick;          /* a relation with several sensors: the base Clock tick (costs per second) */

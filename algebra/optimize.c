@@ -831,7 +831,12 @@ static AlgNode *ruleO6(Opt *o, AlgNode *n) {
 ** all of them (E' an entity source) or E's (the same role).  The one
 ** condition of the data: a tuple of t lies within its flag entity's
 ** lifetime (a sensor lives in its flag entity: a processor that is gone
-** reports nothing), which every live source keeps. */
+** reports nothing), which every live source keeps.
+** Only a sensor the operation can ask is chosen (AlgRel.unasked, set by
+** the engine before optimizing: a live collection asks a sensor that one
+** of its processor modules produces): the traced one when the sampled
+** cannot be asked whatever the costs, the sampled one when the traced
+** cannot be asked whatever the costs. */
 static const AlgNode *sensorAlpha(AlgNode *n, const AlgNode **clock) {
   if (n->kind != ALG_PIT || !n->validAt) return NULL;
   AlgNode *st = n->kid[0];
@@ -914,7 +919,15 @@ static AlgNode *ruleSensor(Opt *o, AlgNode *n) {
     }
     arg0 = sourceFor(o, r, m->flagAttr);
   }
-  if (cs >= ct) {
+  if (m->unasked) {
+    /* the operation cannot ask the sampled sensor (a live collection
+    ** whose processor modules do not produce it): whatever the costs */
+    ((AlgNode *)al)->note = tqArenaPrintf(o->a, "SENSOR: traced sensor %s: its sampled sensor %s (%.0f ns/s sampled at Clock[%d] "
+                                          "against %.0f ns/s traced) cannot be asked: %s", r->name, m->name, cs, ck->clockN, ct,
+                                          m->unasked);
+    return NULL;
+  }
+  if (cs >= ct && !r->unasked) {
     ((AlgNode *)al)->note = tqArenaPrintf(o->a, "SENSOR: traced sensor %s, the cheaper: %.0f ns/s per %s (%lld ns x %lld/s) against "
                                           "%.0f ns/s sampled at Clock[%d] (%s, %lld ns a sample)", r->name, ct, algRoleName(r->flagRole),
                                           (long long)r->cost, (long long)r->rate, cs, ck->clockN, m->name, (long long)m->cost);
@@ -929,10 +942,15 @@ static AlgNode *ruleSensor(Opt *o, AlgNode *n) {
     na = 3;
   }
   AlgNode *alpha = algAlpha(o->a, m, algVariantOf(m), al->var, na, args);
-  alpha->note = tqArenaPrintf(o->a, "SENSOR: sampled sensor %s, the cheaper: %.0f ns/s per %s sampled at Clock[%d] (%lld ns a sample) "
-                              "against %.0f ns/s traced (%lld ns x %lld/s); exact: the query reads %s only at Clock[%d]'s ticks",
-                              m->name, cs, algRoleName(m->flagRole), ck->clockN, (long long)m->cost, ct, (long long)r->cost,
-                              (long long)r->rate, al->var, ck->clockN);
+  if (cs >= ct) /* the traced sensor would be the cheaper, but cannot be asked */
+    alpha->note = tqArenaPrintf(o->a, "SENSOR: sampled sensor %s: the traced sensor %s (%.0f ns/s, against %.0f ns/s sampled at "
+                                "Clock[%d]) cannot be asked: %s; exact: the query reads %s only at Clock[%d]'s ticks",
+                                m->name, r->name, ct, cs, ck->clockN, r->unasked, al->var, ck->clockN);
+  else
+    alpha->note = tqArenaPrintf(o->a, "SENSOR: sampled sensor %s, the cheaper: %.0f ns/s per %s sampled at Clock[%d] (%lld ns a sample) "
+                                "against %.0f ns/s traced (%lld ns x %lld/s); exact: the query reads %s only at Clock[%d]'s ticks",
+                                m->name, cs, algRoleName(m->flagRole), ck->clockN, (long long)m->cost, ct, (long long)r->cost,
+                                (long long)r->rate, al->var, ck->clockN);
   AlgNode *st = n->kid[0];
   AlgNode *np = replaceAlpha(o, st->kid[0], al, alpha);
   return withKid(o, n, 0, withKid(o, st, 0, np));

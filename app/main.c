@@ -453,6 +453,7 @@ static int cmdExplain(Args *a) {
     }
   }
   TqBuf trace = {0};
+  if (e) enSensorsAsked(e, p); /* with a source: the sensors it can ask (rule SENSOR) */
   if (!a->noOpt) cpOptimize(p, a->trace ? &trace : NULL);
   for (int i = 0; i < p->queries.n; i++) {
     CpQuery *q = p->queries.v[i];

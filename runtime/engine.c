@@ -583,6 +583,34 @@ static int wantsDisplays(tq_engine *e) {
   return 0;
 }
 
+/* Does a registered PM produce r by name (1), or "*" (2)?  0: none. */
+static int producedBy(const tq_engine *e, const CpProgram *p, const AlgRel *r) {
+  int any = 0;
+  for (int i = 0; i < e->npm; i++) {
+    const tq_pm_private *q = &e->pm[i]->priv;
+    if (!(q->caps & TQ_PM_PRODUCER) || !q->produces) continue;
+    if (!strcmp(q->produces, "*")) any = 2;
+    else if (algCatRel(&p->cat, q->produces) == r) return 1;
+  }
+  return any;
+}
+
+void enSensorsAsked(tq_engine *e, CpProgram *p) {
+  int extract = 0;
+  for (int i = 0; i < e->npm; i++) extract |= (e->pm[i]->priv.caps & TQ_PM_EXTRACTOR) != 0;
+  for (int i = 0; i < p->cat.rels.n; i++) {
+    AlgRel *r = p->cat.rels.v[i];
+    r->unasked = NULL;
+    if (extract || !(r->altSensor || r->sensorOf)) continue;
+    int by = producedBy(e, p, r);
+    if (r->sensorOf && by != 1)
+      r->unasked = tqArenaPrintf(p->arena, "no processor module of this live collection produces it (a replay answers it from "
+                                 "%s's records)", r->sensorOf->name);
+    else if (r->altSensor && !by)
+      r->unasked = tqArenaPrintf(p->arena, "no processor module of this live collection produces it");
+  }
+}
+
 int tq_prepare(tq_engine *e, int nfiles, const char *const *files) {
   tqBufFree(&e->errs);
   if (e->state) {
@@ -612,6 +640,7 @@ int tq_prepare(tq_engine *e, int nfiles, const char *const *files) {
     enCollectErrors(e);
     return -1;
   }
+  enSensorsAsked(e, e->prog);
   if (!e->opt.noOpt) cpOptimize(e->prog, NULL);
   /* explain text */
   for (int i = 0; i < e->prog->queries.n; i++) {
@@ -704,15 +733,9 @@ static int bindNet(tq_engine *e) {
     }
     for (int i = 0; i < e->nrel; i++) {
       RtSensor *s = &e->net->sensor[i];
-      if (s->rel->sensorOf && s->used) {
-        /* a replay answers it from the relation's records; a live producer
-        ** is asked for its relation's sensor only (docs/enabling.md, SENSOR) */
-        enFail(e, "the optimizer chose %s, the sampled sensor of %s (rule SENSOR), which a live collection cannot ask: "
-                  "run it with --no-rule SENSOR",
-               s->rel->name, s->rel->sensorOf->name);
-        return -1;
-      }
-      if (enNeeded(e, i + 1) && !e->producerOf[i]) {
+      /* another sensor of a relation is used only when a PM produces it
+      ** (enSensorsAsked: the optimizer knew which) */
+      if ((enNeeded(e, i + 1) || (s->rel->sensorOf && s->used)) && !e->producerOf[i]) {
         enFail(e, "no processor module produces relation %s, which a query needs", s->rel->name);
         return -1;
       }

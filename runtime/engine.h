@@ -38,6 +38,15 @@ int enRegisterData(tq_engine *e, const tq_pm *pm, const char *args, void *data);
 ** (built on p), which the caller keeps after tq_finish, for tests and
 ** tools that build their own network.  Returns 0 or -1 (tq_errors). */
 int enBind(tq_engine *e, CpProgram *p, RtNet *net);
+/* Before optimizing program p for e's operation (rule SENSOR): marks
+** each sensor of p's relations that the operation cannot ask
+** (AlgRel.unasked, with the reason).  A replay asks every sensor (it
+** answers another sensor of a relation from the relation's records); a
+** live collection asks a relation's other sensor only when a registered
+** processor module names it in `produces` (a PM producing "*", such as
+** shm, is not asked for it), and its first sensor when a PM produces it
+** or a PM produces "*".  Call it after the PMs are registered. */
+void enSensorsAsked(tq_engine *e, CpProgram *p);
 
 /* ================================================================ for the PMs compiled into tqmon */
 

@@ -438,9 +438,13 @@ static int usedOrDelta(tq_engine *e, const RtSensor *s) {
 ** exist. */
 int enNeeded(tq_engine *e, int rel) {
   const RtSensor *s = &e->net->sensor[rel - 1];
-  if (s->rel->deltaOf || s->rel->sensorOf) return 0; /* computed by the engine, or answered from its relation's records */
+  if (s->rel->deltaOf) return 0; /* computed by the engine */
+  /* another sensor of a relation: sampled live by the PM that produces
+  ** it, answered from its relation's records in a replay */
+  if (s->rel->sensorOf) return !e->extractor && e->producerOf[rel - 1] && usedOrDelta(e, s);
   if (usedOrDelta(e, s)) return 1;
-  if (s->rel->altSensor && e->net->sensor[s->rel->altSensor->id - 1].used) return 1;
+  const AlgRel *alt = s->rel->altSensor;
+  if (alt && e->net->sensor[alt->id - 1].used && (e->extractor || !e->producerOf[alt->id - 1])) return 1;
   if (!s->rel->entity) return 0;
   for (int i = 0; i < e->net->nsensor; i++) {
     const AlgRel *u = e->net->sensor[i].rel;

@@ -310,16 +310,6 @@ static int sameCatalog(tq_engine *e, const CpProgram *p, const char *file) {
   return 0;
 }
 
-/* The first alpha of t on another sensor of a relation (SENSOR), or NULL. */
-static const AlgRel *altSensorIn(const AlgNode *t) {
-  if (t->kind == ALG_ALPHA && t->rel->sensorOf) return t->rel;
-  for (int i = 0; i < t->nkid; i++) {
-    const AlgRel *m = altSensorIn(t->kid[i]);
-    if (m) return m;
-  }
-  return NULL;
-}
-
 int tq_query_add(tq_engine *e, const char *name, const char *file, const char *text, unsigned flags) {
   tqBufFree(&e->errs);
   if (!e->session || (e->state != 1 && e->state != 2)) {
@@ -366,19 +356,8 @@ int tq_query_add(tq_engine *e, const char *name, const char *file, const char *t
     cpProgramFree(p);
     return sessionFail(e);
   }
+  enSensorsAsked(e, p); /* as at prepare: SENSOR chooses among the sensors the operation can ask */
   if (!e->opt.noOpt) cpOptimize(p, NULL);
-  for (int k = first; !e->extractor && k < p->queries.n; k++) {
-    const CpQuery *cq = p->queries.v[k];
-    const AlgRel *m = altSensorIn(cq->opt ? cq->opt : cq->tree);
-    if (m) {
-      /* as at prepare (engine.c): a live producer is asked for its
-      ** relation's first sensor only (docs/enabling.md, SENSOR) */
-      enFail(e, "the optimizer chose %s, the sampled sensor of %s (rule SENSOR), which a live collection cannot ask: "
-                "run the session with --no-rule SENSOR", m->name, m->sensorOf->name);
-      cpProgramFree(p);
-      return sessionFail(e);
-    }
-  }
   EnQuery *q = tqCalloc(1, sizeof *q);
   q->e = e;
   q->name = tqStrdup(name);

@@ -15,6 +15,9 @@
 #                         [-> NAME.rules]            rules that must fire, and
 #                         [-> NAME.norules]          rules that must not, in
 #                                                    `tqmon explain --trace`
+#                         [+ NAME.args]              more arguments of every
+#                                                    `tqmon explain` of NAME (a
+#                                                    source: --pm, --kernel ...)
 #   tests/unit                                       C unit tests (build/asan/unit)
 #   tests/scripts/*.sh                               scenario scripts (exit 0 = pass,
 #                                                   77 = skipped: the reason is printed)
@@ -165,16 +168,21 @@ for tq in tests/explain/*.tq; do
   if [ ! -f "$n.out" ] && [ ! -f "$n.noopt" ] && [ ! -f "$n.rules" ] && [ ! -f "$n.norules" ]; then
     bad "explain $name: no $name.out, .noopt, .rules or .norules"
   fi
+  args=""
+  [ -f "$n.args" ] && args=$(cat "$n.args")
   if [ -f "$n.out" ]; then
-    $T explain "$tq" >"$OUT/$name.explain" 2>&1
+    # shellcheck disable=SC2086
+    $T explain "$tq" $args >"$OUT/$name.explain" 2>&1
     if diff -u "$n.out" "$OUT/$name.explain" >"$OUT/$name.explain.diff"; then ok; else bad "explain $name" "$OUT/$name.explain.diff"; fi
   fi
   if [ -f "$n.noopt" ]; then
-    $T explain --no-opt "$tq" >"$OUT/$name.noopt" 2>&1
+    # shellcheck disable=SC2086
+    $T explain --no-opt "$tq" $args >"$OUT/$name.noopt" 2>&1
     if diff -u "$n.noopt" "$OUT/$name.noopt" >"$OUT/$name.noopt.diff"; then ok; else bad "explain --no-opt $name" "$OUT/$name.noopt.diff"; fi
   fi
   if [ -f "$n.rules" ] || [ -f "$n.norules" ]; then
-    if $T explain --trace "$tq" >"$OUT/$name.trace" 2>&1; then
+    # shellcheck disable=SC2086
+    if $T explain --trace "$tq" $args >"$OUT/$name.trace" 2>&1; then
       firedRules "$OUT/$name.trace" >"$OUT/$name.fired"
       checkRules "$n" "$OUT/$name.fired" >"$OUT/$name.rules.log"
       if [ -s "$OUT/$name.rules.log" ]; then

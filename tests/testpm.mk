@@ -13,7 +13,7 @@
 TESTPM       := $(B)/testpm
 TESTPM_NAMES := filter rows recs mon sup busy net disk load hosts
 TESTPM_LINKS := $(patsubst %,$(TESTPM)/%.so,$(TESTPM_NAMES))
-SOURCES_NAMES := ticks reader meter meterraw
+SOURCES_NAMES := ticks reader meter meterraw runs runssampled
 SOURCES_LINKS := $(patsubst %,$(TESTPM)/%.so,$(SOURCES_NAMES))
 TESTPM_LIBS  := $(TESTPM)/testpm.so $(TESTPM)/sources.so $(TESTPM)/group.so $(TESTPM)/badver.so $(TESTPM)/nolist.so
 

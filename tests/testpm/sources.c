@@ -16,6 +16,13 @@
 **             modulo 65536.
 **   meterraw  the same producer without a delta function (the engine
 **             subtracts).
+**   runs      PRODUCER of the traced interval relation Runs (Job: string,
+**             Host: Host performer): at each snapshot, the job that ends
+**             and the one that begins on each host (A and B, from hosts).
+**   runssampled  PRODUCER of Runs_sampled, Runs's sampled sensor (rule
+**             SENSOR, tests/testpm/runs.tq): the job on the asked host at t.
+**             Both read one schedule: on host h (A 0, B 1) during second s
+**             (of the operation's time) runs job "jN", N = (s + h) / 3.
 ** Meter is declared in tests/testpm/meter.tq; the hosts come from testpm.c's
 ** hosts PM.  reader delivers whatever relations its recording names (the
 ** tests give it the paper's, tests/testpm/paper.rec).
@@ -42,6 +49,9 @@
 ** its type, since the PM interface does not: @NAME an entity or a string,
 ** %NAME an enum value, #N an int, ~X a float.  Times never decrease.
 **
+** runs counts its records, runssampled its samples: each logs at END
+** ("NAME END now=... records N" or "... samples N").
+**
 ** Meter's counts at t seconds: rx = 30000 t + o, tx = 1000 t + o, modulo
 ** 65536, where o is 0 for host A and 500 for the others.
 **
@@ -54,9 +64,9 @@
 
 #include "pm.h"
 
-enum { TICKS, READER, METER, METERRAW, NPM };
+enum { TICKS, READER, METER, METERRAW, RUNS, RUNSSAMPLED, NPM };
 
-static const char *const pmNames[NPM] = {"ticks", "reader", "meter", "meterraw"};
+static const char *const pmNames[NPM] = {"ticks", "reader", "meter", "meterraw", "runs", "runssampled"};
 
 #define SEC 1000000000LL
 #define MAXTIMES 64  /* ticks: snapshot times */
@@ -85,7 +95,10 @@ typedef struct Conf {
   int range;              /* reader: gives the recording's range at START */
   int announce;           /* reader: announces its whole intervals (1 at START, 2 late) */
   OpenIv open[MAXOPEN];   /* reader: the open intervals */
-  int attr[3];            /* meter: the attributes Host, Dev, Count */
+  int attr[3];            /* meter: the attributes Host, Dev, Count; runs: Job, Host */
+  int64_t job[2];         /* runs: the job running on A and B (-1: none yet) */
+  tq_time from[2];        /* runs: since when */
+  int64_t count;          /* runs: records produced; runssampled: samples answered */
 } Conf;
 
 static Conf confs[NPM];
@@ -142,7 +155,7 @@ static tq_time secondsOf(const char *s, size_t len) {
 
 /* ================================================================ init */
 
-static const unsigned capsOf[NPM] = {TQ_PM_TIMER, TQ_PM_EXTRACTOR, TQ_PM_PRODUCER, TQ_PM_PRODUCER};
+static const unsigned capsOf[NPM] = {TQ_PM_TIMER, TQ_PM_EXTRACTOR, TQ_PM_PRODUCER, TQ_PM_PRODUCER, TQ_PM_PRODUCER, TQ_PM_PRODUCER};
 
 static tq_pm_status initRole(tq_pm_global *g, tq_pm_private *p, int role) {
   Conf *c = &confs[role];
@@ -195,6 +208,12 @@ static tq_pm_status initRole(tq_pm_global *g, tq_pm_private *p, int role) {
   if (p->message[0]) return TQ_PM_ERROR;
   if (role == TICKS) p->sync = TQ_PM_SYNC_PREBASELINE;
   if (role == METER || role == METERRAW) p->produces = "Meter";
+  if (role == RUNS) {
+    p->produces = "Runs";
+    p->sync = TQ_PM_SYNC_SNAPSHOT;
+    p->depends[p->ndepends++] = "hosts"; /* the hosts begin before their jobs */
+  }
+  if (role == RUNSSAMPLED) p->produces = "Runs_sampled";
   return TQ_PM_OK;
 }
 
@@ -228,6 +247,52 @@ static int announceAll(tq_pm_global *g, tq_pm_private *p, Conf *c) {
   }
   rewind(c->in);
   return 0;
+}
+
+/* ================================================================ runs: a relation with two sensors */
+
+static const char *const hostNames[2] = {"A", "B"};
+
+/* The job on host h at t: (s + h) / 3, s = t in whole seconds. */
+static int64_t jobAt(int h, tq_time t) { return (t / SEC + h) / 3; }
+
+static int64_t jobSymbol(tq_pm_global *g, int64_t n) {
+  char name[32];
+  snprintf(name, sizeof name, "j%lld", (long long)n);
+  return g->symbol(g, name, -1);
+}
+
+/* runs at a snapshot: on each host, the job that ended since the last one
+** (the schedule changes only at whole seconds, and the snapshots are at
+** whole seconds: the timer ticks says when) and the one running now. */
+static tq_pm_status runsSnapshot(tq_pm_global *g, tq_pm_private *p, Conf *c) {
+  for (int h = 0; h < 2; h++) {
+    int64_t j = jobAt(h, g->now);
+    if (j == c->job[h]) continue;
+    int64_t vals[2];
+    vals[c->attr[1]] = g->symbol(g, hostNames[h], -1);
+    tq_record r = {.rel = p->rel, .nvals = 2, .vals = vals};
+    if (c->job[h] >= 0) {
+      vals[c->attr[0]] = jobSymbol(g, c->job[h]);
+      r.kind = TQ_REC_END;
+      r.from = c->from[h];
+      r.to = r.t = g->now;
+      r.id = (uint64_t)(c->job[h] * 2 + h + 1);
+      if (g->produce(g, &r)) goto refused;
+      c->count++;
+    }
+    vals[c->attr[0]] = jobSymbol(g, j);
+    r.kind = TQ_REC_BEGIN;
+    r.from = r.t = c->from[h] = g->now;
+    r.id = (uint64_t)(j * 2 + h + 1);
+    if (g->produce(g, &r)) goto refused;
+    c->count++;
+    c->job[h] = j;
+  }
+  return TQ_PM_OK;
+refused:
+  snprintf(p->message, sizeof p->message, "a record was refused");
+  return TQ_PM_FATAL;
 }
 
 static tq_pm_status call(tq_pm_global *g, tq_pm_private *p, int what, const tq_record_set *rs) {
@@ -275,6 +340,18 @@ static tq_pm_status call(tq_pm_global *g, tq_pm_private *p, int what, const tq_r
         return TQ_PM_ERROR;
       }
     }
+  } else if (what == TQ_PM_START && (c->role == RUNS || c->role == RUNSSAMPLED)) {
+    c->attr[0] = g->attribute(g, p->rel, "Job");
+    c->attr[1] = g->attribute(g, p->rel, "Host");
+    if (g->nattributes(g, p->rel) != 2 || c->attr[0] < 0 || c->attr[1] < 0) {
+      snprintf(p->message, sizeof p->message, "%s should have 2 attributes (Job, Host)", p->produces);
+      return TQ_PM_ERROR;
+    }
+    c->job[0] = c->job[1] = -1;
+  } else if (what == TQ_PM_SNAPSHOT && c->role == RUNS) {
+    return runsSnapshot(g, p, c);
+  } else if (what == TQ_PM_END && (c->role == RUNS || c->role == RUNSSAMPLED)) {
+    logLine(g, p, "%s %lld", c->role == RUNS ? "records" : "samples", (long long)c->count);
   } else if (what == TQ_PM_END && c->in) {
     fclose(c->in);
     c->in = NULL;
@@ -474,6 +551,22 @@ static tq_pm_status sample(tq_pm_global *g, tq_pm_private *p, int attr, int64_t 
   return TQ_PM_OK;
 }
 
+/* runssampled: the job on the asked host at t (the engine asks only
+** while the host exists). */
+static tq_pm_status runsSample(tq_pm_global *g, tq_pm_private *p, int attr, int64_t who, tq_time t, void *cookie) {
+  Conf *c = p->data;
+  if (!c->active) return TQ_PM_OK;
+  const char *host = g->symbol_name(g, who);
+  int h = !strcmp(host, "A") ? 0 : !strcmp(host, "B") ? 1 : -1;
+  if (h < 0) return TQ_PM_OK; /* not a host of the schedule: no job */
+  int64_t vals[2];
+  vals[c->attr[0]] = jobSymbol(g, jobAt(h, t));
+  vals[c->attr[1]] = who;
+  c->count++;
+  g->sample_answer(g, cookie, vals);
+  return TQ_PM_OK;
+}
+
 /* The counter's increase from prev to cur, modulo 2^16 (it wraps). */
 static tq_pm_status delta(tq_pm_global *g, tq_pm_private *p, const tq_record *cur, const tq_record *prev, int64_t *out) {
   Conf *c = p->data;
@@ -496,6 +589,8 @@ INIT(TICKS, initTicks)
 INIT(READER, initReader)
 INIT(METER, initMeter)
 INIT(METERRAW, initMeterRaw)
+INIT(RUNS, initRuns)
+INIT(RUNSSAMPLED, initRunsSampled)
 
 static const tq_pm pms[NPM] = {
     {.version = TQ_PM_VERSION, .name = "ticks", .description = "test TIMER: snapshots at the given times (at=S1+S2+...)",
@@ -506,11 +601,16 @@ static const tq_pm pms[NPM] = {
      .init = initMeter, .call = call, .enable = enable, .sample = sample, .delta = delta},
     {.version = TQ_PM_VERSION, .name = "meterraw", .description = "test PRODUCER of Meter (sampled), no delta function",
      .init = initMeterRaw, .call = call, .enable = enable, .sample = sample},
+    {.version = TQ_PM_VERSION, .name = "runs", .description = "test PRODUCER of Runs (traced): the jobs of the hosts",
+     .init = initRuns, .call = call, .enable = enable},
+    {.version = TQ_PM_VERSION, .name = "runssampled",
+     .description = "test PRODUCER of Runs_sampled (Runs's sampled sensor): the job on a host at t",
+     .init = initRunsSampled, .call = call, .enable = enable, .sample = runsSample},
 };
 
 const tq_pm *const *tqmon_pm_list(int *n);
 const tq_pm *const *tqmon_pm_list(int *n) {
-  static const tq_pm *const list[NPM] = {&pms[0], &pms[1], &pms[2], &pms[3]};
+  static const tq_pm *const list[NPM] = {&pms[0], &pms[1], &pms[2], &pms[3], &pms[4], &pms[5]};
   *n = NPM;
   return list;
 }
