@@ -30,6 +30,7 @@
 #include "tqshmgc.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -87,6 +88,25 @@ uint64_t tqs_clock(void) { return now(); }
 
 /* ================================================================ rings */
 
+/* The inline path's packet header word is tq_shm_packet's bytes 8..15. */
+_Static_assert(offsetof(tq_shm_packet, sensor) == 8 && offsetof(tq_shm_packet, gen) == 9 &&
+                   offsetof(tq_shm_packet, kind) == 10 && offsetof(tq_shm_packet, nslots) == 11 &&
+                   offsetof(tq_shm_packet, aux) == 12,
+               "tqs_put's header word");
+
+/* Sets the thread's lim and word (tqsensor.h) for its head, tail and req. */
+static void setLim(tqs_thread *me) {
+  if (!me->slots) {
+    me->lim = 0;
+    return;
+  }
+  uint64_t head = me->head, lim = (head | me->mask) + 1, hint = (head | 255) + 1, room = me->tail + me->mask + 1;
+  if (hint < lim) lim = hint;
+  if (room < lim) lim = room;
+  me->lim = lim;
+  me->word = (uint64_t)(((head >> me->shift) & 0x7f) + 1) << 8 | (uint64_t)1 << 24 | (uint64_t)me->req << 32;
+}
+
 static pthread_key_t ringKey;
 static pthread_once_t ringKeyOnce = PTHREAD_ONCE_INIT;
 
@@ -98,6 +118,7 @@ static void releaseRing(void *r) {
   if (ring == tqs_me.ring) {
     __atomic_store_n(&ring->head, tqs_me.head, __ATOMIC_RELEASE);
     tqs_me.slots = NULL;
+    tqs_me.lim = 0;
     tqs_me.ring = NULL;
   }
   __atomic_store_n(&ring->tid, 0, __ATOMIC_RELEASE);
@@ -125,7 +146,8 @@ static int acquireRing(void) {
       tqs_me.tail = __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE);
       tqs_me.mask = seg->ring_slots - 1;
       tqs_me.shift = (uint32_t)__builtin_ctz(seg->ring_slots);
-      tqs_me.slots = (tq_shm_packet *)(r + 1); /* (last: the inline path writes from here on) */
+      tqs_me.slots = (tq_shm_packet *)(r + 1);
+      setLim(&tqs_me); /* (last: the inline path writes from here on) */
       __atomic_fetch_add(&seg->rings_taken, 1, __ATOMIC_RELAXED);
       pthread_setspecific(ringKey, r);
       return 0;
@@ -258,7 +280,10 @@ static void putAt(uint32_t s, int kind, uint64_t id, int n, const int64_t *v, ui
   }
   __atomic_store_n(&p->gen, tq_shm_gen(head, (uint32_t)cap), __ATOMIC_RELEASE); /* published */
   me->head = head + nslots;
-  if ((head ^ me->head) >> 8) __atomic_store_n(&ring->head, me->head, __ATOMIC_RELEASE); /* (a hint) */
+  /* the hint, when this packet begins or crosses a multiple of 256 (the
+  ** inline path stops at each) */
+  if ((head ^ me->head) >> 8 || !(head & 255)) __atomic_store_n(&ring->head, me->head, __ATOMIC_RELEASE);
+  setLim(me);
 }
 
 void tqs_consume(uint32_t s, tq_entity e) {
@@ -457,9 +482,11 @@ static void *serve(void *unused) {
       }
     pthread_mutex_unlock(&lock);
     tqs_me.req = rq.seq;
+    setLim(&tqs_me);
     if (cb) cb(rq.entity, arg);
     if (rq.sensor < seg->nsensors) tqs_put(rq.sensor, TQ_SHM_SAMPLE_DONE, 0, 0, NULL);
     tqs_me.req = 0;
+    setLim(&tqs_me);
     __atomic_store_n(&seg->req_tail, tail + 1, __ATOMIC_RELEASE);
   }
   return NULL;

@@ -59,13 +59,19 @@ static inline int tqs_pass(uint32_t s, int n, const int64_t *v) {
 }
 
 /* The calling thread's ring, as its writer sees it (the runtime's; the
-** inline path below reads and advances it).  slots is NULL until the
-** thread took a ring; tail is the monitor's tail as last read: the ring has
-** room while head - tail <= mask, and the monitor's line is read again
-** only when it seems full. */
+** inline path below reads and advances it).  The inline path writes while
+** head < lim; lim is 0 until the thread took a ring, and otherwise the
+** least of: the ring seems full (tail, the monitor's tail as last read,
+** plus the ring's slots), the lap's end (a new generation) and the next
+** multiple of 256 (the head hint); the packet at lim goes the slow way,
+** which sets lim again.  word is the second 8 bytes of a one-slot packet
+** at head..lim, but for its sensor and kind: the generation, nslots 1 and
+** aux (req), so that the inline path writes them in one store. */
 typedef struct tqs_thread {
   tq_shm_packet *slots;        /* its ring's slots (NULL: none yet) */
   uint64_t head;               /* slots written */
+  uint64_t lim;                /* the inline path writes while head < lim */
+  uint64_t word;               /* gen << 8 | 1 << 24 | (uint64_t)req << 32 */
   uint64_t tail;               /* the monitor's tail, cached */
   uint64_t mask;               /* ring_slots - 1 */
   uint32_t shift;              /* log2(ring_slots): a slot's generation */
@@ -82,28 +88,27 @@ uint64_t tqs_clock(void);
 
 /* Writes a packet into the calling thread's ring: values v[0..n) (entity
 ** values are handles).  Drops and counts it when the ring is full.  A
-** packet of one slot with room in the ring is written here, inline: the
-** time stamp counter, plain stores into the slot (the slot 8 ahead, of the
+** packet of one slot with head < lim is written here, inline: the time
+** stamp counter, plain stores into the slot (the slot 8 ahead, of the
 ** previous lap, which the monitor read, is fetched for writing meanwhile),
-** and its generation last, a release store that publishes it; every 256
-** slots the ring's head hint. */
+** and last the 8 bytes that hold its generation, one release store that
+** publishes it (sensor, generation, kind, nslots, aux: tq_shm_packet's
+** layout, little-endian).  The ring's memory has no declared type: that
+** store gives those bytes theirs (uint64_t), as the monitor reads them
+** (bytes).  The head hint every 256 slots is the slow path's. */
 static inline void tqs_put(uint32_t s, int kind, uint64_t id, int n, const int64_t *v) {
 #if defined(__x86_64__) || defined(__i386__)
   tqs_thread *me = &tqs_me;
   uint64_t head = me->head;
-  if (n <= TQ_SHM_VALS0 && __builtin_expect(me->slots != 0 && head - me->tail <= me->mask, 1)) {
+  if (n <= TQ_SHM_VALS0 && __builtin_expect(head < me->lim, 1)) {
     tq_shm_packet *p = &me->slots[head & me->mask];
     __asm__ volatile("prefetchw %0" ::"m"(me->slots[(head + 8) & me->mask])); /* (a NOP where not known) */
     p->time = __builtin_ia32_rdtsc();
-    p->sensor = (uint8_t)s;
-    p->kind = (uint8_t)kind;
-    p->nslots = 1;
-    p->aux = me->req;
     p->id = id;
     for (int i = 0; i < n; i++) p->v[i] = v[i];
-    __atomic_store_n(&p->gen, (uint8_t)(((head >> me->shift) & 0x7f) + 1), __ATOMIC_RELEASE); /* tq_shm_gen */
-    me->head = ++head;
-    if (!(head & 255)) __atomic_store_n(&me->ring->head, head, __ATOMIC_RELEASE); /* (a hint) */
+    __atomic_store_n((uint64_t *)(void *)&p->sensor, me->word | (uint8_t)s | (uint64_t)(uint8_t)kind << 16,
+                     __ATOMIC_RELEASE); /* published */
+    me->head = head + 1;
     return;
   }
 #endif
