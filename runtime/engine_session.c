@@ -242,15 +242,31 @@ static int queryStart(tq_engine *e, EnQuery *q) {
   return 0;
 }
 
-static void queryStop(tq_engine *e, EnQuery *q) {
+/* The rows of q still open in its tables when it stops knowing them (why:
+** "paused", "phase", "removed", "stopped"): closed at now and listed in
+** _tqmon_cut with why (rtStoreCutOpen), so that neither a reader nor the
+** query when it goes on (a daemon restarted on its store appends to the
+** table) takes them for tuples that still hold.  0, or -1 (said). */
+static int cutOpen(tq_engine *e, EnQuery *q, const char *why) {
+  int rc = 0;
+  for (int k = 0; k < q->nres; k++) {
+    if (q->open[k].n && q->tbl[k] >= 0 && e->sstore && rtStoreCutOpen(e->sstore, q->tbl[k], e->net->now, why) < 0)
+      rc = -1;
+    tqMapFree(&q->open[k]);
+  }
+  return rc;
+}
+
+static void queryStop(tq_engine *e, EnQuery *q, const char *why) {
   rtNetDropPart(e->net, q->part);
   q->part = NULL;
-  for (int k = 0; k < q->nres; k++) tqMapFree(&q->open[k]); /* rows left open: not known to end */
+  cutOpen(e, q, why);
   retick(e);
 }
 
 static void queryFree(tq_engine *e, EnQuery *q, int dropped) {
   for (int i = 0; i < q->nw; i++) q->w[i].fn(q->w[i].ctx, NULL);
+  if (dropped && q->part) cutOpen(e, q, "removed");
   for (int k = 0; k < q->nres; k++) {
     if (q->tbl[k] >= 0 && e->sstore) {
       /* (a table it continued holds rows of before: kept) */
@@ -422,6 +438,9 @@ int tq_query_add(tq_engine *e, const char *name, const char *file, const char *t
     q->tbl[k] = q->cont[k] < 0 ? -1
                                : rtStoreTableAppend(e->sstore, q->tblName[k], q->res[k].nattr + 1, q->sattr[k], q->res[k].isEvent);
     if (q->tbl[k] < 0) rc = -1;
+    /* rows a monitor left open without stopping (killed): it knew them
+    ** until the last time it stored a row there */
+    else if (q->cont[k] > 0 && rtStoreCutOpen(e->sstore, q->tbl[k], TQ_OPEN, "not stopped") < 0) rc = -1;
   }
   if (!rc) {
     int have = 0;
@@ -500,7 +519,7 @@ int tq_query_unwatch(tq_engine *e, int id) {
       q->w[k] = q->w[--q->nw];
       /* the last watcher left: without persistent collection it pauses */
       if (!q->nw && !(q->flags & TQ_QUERY_PERSIST_COLLECTION) && q->part && e->state == 2) {
-        queryStop(e, q);
+        queryStop(e, q, "paused");
         q->paused = 1;
       }
       return 0;
@@ -598,7 +617,7 @@ int tq_phase_start(tq_engine *e, const char *name) {
     rtHistFree(q->hist); /* its histogram starts again too */
     q->hist = NULL;
     if (!q->part) continue;
-    queryStop(e, q);
+    queryStop(e, q, "phase");
     if (queryStart(e, q)) return sessionFail(e);
   }
   if (e->sstore && (rtStoreCommit(e->sstore) || rtStoreBegin(e->sstore))) return sessionFail(e);
@@ -608,6 +627,7 @@ int tq_phase_start(tq_engine *e, const char *name) {
 /* ================================================================ the engine's side */
 
 void enSessionEnd(tq_engine *e) {
+  for (int i = 0; i < e->squeries.n; i++) cutOpen(e, e->squeries.v[i], "stopped");
   if (e->sstore) rtStoreCommit(e->sstore);
   for (int i = 0; i < e->squeries.n; i++) {
     EnQuery *q = e->squeries.v[i];

@@ -463,6 +463,13 @@ int rtStoreTableEnd(RtStore *st, int tbl, int drop);
 int rtStoreInsert(RtStore *st, int tbl, const int64_t *vals, TqTime from, TqTime to, int64_t *rowid);
 int rtStoreCloseRow(RtStore *st, int tbl, int64_t rowid, TqTime to);
 int rtStoreDeleteRow(RtStore *st, int tbl, int64_t rowid);
+/* Closes every open row of interval table tbl at `at` (TQ_OPEN: at the
+** last time a row of it was stored) because the monitor stopped knowing
+** them (why: "stopped", "paused", "removed", "not stopped"), and lists
+** each in the table _tqmon_cut (result, row, valid_to, why): its end is
+** where the monitor stopped, not where the tuple ended (docs/design.md,
+** "A session").  Returns how many it closed, or -1. */
+int rtStoreCutOpen(RtStore *st, int tbl, TqTime at, const char *why);
 int rtStoreBegin(RtStore *st);
 /* Recording parameters kept with a loaded store (first, last, tick). */
 int rtStoreMeta(RtStore *st, const char *key, int64_t value);

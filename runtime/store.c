@@ -290,6 +290,54 @@ int rtStoreCloseRow(RtStore *st, int tbl, int64_t rowid, TqTime to) {
   return step(st, t->close, "update");
 }
 
+/* Runs sql once: %T is t's name quoted, ?1 the time at, ?2 why and ?3
+** t's name as text.  0 or -1. */
+static int cutStep(RtStore *st, const Table *t, const char *sql, TqTime at, const char *why) {
+  TqBuf b = {0};
+  for (const char *p = sql; *p; p++) {
+    if (p[0] == '%' && p[1] == 'T') quoteId(&b, t->name), p++;
+    else tqBufPrintf(&b, "%c", *p);
+  }
+  sqlite3_stmt *s;
+  int rc = sqlite3_prepare_v2(st->db, b.s, -1, &s, NULL) != SQLITE_OK ? fail(st, "prepare cut") : 0;
+  tqBufFree(&b);
+  if (rc) return -1;
+  sqlite3_bind_int64(s, 1, at);
+  sqlite3_bind_text(s, 2, why, -1, SQLITE_STATIC);
+  sqlite3_bind_text(s, 3, t->name, -1, SQLITE_STATIC);
+  rc = sqlite3_step(s);
+  sqlite3_finalize(s);
+  return rc == SQLITE_DONE ? 0 : fail(st, "cut");
+}
+
+int rtStoreCutOpen(RtStore *st, int tbl, TqTime at, const char *why) {
+  Table *t = &st->tbl[tbl];
+  if (t->isEvent) return 0;
+  if (at == TQ_OPEN) {
+    /* the last time the monitor that stored the table is known to have run */
+    TqBuf b = {0};
+    tqBufPuts(&b, "SELECT max(max(valid_from), coalesce(max(valid_to), max(valid_from))) FROM ");
+    quoteId(&b, t->name);
+    sqlite3_stmt *s;
+    int rc = sqlite3_prepare_v2(st->db, b.s, -1, &s, NULL);
+    tqBufFree(&b);
+    if (rc != SQLITE_OK) return fail(st, "prepare cut");
+    rc = sqlite3_step(s);
+    at = rc == SQLITE_ROW && sqlite3_column_type(s, 0) != SQLITE_NULL ? sqlite3_column_int64(s, 0) : TQ_OPEN;
+    sqlite3_finalize(s);
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE) return fail(st, "cut");
+    if (at == TQ_OPEN) return 0; /* no row */
+  }
+  if (exec(st, "CREATE TABLE IF NOT EXISTS _tqmon_cut (result TEXT NOT NULL, row INTEGER NOT NULL, "
+               "valid_to INTEGER NOT NULL, why TEXT NOT NULL)"))
+    return -1;
+  if (cutStep(st, t, "INSERT INTO _tqmon_cut SELECT ?3, rowid, ?1, ?2 FROM %T WHERE valid_to IS NULL", at, why)) return -1;
+  int n = sqlite3_changes(st->db);
+  if (cutStep(st, t, "UPDATE %T SET valid_to = max(?1, valid_from) WHERE valid_to IS NULL", at, why))
+    return -1;
+  return n;
+}
+
 int rtStoreDeleteRow(RtStore *st, int tbl, int64_t rowid) {
   Table *t = &st->tbl[tbl];
   sqlite3_bind_int64(t->del, 1, rowid);
