@@ -1666,21 +1666,77 @@ static void sessionFree(KSession *s) {
   free(s);
 }
 
-/* Argument NAME=N of args (comma-separated): 1 and *v, 0 when not given,
-** -1 when N is not a whole number (said in s->fatalWhy). */
-static int argNum(KSession *s, const char *args, const char *name, long long *v) {
+/* The arguments (--pm kernel=ARGS) are NAME=VALUE items separated by
+** commas (an empty item is nothing); each NAME is one of these, given once. */
+static const char *const argNames[] = {"ring", "queue", "until"};
+
+/* The value of argument name in args, and its length in *len (up to the
+** next comma); NULL when it is not given. */
+static const char *argFind(const char *args, const char *name, size_t *len) {
   size_t n = strlen(name);
   for (const char *a = args; a && *a; a = strchr(a, ',') ? strchr(a, ',') + 1 : NULL) {
     if (strncmp(a, name, n) || a[n] != '=') continue;
-    char *e;
-    errno = 0;
-    *v = strtoll(a + n + 1, &e, 10);
-    if (e == a + n + 1 || (*e && *e != ',') || errno || *v < 0)
-      return fatal(s, "--pm kernel=%s=N: '%.*s' is not a number of %s", name, (int)strcspn(a + n + 1, ","), a + n + 1,
-                   !strcmp(name, "ring") ? "KiB" : "packets");
-    return 1;
+    *len = strcspn(a + n + 1, ",");
+    return a + n + 1;
+  }
+  return NULL;
+}
+
+/* Is every item of args a known NAME=VALUE, each name given once?  0, or
+** -1 (said in s->fatalWhy). */
+static int argsCheck(KSession *s, const char *args) {
+  for (const char *a = args; a && *a; a = strchr(a, ',') ? strchr(a, ',') + 1 : NULL) {
+    size_t n = strcspn(a, ","), k = strcspn(a, "=,");
+    if (!n) continue;
+    int known = 0;
+    for (size_t i = 0; i < sizeof argNames / sizeof argNames[0] && !known; i++)
+      known = strlen(argNames[i]) == k && !strncmp(a, argNames[i], k) && a[k] == '=';
+    if (!known)
+      return fatal(s, "--pm kernel=%s: '%.*s' is no argument of the kernel sensors (ring=KB, queue=N, until=PID[+PID...])",
+                   args, (int)n, a);
+    for (const char *b = a + n; *b; b += strcspn(b, ",")) {
+      b++;
+      if (!strncmp(b, a, k + 1)) return fatal(s, "--pm kernel=%s: %.*s is given twice", args, (int)k, a);
+    }
   }
   return 0;
+}
+
+/* Argument NAME=N of args: 1 and *v, 0 when not given, -1 when N is not a
+** whole number (said in s->fatalWhy). */
+static int argNum(KSession *s, const char *args, const char *name, long long *v) {
+  size_t len;
+  const char *a = argFind(args, name, &len);
+  if (!a) return 0;
+  char *e;
+  errno = 0;
+  *v = strtoll(a, &e, 10);
+  if (e == a || e != a + len || errno || *v < 0 || !isdigit((unsigned char)a[0]))
+    return fatal(s, "--pm kernel=%s=N: '%.*s' is not a number of %s", name, (int)len, a,
+                 !strcmp(name, "ring") ? "KiB" : "packets");
+  return 1;
+}
+
+/* Argument until=PID[+PID...] of args into s->until (the processes not
+** gone already).  1, 0 when not given, -1 when a PID is not a process id
+** or there are more than 8 (said in s->fatalWhy). */
+static int argUntil(KSession *s, const char *args) {
+  size_t len;
+  const char *a = argFind(args, "until", &len);
+  if (!a) return 0;
+  int n = 0;
+  for (const char *u = a;;) {
+    char *e;
+    errno = 0;
+    long long v = strtoll(u, &e, 10);
+    if (e == u || !isdigit((unsigned char)u[0]) || errno || v <= 0 || v > INT32_MAX || (e != a + len && *e != '+'))
+      return fatal(s, "--pm kernel=until=PID[+PID...]: '%.*s' is not a process id", (int)(a + len - u), u);
+    if (++n > 8) return fatal(s, "--pm kernel=until=%.*s: more than 8 processes", (int)len, a);
+    if (!(kill((pid_t)v, 0) && errno == ESRCH)) s->until[s->nuntil++] = v; /* (gone already: not waited for) */
+    if (e == a + len) break;
+    u = e + 1;
+  }
+  return 1;
 }
 
 /* The first START of the session: which relations, which programs. */
@@ -1690,20 +1746,14 @@ static void sessionSetUp(KSession *s, tq_pm_global *g, const char *args) {
   s->prevNow = g->now;
   s->ringBytes = 16u << 20;
   s->qmax = KS_MAXQ;
-  const char *until = args ? strstr(args, "until=") : NULL;
-  for (const char *u = until ? until + 6 : NULL; u && s->nuntil < 8;) {
-    char *e;
-    long long v = strtoll(u, &e, 10);
-    if (e == u) break;
-    if (v > 0 && !(kill((pid_t)v, 0) && errno == ESRCH)) s->until[s->nuntil++] = v; /* (gone already: not waited for) */
-    u = *e == '+' ? e + 1 : NULL;
-  }
+  int bad = argsCheck(s, args);
+  int until = bad ? 0 : argUntil(s, args);
   s->untilLeft = s->nuntil;
-  if (until && !s->nuntil) s->untilState = 1;
+  if (until > 0 && !s->nuntil) s->untilState = 1;
   long long q, kb;
-  if (argNum(s, args, "queue", &q) > 0) /* queue=N: packets the monitor holds at most (at least 16) */
+  if (!bad && argNum(s, args, "queue", &q) > 0) /* queue=N: packets the monitor holds at most (at least 16) */
     s->qmax = q < 16 ? 16 : q > KS_MAXQ ? KS_MAXQ : q;
-  if (argNum(s, args, "ring", &kb) > 0) {
+  if (!bad && argNum(s, args, "ring", &kb) > 0) {
     /* ring=KB (a power of two, at least a page, at most 1 GiB) */
     long long b = sysconf(_SC_PAGESIZE);
     if (kb > 1 << 20) kb = 1 << 20;

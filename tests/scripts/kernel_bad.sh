@@ -107,6 +107,25 @@ for arg in queue=abc ring=12x; do
   grep -q "kernel=${arg%%=*}=N: '${arg#*=}' is not a number" "$d/arg.err" || bad "kernel=$arg: no message: $(cat "$d/arg.err")"
 done
 
+# the arguments are parsed as items, not searched: a PID that is not one, an
+# argument no one knows (xuntil=, which holds "until="), one given twice
+for arg in "until=${tid}x" "until=" "until=${tid}+" "until=abc" "xuntil=$tid" "ring=4,until=$tid,until=$tid" \
+  "until=1+2+3+4+5+6+7+8+9"; do
+  timeout 120 $T run sensors/kernel.tq tests/kernel/send.tq --pm clock=realtime --pm kernel=$arg >"$d/arg.out" 2>"$d/arg.err"
+  rc=$?
+  [ $rc -eq 1 ] || bad "kernel=$arg: exit $rc, not 1 (124: it never ended)"
+  pid="kernel=until=PID\\[+PID...\\]:"
+  case $arg in
+  "until=${tid}x") want="$pid '${tid}x' is not a process id" ;;
+  until= | "until=${tid}+") want="$pid '' is not a process id" ;;
+  until=abc) want="$pid 'abc' is not a process id" ;;
+  xuntil=*) want="'xuntil=$tid' is no argument of the kernel sensors (ring=KB, queue=N, until=PID\\[+PID...\\])" ;;
+  *,until=*) want="until is given twice" ;;
+  *) want="until=1+2+3+4+5+6+7+8+9: more than 8 processes" ;;
+  esac
+  grep -q "$want" "$d/arg.err" || bad "kernel=$arg: not the message '$want': $(cat "$d/arg.err")"
+done
+
 # until=PID of a process that exited before the tracing began (a zombie
 # whose parent never reaps it): its exit is never traced; the run must
 # still end, and say so, instead of waiting for ever
