@@ -144,18 +144,23 @@ cat "$d/zombie.err"
 grep -q "until=$zpid: the process is gone, and its exit was not traced" "$d/zombie.err" || bad "until=PID gone untraced: no message"
 
 # no privilege
-chmod 755 "$d"
-setpriv --reuid=65534 --regid=65534 --clear-groups $T run --kernel sensors/kernel.tq tests/kernel/send.tq --snapshots 1 \
-  >"$d/user.out" 2>"$d/user.err"
-rc=$?
-cat "$d/user.err"
-[ $rc -eq 1 ] || bad "unprivileged user: exit $rc, not 1"
-grep -q "needs the privilege cap:CAP_BPF, which this process does not have: not started" "$d/user.err" ||
-  bad "unprivileged user: no message naming CAP_BPF"
+. tests/other_user.sh
+unreachable=""
+AS="setpriv --reuid=65534 --regid=65534 --clear-groups"
+if reachable "$AS" "$T" -r sensors/kernel.tq tests/kernel/send.tq; then
+  chmod 755 "$d"
+  $AS $T run --kernel sensors/kernel.tq tests/kernel/send.tq --snapshots 1 >"$d/user.out" 2>"$d/user.err"
+  rc=$?
+  cat "$d/user.err"
+  [ $rc -eq 1 ] || bad "unprivileged user: exit $rc, not 1"
+  grep -q "needs the privilege cap:CAP_BPF, which this process does not have: not started" "$d/user.err" ||
+    bad "unprivileged user: no message naming CAP_BPF"
+fi
 setpriv --bounding-set=-bpf $T run --kernel sensors/kernel.tq tests/kernel/send.tq --snapshots 1 \
   >"$d/nobpf.out" 2>"$d/nobpf.err"
 rc=$?
 [ $rc -eq 1 ] || bad "root without CAP_BPF: exit $rc, not 1"
 grep -q "needs the privilege cap:CAP_BPF" "$d/nobpf.err" || bad "root without CAP_BPF: no message"
+[ $fails -eq 0 ] && [ -n "$unreachable" ] && { echo "skipped in part: $unreachable"; exit 77; }
 [ $fails -eq 0 ] && echo ok
 exit $fails

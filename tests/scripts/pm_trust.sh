@@ -24,6 +24,12 @@ fi
 d=$(mktemp -d)
 trap 'rm -rf "$d"' EXIT
 chmod 0755 "$d"
+# the last case runs as uid 65534: it needs the monitor, the queries and DIR
+. tests/other_user.sh
+unreachable=""
+AS="setpriv --reuid=65534 --regid=65534 --clear-groups"
+other=0
+command -v setpriv >/dev/null 2>&1 && reachable "$AS" "$ROOT/$T" "$d" -r "$ROOT/$D/sensors.tq" "$ROOT/$D/hosts.tq" && other=1
 
 # run LABEL CMD...: the label, the command's output and its exit status
 run() {
@@ -79,13 +85,19 @@ fresh() {
     "$ROOT/$D/sensors.tq" "$ROOT/$D/hosts.tq" --snapshots 1 --format csv --pm hosts=
   run "an absolute TQMON_PM_PATH entry" env TQMON_PM_PATH="$d/none:$d/pm" "$ROOT/$T" run \
     "$ROOT/$D/sensors.tq" "$ROOT/$D/hosts.tq" --snapshots 1 --format csv --pm hosts=
-  if command -v setpriv >/dev/null 2>&1; then
-    run "as another user, root's library" setpriv --reuid=65534 --regid=65534 --clear-groups \
+  if [ $other = 1 ]; then
+    run "as another user, root's library" $AS \
       "$ROOT/$T" run "$ROOT/$D/sensors.tq" "$ROOT/$D/hosts.tq" --snapshots 1 --format csv --pm-path "$d/pm" --pm hosts=
-  else
+  elif [ -z "$unreachable" ]; then
     echo "\$ as another user, root's library"
     echo "(no setpriv: not tried)"
   fi
 } 2>&1 | sed "s|$d|DIR|g" >"$OUT/trust.out"
+if [ -n "$unreachable" ]; then
+  # every case but the last
+  sed "/^\\$ as another user, root's library/,\$d" $D/trust.out | diff -u - "$OUT/trust.out" || exit 1
+  echo "skipped in part: $unreachable"
+  exit 77
+fi
 diff -u $D/trust.out "$OUT/trust.out" || exit 1
 echo ok

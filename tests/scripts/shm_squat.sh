@@ -50,8 +50,12 @@ fi
 AV="setpriv --reuid=$vic --regid=$(id -g "$vic") --clear-groups"
 AA="setpriv --reuid=$att --regid=$(id -g "$att") --clear-groups"
 chmod 777 "$dir"
-# the binaries must be reachable by the two users
-$AV test -x "$T" || { echo "skipped: $T is not reachable by another user"; exit 77; }
+# the binaries, the query and the test's directory must be reachable by the
+# two users (not under a 0700 directory: the victim would never open its
+# fifo, and the test would wait for it)
+. tests/other_user.sh
+reachable "$AV" "$T" "$MB" -r examples/mailbox/monitor.tq -w "$dir" || exit 77
+reachable "$AA" "$MB" -w "$dir" || exit 77
 # waits (10 s at most) until file $1 exists
 waitfor() {
   i=0
@@ -75,7 +79,8 @@ pids="$pids $attacker"
 waitfor /dev/shm/tqmon.$attacker
 $AA ln /dev/shm/tqmon.$attacker /dev/shm/tqmon.$victim || bad "the attacker could not plant the segment"
 $AA chmod 666 /dev/shm/tqmon.$attacker
-echo go >"$dir/go"
+# (bounded: a victim that cannot open the fifo never reads it)
+timeout 60 sh -c 'echo go >"$1"' sh "$dir/go" || bad "the victim's program did not start within 60 s: $(cat "$dir/victim.err")"
 i=0
 while [ $i -lt 200 ] && ! grep -q SEND "$dir/victim.log" 2>/dev/null; do
   sleep 0.05
