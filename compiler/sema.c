@@ -572,7 +572,20 @@ void cpProgramFree(CpProgram *p) {
 
 /* Marks the relations of which some alpha of t traces on every flag entity
 ** (its argument an entity source: every entity, for its lifetime).
-** Returns how many it marked. */
+** Returns how many it marked.
+**
+** The mark is written into the catalog, but no two compilations share one:
+** each CpProgram has its own (cpCompileSources), and a query added to a
+** running monitor (tq_query_add, `tqmon daemon`) is its own program, the
+** monitor's files then the query's, optimized by itself.  Its marks come
+** from the monitor's queries, which run for the whole operation, and its
+** own: they hold as long as the query runs, and the marks of one added
+** query never reach another or the monitor's program.  A query added after
+** another that traces a relation everywhere does not see that one (it may
+** sample as well: a cost the combination would save), and a mark only
+** chooses between two sensors that give the same answer where the
+** relation's data meet SENSOR's condition (docs/enabling.md), so no answer
+** depends on which queries run beside it. */
 static int markTracedEverywhere(const AlgNode *t) {
   int n = 0;
   for (int i = 0; i < t->nkid; i++) n += markTracedEverywhere(t->kid[i]);
