@@ -266,11 +266,12 @@ static void queryStop(tq_engine *e, EnQuery *q, const char *why) {
 
 static void queryFree(tq_engine *e, EnQuery *q, int dropped) {
   for (int i = 0; i < q->nw; i++) q->w[i].fn(q->w[i].ctx, NULL);
-  if (dropped && q->part) cutOpen(e, q, "removed");
   for (int k = 0; k < q->nres; k++) {
     if (q->tbl[k] >= 0 && e->sstore) {
       /* (a table it continued holds rows of before: kept) */
       int keep = (q->flags & TQ_QUERY_PERSIST_DATA) || !dropped || q->cont[k] > 0;
+      /* removed: the rows it keeps are known no more (cutOpen) */
+      if (keep && dropped && q->part && q->open[k].n) rtStoreCutOpen(e->sstore, q->tbl[k], e->net->now, "removed");
       rtStoreTableEnd(e->sstore, q->tbl[k], !keep);
     }
     tqMapFree(&q->open[k]);

@@ -11,7 +11,8 @@
 # listed in _tqmon_cut ("stopped"), so the restarted daemon's row for the
 # same process is the only open one; a daemon killed (SIGKILL) cannot close
 # its rows, and the next one on the store closes them at the last time a
-# row was stored ("not stopped").
+# row was stored ("not stopped"); removed, its open row is closed too
+# ("removed").
 set -u
 T=${T:-build/asan/tqmon}
 OUT=${OUT:-build/test-out}
@@ -129,6 +130,20 @@ q add "$dir/b.tq" --name B --persistent-collection >"$log/addb4.out" 2>&1 || bad
 [ "$(sqlite3 "$db" "SELECT count(*) FROM _tqmon_cut WHERE result = 'B' AND why = 'not stopped' AND valid_to = $last")" = 1 ] ||
   bad "the killed daemon's open row is not closed at $last: $(sqlite3 "$db" "SELECT * FROM _tqmon_cut" 2>&1)"
 waitopenb
+# removed: the row of the table it continued is closed ("removed"); a query
+# whose table goes with it leaves no mark
+q add "$dir/b.tq" --name C >"$log/addc4.out" 2>&1 || bad "add C: $(cat "$log/addc4.out")"
+k=0
+until [ "$(sqlite3 "$db" "SELECT count(*) FROM C WHERE valid_to IS NULL" 2>/dev/null)" = 1 ] || [ $k -gt 240 ]; do
+  k=$((k + 1))
+  sleep 0.25
+done
+q rm C || bad "rm C"
+q rm B || bad "rm B"
+[ "$(openb)" = 0 ] || bad "B removed: $(openb) open rows"
+[ "$(sqlite3 "$db" "SELECT count(*) FROM _tqmon_cut WHERE result = 'B' AND why = 'removed'")" = 1 ] ||
+  bad "B removed: its open row is not listed as removed: $(sqlite3 "$db" "SELECT * FROM _tqmon_cut" 2>&1)"
+[ "$(sqlite3 "$db" "SELECT count(*) FROM _tqmon_cut WHERE result = 'C'")" = 0 ] || bad "C's table is dropped, but _tqmon_cut lists its rows"
 stop 4
 [ $fails -eq 0 ] || exit 1
 echo "ok"
