@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <time.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 
 /* ================================================================ time */
@@ -267,6 +268,17 @@ void *tqRealloc(void *p, size_t n) {
   p = realloc(p, n ? n : 1);
   if (!p) oom();
   return p;
+}
+void tqHugePages(void *p, size_t n) {
+#ifdef MADV_HUGEPAGE
+  const uintptr_t huge = (uintptr_t)2 << 20;
+  if (n < 4 * huge) return;
+  uintptr_t a = ((uintptr_t)p + huge - 1) & ~(huge - 1), e = ((uintptr_t)p + n) & ~(huge - 1);
+  if (e > a) (void)madvise((void *)a, e - a, MADV_HUGEPAGE); /* (advice: refused, nothing changes) */
+#else
+  (void)p;
+  (void)n;
+#endif
 }
 char *tqStrdup(const char *s) { return tqStrndup(s, strlen(s)); }
 char *tqStrndup(const char *s, size_t n) {
@@ -767,6 +779,7 @@ TqSource *tqSourceReadFile(FILE *f, const char *name, const void *head, size_t n
     /* a file: read it whole into a buffer of its size (no copies) */
     b.cap = (size_t)st.st_size + nhead + 1;
     b.s = tqMalloc(b.cap);
+    tqHugePages(b.s, b.cap);
     TQ_MEMCPY(b.s, head, nhead);
     b.n = nhead + fread(b.s + nhead, 1, (size_t)st.st_size, f);
     b.s[b.n] = 0;

@@ -82,6 +82,12 @@ void *tqCalloc(size_t n, size_t m);
 void *tqRealloc(void *p, size_t n);
 char *tqStrdup(const char *s);
 char *tqStrndup(const char *s, size_t n);
+/* Advice for a large buffer of n bytes at p that is filled once, front to
+** back (a recording read whole, the arrays parsed from it): its 2 MiB
+** aligned part is backed by transparent huge pages where the kernel offers
+** them on request, one page fault per 2 MiB instead of per 4 KiB.  Below
+** 8 MiB, or where the kernel offers none, nothing changes. */
+void tqHugePages(void *p, size_t n);
 char *tqMprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* An arena frees everything it handed out at once (one per compiled program). */

@@ -124,6 +124,7 @@ static int64_t addVals(SnsTrace *tr, int n) {
     tr->cvals = tr->cvals ? tr->cvals * 2 : 4096;
     while (tr->nvals + n > tr->cvals) tr->cvals *= 2;
     tr->vals = tqRealloc(tr->vals, sizeof(int64_t) * (size_t)tr->cvals);
+    tqHugePages(tr->vals, sizeof(int64_t) * (size_t)tr->cvals);
   }
   int64_t off = tr->nvals;
   tr->nvals += n;
@@ -134,6 +135,7 @@ static SnsPacket *addPk(SnsTrace *tr) {
   if (tr->npk == tr->cpk) {
     tr->cpk = tr->cpk ? tr->cpk * 2 : 4096;
     tr->pk = tqRealloc(tr->pk, sizeof(SnsPacket) * (size_t)tr->cpk);
+    tqHugePages(tr->pk, sizeof(SnsPacket) * (size_t)tr->cpk);
   }
   SnsPacket *p = &tr->pk[tr->npk++];
   memset(p, 0, sizeof *p);
@@ -144,6 +146,7 @@ static int32_t addIv(SnsTrace *tr) {
   if (tr->niv == tr->civ) {
     tr->civ = tr->civ ? tr->civ * 2 : 1024;
     tr->iv = tqRealloc(tr->iv, sizeof(SnsIv) * (size_t)tr->civ);
+    tqHugePages(tr->iv, sizeof(SnsIv) * (size_t)tr->civ);
   }
   memset(&tr->iv[tr->niv], 0, sizeof(SnsIv));
   return (int32_t)tr->niv++;
@@ -678,10 +681,13 @@ SnsTrace *snsTraceParse(TqSource *src, const CpProgram *prog, TqDiag *d) {
   int64_t lines = (end - p) / 16 + 16;
   tr->cpk = lines;
   tr->pk = tqMalloc(sizeof(SnsPacket) * (size_t)tr->cpk);
+  tqHugePages(tr->pk, sizeof(SnsPacket) * (size_t)tr->cpk);
   tr->cvals = 3 * lines;
   tr->vals = tqMalloc(sizeof(int64_t) * (size_t)tr->cvals);
+  tqHugePages(tr->vals, sizeof(int64_t) * (size_t)tr->cvals);
   tr->civ = lines / 2 + 16;
   tr->iv = tqMalloc(sizeof(SnsIv) * (size_t)tr->civ);
+  tqHugePages(tr->iv, sizeof(SnsIv) * (size_t)tr->civ);
   while (p < end) {
     const char *le = lineEnd(p, end);
     ps.line++;
