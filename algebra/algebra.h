@@ -302,6 +302,8 @@ struct AlgNode {
   AlgExpr *spred;     /* alpha: the predicate checked at the sensor (SF): only packets
                       ** satisfying it need be written; a selection above still checks
                       ** it (NULL: every packet); printed alpha^{V}_t[spred](...) */
+  AlgExpr *apred;     /* sampled alpha: the conditions on its flag SF drew from the
+                      ** selections above and put into its argument (once each) */
 };
 
 /* Constructors compute the schema; they never fail (errors are caught by

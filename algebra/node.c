@@ -407,6 +407,7 @@ AlgNode *algNodeCopy(TqArena *a, const AlgNode *n) {
   }
   c->vclip = algExprCopy(a, n->vclip);
   c->spred = algExprCopy(a, n->spred);
+  c->apred = algExprCopy(a, n->apred);
   if (n->nagg) {
     c->agg = tqArenaAlloc(a, sizeof(AlgAggSpec));
     AlgAggSpec *d = c->agg;
@@ -444,6 +445,7 @@ static void renameRec(TqArena *a, AlgNode *n, const char *from, const char *to) 
   if (strEqN(n->ovR, from)) n->ovR = to;
   algExprRenameVar(n->vclip, from, to);
   algExprRenameVar(n->spred, from, to);
+  algExprRenameVar(n->apred, from, to);
   for (int i = 0; i < n->nagg; i++) {
     algExprRenameVar(n->agg[i].arg, from, to);
     algExprRenameVar(n->agg[i].where, from, to);

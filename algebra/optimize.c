@@ -12,7 +12,9 @@
 **                   semi-join of a traced alpha with an entity relation),
 **                   SF (a selection on a traced alpha's own attributes
 **                   checked at the sensor: the 3- and 4-dimension filtering
-**                   of paper section 3), SJS (the semi-join of a sampled
+**                   of paper section 3; on a sampled alpha, the condition
+**                   the selection implies on the flag, into the argument),
+**                   SJS (the semi-join of a sampled
 **                   alpha with an entity relation), AGG-WHERE (a scalar
 **                   aggregate's inner where as a selection on its argument,
 **                   for O2 and SF)
@@ -638,6 +640,48 @@ static int hasConjunct(const AlgExpr *p, const AlgExpr *f) {
   return p->kind == AX_AND && (hasConjunct(p->a, f) || hasConjunct(p->b, f));
 }
 
+/* SF's sampled form (a sampled sensor writes no packet: it answers the
+** engine's request for each entity of its argument):
+**   sigma[F](... alpha^{S}_t(E, C) ...) -> sigma[F](... alpha^{S}_t(sigma[G](E), C) ...)
+** where G is the condition on t's flag that F implies (flagImplied): each
+** disjunct of F that constrains the flag contributes its conditions on it;
+** none when some disjunct does not.  A selection on the flag alone is O2's
+** (it leaves no selection); SF takes the rest: `where S.Proc = "h1:1" and
+** S.Ppid > 1 or S.Proc = "h1:2"` asks the sensor (a PCP instance profile)
+** for two processes.  Preconditions: (1) t is sampled, or a delta relation
+** (computed from the samples of the entities its argument enables: G, a
+** condition on the entity alone, holds at every tick or at none); (2) F reads an
+** attribute of t other than its flag (else O2); (3) G exists and SF has not
+** put it into this alpha already (apred).  Exact: the alpha gives only
+** tuples whose flag is in its argument (as for O2); a tuple whose flag
+** fails G fails F, and F stays above. */
+static AlgExpr *flagImplied(Opt *o, const AlgExpr *e, const char *var, const char *flag) {
+  if (!e) return NULL;
+  if (onlyCol(e, var, flag)) return refsVar(e, var) ? algExprCopy(o->a, e) : NULL;
+  if (e->kind != AX_AND && e->kind != AX_OR) return NULL;
+  AlgExpr *a = flagImplied(o, e->a, var, flag), *b = flagImplied(o, e->b, var, flag);
+  if (e->kind == AX_OR) return a && b ? algExprBin(o->a, AX_OR, 0, tyBool(), a, b) : NULL;
+  if (!a || !b) return a ? a : b;
+  return algExprBin(o->a, AX_AND, 0, tyBool(), a, b);
+}
+
+static AlgNode *sfSampled(Opt *o, AlgNode *n, AlgNode **chain, int nc, AlgNode *al) {
+  const AlgRel *r = al->rel;
+  if (r->flagAttr < 0 || al->nkid < 1) return NULL;
+  const char *flag = r->attr[r->flagAttr].name;
+  if (onlyCol(n->pred, al->var, flag)) return NULL; /* (2) */
+  AlgExpr *g = flagImplied(o, n->pred, al->var, flag);
+  const AlgCol *c = argCol(al->kid[0]);
+  if (!g || !c || hasConjunct(al->apred, g)) return NULL; /* (3) */
+  AlgNode *na = copyNode(o, al);
+  na->apred = al->apred ? algExprBin(o->a, AX_AND, 0, tyBool(), al->apred, g) : g;
+  na->kid[0] = algSigma(o->a, substCol(o, g, al->var, flag, algExprCol(o->a, c->var, c->name, c->type)), al->kid[0]);
+  algSchemaCompute(o->a, na);
+  AlgNode *m = na;
+  for (int i = nc - 1; i >= 0; i--) m = withKid(o, chain[i], 0, m);
+  return withKid(o, n, 0, m);
+}
+
 static AlgNode *ruleSF(Opt *o, AlgNode *n) {
   if (n->kind != ALG_SIGMA) return NULL;
   AlgNode *chain[64];
@@ -647,7 +691,8 @@ static AlgNode *ruleSF(Opt *o, AlgNode *n) {
     chain[nc++] = al;
     al = al->kid[0];
   }
-  if (al->kind != ALG_ALPHA || al->rel->entity || al->rel->deltaOf) return NULL;
+  if (al->kind != ALG_ALPHA || al->rel->entity) return NULL;
+  if (al->rel->mode == ALG_MODE_SAMPLED || al->rel->deltaOf) return sfSampled(o, n, chain, nc, al); /* (1) */
   if (al->rel->mode != ALG_MODE_TRACED && al->rel->mode != ALG_MODE_DISABLE) return NULL; /* (1) */
   if (al->rel->mode == ALG_MODE_DISABLE && al->arm == ARM_ONCE) return NULL;             /* (2) */
   if (!algSensorPred(n->pred, al->var) || hasConjunct(al->spred, n->pred)) return NULL;  /* (3) */
@@ -1302,6 +1347,33 @@ static void sensorNotes(Opt *o, AlgNode *n) {
                             n->rel->name, n->var, n->var, n->rel->altSensor->name);
 }
 
+/* SF's word on a sampled alpha under a selection SF would check at a traced
+** sensor: a sample answers the engine's request for an entity, so only the
+** entities asked narrow what a sampled sensor gives (O2, SJS and AGG-WHERE
+** put the conditions on the flag into the argument: a PCP instance
+** profile, the /proc files read); a condition on the values is checked in
+** the monitor. */
+static void sampledNotes(Opt *o, AlgNode *n) {
+  for (int i = 0; i < n->nkid; i++) sampledNotes(o, n->kid[i]);
+  if (n->kind != ALG_SIGMA) return;
+  AlgNode *al = n->kid[0];
+  while (al->kind == ALG_SIGMA) al = al->kid[0];
+  int sampled = al->kind == ALG_ALPHA && !al->rel->entity && (al->rel->mode == ALG_MODE_SAMPLED || al->rel->deltaOf);
+  if (!sampled || al->note || !algSensorPred(n->pred, al->var)) return;
+  TqBuf f = {0}, g = {0};
+  algExprPrint(n->pred, &f);
+  if (al->apred) {
+    algExprPrint(al->apred, &g);
+    al->note = tqArenaPrintf(o->a, "SF: sampled only on the entities that can pass %s (the argument: %s); the rest is "
+                             "checked in the monitor", f.s, g.s);
+  } else {
+    al->note = tqArenaPrintf(o->a, "SF: not at the sensor: a sample answers a request for an entity of the argument; "
+                             "%s is checked in the monitor", f.s);
+  }
+  tqBufFree(&f);
+  tqBufFree(&g);
+}
+
 AlgNode *algOptimize(TqArena *a, const AlgNode *t, TqBuf *trace) {
   Opt o = {0};
   o.a = a;
@@ -1338,5 +1410,7 @@ AlgNode *algOptimize(TqArena *a, const AlgNode *t, TqBuf *trace) {
       tqBufPuts(trace, "\n");
     }
   }
+  for (size_t r = 0; r < TQ_ARRAY_SIZE(rules); r++)
+    if (rules[r].fn == ruleSF && !ruleOff[r]) sampledNotes(&o, o.root);
   return o.root;
 }

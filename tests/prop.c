@@ -436,6 +436,18 @@ static void genQueries(TqBuf *b, int *nderived) {
     if (chance(50)) tqBufPrintf(b, " and sw.N %s %d", PICK(((const char *[]){"<", ">=", "="})), ri(0, 4));
     tqBufPrintf(b, " when sw precede %sow\n", ev ? "" : "end of ");
   }
+  /* extension: a selection on a sampled relation that reads a value as
+  ** well as the flag: O2 cannot take it; SF's sampled form puts the
+  ** condition it implies on the flag into the argument (none when a
+  ** disjunct does not constrain the flag) */
+  if (chance(25)) {
+    tqBufPrintf(b, "\nrange of sf is Sv\nretrieve into SFS (sf.X, sf.Y, sf.N) where sf.Y %s M%d and sf.N %s %d or ",
+                PICK(((const char *[]){"=", "!="})), ri(1, 3), PICK(((const char *[]){"<", ">=", "="})), ri(0, 4));
+    int k = ri(0, 2);
+    if (k == 0) tqBufPrintf(b, "sf.Y = M%d\n", ri(1, 3));
+    else if (k == 1) tqBufPrintf(b, "sf.Y != M%d and sf.N < %d\n", ri(1, 3), ri(0, 4));
+    else tqBufPrintf(b, "sf.N > %d\n", ri(0, 4));
+  }
   /* extension: a second query over Rv that needs its intervals and traces
   ** it on every entity (the cheapest combination: SENSOR then leaves the
   ** queries at ticks on the traced sensor) */
@@ -702,6 +714,7 @@ static int newFired[TQ_ARRAY_SIZE(newRules)];
 ** which SENSOR took the sampled sensor of a relation whose traced one it
 ** could not ask */
 static int unaskedPairs, unaskedSampled;
+static int sfSampledFired; /* pairs where SF narrowed a sampled alpha's argument */
 
 static void onePair(int seed) {
   rs = (uint64_t)seed * 0x9e3779b97f4a7c15ULL + 7;
@@ -749,6 +762,18 @@ static void onePair(int seed) {
     if (fired.s && strstr(fired.s, pat)) newFired[r]++;
   }
   tqBufFree(&fired);
+  /* SF's sampled form (an alpha's argument narrowed): its note */
+  for (int i = 0; i < p->queries.n; i++) {
+    TqBuf nb = {0};
+    const CpQuery *q = p->queries.v[i];
+    if (q->opt) algPrintNotes(q->opt, &nb);
+    int hit = nb.s && strstr(nb.s, "SF: sampled only on");
+    tqBufFree(&nb);
+    if (hit) {
+      sfSampledFired++;
+      break;
+    }
+  }
   char *eng = engineRun(p, trace.s, 0, &d);
   char *un = engineRun(p, trace.s, 1, &d);
   char *dbp = tqMprintf("%s/prop-%d.db", outDir, getpid());
@@ -893,6 +918,7 @@ int main(int argc, char **argv) {
   printf("%d pairs, %d failed, %d snapshot checks; pairs where a rule of docs/enabling.md fired:", checked, failed,
          snapshots);
   for (size_t r = 0; r < TQ_ARRAY_SIZE(newRules); r++) printf(" %s %d", newRules[r], newFired[r]);
+  printf(" (SF on a sampled alpha %d)", sfSampledFired);
   printf("; pairs with a sensor the operation cannot ask %d, SENSOR on such a relation's sampled sensor %d\n", unaskedPairs,
          unaskedSampled);
   return failed ? 1 : 0;
