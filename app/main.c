@@ -469,7 +469,7 @@ static int cmdExplain(Args *a) {
     int nrel = 0;
     usedRels(t, rels, &nrel, 64);
     for (int k = 0; e && k < nrel; k++) {
-      char how[640];
+      char how[1200];
       if (tq_describe(e, rels[k]->name, how, (int)sizeof how) == 0) printf("  sensor: %s\n", how);
     }
   }

@@ -816,7 +816,7 @@ int tq_describe(tq_engine *e, const char *relation, char *out, int n) {
   const AlgRel *r = e->prog ? algCatRel(&e->prog->cat, relation) : NULL;
   EnPm *m = r && e->producerOf ? e->producerOf[r->id - 1] : NULL;
   if (!m) return -1;
-  char how[512] = "";
+  char how[1024] = "";
   if (m->pm->version >= 5 && m->pm->describe && !m->priv.disabled) {
     if (m->multi) m->priv.rel = r->id;
     m->pm->describe(&e->g, &m->priv, r->id, how, (int)sizeof how);

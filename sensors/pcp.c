@@ -232,6 +232,9 @@ typedef struct Host {
   int64_t hostFrom;
   int64_t *lastN;     /* per Rel: instances in the last fetch */
   int64_t *relValues; /* per Rel: values received */
+  int64_t *relExcluded; /* per Rel: instances that existed and were left out of a fetch's
+                      ** profile (their values pmcd did not send), summed over the fetches
+                      ** (a snapshot that does not fetch the relation leaves out all) */
   int64_t missed;     /* samples asked and not answered though the instance was there:
                       ** its fetch at the tick was late or failed, or a metric had no
                       ** value for it (each told to the engine: g->lost) */
@@ -1225,7 +1228,7 @@ static const char *stateName(int s) {
 /* The PM's message and its detail (--stats). */
 static void report(tq_pm_global *g, tq_pm_private *p, Pcp *pc) {
   TqBuf b = {0};
-  int64_t values = 0, fetches = 0, late = 0, up = 0, missed = 0;
+  int64_t values = 0, fetches = 0, late = 0, up = 0, missed = 0, excluded = 0;
   tqBufPrintf(&b, "{\"source\": \"%s\", \"ticks\": %lld, \"hosts\": [", pc->archive ? "archives" : "pmcd",
             (long long)pc->ticks);
   pthread_mutex_lock(&pc->mu);
@@ -1263,15 +1266,18 @@ static void report(tq_pm_global *g, tq_pm_private *p, Pcp *pc) {
       tqBufPrintf(&b, "%s", first ? "" : ", ");
       first = 0;
       bufJsonString(&b, pc->rel[r].name);
-      tqBufPrintf(&b, ": {\"enabled\": %d, \"instances_last_fetch\": %lld, \"values\": %lld}",
-                  h->en ? h->en[r].n : 0,
-                h->lastN ? (long long)h->lastN[r] : 0LL, h->relValues ? (long long)h->relValues[r] : 0LL);
+      int64_t x = h->relExcluded ? h->relExcluded[r] : 0;
+      excluded += x;
+      tqBufPrintf(&b, ": {\"enabled\": %d, \"instances_last_fetch\": %lld, \"values\": %lld, \"excluded\": %lld}",
+                  h->en ? h->en[r].n : 0, h->lastN ? (long long)h->lastN[r] : 0LL,
+                  h->relValues ? (long long)h->relValues[r] : 0LL, (long long)x);
     }
     tqBufPrintf(&b, "}}");
   }
   pthread_mutex_unlock(&pc->mu);
-  tqBufPrintf(&b, "\n  ], \"values\": %lld, \"fetches\": %lld, \"late\": %lld, \"samples_missed\": %lld",
-              (long long)values, (long long)fetches, (long long)late, (long long)missed);
+  tqBufPrintf(&b,
+              "\n  ], \"values\": %lld, \"fetches\": %lld, \"late\": %lld, \"samples_missed\": %lld, \"excluded\": %lld",
+              (long long)values, (long long)fetches, (long long)late, (long long)missed, (long long)excluded);
   tqBufPrintf(&b, "}");
   if (g->version >= 6) g->set_detail(g, p, b.s);
   tqBufFree(&b);
@@ -1455,6 +1461,7 @@ static void pcpFree(Pcp *pc) {
     free(h->cache), free(h->next), free(h->en), free(h->prof), free(h->nprof),
         free(h->fetch);
     free(h->inst), free(h->list), free(h->pmid), free(h->desc), free(h->exist), free(h->recMaxId), free(h->lastN), free(h->relValues);
+    free(h->relExcluded);
   }
   free(pc->host);
   free(pc->ent);
@@ -1503,6 +1510,7 @@ static tq_pm_status pcpStart(tq_pm_global *g, tq_pm_private *p) {
     h->en = tqCalloc((size_t)pc->nrel, sizeof(NameSet));
     h->lastN = tqCalloc((size_t)pc->nrel, sizeof(int64_t));
     h->relValues = tqCalloc((size_t)pc->nrel, sizeof(int64_t));
+    h->relExcluded = tqCalloc((size_t)pc->nrel, sizeof(int64_t));
     h->list = tqCalloc((size_t)pc->nent, sizeof(Listing));
     h->inst = tqCalloc((size_t)pc->nent, sizeof(InstSet));
     if (pthread_create(&h->th, NULL, worker, h)) {
@@ -1552,7 +1560,9 @@ static tq_pm_status pcpStart(tq_pm_global *g, tq_pm_private *p) {
   return TQ_PM_OK;
 }
 
-/* The profile of relation r on host h: the enabled instances that exist. */
+/* The profile of relation r on host h: the enabled instances that exist.
+** The instances that exist and are left out (all of them when the relation
+** is not fetched on h) are counted: their values pmcd does not send. */
 static void buildProfile(tq_pm_global *g, Pcp *pc, Host *h, int r) {
   Rel *rl = &pc->rel[r];
   const NameSet *en = &h->en[r];
@@ -1560,7 +1570,9 @@ static void buildProfile(tq_pm_global *g, Pcp *pc, Host *h, int r) {
   h->prof[r] = NULL;
   h->nprof[r] = 0;
   h->fetch[r] = 0;
-  if (!rl->needed || (!en->n && !rl->ndelta)) return;
+  if (!rl->needed) return;
+  if (rl->indom != PM_INDOM_NULL) h->relExcluded[r] += h->inst[rl->ent].n; /* less those in the profile, below */
+  if (!en->n && !rl->ndelta) return;
   if (rl->indom == PM_INDOM_NULL) {
     h->fetch[r] = nameFind(en, h->name) >= 0;
     for (int k = 0; k < rl->ndelta; k++) h->fetch[r] |= g->enabled(g, rl->delta[k], h->sym);
@@ -1582,6 +1594,7 @@ static void buildProfile(tq_pm_global *g, Pcp *pc, Host *h, int r) {
       if (on) h->prof[r][h->nprof[r]++] = s->v[i].id;
     }
   }
+  h->relExcluded[r] -= h->nprof[r];
   h->fetch[r] = h->nprof[r] > 0;
 }
 
@@ -1880,7 +1893,9 @@ static tq_pm_status pcpDescribe(tq_pm_global *g, tq_pm_private *p, int rel, char
     tqBufPrintf(&b, " (one value a host) from %s %s, on the hosts the alpha enables", from, hosts.s);
   else if (nm)
     tqBufPrintf(&b, " from %s %s; instance profile on each host: exactly the instances the alpha enables there "
-                    "(entity HOST:INSTANCE), set before each fetch; a host where it enables none is not asked",
+                    "(entity HOST:INSTANCE), set before each fetch; a host where it enables none is not asked "
+                    "(a selection on the instance is in the alpha's argument, so in the profile; one on values is "
+                    "checked in the monitor)",
                 from, hosts.s);
   if (!b.s && !strcasecmp(name, "Host")) tqBufPrintf(&b, "the hosts reached: %s (named as pmcd names itself)", hosts.s);
   if (!b.s) tqBufPrintf(&b, "no '-- pcp:' line maps %s", name);
