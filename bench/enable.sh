@@ -11,6 +11,9 @@
 #   sjs.*, agg.* a copy of sleep under a name of its own, tests/host/sjs.tq on
 #                the host sensors: /proc files read by ProcessState (SJS) and
 #                Memory (AGG-WHERE, then O2) in TQ_BENCH_HOST_TICKS ticks (10)
+#   sf.pcp.*     a pmcd of its own, tests/pcp/sf.tq: the values pmcd sent
+#                and the instances the profiles left out, with and without
+#                SF ("sf.pcp.skipped REASON" without PCP)
 #   sensor.*     RunningOn with a traced and a sampled sensor, a paper-gen
 #                recording, a query at Clock[10]'s ticks: traced packets
 #                against samples (SENSOR), and their declared work
@@ -93,6 +96,48 @@ for mode in opt prev; do
 done
 echo "sensor.rows $(grep -vc '^#\|^Process' "$d/roopt.csv")"
 cmp -s "$d/roopt.csv" "$d/roprev.csv" && echo "sensor.same yes" || echo "sensor.same NO"
+
+# ---------------------------------------------------------------- PCP (SF's sampled form)
+# a pmcd of its own (tests/pcp/lib.sh), tests/pcp/sf.tq (process P1 if its
+# command is sleep, or P2 if its parent is not 0) at TQ_BENCH_PCP_TICKS
+# ticks (5): the values pmcd sent, and the instances left out of the
+# profiles, with and without SF; the answers compared
+(
+  pd=$d # (pcpStart sets d)
+  . tests/pcp/lib.sh
+  [ -r /etc/pcp.conf ] || { echo "sf.pcp.skipped PCP is not installed"; exit 0; }
+  pcpSetup >"$pd/pcp.skip" # (exits 77 when it cannot run: below)
+  sleep 600 &
+  s1=$!
+  sleep 600 &
+  s2=$!
+  trap 'kill $s1 $s2 2>/dev/null; pcpStopAll' EXIT
+  pcpStart h1 >"$pd/pcp.start" 2>&1 || { echo "sf.pcp.skipped pmcd did not start"; exit 0; }
+  H=127.0.0.1:$PORT_h1
+  $TQ pcp describe -h "$H" -o "$pd/pcp.tq" proc.psinfo.cmd proc.psinfo.ppid 2>"$pd/pcp.describe.err"
+  sed "s/P1/$(printf %06d $s1)/g; s/P2/$(printf %06d $s2)/g; s/CMD/sleep/" tests/pcp/sf.tq >"$pd/pcpq.tq"
+  val() { python3 -c 'import json, sys
+d = [p for p in json.load(open(sys.argv[1]))["pms"] if p["name"] == "pcp"][0]["detail"]
+h = d["hosts"][0]
+print(h["relations"]["ProcSample"][sys.argv[2]] if sys.argv[2] != "bytes" else h["bytes_received"])' "$@"; }
+  for mode in sf prev; do
+    opt=""
+    [ $mode = prev ] && opt="--no-rule SF"
+    echo "sf.pcp.$mode.processes $(pminfo -h "$H" -f proc.psinfo.cmd 2>/dev/null | grep -c 'inst \[')"
+    # shellcheck disable=SC2086
+    $TQ run "$pd/pcp.tq" "$pd/pcpq.tq" --pcp "$H" --snapshots "${TQ_BENCH_PCP_TICKS:-5}" --format csv $opt \
+      --stats "$pd/pcp$mode.json" >"$pd/pcp$mode.csv" 2>"$pd/pcp$mode.err"
+    echo "sf.pcp.$mode.exit $?"
+    echo "sf.pcp.$mode.values $(val "$pd/pcp$mode.json" values)"
+    echo "sf.pcp.$mode.excluded $(val "$pd/pcp$mode.json" excluded)"
+    echo "sf.pcp.$mode.bytes $(val "$pd/pcp$mode.json" bytes)"
+    echo "sf.pcp.$mode.rows $(grep -c ',sleep,' "$pd/pcp$mode.csv")"
+    sed 's/,[0-9]*$//' "$pd/pcp$mode.csv" | sort >"$pd/pcp$mode.rows"
+  done
+  echo "sf.pcp.ticks ${TQ_BENCH_PCP_TICKS:-5}"
+  cmp -s "$pd/pcpsf.rows" "$pd/pcpprev.rows" && echo "sf.pcp.same yes" || echo "sf.pcp.same NO"
+)
+[ $? = 77 ] && echo "sf.pcp.skipped $(cat "$d/pcp.skip")"
 
 # ---------------------------------------------------------------- kernel sensors
 if [ ! -r /sys/kernel/btf/vmlinux ] || [ "$(id -u)" != 0 ]; then

@@ -40,6 +40,7 @@
 #   9. Enabling (bench/enable.sh, docs/enabling.md): each rule against the
 #      previous optimizer (--no-rule RULE) in the same run, answers checked:
 #      packets written at the generated sensors and in the kernel (SF),
+#      values a pmcd of its own sent for a selection on a PCP relation (SF),
 #      traced packets against samples of a relation with two sensors (SENSOR).
 #
 # Knobs (environment): TQ_BENCH_LIMIT (seconds for the unoptimized 1M runs,
@@ -755,6 +756,17 @@ rep "  SENSOR: RunningOn traced and sampled on 8 processors (paper-gen), a query
 rowr "traced packets" "$(en sensor.opt.traced)" "$(en sensor.prev.traced)" ""
 rowr "samples (requests)" "$(en sensor.opt.samples) ($(en sensor.opt.requests))" "$(en sensor.prev.samples) ($(en sensor.prev.requests))" ""
 rowr "declared sensor work, us" "$(en sensor.opt.work_us)" "$(en sensor.prev.work_us)" "$(ratio "$(en sensor.prev.work_us)" "$(en sensor.opt.work_us)")x less; same answers: $(en sensor.same)"
+if [ -n "$(en sf.pcp.skipped)" ]; then
+  rep "  SF, PCP: not measured ($(en sf.pcp.skipped))"
+else
+  rep "  SF, PCP: a pmcd of its own, $(en sf.pcp.sf.processes) processes, $(en sf.pcp.ticks) ticks; tests/pcp/sf.tq (P1 if sleep, or P2 if its parent is not 0)"
+  rowr "values pmcd sent (ProcSample)" "$(en sf.pcp.sf.values)" "$(en sf.pcp.prev.values)" "$(ratio "$(en sf.pcp.prev.values)" "$(en sf.pcp.sf.values)")x fewer"
+  rowr "instances left out of the profiles" "$(en sf.pcp.sf.excluded)" "$(en sf.pcp.prev.excluded)" ""
+  rowr "bytes received (TCP_INFO)" "$(en sf.pcp.sf.bytes)" "$(en sf.pcp.prev.bytes)" "(most are the instance listings)"
+  rowr "answer rows" "$(en sf.pcp.sf.rows)" "$(en sf.pcp.prev.rows)" "expected $((2 * $(en sf.pcp.ticks))); same answers: $(en sf.pcp.same)"
+  ok=$(awk -v a="$(en sf.pcp.sf.values)" -v b="$(en sf.pcp.prev.values)" -v s="$(en sf.pcp.same)" 'BEGIN { print (a > 0 && b >= 10 * a && s == "yes" ? 1 : 0) }')
+  target $ok "SF on PCP: >= 10x fewer values fetched for two named processes than the previous optimizer, same answers: $(ratio "$(en sf.pcp.prev.values)" "$(en sf.pcp.sf.values)")x"
+fi
 if [ -n "$(en sf.kernel.skipped)" ]; then
   rep "  SF, kernel sensors: not measured ($(en sf.kernel.skipped))"
 else

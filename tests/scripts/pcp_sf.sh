@@ -58,6 +58,7 @@ for mode in sf prev; do
   seen="$seen $(count)"
 done
 echo "processes pmcd served (pminfo -f, before and after each run):$seen"
+# shellcheck disable=SC2086 # (seen: the counts, one word each)
 python3 - "$dir/sf.json" "$dir/prev.json" $seen <<'PY' || bad "the profile did not hold the two processes only"
 import json, sys
 def rel(f):
