@@ -14,7 +14,10 @@
 #   - what was fetched: the optimized run receives the values of 2
 #     instances a fetch and counts the others as excluded, the run without
 #     the rule receives every process's; against an independent count of
-#     the processes pmcd serves (pminfo -f, during the runs).
+#     the processes pmcd serves (pminfo -f, during the runs);
+#   - a range on the instance number (tests/pcp/sf_inst.tq, Inst < 30, a
+#     join with the entity relation: rule SJS): the profile holds pminfo's
+#     processes numbered below 30, the same answers as --no-rule SJS.
 set -u
 T=${T:-build/asan/tqmon}
 OUT=${OUT:-build/test-out}
@@ -92,6 +95,29 @@ check(0 < ob < nb, "fewer bytes received")
 sys.exit(0 if ok else 1)
 PY
 strip() { sed 's/,[0-9]*$//' "$1" | sort; }
+# ---------------------------------------------------------------- a range on the instance number (SJS)
+# tests/pcp/sf_inst.tq: the processes numbered below 30, with and without
+# SJS; the independent count: pminfo's instances numbered below 30
+low=$(pminfo -h "$H" -f proc.psinfo.cmd 2>/dev/null | sed -n 's/^ *inst \[\([0-9]*\) or.*/\1/p' | awk '$1 < 30' | wc -l)
+for mode in sjs prev; do
+  flag=""
+  [ $mode = prev ] && flag="--no-rule SJS"
+  # shellcheck disable=SC2086
+  $T run "$dir/pcp.tq" tests/pcp/sf_inst.tq --pcp "$H" --snapshots 2 --format csv $flag \
+    --stats "$dir/inst$mode.json" >"$dir/inst$mode.csv" 2>"$dir/inst$mode.err" || bad "inst $mode run: exit $? $(cat "$dir/inst$mode.err")"
+done
+python3 - "$dir/instsjs.json" "$dir/instprev.json" "$low" <<'PY' || bad "the range on the instance number did not make the profile"
+import json, sys
+def rel(f):
+    d = [p for p in json.load(open(f))["pms"] if p["name"] == "pcp"][0]["detail"]
+    return d["hosts"][0]["relations"]["ProcSample"]
+o, n, low = rel(sys.argv[1]), rel(sys.argv[2]), int(sys.argv[3])
+print("Inst < 30: SJS %d instances a fetch (%d values), --no-rule SJS %d (%d values); pminfo: %d numbered below 30"
+      % (o["instances_last_fetch"], o["values"], n["instances_last_fetch"], n["values"], low))
+sys.exit(0 if abs(o["instances_last_fetch"] - low) <= 3 and n["instances_last_fetch"] >= 100 and o["values"] < n["values"] else 1)
+PY
+[ "$(strip "$dir/instsjs.csv")" = "$(strip "$dir/instprev.csv")" ] || bad "--no-rule SJS answers differ: $(diff "$dir/instsjs.csv" "$dir/instprev.csv" | head)"
+[ "$low" -eq 0 ] || grep -q '^h1:0000' "$dir/instsjs.csv" || bad "no process below 30 in the answer: $(head "$dir/instsjs.csv")"
 [ "$(strip "$dir/sf.csv")" = "$(strip "$dir/prev.csv")" ] || bad "--no-rule SF answers differ: $(diff "$dir/sf.csv" "$dir/prev.csv" | head)"
 [ "$(grep -c ',sleep,' "$dir/sf.csv")" -eq 6 ] || bad "not 2 processes at 3 ticks: $(cat "$dir/sf.csv")"
 [ $fails -eq 0 ] || exit 1
