@@ -148,15 +148,22 @@ enum {
   P_SEND = 1 << 11,
   P_RECV = 1 << 12,
   P_WAKEUP = 1 << 13,
-  P_NPROG = 14
+  P_FE_SYS = 1 << 14,   /* fentry/fexit on the system call dispatchers: */
+  P_FX_SYS = 1 << 15,   /* Syscall's programs instead of P_SYS_ENTER and */
+  P_FE_SYS32 = 1 << 16, /* P_SYS_EXIT when the kernel allows them */
+  P_FX_SYS32 = 1 << 17, /* (sysHook) */
+  P_NPROG = 18
 };
+#define P_SYS_TP (P_SYS_ENTER | P_SYS_EXIT)
+#define P_SYS_FE (P_FE_SYS | P_FX_SYS | P_FE_SYS32 | P_FX_SYS32)
 /* Each program's tracepoint: subsystem and name (the raw tracepoint). */
 static const char *const progTp[P_NPROG][2] = {
     {"sched", "sched_process_fork"}, {"sched", "sched_process_exec"}, {"sched", "sched_process_exit"},
     {"task", "task_rename"},         {"sched", "sched_switch"},       {"sched", "sched_waking"},
     {"sched", "sched_wakeup_new"},   {"raw_syscalls", "sys_enter"},   {"raw_syscalls", "sys_exit"},
     {"block", "block_rq_issue"},     {"block", "block_rq_complete"},  {"sock", "sock_send_length"},
-    {"sock", "sock_recv_length"},    {"sched", "sched_wakeup"}};
+    {"sock", "sock_recv_length"},    {"sched", "sched_wakeup"},       {"fentry", "x64_sys_call"},
+    {"fexit", "x64_sys_call"},       {"fentry", "ia32_sys_call"},     {"fexit", "ia32_sys_call"}};
 
 typedef struct KRelDef {
   int kr;            /* KR_* */
@@ -383,6 +390,8 @@ struct KSession {
   KRel r[KS_NPM];
   unsigned progs;    /* P_* loaded and attached */
   uint32_t attachedRels;
+  int sysWant;       /* args syscalls=: 0 auto, 1 fentry, 2 tracepoint */
+  char sysWhy[200];  /* why Syscall is on the tracepoints (fentry refused; "": it is not) */
   struct ks_bpf *skel;
   struct bpf_link *links[P_NPROG]; /* the attached programs */
   struct ring_buffer *rb;
@@ -529,6 +538,66 @@ static const char *missingTp(const struct btf *vm, unsigned progs) {
   return NULL;
 }
 
+/* Can a program attach with fentry to function fn of the running kernel?
+** 0, or -1 with the reason in why: loads a program that returns at once,
+** attaches it and closes both.  (TQMON_KERNEL_HIDE=fn: a test's path of
+** a kernel that refuses.) */
+static int fentryOk(const struct btf *vm, const char *fn, char *why, size_t n) {
+  int id = vm ? btf__find_by_name_kind(vm, fn, BTF_KIND_FUNC) : -1;
+  if (hidden(fn)) {
+    snprintf(why, n, "fentry on %s: hidden (TQMON_KERNEL_HIDE)", fn);
+    return -1;
+  }
+  if (id < 0) {
+    snprintf(why, n, "the kernel has no function %s (Linux 6.9 on x86-64 has)", fn);
+    return -1;
+  }
+  const struct bpf_insn ret0[2] = {{.code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0},
+                                   {.code = BPF_JMP | BPF_EXIT}};
+  LIBBPF_OPTS(bpf_prog_load_opts, o, .expected_attach_type = BPF_TRACE_FENTRY, .attach_btf_id = (uint32_t)id);
+  int fd = bpf_prog_load(BPF_PROG_TYPE_TRACING, "tqmon_probe", "GPL", ret0, 2, &o);
+  if (fd < 0) {
+    snprintf(why, n, "fentry on %s: the kernel refused the program: %s", fn, strerror(-fd));
+    return -1;
+  }
+  int l = bpf_link_create(fd, 0, BPF_TRACE_FENTRY, NULL);
+  close(fd);
+  if (l < 0) {
+    snprintf(why, n, "fentry on %s: cannot attach: %s", fn, strerror(-l));
+    return -1;
+  }
+  close(l);
+  return 0;
+}
+
+/* Syscall's programs (want: args syscalls=, 0 auto, 1 fentry, 2
+** tracepoint): fentry and fexit on the dispatchers of the 64-bit and
+** 32-bit system calls when the kernel allows them, else the raw_syscalls
+** tracepoints, with the reason in why.  On the tracepoints every system
+** call of every thread takes the kernel's traced path and runs both
+** programs; fentry costs a thread no query enabled only the programs
+** (docs: sensors/kernel.md, "What a system call costs"). */
+static unsigned sysHook(const struct btf *vm, int want, char *why, size_t n) {
+  if (want == 2) {
+    snprintf(why, n, "--pm kernel=syscalls=tracepoint");
+    return P_SYS_TP;
+  }
+  if (fentryOk(vm, "x64_sys_call", why, n)) return P_SYS_TP;
+  if (vm && btf__find_by_name_kind(vm, "ia32_sys_call", BTF_KIND_FUNC) < 0) {
+    why[0] = 0;
+    return P_FE_SYS | P_FX_SYS; /* (no 32-bit system calls) */
+  }
+  if (fentryOk(vm, "ia32_sys_call", why, n)) return P_SYS_TP; /* (the 32-bit calls too, or none) */
+  why[0] = 0;
+  return P_SYS_FE;
+}
+
+/* The programs relation d uses in session s (NULL: as explain would). */
+static unsigned relProgs(const KSession *s, const KRelDef *d) {
+  if (d->kr != KR_SYSCALL || !s) return d->progs;
+  return s->progs & P_SYS_FE ? s->progs & P_SYS_FE : d->progs;
+}
+
 /* Does the kernel know bpf_ktime_get_tai_ns (Linux 6.1)? */
 static int haveTai(const struct btf *vm) {
   if (!vm) return 0;
@@ -556,7 +625,8 @@ static struct bpf_program *progOf(struct ks_bpf *k, int i) {
       k->progs.ks_fork,    k->progs.ks_exec,      k->progs.ks_exit,     k->progs.ks_rename,
       k->progs.ks_switch,  k->progs.ks_waking,    k->progs.ks_wakeup_new, k->progs.ks_sys_enter,
       k->progs.ks_sys_exit, k->progs.ks_rq_issue, k->progs.ks_rq_complete, k->progs.ks_send,
-      k->progs.ks_recv,    k->progs.ks_wakeup};
+      k->progs.ks_recv,    k->progs.ks_wakeup,    k->progs.ks_fe_sys,   k->progs.ks_fx_sys,
+      k->progs.ks_fe_sys32, k->progs.ks_fx_sys32};
   return all[i];
 }
 
@@ -660,6 +730,7 @@ static int loadBpf(KSession *s) {
   libbpf_print_fn_t old = libbpf_set_print(bpfPrint);
   bpfLog[0] = 0;
   int rc = -1;
+again:
   s->skel = ks_bpf__open();
   if (!s->skel) {
     fatal(s, "cannot open the BPF object: %s", bpfLog[0] ? bpfLog : strerror(errno));
@@ -689,6 +760,16 @@ static int loadBpf(KSession *s) {
     goto out;
   }
   if (ks_bpf__load(s->skel)) {
+    if ((s->progs & P_SYS_FE) && !s->sysWant) {
+      /* the probe passed, Syscall's programs did not: on the tracepoints */
+      snprintf(s->sysWhy, sizeof s->sysWhy, "fentry on x64_sys_call: the kernel refused the programs: %.140s",
+               bpfLog[0] ? bpfLog : strerror(errno));
+      s->progs = (s->progs & ~(unsigned)P_SYS_FE) | P_SYS_TP;
+      ks_bpf__destroy(s->skel);
+      s->skel = NULL;
+      bpfLog[0] = 0;
+      goto again;
+    }
     fatal(s, "the kernel refused the BPF programs: %s", bpfLog[0] ? bpfLog : strerror(errno));
     goto out;
   }
@@ -718,7 +799,9 @@ static int loadBpf(KSession *s) {
     if (!(s->progs & (1u << i))) continue;
     struct bpf_link *l = bpf_program__attach(progOf(s->skel, i));
     if (!l) {
-      fatal(s, "cannot attach to the tracepoint %s:%s: %s", progTp[i][0], progTp[i][1], bpfLog[0] ? bpfLog : strerror(errno));
+      fatal(s, "cannot attach to %s %s:%s: %s%s", (1u << i) & P_SYS_FE ? "the function" : "the tracepoint", progTp[i][0],
+            progTp[i][1], bpfLog[0] ? bpfLog : strerror(errno),
+            (1u << i) & P_SYS_FE ? " (--pm kernel=syscalls=tracepoint traces system calls on raw_syscalls)" : "");
       goto out;
     }
     s->links[i] = l;
@@ -1377,17 +1460,20 @@ static void setMessages(KSession *s) {
              (unsigned long long)r->cnt[KC_DROPPED], (long long)s->begun, (long long)s->ended, s->threads.n,
              (long long)s->lateLife, (long long)s->queueLost, (unsigned long long)s->beyond, unwanted);
     else
-      setMsg(r->p, "seen=%llu written=%llu dropped=%llu unbegun=%llu late=%lld enabled_now=%lld enabled_max=%lld",
+      setMsg(r->p, "seen=%llu written=%llu dropped=%llu unbegun=%llu late=%lld enabled_now=%lld enabled_max=%lld%s",
              (unsigned long long)r->cnt[KC_SEEN], (unsigned long long)r->cnt[KC_WRITTEN],
              (unsigned long long)r->cnt[KC_DROPPED], (unsigned long long)r->cnt[KC_UNBEGUN], (long long)r->late,
-             (long long)r->enabledNow, (long long)r->enabledMax);
+             (long long)r->enabledNow, (long long)r->enabledMax,
+             kr != KR_SYSCALL ? "" : s->progs & P_SYS_FE ? " hook=fentry" : " hook=tracepoint");
     /* the same figures as JSON, the PM's "detail" in --stats */
     char tps[400], json[1600];
-    tpList(r->def->progs, tps, sizeof tps);
+    for (char *c = s->sysWhy; *c; c++) /* (a kernel's message, as a JSON string) */
+      if (*c == '"' || *c == '\\' || (unsigned char)*c < 32) *c = '\'';
+    tpList(relProgs(s, r->def), tps, sizeof tps);
     int n = snprintf(json, sizeof json,
                      "{\"relation\": \"%s\", \"tracepoints\": \"%s\", \"attached\": %s, \"seen\": %llu, "
                      "\"written\": %llu, \"dropped\": %llu, ",
-                     r->def->rel, tps, (s->progs & r->def->progs) == r->def->progs && r->needed ? "true" : "false",
+                     r->def->rel, tps, (s->progs & relProgs(s, r->def)) == relProgs(s, r->def) && r->needed ? "true" : "false",
                      (unsigned long long)r->cnt[KC_SEEN], (unsigned long long)r->cnt[KC_WRITTEN],
                      (unsigned long long)r->cnt[KC_DROPPED]);
     if (n > 0 && (size_t)n < sizeof json && kr == KR_THREAD)
@@ -1399,9 +1485,12 @@ static void setMessages(KSession *s) {
     else if (n > 0 && (size_t)n < sizeof json)
       snprintf(json + n, sizeof json - (size_t)n,
                "\"unbegun\": %llu, \"late\": %lld, \"enabled_now\": %lld, \"enabled_max\": %lld, "
-               "\"filter_conditions\": %d, \"suppressed\": %llu}",
+               "\"filter_conditions\": %d, \"suppressed\": %llu%s%s%s}",
                (unsigned long long)r->cnt[KC_UNBEGUN], (long long)r->late, (long long)r->enabledNow,
-               (long long)r->enabledMax, r->nfilter, (unsigned long long)r->cnt[KC_SUPPRESSED]);
+               (long long)r->enabledMax, r->nfilter, (unsigned long long)r->cnt[KC_SUPPRESSED],
+               kr != KR_SYSCALL ? "" : s->progs & P_SYS_FE ? ", \"hook\": \"fentry\"" : ", \"hook\": \"tracepoint\", \"hook_why\": \"",
+               kr == KR_SYSCALL && !(s->progs & P_SYS_FE) ? s->sysWhy : "",
+               kr == KR_SYSCALL && !(s->progs & P_SYS_FE) ? "\"" : "");
     /* the loss periods, before the closing brace */
     size_t k = strlen(json);
     if (k && json[k - 1] == '}') {
@@ -1668,7 +1757,7 @@ static void sessionFree(KSession *s) {
 
 /* The arguments (--pm kernel=ARGS) are NAME=VALUE items separated by
 ** commas (an empty item is nothing); each NAME is one of these, given once. */
-static const char *const argNames[] = {"ring", "queue", "until"};
+static const char *const argNames[] = {"ring", "queue", "until", "syscalls"};
 
 /* The value of argument name in args, and its length in *len (up to the
 ** next comma); NULL when it is not given. */
@@ -1692,7 +1781,7 @@ static int argsCheck(KSession *s, const char *args) {
     for (size_t i = 0; i < sizeof argNames / sizeof argNames[0] && !known; i++)
       known = strlen(argNames[i]) == k && !strncmp(a, argNames[i], k) && a[k] == '=';
     if (!known)
-      return fatal(s, "--pm kernel=%s: '%.*s' is no argument of the kernel sensors (ring=KB, queue=N, until=PID[+PID...])",
+      return fatal(s, "--pm kernel=%s: '%.*s' is no argument of the kernel sensors (ring=KB, queue=N, until=PID[+PID...], syscalls=auto|fentry|tracepoint)",
                    args, (int)n, a);
     for (const char *b = a + n; *b; b += strcspn(b, ",")) {
       b++;
@@ -1760,6 +1849,14 @@ static void sessionSetUp(KSession *s, tq_pm_global *g, const char *args) {
     while (b < kb * 1024 && b < (1L << 30)) b *= 2;
     s->ringBytes = (uint32_t)b;
   }
+  size_t k;
+  const char *sw = bad ? NULL : argFind(args, "syscalls", &k);
+  if (sw) { /* syscalls=auto|fentry|tracepoint: Syscall's hook */
+    if (k == 6 && !strncmp(sw, "fentry", 6)) s->sysWant = 1;
+    else if (k == 10 && !strncmp(sw, "tracepoint", 10)) s->sysWant = 2;
+    else if (!(k == 4 && !strncmp(sw, "auto", 4)))
+      fatal(s, "--pm kernel=syscalls=%.*s: say fentry, tracepoint or auto", (int)k, sw);
+  }
   struct btf *vm = btf__load_vmlinux_btf();
   s->useTai = haveTai(vm);
   for (int kr = 0; kr < KS_NPM; kr++) {
@@ -1778,10 +1875,12 @@ static void sessionSetUp(KSession *s, tq_pm_global *g, const char *args) {
       snprintf(r->why, sizeof r->why, "%s needs the tracepoint %s, which this kernel does not have", r->def->rel, miss);
       continue;
     }
-    s->progs |= r->def->progs;
+    s->progs |= kr == KR_SYSCALL ? sysHook(vm, s->sysWant, s->sysWhy, sizeof s->sysWhy) : r->def->progs;
     s->attachedRels |= 1u << kr;
   }
   btf__free(vm);
+  if (s->sysWant == 1 && (s->progs & P_SYS_TP))
+    fatal(s, "--pm kernel=syscalls=fentry: %s; --pm kernel=syscalls=tracepoint (or auto) traces them on the raw_syscalls tracepoints", s->sysWhy);
   if (!s->progs || s->fatal) return; /* (a bad argument: nothing loaded) */
   s->progs |= LIFE; /* threads begin and end as the kernel says */
   int n = libbpf_num_possible_cpus();
@@ -1990,8 +2089,22 @@ static tq_pm_status relDescribe(tq_pm_global *g, tq_pm_private *p, int rel, char
     snprintf(out, (size_t)n, "the online CPUs (/sys/devices/system/cpu/online), once");
     return TQ_PM_OK;
   }
-  char tps[200];
-  tpList(d->progs, tps, sizeof tps);
+  char tps[200], hook[260] = "";
+  unsigned progs = d->progs;
+#ifndef TQ_KERNEL_NO_BPF
+  if (d->kr == KR_SYSCALL) {
+    /* the hook a run would take now (args syscalls=) */
+    const char *sw = strstr(groupArgs, "syscalls=");
+    int want = !sw ? 0 : !strncmp(sw + 9, "tracepoint", 10) ? 2 : !strncmp(sw + 9, "fentry", 6) ? 1 : 0;
+    struct btf *vm = btf__load_vmlinux_btf();
+    char why[200];
+    progs = sysHook(vm, want, why, sizeof why);
+    btf__free(vm);
+    if (progs & P_SYS_FE) snprintf(hook, sizeof hook, "; fentry and fexit, not the raw_syscalls tracepoints");
+    else snprintf(hook, sizeof hook, "; on the raw_syscalls tracepoints: %s", why);
+  }
+#endif
+  tpList(progs, tps, sizeof tps);
   if (d->kr == KR_THREAD)
     snprintf(out, (size_t)n, "kernel tracepoints %s (BPF); the threads alive at the start from /proc", tps);
   else {
@@ -1999,7 +2112,8 @@ static tq_pm_status relDescribe(tq_pm_global *g, tq_pm_private *p, int rel, char
     char f[120] = "";
     if (k) snprintf(f, sizeof f, "; the BPF program checks %d of the %d conditions of its filter (rule SF) before it writes a packet", k, of);
     else if (of) snprintf(f, sizeof f, "; its filter (rule SF) is checked by the engine only");
-    snprintf(out, (size_t)n, "kernel tracepoints %s (BPF), enable flag per thread in the kernel%s", tps, f);
+    snprintf(out, (size_t)n, "kernel %s %s (BPF), enable flag per thread in the kernel%s%s",
+             progs & P_SYS_FE ? "functions" : "tracepoints", tps, f, hook);
   }
   return TQ_PM_OK;
 }

@@ -445,8 +445,7 @@ static __always_inline void spanPacket(uint32_t tid, uint64_t tend, int64_t ret)
 ** the return writes begin and end in one packet, or user space claims it
 ** at a snapshot while the call is still open.  Half the packets of one
 ** each at entry and return, and nothing written at entry. */
-SEC("tp_btf/sys_enter")
-int BPF_PROG(ks_sys_enter, struct pt_regs *regs, long id) {
+static __always_inline int sysEnter(long id) {
   uint32_t tid = (uint32_t)bpf_get_current_pid_tgid();
   uint64_t *f = flagsOf(tid);
   count(KR_SYSCALL, KC_SEEN);
@@ -473,8 +472,7 @@ int BPF_PROG(ks_sys_enter, struct pt_regs *regs, long id) {
   return 0;
 }
 
-SEC("tp_btf/sys_exit")
-int BPF_PROG(ks_sys_exit, struct pt_regs *regs, long ret) {
+static __always_inline int sysExit(long ret) {
   uint32_t tid = (uint32_t)bpf_get_current_pid_tgid();
   uint64_t *f = flagsOf(tid);
   if (!f) return 0;
@@ -492,6 +490,32 @@ int BPF_PROG(ks_sys_exit, struct pt_regs *regs, long ret) {
   }
   return 0;
 }
+
+/* The hooks: the raw_syscalls tracepoints, or (sensors/kernel.c chooses,
+** when the kernel lets it) fentry and fexit on the dispatchers of the
+** 64-bit and the 32-bit (ia32) system calls (Linux 6.9 on x86).  A
+** tracepoint on raw_syscalls makes every system call of every thread take
+** the kernel's traced path and run both programs; fentry and fexit run
+** only the programs, through a direct call.  The dispatchers are called
+** for valid numbers only, after seccomp and ptrace: a call those refused,
+** or one with a number the kernel does not have, is not seen there. */
+SEC("tp_btf/sys_enter")
+int BPF_PROG(ks_sys_enter, struct pt_regs *regs, long id) { return sysEnter(id); }
+
+SEC("tp_btf/sys_exit")
+int BPF_PROG(ks_sys_exit, struct pt_regs *regs, long ret) { return sysExit(ret); }
+
+SEC("fentry/x64_sys_call")
+int BPF_PROG(ks_fe_sys, const struct pt_regs *regs, unsigned int nr) { return sysEnter(nr); }
+
+SEC("fexit/x64_sys_call")
+int BPF_PROG(ks_fx_sys, const struct pt_regs *regs, unsigned int nr, long ret) { return sysExit(ret); }
+
+SEC("fentry/ia32_sys_call")
+int BPF_PROG(ks_fe_sys32, const struct pt_regs *regs, unsigned int nr) { return sysEnter(nr); }
+
+SEC("fexit/ia32_sys_call")
+int BPF_PROG(ks_fx_sys32, const struct pt_regs *regs, unsigned int nr, long ret) { return sysExit(ret); }
 
 /* ================================================================ block I/O */
 

@@ -119,7 +119,7 @@ for arg in "until=${tid}x" "until=" "until=${tid}+" "until=abc" "xuntil=$tid" "r
   "until=${tid}x") want="$pid '${tid}x' is not a process id" ;;
   until= | "until=${tid}+") want="$pid '' is not a process id" ;;
   until=abc) want="$pid 'abc' is not a process id" ;;
-  xuntil=*) want="'xuntil=$tid' is no argument of the kernel sensors (ring=KB, queue=N, until=PID\\[+PID...\\])" ;;
+  xuntil=*) want="'xuntil=$tid' is no argument of the kernel sensors (ring=KB, queue=N, until=PID\\[+PID...\\], syscalls=auto|fentry|tracepoint)" ;;
   *,until=*) want="until is given twice" ;;
   *) want="until=1+2+3+4+5+6+7+8+9: more than 8 processes" ;;
   esac
