@@ -2164,6 +2164,11 @@ KERNEL_PM(snsKernelProcessorPm, KR_PROCESSOR, "kernel_processor",
 static tq_pm_status groupInit(tq_pm_global *g, tq_pm_private *p) {
   p->caps = TQ_PM_GROUPER;
   for (int i = 0; i < KS_NPM; i++) p->members[p->nmembers++] = relDefs[i].pm;
+  if (p->args && strlen(p->args) >= sizeof groupArgs) { /* never cut short */
+    setMsg(p, "--pm kernel=ARGS: %zu characters, more than the %zu the kernel sensors take", strlen(p->args),
+           sizeof groupArgs - 1);
+    return TQ_PM_FATAL;
+  }
   snprintf(groupArgs, sizeof groupArgs, "%s", p->args ? p->args : "");
   return TQ_PM_OK;
 }

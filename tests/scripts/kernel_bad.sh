@@ -126,6 +126,15 @@ for arg in "until=${tid}x" "until=" "until=${tid}+" "until=abc" "xuntil=$tid" "r
   grep -q "$want" "$d/arg.err" || bad "kernel=$arg: not the message '$want': $(cat "$d/arg.err")"
 done
 
+# arguments longer than the kernel sensors take: refused, never cut short
+# (cut, the until= at their end was lost and the run never ended)
+long="ring=4$(printf '%0130d' 0 | tr 0 ','),until=$tid"
+timeout 120 $T run sensors/kernel.tq tests/kernel/send.tq --pm clock=realtime --pm "kernel=$long" >"$d/arg.out" 2>"$d/arg.err"
+rc=$?
+[ $rc -eq 1 ] || bad "kernel=ARGS of ${#long} characters: exit $rc, not 1 (124: it never ended)"
+grep -q "kernel=ARGS: ${#long} characters, more than the 127 the kernel sensors take" "$d/arg.err" ||
+  bad "kernel=ARGS of ${#long} characters: no message: $(cat "$d/arg.err")"
+
 # until=PID of a process that exited before the tracing began (a zombie
 # whose parent never reaps it): its exit is never traced; the run must
 # still end, and say so, instead of waiting for ever
