@@ -1806,8 +1806,7 @@ static int argNum(KSession *s, const char *args, const char *name, long long *v)
   return 1;
 }
 
-/* Argument until=PID[+PID...] of args into s->until (the processes not
-** gone already).  1, 0 when not given, -1 when a PID is not a process id
+/* Argument until=PID[+PID...] of args into s->until.  1, 0 when not given, -1 when a PID is not a process id
 ** or there are more than 8 (said in s->fatalWhy). */
 static int argUntil(KSession *s, const char *args) {
   size_t len;
@@ -1821,7 +1820,7 @@ static int argUntil(KSession *s, const char *args) {
     if (e == u || !isdigit((unsigned char)u[0]) || errno || v <= 0 || v > INT32_MAX || (e != a + len && *e != '+'))
       return fatal(s, "--pm kernel=until=PID[+PID...]: '%.*s' is not a process id", (int)(a + len - u), u);
     if (++n > 8) return fatal(s, "--pm kernel=until=%.*s: more than 8 processes", (int)len, a);
-    if (!(kill((pid_t)v, 0) && errno == ESRCH)) s->until[s->nuntil++] = v; /* (gone already: not waited for) */
+    s->until[s->nuntil++] = v; /* (one gone already ends the wait too, and is said: untilGone) */
     if (e == a + len) break;
     u = e + 1;
   }
@@ -1836,9 +1835,8 @@ static void sessionSetUp(KSession *s, tq_pm_global *g, const char *args) {
   s->ringBytes = 16u << 20;
   s->qmax = KS_MAXQ;
   int bad = argsCheck(s, args);
-  int until = bad ? 0 : argUntil(s, args);
+  if (!bad) argUntil(s, args);
   s->untilLeft = s->nuntil;
-  if (until > 0 && !s->nuntil) s->untilState = 1;
   long long q, kb;
   if (!bad && argNum(s, args, "queue", &q) > 0) /* queue=N: packets the monitor holds at most (at least 16) */
     s->qmax = q < 16 ? 16 : q > KS_MAXQ ? KS_MAXQ : q;

@@ -11,7 +11,8 @@
 #     counted in --stats and reported on standard error with the periods
 #     they happened in (within the run, in order), the answer short by them;
 #   - until=PID of a process that exited before the tracing began (a
-#     zombie): the run ends all the same, and says so;
+#     zombie, or a PID no process has): the run ends all the same, and
+#     says so;
 #   - no privilege (an unprivileged user; root without CAP_BPF): the run
 #     refuses to start and names the privilege.
 set -u
@@ -135,22 +136,32 @@ rc=$?
 grep -q "kernel=ARGS: ${#long} characters, more than the 127 the kernel sensors take" "$d/arg.err" ||
   bad "kernel=ARGS of ${#long} characters: no message: $(cat "$d/arg.err")"
 
-# until=PID of a process that exited before the tracing began (a zombie
-# whose parent never reaps it): its exit is never traced; the run must
-# still end, and say so, instead of waiting for ever
-sh -c 'sleep 0 & echo $! >"$1"; exec sleep 300' sh "$d/zpid" &
+# until=PID of a process that exited before the tracing began, a zombie
+# whose parent never reaps it (the child exits after its parent became
+# sleep, which reaps nothing: a shell could reap it first), or a PID no
+# process has: its exit is never traced; the run must still end, and say
+# so, instead of waiting for ever (or ending without a word)
+sh -c '(sleep 1) & echo $! >"$1"; exec sleep 300' sh "$d/zpid" &
 zparent=$!
 waitfor "$d/zpid" . 60 || bad "no zombie"
 zpid=$(cat "$d/zpid")
-sleep 0.5
-sed -e "s/CALLER/$zpid/" tests/kernel/flood.tq >"$d/zombie.tq"
-timeout 120 $T run sensors/kernel.tq "$d/zombie.tq" --pm clock=realtime --pm kernel=until=$zpid --format csv \
-  >"$d/zombie.out" 2>"$d/zombie.err"
-rc=$?
+k=0
+until [ "$(sed 's/.*) \(.\).*/\1/' /proc/$zpid/stat 2>/dev/null)" = Z ] || [ $k -gt 600 ]; do
+  k=$((k + 1))
+  sleep 0.1
+done
+[ "$(sed 's/.*) \(.\).*/\1/' /proc/$zpid/stat 2>/dev/null)" = Z ] || bad "$zpid is no zombie"
+for pid in $zpid $tid; do
+  sed -e "s/CALLER/$pid/" tests/kernel/flood.tq >"$d/zombie.tq"
+  timeout 120 $T run sensors/kernel.tq "$d/zombie.tq" --pm clock=realtime --pm kernel=until=$pid --format csv \
+    >"$d/zombie.out" 2>"$d/zombie.err"
+  rc=$?
+  cat "$d/zombie.err"
+  [ $rc -eq 0 ] || bad "until=$pid of a process already gone: exit $rc (124: it waited for ever)"
+  grep -q "until=$pid: the process is gone, and its exit was not traced" "$d/zombie.err" ||
+    bad "until=$pid gone untraced: no message"
+done
 kill $zparent 2>/dev/null
-cat "$d/zombie.err"
-[ $rc -eq 0 ] || bad "until=PID of a process already gone: exit $rc (124: it waited for ever)"
-grep -q "until=$zpid: the process is gone, and its exit was not traced" "$d/zombie.err" || bad "until=PID gone untraced: no message"
 
 # no privilege
 . tests/other_user.sh
