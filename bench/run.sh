@@ -84,21 +84,27 @@ measure() {
   eval "${label}_wall=\${1:-0} ${label}_rss=\${2:-0} ${label}_exit=\${3:-1} ${label}_cpu=\${4:-0}"
 }
 # bestof N LABEL CMD...: measure N times; LABEL_wall is the best (lowest)
-# wall time, LABEL_walls all of them, the other fields of the last run (on
-# this shared machine a single run can fall into another's busy moment).
+# wall time, LABEL_walls all of them, LABEL_cpus their CPU seconds (a wall
+# time well above its CPU time waited for a processor: the machine was
+# busy), the other fields of the last run (on this shared machine a single
+# run can fall into another's busy moment).
+# QREPS: the runs of each side of the DuckDB comparison (tqmon's and
+# DuckDB's alike: export, read_csv, each query form).
+QREPS=${TQ_BENCH_QREPS:-5}
 bestof() {
   n=$1
   bl=$2
   shift 2
-  bw="" bws=""
+  bw="" bws="" bcs=""
   while [ "$n" -gt 0 ]; do
     measure "$bl" "$@"
-    eval "w=\$${bl}_wall"
+    eval "w=\$${bl}_wall c=\$${bl}_cpu"
     bws="$bws $w"
+    bcs="$bcs $c"
     bw=$(awk -v a="$bw" -v w="$w" 'BEGIN { print (a == "" || w < a) ? w : a }')
     n=$((n - 1))
   done
-  eval "${bl}_wall=\$bw ${bl}_walls=\"\$bws\""
+  eval "${bl}_wall=\$bw ${bl}_walls=\"\$bws\" ${bl}_cpus=\"\$bcs\""
 }
 
 # jnum FILE KEY: a top-level number or boolean from a --stats JSON file.
@@ -145,10 +151,10 @@ measure loadb $TQ load $SENSORS --replay $OUT/sys.col --db $OUT/tradb.db
 # import guide recommends loading), then read_csv into tables and the
 # queries in two forms (bench/duckdb/duckdb.mjs; installed by
 # tests/deps.sh bench from the npm registry)
-say "DuckDB's load, step 1: tqmon load --csv (every packet as one CSV file per relation; best of 3)"
+say "DuckDB's load, step 1: tqmon load --csv (every packet as one CSV file per relation; best of $QREPS)"
 rm -rf $OUT/csv-t $OUT/csv-b
-bestof 3 csvt $TQ load $SENSORS --replay $OUT/sys.trace --csv $OUT/csv-t
-bestof 3 csvb $TQ load $SENSORS --replay $OUT/sys.col --csv $OUT/csv-b
+bestof $QREPS csvt $TQ load $SENSORS --replay $OUT/sys.trace --csv $OUT/csv-t
+bestof $QREPS csvb $TQ load $SENSORS --replay $OUT/sys.col --csv $OUT/csv-b
 csv_same=MATCH
 for f in $OUT/csv-t/*.csv; do
   sort $f > $OUT/csv.1
@@ -163,8 +169,8 @@ DUCK=""
 : > $OUT/duckdb.txt
 rm -f $OUT/duck-*.rows
 if command -v node > /dev/null 2>&1 && [ -d bench/duckdb/node_modules/@duckdb/node-api ]; then
-  say "DuckDB's load, step 2: read_csv into tables (best of 3), then each query form (best of 3)"
-  node bench/duckdb/duckdb.mjs --csv $OUT/csv-b --out $OUT --reps 3 \
+  say "DuckDB's load, step 2: read_csv into tables (best of $QREPS), then each query form (best of $QREPS)"
+  node bench/duckdb/duckdb.mjs --csv $OUT/csv-b --out $OUT --reps $QREPS \
     ResumedbyP1:tqsql=$OUT/resumedbyp1.tqsql ResumedbyP1:natural=bench/resumedbyp1.duckdb.sql \
     RunningOnEvery10Seconds:tqsql=$OUT/running10.tqsql RunningOnEvery10Seconds:natural=bench/running10.duckdb.sql \
     > $OUT/duckdb.txt 2> $OUT/duckdb.err && DUCK=yes
@@ -182,9 +188,9 @@ section1() {
   say "== $name"
 
   # (a) optimized
-  say "  optimized run (best of 3)"
+  say "  optimized run (best of $QREPS)"
   rm -f $OUT/opt-$file.db
-  bestof 3 opt $TQ run $SENSORS bench/$file.tq --replay $OUT/sys.trace --quiet \
+  bestof $QREPS opt $TQ run $SENSORS bench/$file.tq --replay $OUT/sys.trace --quiet \
     --db $OUT/opt-$file.db --stats $OUT/opt-$file.json
   o_del=$(delivered $OUT/opt-$file.json)
   o_proc=$(jnum $OUT/opt-$file.json tuples_processed)
@@ -225,7 +231,7 @@ section1() {
   t_rows=$(wc -l < $OUT/sql-$file.sorted | tr -d ' ')
   # (d) both again from the binary recording of the same system
   rm -f $OUT/optb-$file.db
-  bestof 3 optb $TQ run $SENSORS bench/$file.tq --replay $OUT/sys.col --quiet --db $OUT/optb-$file.db \
+  bestof $QREPS optb $TQ run $SENSORS bench/$file.tq --replay $OUT/sys.col --quiet --db $OUT/optb-$file.db \
     --stats $OUT/optb-$file.json
   sqlite3 $OUT/optb-$file.db "SELECT * FROM \"$name\"" 2> /dev/null | sort > $OUT/optb-$file.sorted
   $MEASURE sqlite3 $OUT/tradb.db < bench/$file.sql > /dev/null 2> $OUT/sqlb-$file.err
@@ -300,7 +306,7 @@ section1() {
   d_best="" d_bestf="" d_match=""
   rep "  DuckDB $(dk duck.version) ($(dk duck.threads) threads), the same system: the traditional way with a column store"
   rowr "" "from the text recording" "from the binary recording" ""
-  rowr "export (load --csv)" "$(dur $csvt_wall)" "$(dur $csvb_wall)" "(best of 3; the CSV files $csv_same)"
+  rowr "export (load --csv)" "$(dur $csvt_wall)" "$(dur $csvb_wall)" "(best of $QREPS; the CSV files $csv_same)"
   lper=""
   for rel in $(sed -n 's/^duck\.load\.\(.*\)_ms .*/\1/p' $OUT/duckdb.txt); do
     lper="$lper $rel $(dk duck.load.${rel}_ms | awk '{ printf "%.0f", $1 }'),"
@@ -343,7 +349,8 @@ section1() {
   rowr "DuckDB total (best form)" "$(dur $dt)" "$(dur $db)" "(export + read_csv + $d_bestf)"
   bm=MISMATCH
   cmp -s $OUT/optb-$file.sorted $OUT/opt-$file.sorted && bm=MATCH
-  rowr "tqmon optimized" "$(dur $opt_wall)" "$(dur $optb_wall)" "(best of 3: text$opt_walls, binary$optb_walls; binary answer $bm)"
+  rowr "tqmon optimized" "$(dur $opt_wall)" "$(dur $optb_wall)" "(best of $QREPS: text$opt_walls, binary$optb_walls; binary answer $bm)"
+  rep "    (their CPU seconds: text$opt_cpus, binary$optb_cpus; a wall time well above its CPU time waited for a processor)"
   rowr "ratio DuckDB/tqmon" "${rt}x" "${rb}x" ""
   # what DuckDB would cost loading only the relations its natural form reads
   nl=0
