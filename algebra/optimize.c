@@ -891,7 +891,9 @@ static const AlgNode *sensorAlpha(AlgNode *n, const AlgNode **clock) {
   for (int side = 0; side < 2; side++) {
     const AlgNode *al = p->kid[side], *ck = p->kid[1 - side];
     while (al->kind == ALG_SIGMA || al->kind == ALG_PI) al = al->kid[0];
-    if (al->kind != ALG_ALPHA || al->rel->mode != ALG_MODE_TRACED || !al->rel->altSensor) continue;
+    if (al->kind != ALG_ALPHA || al->rel->mode != ALG_MODE_TRACED || !al->rel->altSensor ||
+        al->rel->altSensor->mode != ALG_MODE_SAMPLED)
+      continue;
     if (ck->kind != ALG_CLOCK || !ck->var) continue;
     const AlgExpr *w = st->pred;
     if (!((isVarTime(w->a, ck->var) && isVarTime(w->b, al->var)) || (isVarTime(w->b, ck->var) && isVarTime(w->a, al->var))))
@@ -941,7 +943,69 @@ static AlgNode *replaceAlpha(Opt *o, AlgNode *n, const AlgNode *al, AlgNode *na)
   return n;
 }
 
+/* SENSOR, another traced sensor (a relation declared `traced on ...
+** traced on ...`: R and R_traced, for instance a generated sensor and a
+** kernel one):
+**   alpha^{T:x}_t(E) -> alpha^{T:y}_t(E')
+** when the other one costs less per packet.  E' is E when both sensors
+** have their flag in the same role; otherwise E must be an entity source
+** (every entity) and E' is the entity source of the other sensor's flag.
+** Exact: a traced sensor enabled on a flag entity reports every tuple of
+** t that begins while the entity exists; the same entities (E = E'), or
+** all of them (E and E' entity sources), give the same tuples, each once,
+** under the condition of the data that every tuple lies within the
+** lifetime of both its flag entities (a live source keeps it).  The
+** packets are the same ones, so their costs per packet compare (the
+** declared rates do not enter).  As for the sampled sensor: only a sensor
+** the operation can ask is chosen, and a relation some query traces on
+** every entity keeps its first sensor (its packets are written anyway). */
+static AlgNode *sensorTraced(Opt *o, AlgNode *n) {
+  const AlgRel *r = n->rel, *m = r->altSensor;
+  if (r->tracedEverywhere) {
+    n->note = tqArenaPrintf(o->a, "SENSOR: traced sensor %s: another query enables it on every %s entity, so its packets are "
+                            "written anyway; %s as well would add its cost (the cheapest combination)",
+                            r->name, algRoleName(r->flagRole), m->name);
+    return NULL;
+  }
+  if (m->unasked) {
+    n->note = tqArenaPrintf(o->a, "SENSOR: traced sensor %s: its other traced sensor %s (%lld ns a packet against %lld ns) cannot "
+                            "be asked: %s", r->name, m->name, (long long)m->cost, (long long)r->cost, m->unasked);
+    return NULL;
+  }
+  if (m->cost >= r->cost && !r->unasked) {
+    n->note = tqArenaPrintf(o->a, "SENSOR: traced sensor %s, the cheaper: %lld ns a packet against %lld ns for %s (the same "
+                            "packets)", r->name, (long long)r->cost, (long long)m->cost, m->name);
+    return NULL;
+  }
+  AlgNode *arg0 = n->kid[0];
+  if (m->flagRole != r->flagRole) {
+    if (!entitySource(n->kid[0])) {
+      n->note = tqArenaPrintf(o->a, "SENSOR: traced sensor %s: it is enabled on some %s entities only, and its other traced sensor "
+                              "%s lives in the %s, which no rule narrows to those", r->name, algRoleName(r->flagRole),
+                              m->name, algRoleName(m->flagRole));
+      return NULL;
+    }
+    arg0 = sourceFor(o, r, m->flagAttr);
+  }
+  const char *why = m->flagRole == r->flagRole ? "both report the same tuples on the same entities"
+                                               : "enabled on every entity, both report every tuple (O2 may then narrow it in its role)";
+  AlgNode *na = copyNode(o, n);
+  na->rel = m;
+  na->variant = algVariantOf(m);
+  na->kid[0] = arg0;
+  if (m->cost >= r->cost)
+    na->note = tqArenaPrintf(o->a, "SENSOR: traced sensor %s: the first traced sensor %s (%lld ns a packet against %lld ns) cannot "
+                             "be asked: %s; exact: %s", m->name, r->name, (long long)r->cost, (long long)m->cost, r->unasked, why);
+  else
+    na->note = tqArenaPrintf(o->a, "SENSOR: traced sensor %s, the cheaper: %lld ns a packet against %lld ns for %s; exact: %s",
+                             m->name, (long long)m->cost, (long long)r->cost, r->name, why);
+  algSchemaCompute(o->a, na);
+  return na;
+}
+
 static AlgNode *ruleSensor(Opt *o, AlgNode *n) {
+  if (n->kind == ALG_ALPHA && n->rel->mode == ALG_MODE_TRACED && n->rel->altSensor && n->rel->altSensor->mode == ALG_MODE_TRACED)
+    return sensorTraced(o, n);
   const AlgNode *ck = NULL;
   const AlgNode *al = sensorAlpha(n, &ck);
   if (!al) return NULL;
@@ -1341,7 +1405,8 @@ static int mergeSigma(Opt *o, AlgNode **slot) {
 ** that the rule left traced for want of the shape it needs. */
 static void sensorNotes(Opt *o, AlgNode *n) {
   for (int i = 0; i < n->nkid; i++) sensorNotes(o, n->kid[i]);
-  if (n->kind == ALG_ALPHA && n->rel->altSensor && n->rel->mode == ALG_MODE_TRACED && !n->note)
+  if (n->kind == ALG_ALPHA && n->rel->altSensor && n->rel->altSensor->mode == ALG_MODE_SAMPLED && n->rel->mode == ALG_MODE_TRACED &&
+      !n->note)
     n->note = tqArenaPrintf(o->a, "SENSOR: traced sensor %s: the query reads %s's intervals, not only its state at a Clock's ticks "
                             "(piT[at C](sigmaT[C overlap %s](... x Clock[i]_C))), so its sampled sensor %s would not answer it exactly",
                             n->rel->name, n->var, n->var, n->rel->altSensor->name);

@@ -234,26 +234,29 @@ static void declDelta(CpSema *s, AlgRel *r, AstNode *o) {
 }
 
 /* A second collection mode o of relation r (the first was first): another
-** sensor of r's tuples, an AlgRel named "r_sampled" that shares r's
-** attributes.  What is supported: r traced (not disable traced), an
-** interval relation, and the other sensor sampled; one other sensor.
-** Returns it, or NULL after an error. */
+** sensor of r's tuples, an AlgRel that shares r's attributes, named
+** "r_sampled" (a sampled sensor: r must be an interval relation) or
+** "r_traced" (another traced sensor, in the same role or another, such as
+** a generated sensor and a kernel one).  What is supported: r traced (not
+** disable traced), and one other sensor, sampled or traced.  Returns it,
+** or NULL after an error. */
 static AlgRel *altSensor(CpSema *s, AlgRel *r, AstNode *first, AstNode *o) {
   if (r->altSensor) {
-    tqError(s->diag, o->loc, "%s has two sensors already: a relation may have one traced and one sampled sensor", r->name);
+    tqError(s->diag, o->loc, "%s has two sensors already: a relation may have its traced sensor and one other", r->name);
     return NULL;
   }
-  if (first->op2 != ALG_MODE_TRACED || o->op2 != ALG_MODE_SAMPLED || r->isEvent) {
+  if (first->op2 != ALG_MODE_TRACED || (o->op2 != ALG_MODE_SAMPLED && o->op2 != ALG_MODE_TRACED) ||
+      (o->op2 == ALG_MODE_SAMPLED && r->isEvent)) {
     tqError(s->diag, o->loc,
-            "a second sensor of %s must be sampled, its first traced, and %s an interval relation (the sampled one then answers "
-            "the queries that read it at clock ticks)",
+            "a second sensor of %s must be traced or sampled, its first traced, and %s an interval relation when it is sampled "
+            "(the sampled one then answers the queries that read it at clock ticks)",
             r->name, r->name);
     return NULL;
   }
-  const char *name = tqArenaPrintf(s->a, "%s_sampled", r->name);
+  const char *name = tqArenaPrintf(s->a, "%s_%s", r->name, o->op2 == ALG_MODE_SAMPLED ? "sampled" : "traced");
   if (nameTaken(s, name, o->loc)) return NULL;
   AlgRel *m = relNew(s, name, o->loc);
-  m->isEvent = 0;
+  m->isEvent = r->isEvent;
   m->nattr = r->nattr;
   m->attr = r->attr;
   m->performerAttr = r->performerAttr;

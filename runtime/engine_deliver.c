@@ -175,6 +175,7 @@ int enAnnounce(tq_pm_global *g, int rel, tq_time from) {
     return -1;
   }
   announceWhole(e, rel, from);
+  if (r->altSensor && r->altSensor->mode == ALG_MODE_TRACED) announceWhole(e, r->altSensor->id, from); /* its copies (enProduce) */
   return 0;
 }
 
@@ -304,7 +305,7 @@ void enDeliver(tq_engine *e, const tq_record *r, OpenIv *iv, int active) {
   RtNet *net = e->net;
   RtSensor *s = &net->sensor[r->rel - 1];
   const AlgRel *rel = s->rel;
-  if (rel->altSensor && r->kind == TQ_REC_BEGIN) {
+  if (rel->altSensor && rel->altSensor->mode == ALG_MODE_SAMPLED && r->kind == TQ_REC_BEGIN) {
     /* SENSOR's condition: a tuple lies within its flag entity's lifetime
     ** for the sampled sensor that answers it */
     RtSensor *m = &net->sensor[rel->altSensor->id - 1];

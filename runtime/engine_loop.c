@@ -69,6 +69,21 @@ static int kindFits(const AlgRel *rel, int kind) {
   }
 }
 
+/* Record r, as a record of relation rel, into the instant. */
+static void instAdd(tq_engine *e, const tq_record *r, int rel) {
+  int nv = r->nvals;
+  InstRec *ir = tqArenaAllocRaw(e->instArena, sizeof(InstRec) + sizeof(int64_t) * (size_t)(nv ? nv : 1));
+  ir->r = *r;
+  ir->r.rel = rel;
+  for (int k = 0; k < nv; k++) ir->vals[k] = r->vals[k]; /* a few: no call */
+  ir->r.vals = ir->vals;
+  if (e->ninst == e->cinst) {
+    e->cinst = e->cinst ? 2 * e->cinst : 256;
+    e->inst = tqRealloc(e->inst, sizeof(InstRec *) * (size_t)e->cinst);
+  }
+  e->inst[e->ninst++] = ir;
+}
+
 /* g->produce: a record, checked, goes into the instant being gathered
 ** (an earlier instant is processed first), or is held at a collection's
 ** snapshot. */
@@ -107,16 +122,12 @@ int enProduce(tq_pm_global *g, const tq_record *r) {
                       : " (a producer gives its begin when it begins)");
     return -1;
   }
-  int nv = r->nvals;
-  InstRec *ir = tqArenaAllocRaw(e->instArena, sizeof(InstRec) + sizeof(int64_t) * (size_t)(nv ? nv : 1));
-  ir->r = *r;
-  for (int k = 0; k < nv; k++) ir->vals[k] = r->vals[k]; /* a few: no call */
-  ir->r.vals = ir->vals;
-  if (e->ninst == e->cinst) {
-    e->cinst = e->cinst ? 2 * e->cinst : 256;
-    e->inst = tqRealloc(e->inst, sizeof(InstRec *) * (size_t)e->cinst);
-  }
-  e->inst[e->ninst++] = ir;
+  instAdd(e, r, r->rel);
+  /* another traced sensor of the relation, which a query uses (SENSOR): in
+  ** a replay it is answered from the relation's records, a copy of each
+  ** (its own enabling, its own open intervals) */
+  const AlgRel *alt = rel->altSensor;
+  if (e->extractor && alt && alt->mode == ALG_MODE_TRACED && e->net && e->net->sensor[alt->id - 1].used) instAdd(e, r, alt->id);
   e->packets++;
   if (t > e->lastSeen) e->lastSeen = t;
   return 0;
@@ -305,7 +316,7 @@ static void processInstant(tq_engine *e) {
     ** (the engine holds them to deliver an interval whole), delivered
     ** events and samples (below).  Replaying what was collected gives the
     ** same results. */
-    if (consumers) {
+    if (consumers && !(e->extractor && s->rel->sensorOf)) { /* (not the copies a replay makes for another sensor) */
       if (e->allRecords) enToConsumers(e, r, 1);
       if (e->collectors && r->kind != TQ_REC_EVENT && r->kind != TQ_REC_SAMPLE && (s->rel->entity || rs->tracked))
         enToConsumers(e, r, 0);

@@ -88,7 +88,10 @@ int rtResultLosses(const RtNet *net, const RtResult *res, RtLoss **out) {
   RtLoss *v = NULL;
   for (int i = 0; i < net->nloss; i++) {
     const RtLoss *l = &net->loss[i];
-    if (l->rel && !readsSensor(&net->sensor[l->rel - 1], top)) continue;
+    /* a loss of a relation is one of its other sensor too (SENSOR: answered
+    ** from the relation's records in a replay) */
+    const AlgRel *alt = l->rel ? net->sensor[l->rel - 1].rel->altSensor : NULL;
+    if (l->rel && !readsSensor(&net->sensor[l->rel - 1], top) && !(alt && readsSensor(&net->sensor[alt->id - 1], top))) continue;
     if (!v) v = tqMalloc(sizeof(RtLoss) * (size_t)net->nloss);
     v[n] = *l;
     if (l->spans || agg) v[n].to = TQ_FOREVER; /* it may tell later too */

@@ -75,6 +75,8 @@ static const char *SENSORS =
     "interval Rv (X: E target, Y: M performer, N: int) traced on performer cost 1h rate 1000000\n"
     "  sampled on performer cost 1ns;\n"
     "interval Qv (X: E target, Y: M performer) traced on target cost 1h rate 1000000 sampled on performer cost 1ns;\n"
+    /* two traced sensors (SENSOR): the second, on the other role, is the cheaper */
+    "interval Wv (X: E target, Y: M performer, N: int) traced on performer cost 1us rate 5 traced on target cost 1ns rate 5;\n"
     /* one tuple per flag entity at most (O3-ONCE) */
     "interval Ov (X: E target, N: int) disable traced on target once;\n"
     "event Ow (X: E target, N: int) disable traced on target once;\n";
@@ -423,6 +425,21 @@ static void genQueries(TqBuf *b, int *nderived) {
     else if (w == 3 && !q) tqBufPrintf(b, " where rv.N > %d", ri(0, 3));
     tqBufPuts(b, "\n");
   }
+  /* extension: a relation with two traced sensors: SENSOR takes the other
+  ** (cheaper, flagged on the target) when the alpha is enabled on every
+  ** entity or O2 narrows it on the target afterwards, and keeps the first
+  ** when O2 narrowed it on the performer */
+  if (chance(25)) {
+    tqBufPuts(b, "\nrange of wv is Wv\nretrieve into WQ (wv.X, wv.Y, wv.N)");
+    int v = ri(0, 2);
+    if (v == 1) tqBufPuts(b, " valid at begin of wv");
+    else if (v == 2) tqBufPuts(b, " valid at end of wv");
+    int w = ri(0, 3);
+    if (w == 1) tqBufPrintf(b, " where wv.Y %s M%d", PICK(((const char *[]){"=", "!="})), ri(1, 3));
+    else if (w == 2) tqBufPrintf(b, " where wv.X %s E%d", PICK(((const char *[]){"=", "!="})), ri(1, 4));
+    else if (w == 3) tqBufPrintf(b, " where wv.N > %d", ri(0, 3));
+    tqBufPuts(b, "\n");
+  }
   /* extension: O3 over a disable-traced relation declared once (O3-ONCE's
   ** consuming form) */
   if (chance(30)) {
@@ -576,6 +593,18 @@ static void genTrace(TqBuf *b) {
     add(f, "Qv+ E%d M%d", x, y);
     add(t, "Qv- E%d M%d", x, y);
   }
+  /* Wv: each tuple within the lifetimes of both its flag entities (its two
+  ** traced sensors, docs/enabling.md, SENSOR) */
+  for (int i = ri(2, 6); i > 0; i--) {
+    int y = ri(1, 3), x = ri(1, 4), n = ri(0, 4);
+    if (!eN[x]) continue;
+    int l = ri(0, eN[x] - 1);
+    int lo = eFrom[x][l] > mFrom[y] ? eFrom[x][l] : mFrom[y], hi = eTo[x][l] < mTo[y] ? eTo[x][l] : mTo[y];
+    if (hi - lo < 2) continue;
+    int f = gridTime(lo, hi - 1), t = gridTime(f + 1, hi);
+    add(f, "Wv+ E%d M%d %d", x, y, n);
+    add(t, "Wv- E%d M%d %d", x, y, n);
+  }
   /* Ov and Ow: at most one tuple per E entity in the run (declared once) */
   for (int x = 1; x <= 4; x++) {
     if (chance(60)) {
@@ -715,6 +744,15 @@ static int newFired[TQ_ARRAY_SIZE(newRules)];
 ** could not ask */
 static int unaskedPairs, unaskedSampled;
 static int sfSampledFired; /* pairs where SF narrowed a sampled alpha's argument */
+/* pairs in which SENSOR chose a relation's other traced sensor (Wv_traced) */
+static int otherTraced;
+
+static int readsOtherTraced(const AlgNode *t) {
+  if (t->kind == ALG_ALPHA && t->rel->sensorOf && t->rel->mode == ALG_MODE_TRACED) return 1;
+  for (int i = 0; i < t->nkid; i++)
+    if (readsOtherTraced(t->kid[i])) return 1;
+  return 0;
+}
 
 static void onePair(int seed) {
   rs = (uint64_t)seed * 0x9e3779b97f4a7c15ULL + 7;
@@ -756,6 +794,13 @@ static void onePair(int seed) {
   TqBuf fired = {0};
   cpOptimize(p, &fired);
   if ((unasked & 2) && fired.s && strstr(fired.s, "\nSENSOR: ")) unaskedSampled++;
+  for (int i = 0; i < p->queries.n; i++) {
+    const CpQuery *q = p->queries.v[i];
+    if (q->opt && readsOtherTraced(q->opt)) {
+      otherTraced++;
+      break;
+    }
+  }
   for (size_t r = 0; r < TQ_ARRAY_SIZE(newRules); r++) {
     char pat[32];
     snprintf(pat, sizeof pat, "\n%s: ", newRules[r]);
@@ -919,7 +964,7 @@ int main(int argc, char **argv) {
          snapshots);
   for (size_t r = 0; r < TQ_ARRAY_SIZE(newRules); r++) printf(" %s %d", newRules[r], newFired[r]);
   printf(" (SF on a sampled alpha %d)", sfSampledFired);
-  printf("; pairs with a sensor the operation cannot ask %d, SENSOR on such a relation's sampled sensor %d\n", unaskedPairs,
-         unaskedSampled);
+  printf("; pairs with a sensor the operation cannot ask %d, SENSOR on such a relation's sampled sensor %d; pairs reading "
+         "another traced sensor %d\n", unaskedPairs, unaskedSampled, otherTraced);
   return failed ? 1 : 0;
 }

@@ -10,6 +10,8 @@
 # condition: the run says so.  A live collection whose processor modules do
 # not produce the sampled sensor (shm: generated sensors) keeps the traced
 # one, and explain says why (tests/scripts/sensor_live.sh: one that does).
+# Two traced sensors of one relation: the cheaper per packet where it
+# answers exactly, the same answers.
 set -u
 T=${T:-build/asan/tqmon}
 OUT=${OUT:-build/test-out}
@@ -68,5 +70,33 @@ grep -q "alpha^{S" "$dir/live.out" && bad "live: the sampled sensor is chosen: $
   "$dir/live.out")" = 2 ] || bad "live: explain does not say why: $(cat "$dir/live.out")"
 $T run "$dir/ticks.tq" --pm shm=exec:/bin/true --snapshots 1 >/dev/null 2>"$dir/live.err"
 grep -q "SENSOR\|RunningOn_sampled" "$dir/live.err" && bad "live: $(cat "$dir/live.err")"
+# two traced sensors (tests/golden/sensor_traced): the cheaper per packet,
+# RunningOn_traced on the processes, answers All and OfP1; OnA, narrowed on
+# the processor, keeps RunningOn; the answers are those of --no-rule SENSOR
+# (RunningOn only), and made dearer, RunningOn_traced is not used
+GT=tests/golden/sensor_traced
+$T run $GT.tq --replay $GT.trace --format csv --stats "$dir/tr.json" >"$dir/tr.csv" 2>"$dir/tr.err" || bad "traced: exit $?"
+$T run $GT.tq --replay $GT.trace --format csv --stats "$dir/trprev.json" --no-rule SENSOR >"$dir/trprev.csv" 2>&1 ||
+  bad "traced --no-rule SENSOR: exit $?"
+grep -q . "$dir/tr.err" && bad "traced: unexpected messages: $(cat "$dir/tr.err")"
+[ -s "$dir/tr.csv" ] && diff "$dir/tr.csv" "$dir/trprev.csv" >/dev/null || bad "traced: the answers differ with and without SENSOR"
+[ "$(field "$dir/tr.json" RunningOn_traced used)" = true ] || bad "traced: RunningOn_traced is not used"
+[ "$(field "$dir/tr.json" RunningOn_traced delivered)" -gt 0 ] || bad "traced: RunningOn_traced delivered nothing"
+[ "$(field "$dir/tr.json" RunningOn used)" = true ] || bad "traced: RunningOn (OnA) is not used"
+[ "$(field "$dir/trprev.json" RunningOn_traced used)" = false ] || bad "traced --no-rule SENSOR: RunningOn_traced is used"
+sed 's/traced on target cost 500ns/traced on target cost 5us/' $GT.tq >"$dir/trdear.tq"
+$T run "$dir/trdear.tq" --replay $GT.trace --format csv --stats "$dir/trdear.json" >"$dir/trdear.csv" 2>&1 || bad "traced dear: exit $?"
+[ "$(field "$dir/trdear.json" RunningOn_traced used)" = false ] || bad "traced dear: RunningOn_traced is used"
+diff "$dir/tr.csv" "$dir/trdear.csv" >/dev/null || bad "traced dear: the answers differ"
+# a loss of RunningOn in the recording: every answer that reads one of its
+# sensors says it may be incomplete (those on the other sensor were silent)
+awk '{ print } $1 == "2:15:37" && !d { print "2:15:37 RunningOn! 2 2:10:00 2:15:37 B"; d = 1 }' $G.trace >"$dir/lost.trace"
+for q in $G $GT; do
+  $T run $q.tq --replay "$dir/lost.trace" --format csv >/dev/null 2>"$dir/lost.err" || bad "lost $q: exit $?"
+  for r in $(sed -n 's/^retrieve into \([A-Za-z0-9]*\).*/\1/p' $q.tq); do
+    grep -q "warning: $r may be incomplete from 2:10:00 to 2:15:37: 2 packets of RunningOn lost" "$dir/lost.err" ||
+      bad "lost $q: $r says nothing of the loss: $(cat "$dir/lost.err")"
+  done
+done
 [ $fails -eq 0 ] && rm -rf "$dir"
 exit $((fails > 0))
