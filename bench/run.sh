@@ -586,6 +586,18 @@ ok=$(awk -v a="$(sb drain.rate)" 'BEGIN { print (a >= 2e7 ? 1 : 0) }')
 target $ok "monitor drain >= 20 M packets/s of wall time from one busy producer: $(big $(sb drain.rate))/s ($(big $(sb drain.cpu_rate))/s of its CPU; $(sb drain.dropped) dropped: the producer writes faster)"
 ok=$(awk -v d="$(sb drain.paced.dropped)" -v n="$(sb drain.paced.packets)" 'BEGIN { print (d == "0" && n > 0 ? 1 : 0) }')
 target $ok "no drops when the monitor keeps up (a producer at $(big $PACED) packets/s): $(sb drain.paced.dropped) dropped of $(sb drain.paced.packets)"
+# the measured costs a configuration can name (docs/enabling.md, SENSOR):
+#   traced on performer cost generated from "build/bench/costs.txt" rate 5
+# written only by make bench; make test uses its own file (tests/golden)
+mkdir -p $B/bench
+{
+  echo "# costs.txt - ns a packet as make bench measured them on $(hostname) at $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+  echo "# (cost NAME from \"FILE\" in a relation's declaration; bench/run.sh, section 4)"
+  [ -n "$tp" ] && echo "generated $tp"
+  [ -n "$le" ] && echo "lttng $le"
+  [ -n "$td" ] && echo "generated_disabled $td"
+} > $B/bench/costs.txt
+rep "    measured costs for configurations: $B/bench/costs.txt (generated ${tp:-?} ns${le:+, lttng $le ns})"
 # ================================================================ 5. display
 say ""
 say "== display engine: build/dspbench -n $NDSP and -n 10000 (the paper's display, result rows fed to it)"

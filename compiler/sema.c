@@ -9,6 +9,8 @@
 ** to report as many as possible, but no program is returned then.
 */
 #include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -265,6 +267,40 @@ static AlgRel *altSensor(CpSema *s, AlgRel *r, AstNode *first, AstNode *o) {
   return m;
 }
 
+/* `cost NAME from "FILE"`: the figure NAME of a costs file, ns a packet
+** (make bench writes build/bench/costs.txt from what it measured: one
+** "NAME NS" a line, '#' starts a comment).  FILE is relative to the
+** directory of the program file that names it.  Returns the cost, at
+** least 1 ns, or -1 after an error. */
+static int64_t measuredCost(CpSema *s, const AstNode *o) {
+  const char *file = o->s2, *src = o->loc.src ? o->loc.src->name : NULL;
+  const char *slash = src ? strrchr(src, '/') : NULL;
+  const char *path = file[0] == '/' || !slash ? file : tqArenaPrintf(s->a, "%.*s/%s", (int)(slash - src), src, file);
+  FILE *f = fopen(path, "r");
+  if (!f) {
+    tqError(s->diag, o->loc2, "cost %s from \"%s\": cannot read %s: %s (make bench writes build/bench/costs.txt)", o->s, file, path,
+            strerror(errno));
+    return -1;
+  }
+  char line[256], name[128];
+  double ns = -1;
+  int found = 0;
+  while (!found && fgets(line, sizeof line, f)) {
+    if (line[0] == '#' || sscanf(line, "%127s %lf", name, &ns) != 2) continue;
+    found = !strcmp(name, o->s);
+  }
+  fclose(f);
+  if (!found) {
+    tqError(s->diag, o->loc2, "cost %s from \"%s\": %s has no figure named %s (lines \"NAME NS\")", o->s, file, path, o->s);
+    return -1;
+  }
+  if (!(ns > 0 && ns < 1e15)) {
+    tqError(s->diag, o->loc2, "cost %s from \"%s\": its figure %g is not a positive number of ns", o->s, file, ns);
+    return -1;
+  }
+  return ns < 1 ? 1 : (int64_t)(ns + 0.5);
+}
+
 static void declRel(CpSema *s, AstNode *st) {
   if (nameTaken(s, st->s, st->loc2)) return;
   AlgRel *r = relNew(s, st->s, st->loc2);
@@ -328,6 +364,10 @@ static void declRel(CpSema *s, AstNode *st) {
           break;
         }
         if (cur->cost) tqError(s->diag, o->loc, "cost given twice for one sensor of %s", r->name);
+        if (o->s) { /* measured: a costs file's figure */
+          cur->cost = measuredCost(s, o);
+          break;
+        }
         if (o->i <= 0) tqError(s->diag, o->loc2, "a packet's cost must be positive");
         cur->cost = o->i > 0 ? o->i : -1; /* -1: given, and refused */
         break;

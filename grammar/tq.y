@@ -165,6 +165,9 @@ relopt(A) ::= COUNTER INTEGER(N).    { A = mkOpt(ps, N, OPT_COUNTER, 0, parseInt
 relopt(A) ::= KEY(T) LP ids(L) RP.   { A = mkOpt(ps, T, OPT_KEY, 0, 0, L); }
 relopt(A) ::= COST(T) DURATION(D).  { A = mkOpt(ps, T, OPT_COST, 0, parseTime(ps, D), NULL); A->loc2 = D.loc; }
 relopt(A) ::= COST(T) INTEGER(D).   { A = mkOpt(ps, T, OPT_COST, 0, parseInt(ps, D), NULL); A->loc2 = D.loc; }
+/* cost NAME from "FILE": the figure NAME of a costs file (make bench writes
+** build/bench/costs.txt: what it measured) */
+relopt(A) ::= COST(T) ID(N) FROM STRINGLIT(F). { A = mkOpt(ps, T, OPT_COST, 0, 0, NULL); A->s = STR(N); A->s2 = unquote(ps, F); A->loc2 = N.loc; }
 relopt(A) ::= ONCE(T).              { A = mkOpt(ps, T, OPT_ONCE, 0, 0, NULL); }
 relopt(A) ::= RATE(T) INTEGER(N).   { A = mkOpt(ps, T, OPT_RATE, 0, parseInt(ps, N), NULL); A->loc2 = N.loc; }
 relopt(A) ::= DELTA(T) ID(N).        { A = mkOpt(ps, T, OPT_DELTA, 0, 0, NULL); A->s = STR(N); A->loc2 = N.loc; }
