@@ -172,7 +172,7 @@ rep "    ships nothing; tqmon writes each system call of the enabled threads to 
 rep "    return) and answers the query from them, on the same 2 cores.  Not enabled: the query, or bpftrace's filter, names"
 rep "    another process.  With hook=tracepoint (kernel_syscall's message below) the raw_syscalls tracepoints stay"
 rep "    attached, so every system call of every process takes the kernel's traced path and runs two BPF programs: a"
-rep "    floor bpftrace shares, about 45 ns a call where it was measured (25-30% of rw's CPU time; sensors/kernel.md, \"What"
+rep "    floor bpftrace shares, about 40 ns a call where it was measured (22% of rw's CPU time, 37% of getppid's; sensors/kernel.md, \"What"
 rep "    a system call costs\"), which no program on these tracepoints can go below; with hook=fentry (fentry and fexit on"
 rep "    x64_sys_call, where the kernel allows them) a call runs the two programs and nothing else)"
 for kw in rw getppid; do
