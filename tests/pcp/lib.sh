@@ -167,6 +167,7 @@ tqAgentStart() {
 pcpVal() { pminfo -h "$1" -f "$2" 2>/dev/null | sed -n "s|^ *inst \[[0-9]* or \"$3\"\] value \(.*\)$|\1|p"; }
 tqAgentWaitRunning() {
   i=0
-  while [ $i -lt 300 ] && [ "$(pcpVal "$1" tqmon.program.state "$2")" != '"running"' ]; do sleep 0.1; i=$((i + 1)); done
-  [ "$(pcpVal "$1" tqmon.program.state "$2")" = '"running"' ] || { bad "agent $1 does not watch $2: $(cat "$PCPDIR"/*/log/tqmon.log)"; exit 1; }
+  _v=$(pcpVal "$1" tqmon.program.state "$2")
+  while [ $i -lt 300 ] && [ "$_v" != '"running"' ]; do sleep 0.1; _v=$(pcpVal "$1" tqmon.program.state "$2"); i=$((i + 1)); done
+  [ "$_v" = '"running"' ] || { bad "agent $1 does not watch $2 (state: '$_v'): $(cat "$PCPDIR"/*/log/tqmon.log)"; exit 1; }
 }

@@ -98,9 +98,12 @@ $T run "$dir/decl.tq" tests/pcp/sensors.tq --pcp-sensors "$H1,$H2" --db "$dir/fa
   --stats "$dir/fault.json" 2>"$dir/fault.err" &
 tq=$!
 pids="$pids $tq"
+# (each wait judges by the value it last read: a second pminfo after the
+# loop could fail on a busy machine and read nothing, a false failure)
 i=0
-while [ $i -lt 300 ] && [ "$(pcpVal "$H2" tqmon.entity.enabled "$pb/SendMessage/P1")" != 1 ]; do sleep 0.1; i=$((i + 1)); done
-[ "$(pcpVal "$H2" tqmon.entity.enabled "$pb/SendMessage/P1")" = 1 ] || bad "the central monitor did not enable P1 on a2"
+v=$(pcpVal "$H2" tqmon.entity.enabled "$pb/SendMessage/P1")
+while [ $i -lt 300 ] && [ "$v" != 1 ]; do sleep 0.1; v=$(pcpVal "$H2" tqmon.entity.enabled "$pb/SendMessage/P1"); i=$((i + 1)); done
+[ "$v" = 1 ] || bad "the central monitor did not enable P1 on a2 (enabled: '$v')"
 sleep 1
 agent2=$(pgrep -P "$PID_a2" -f pmdatqmon)
 [ -n "$agent2" ] || bad "no agent under a2's pmcd"
@@ -117,8 +120,9 @@ while [ $i -lt 300 ] && [ "${w2:-0}" -le "${w1:-0}" ]; do sleep 0.1; w2=$(pcpVal
 kill -9 $tq
 wait $tq 2>/dev/null
 i=0
-while [ $i -lt 300 ] && [ "$(pcpVal "$H1" tqmon.entity.enabled "$pa/SendMessage/P1")" != 0 ]; do sleep 0.1; i=$((i + 1)); done
-[ "$(pcpVal "$H1" tqmon.entity.enabled "$pa/SendMessage/P1")" = 0 ] || bad "a killed monitor's enables were not released"
+v=$(pcpVal "$H1" tqmon.entity.enabled "$pa/SendMessage/P1")
+while [ $i -lt 300 ] && [ "$v" != 0 ]; do sleep 0.1; v=$(pcpVal "$H1" tqmon.entity.enabled "$pa/SendMessage/P1"); i=$((i + 1)); done
+[ "$v" = 0 ] || bad "a killed monitor's enables were not released (enabled: '$v')"
 progsStop $pa $pb
 pids=""
 grep -q "ERROR: AddressSanitizer\|runtime error" "$PCPDIR"/a*/log/tqmon.log && bad "sanitizer: $(cat "$PCPDIR"/a*/log/tqmon.log)"
