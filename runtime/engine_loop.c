@@ -122,12 +122,29 @@ int enProduce(tq_pm_global *g, const tq_record *r) {
                       : " (a producer gives its begin when it begins)");
     return -1;
   }
-  instAdd(e, r, r->rel);
   /* another traced sensor of the relation, which a query uses (SENSOR): in
   ** a replay it is answered from the relation's records, a copy of each
-  ** (its own enabling, its own open intervals) */
+  ** (its own enabling, its own open intervals), or from its own records
+  ** when the recording holds them (a live PM produced it); not from both:
+  ** each tuple would come twice (a count would count it twice) */
   const AlgRel *alt = rel->altSensor;
-  if (e->extractor && alt && alt->mode == ALG_MODE_TRACED && e->net && e->net->sensor[alt->id - 1].used) instAdd(e, r, alt->id);
+  int copy = e->extractor && alt && alt->mode == ALG_MODE_TRACED && e->net && e->net->sensor[alt->id - 1].used;
+  const AlgRel *other = copy ? alt : e->extractor && rel->sensorOf && rel->mode == ALG_MODE_TRACED && e->net &&
+                                             e->net->sensor[rel->id - 1].used ? rel : NULL;
+  if (other) {
+    int *from = &e->rs[other->id - 1].replayFrom, want = copy ? 1 : 2;
+    if (*from && *from != want) {
+      enFail(e,
+             "the recording holds records of both %s and %s, another sensor of it: a replay answers %s from %s's records "
+             "or from its own, not both (each tuple would come twice)",
+             other->sensorOf->name, other->name, other->name, other->sensorOf->name);
+      e->fatal = e->halted = 1;
+      return -1;
+    }
+    *from = want;
+  }
+  instAdd(e, r, r->rel);
+  if (copy) instAdd(e, r, alt->id);
   e->packets++;
   if (t > e->lastSeen) e->lastSeen = t;
   return 0;

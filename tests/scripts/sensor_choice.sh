@@ -98,5 +98,29 @@ for q in $G $GT; do
       bad "lost $q: $r says nothing of the loss: $(cat "$dir/lost.err")"
   done
 done
+# a recording that holds records of RunningOn_traced (a text recording
+# written so, or one made live where a PM produced it): with no record of
+# RunningOn, they answer RunningOn_traced (the same rows); with RunningOn's
+# records too, a replay would answer it from both, each tuple twice (a
+# count of sends counted 2 for each): it refuses, exit 1
+sed 's/ RunningOn\([+-]\)/ RunningOn_traced\1/' $GT.trace >"$dir/own.trace"
+$T run $GT.tq --replay "$dir/own.trace" --format csv >"$dir/own.csv" 2>"$dir/own.err" || bad "own records: exit $?: $(cat "$dir/own.err")"
+sect() { awk -v s="# $2" '/^# / { on = $0 == s } on' "$1"; }
+[ -n "$(sect "$dir/tr.csv" All)" ] && [ "$(sect "$dir/own.csv" All)" = "$(sect "$dir/tr.csv" All)" ] &&
+  [ "$(sect "$dir/own.csv" OfP1)" = "$(sect "$dir/tr.csv" OfP1)" ] || bad "own records: All or OfP1 differs: $(cat "$dir/own.csv")"
+awk '{ print } $2 == "SendMessage" { $2 = "SendMessage_traced"; print }' $GT.trace >"$dir/both.trace"
+grep -c SendMessage_traced "$dir/both.trace" >/dev/null || bad "both: no SendMessage_traced record written"
+sed -e 's/^event    SendMessage (\(.*\)) traced on initiator;/event SendMessage (\1) traced on initiator cost 2us rate 5 traced on target cost 500ns rate 5;/' \
+  -e '/^retrieve/d' -e '/^range/d' $GT.tq >"$dir/both.tq"
+printf 'range of S is SendMessage\nretrieve into Sends (S.Process, N = count(S.Mailbox))\n' >>"$dir/both.tq"
+grep -q "SendMessage.*traced on target cost 500ns" "$dir/both.tq" || bad "both: the program was not rewritten"
+$T run "$dir/both.tq" --replay "$dir/both.trace" --format csv >"$dir/both.csv" 2>"$dir/both.err"
+rc=$?
+[ $rc -eq 1 ] || bad "both: exit $rc (expected 1): $(cat "$dir/both.csv")"
+grep -q "error: the recording holds records of both SendMessage and SendMessage_traced" "$dir/both.err" ||
+  bad "both: not said: $(cat "$dir/both.err")"
+grep -q ',2,' "$dir/both.csv" && bad "both: a send counted twice: $(cat "$dir/both.csv")"
+$T run "$dir/both.tq" --replay $GT.trace --format csv >"$dir/one.csv" 2>"$dir/one.err" || bad "both, R's records only: exit $?"
+grep -q '^P1,1,' "$dir/one.csv" || bad "both, R's records only: no count of 1: $(cat "$dir/one.csv")"
 [ $fails -eq 0 ] && rm -rf "$dir"
 exit $((fails > 0))
