@@ -271,10 +271,13 @@ static int instantActive(tq_engine *e, TqTime t, TqMap *m) {
 ** id.  So it cannot forget an entity when it ends; it keeps one bit per
 ** entity id (symbol ids are dense), not a map entry per entity: 16 KiB
 ** for 100,000 entities, where the map took 4 MiB
-** (tests/scripts/once_bounded.sh). */
+** (tests/scripts/once_bounded.sh).  A value past the symbols (a PM that
+** gives raw numbers) goes to the map: a bit array up to it would be as
+** large as the value (256 MiB for 2,000,000,000). */
 static int onceSeen(RelState *rs, int64_t v) {
-  if (v > INT32_MAX) {
-    if (tqMapGet(&rs->onceSeen, (uint64_t)v + 2)) return 1;
+  /* (a value in the map stays there: the bits may later cover it) */
+  if (rs->onceSeen.n && tqMapGet(&rs->onceSeen, (uint64_t)v + 2)) return 1;
+  if (v > INT32_MAX || ((v >> 3) >= rs->onceCap && v >= (int64_t)tqSymCount() + 1024)) {
     tqMapPut(&rs->onceSeen, (uint64_t)v + 2, rs);
     return 0;
   }

@@ -42,5 +42,19 @@ b=$(field Deleted once_bytes)
 [ -n "$b" ] || bad "--stats gives no once_bytes for Deleted"
 # a bit per symbol id (the recording interns about N names), with room to grow
 [ -n "$b" ] && [ "$b" -le $((N / 2)) ] && echo "once_bytes: $b for $N entities" || bad "the once check holds $b bytes for $N entities"
+# flag values past the symbols, from a PM that gives raw numbers (the test
+# reader, tests/testpm/sources.c): the check keeps them in its map, not a
+# bit array as large as the value (256 MiB for 2,000,000,000 before)
+if [ -e build/testpm/reader.so ]; then
+  printf '3600|b|Process|1|@P1\n3600|b|Mailbox|2|@M1\n3700|e|Deleted|3|#2000000000|@P1\n3800|e|Deleted|4|#2000000000|@P1\n' \
+    >"$dir/raw.rec"
+  $T run $G --pm-path build/testpm --pm reader=file="$dir/raw.rec" --format csv --stats "$dir/s.json" >/dev/null 2>"$dir/raw.err" ||
+    bad "raw values: exit $?: $(cat "$dir/raw.err")"
+  b=$(field Deleted once_bytes)
+  [ -n "$b" ] && [ "$b" -le 65536 ] || bad "raw values: the once check holds '$b' bytes for one flag value"
+  [ "$(field Deleted twice)" = 1 ] || bad "raw values: twice '$(field Deleted twice)', expected 1"
+else
+  bad "build/testpm/reader.so is not built (make build/testpm/reader.so)"
+fi
 [ $fails -eq 0 ] && rm -rf "$dir"
 exit $((fails > 0))
