@@ -73,8 +73,9 @@ typedef struct RelState {
                        ** entity v (one bit per entity id: ids may be reused, tests/o3) */
   int64_t onceCap;     /* bytes of onceBits */
   TqMap onceSeen;      /* the same for a flag value past what a symbol id can be (v + 2 -> the engine) */
-  int replayFrom;      /* another traced sensor in a replay: answered from its relation's records (1, copies)
-                       ** or from its own (2), never both (enProduce) */
+  int replayFrom;      /* another sensor in a replay: answered from its relation's records (1, copies; for a
+                       ** sampled one: some came) or, a traced one, from its own (2), never both (enProduce) */
+  int64_t passedOver;  /* another sampled sensor in a replay: its samples in the recording (not read) */
 } RelState;
 
 /* A sample kept for the next delta. */

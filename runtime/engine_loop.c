@@ -69,6 +69,8 @@ static int kindFits(const AlgRel *rel, int kind) {
   }
 }
 
+static int usedOrDelta(tq_engine *e, const RtSensor *s);
+
 /* Record r, as a record of relation rel, into the instant. */
 static void instAdd(tq_engine *e, const tq_record *r, int rel) {
   int nv = r->nvals;
@@ -142,6 +144,15 @@ int enProduce(tq_pm_global *g, const tq_record *r) {
       return -1;
     }
     *from = want;
+  }
+  /* a sampled other sensor is answered in a replay from its relation's
+  ** records only: samples of it in the recording are passed over, said at
+  ** the end when the recording holds none of the relation's records (a
+  ** live run in which the sampled sensor answered) */
+  if (e->extractor && e->net) {
+    if (alt && alt->mode == ALG_MODE_SAMPLED) e->rs[alt->id - 1].replayFrom = 1;
+    if (rel->sensorOf && rel->mode == ALG_MODE_SAMPLED && usedOrDelta(e, &e->net->sensor[rel->id - 1]))
+      e->rs[rel->id - 1].passedOver++;
   }
   instAdd(e, r, r->rel);
   if (copy) instAdd(e, r, alt->id);
@@ -668,6 +679,12 @@ int tq_end(tq_engine *e) {
               "chose (rule SENSOR), may answer otherwise than the traced one (docs/enabling.md); --no-rule SENSOR answers by "
               "the traced one",
               (long long)s->outside, s->rel->sensorOf->name, s->rel->name);
+      if (e->rs[i].passedOver && !e->rs[i].replayFrom)
+        enLog(&e->g, NULL, TQ_LOG_WARNING,
+              "the recording holds %lld samples of %s and no record of %s: a replay answers %s from %s's records only, "
+              "so the answers that read it have none of them (a recording of a live run in which %s answered)",
+              (long long)e->rs[i].passedOver, s->rel->name, s->rel->sensorOf->name, s->rel->name, s->rel->sensorOf->name,
+              s->rel->name);
     }
     if (!e->fatal && !e->diag.nerr && !(e->extractor && e->extractor->priv.disabled)) warnAbsent(e); /* (a run cut short: no) */
     for (int i = 0; i < e->npm; i++) {

@@ -54,6 +54,22 @@ run both $D/runs.tq --pm runs=log=$dir/both.log --pm runssampled=log=$dir/both.l
 run prev $D/runs.tq --pm runs=log=$dir/prev.log --pm runssampled=log=$dir/prev.log --no-rule SENSOR
 run traced $D/runs.tq --pm runs=log=$dir/traced.log
 diff "$dir/expected.csv" "$dir/both.csv" >/dev/null || bad "both: the answer is not the schedule: $(diff "$dir/expected.csv" "$dir/both.csv")"
+# a recording of that run holds Runs_sampled's samples, not Runs's records:
+# a replay, which answers Runs_sampled from Runs's records, has none of
+# them, and says so (it answered nothing without a word before)
+$T run $D/runs.tq --pm-path build/testpm --format csv --pm ticks=$AT --pm hosts= --pm runs= --pm runssampled= \
+  --record "$dir/both.trace" >/dev/null 2>"$dir/rec.err" || bad "record both: exit $?: $(cat "$dir/rec.err")"
+grep -q "Runs_sampled@" "$dir/both.trace" || bad "record both: no sample of Runs_sampled recorded"
+$T run $D/runs.tq --replay "$dir/both.trace" --format csv >"$dir/rep.csv" 2>"$dir/rep.err" || bad "replay of both: exit $?"
+grep -q "warning: the recording holds 12 samples of Runs_sampled and no record of Runs" "$dir/rep.err" ||
+  bad "replay of both: not said: $(cat "$dir/rep.err")"
+# a recording made by a replay holds Runs's records and the samples: no word
+$T run tests/golden/sensor_sampled.tq --replay tests/golden/sensor_sampled.trace --format csv --record "$dir/ss.trace" >/dev/null 2>&1 ||
+  bad "record of a replay: exit $?"
+grep -q "RunningOn_sampled@" "$dir/ss.trace" || bad "record of a replay: no sample of RunningOn_sampled recorded"
+$T run tests/golden/sensor_sampled.tq --replay "$dir/ss.trace" --format csv >"$dir/ss.csv" 2>"$dir/ss.err" || bad "replay of a replay's recording: exit $?"
+cmp -s "$dir/ss.csv" tests/golden/sensor_sampled.csv || bad "replay of a replay's recording: other answers"
+grep -q "samples of" "$dir/ss.err" && bad "replay of a replay's recording: $(cat "$dir/ss.err")"
 diff "$dir/expected.csv" "$dir/prev.csv" >/dev/null || bad "--no-rule SENSOR: the answer is not the schedule"
 diff "$dir/expected.csv" "$dir/traced.csv" >/dev/null || bad "traced: the answer is not the schedule"
 [ "$(field "$dir/both.json" Runs_sampled used)" = true ] || bad "both: the sampled sensor is not used"
