@@ -131,8 +131,7 @@ int enProduce(tq_pm_global *g, const tq_record *r) {
   ** each tuple would come twice (a count would count it twice) */
   const AlgRel *alt = rel->altSensor;
   int copy = e->extractor && alt && alt->mode == ALG_MODE_TRACED && e->net && e->net->sensor[alt->id - 1].used;
-  const AlgRel *other = copy ? alt : e->extractor && rel->sensorOf && rel->mode == ALG_MODE_TRACED && e->net &&
-                                             e->net->sensor[rel->id - 1].used ? rel : NULL;
+  const AlgRel *other = copy ? alt : e->extractor && rel->sensorOf && rel->mode == ALG_MODE_TRACED ? rel : NULL;
   if (other) {
     int *from = &e->rs[other->id - 1].replayFrom, want = copy ? 1 : 2;
     if (*from && *from != want) {
@@ -347,7 +346,9 @@ static void processInstant(tq_engine *e) {
     ** (the engine holds them to deliver an interval whole), delivered
     ** events and samples (below).  Replaying what was collected gives the
     ** same results. */
-    if (consumers && !(e->extractor && s->rel->sensorOf)) { /* (not the copies a replay makes for another sensor) */
+    /* (not the copies a replay makes for another sensor; its own records,
+    ** which a recording may hold, are records) */
+    if (consumers && !(e->extractor && s->rel->sensorOf && rs->replayFrom != 2)) {
       if (e->allRecords) enToConsumers(e, r, 1);
       if (e->collectors && r->kind != TQ_REC_EVENT && r->kind != TQ_REC_SAMPLE && (s->rel->entity || rs->tracked))
         enToConsumers(e, r, 0);

@@ -108,6 +108,10 @@ $T run $GT.tq --replay "$dir/own.trace" --format csv >"$dir/own.csv" 2>"$dir/own
 sect() { awk -v s="# $2" '/^# / { on = $0 == s } on' "$1"; }
 [ -n "$(sect "$dir/tr.csv" All)" ] && [ "$(sect "$dir/own.csv" All)" = "$(sect "$dir/tr.csv" All)" ] &&
   [ "$(sect "$dir/own.csv" OfP1)" = "$(sect "$dir/tr.csv" OfP1)" ] || bad "own records: All or OfP1 differs: $(cat "$dir/own.csv")"
+# recorded again by a replay, they are kept (they were dropped: All empty)
+$T run $GT.tq --replay "$dir/own.trace" --format csv --record "$dir/own2.trace" >/dev/null 2>&1 || bad "own records, recorded: exit $?"
+$T run $GT.tq --replay "$dir/own2.trace" --format csv >"$dir/own2.csv" 2>&1 || bad "own records, recorded: replay: exit $?"
+[ "$(sect "$dir/own2.csv" All)" = "$(sect "$dir/tr.csv" All)" ] || bad "own records, recorded again: All differs: $(cat "$dir/own2.csv")"
 awk '{ print } $2 == "SendMessage" { $2 = "SendMessage_traced"; print }' $GT.trace >"$dir/both.trace"
 grep -c SendMessage_traced "$dir/both.trace" >/dev/null || bad "both: no SendMessage_traced record written"
 sed -e 's/^event    SendMessage (\(.*\)) traced on initiator;/event SendMessage (\1) traced on initiator cost 2us rate 5 traced on target cost 500ns rate 5;/' \
