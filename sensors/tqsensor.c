@@ -500,6 +500,27 @@ static void atExit(void) {
   if (ownSegment) shm_unlink(segName);
 }
 
+/* A child of fork that did not exec (pthread_atfork): it inherits its
+** parent's segment mapped, the forking thread's ring and the enable words,
+** but it is not the process its monitor watches.  Writing on would put its
+** packets among its parent's at the parent's head (the parent's next ones
+** then land where the monitor has read already, and are lost), and its
+** exit would mark the segment exited, or remove it.  So its sensors stay
+** off: no segment, no ring, every enable word zero (sensors/README.md). */
+static void inForkedChild(void) {
+  tqs_on = zeroOn;
+  tqs_cnt = zeroOn;
+  tqs_max_entities = 0;
+  if (tqs_me.ring) pthread_setspecific(ringKey, NULL); /* (not the parent's to give back) */
+  memset(&tqs_me, 0, sizeof tqs_me);
+  myLoss = NULL;
+  myNoRing = 1;
+  seg = NULL;
+  ownSegment = 0;
+  serviceStarted = 0; /* (the service thread was not forked) */
+  snprintf(errText, sizeof errText, "a child of fork without exec: its sensors stay off (the segment is its parent's)");
+}
+
 static int failInit(const char *fmt, const char *a) {
   snprintf(errText, sizeof errText, fmt, a);
   return -1;
@@ -681,6 +702,7 @@ int tqs_init(const tq_shm_sensor *cat, int n) {
   tqs_cnt = (volatile uint32_t *)((char *)seg + seg->off_counters);
   tqs_filt = (volatile tq_shm_filter *)((char *)seg + seg->off_filters);
   atexit(atExit);
+  pthread_atfork(NULL, NULL, inForkedChild);
   if (sampled && !serviceStarted && pthread_create(&service, NULL, serve, NULL) == 0) {
     pthread_detach(service);
     serviceStarted = 1;

@@ -5,8 +5,13 @@
 ** monitor but the generated sensors' start handshake.
 **
 **   early [N]        (default 1000)
+**   early N fork     W1, then a child of fork (no exec) works as C1 and
+**                    exits; then W2 (tests/scripts/shm_fork.sh)
 */
 #include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "sensors.h"
 
@@ -23,6 +28,15 @@ static void work(const char *name, int n) {
 int main(int argc, char **argv) {
   int n = argc > 1 ? atoi(argv[1]) : 1000;
   work("W1", n);
+  if (argc > 2 && !strcmp(argv[2], "fork")) {
+    pid_t c = fork();
+    if (c == 0) {
+      work("C1", n);
+      usleep(300 * 1000); /* (time for a monitor to drain what it wrote) */
+      exit(0);            /* (the atexit handlers run in the child too) */
+    }
+    if (c < 0 || waitpid(c, NULL, 0) != c) return 1;
+  }
   work("W2", n);
   return 0;
 }
