@@ -2,7 +2,8 @@
 # deps.sh - install the Debian packages tqmon needs, only when missing.
 #   sh tests/deps.sh build    lemon, flex, libsqlite3-dev, libpcp3-dev and
 #                             libpcp-import1-dev (the PCP client and archive
-#                             writing libraries: sensors/pcp.c) and a C
+#                             writing libraries: sensors/pcp.c),
+#                             libpcp-pmda3-dev (the agent pmdatqmon) and a C
 #                             compiler;
 #                             for the kernel sensors clang, bpftool and
 #                             libbpf-dev (with libelf-dev and zlib1g-dev);
@@ -40,6 +41,8 @@ command -v flex >/dev/null 2>&1 || need="$need flex"
 [ -f /usr/include/sqlite3.h ] || need="$need libsqlite3-dev"
 [ -f /usr/include/pcp/pmapi.h ] || need="$need libpcp3-dev"
 [ -f /usr/include/pcp/import.h ] || need="$need libpcp-import1-dev"
+# the tqmon PCP agent (sensors/pmdatqmon.c) is a PMDA: libpcp_pmda
+[ -f /usr/include/pcp/pmda.h ] || need="$need libpcp-pmda3-dev"
 command -v cc >/dev/null 2>&1 || need="$need gcc libc6-dev"
 command -v make >/dev/null 2>&1 || need="$need make"
 # the kernel sensors: BPF objects built with clang, skeletons with bpftool

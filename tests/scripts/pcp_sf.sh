@@ -116,7 +116,11 @@ print("Inst < 30: SJS %d instances a fetch (%d values), --no-rule SJS %d (%d val
       % (o["instances_last_fetch"], o["values"], n["instances_last_fetch"], n["values"], low))
 sys.exit(0 if abs(o["instances_last_fetch"] - low) <= 3 and n["instances_last_fetch"] >= 100 and o["values"] < n["values"] else 1)
 PY
-[ "$(strip "$dir/instsjs.csv")" = "$(strip "$dir/instprev.csv")" ] || bad "--no-rule SJS answers differ: $(diff "$dir/instsjs.csv" "$dir/instprev.csv" | head)"
+# the processes, not their commands: a kernel worker's command names the
+# work queue it serves at the moment (kworker/0:0-events, then
+# kworker/0:0-mm_percpu_wq), so it may change between the two runs
+procs() { sed 's/,.*//' "$1" | sort; }
+[ "$(procs "$dir/instsjs.csv")" = "$(procs "$dir/instprev.csv")" ] || bad "--no-rule SJS answers differ: $(diff "$dir/instsjs.csv" "$dir/instprev.csv" | head)"
 [ "$low" -eq 0 ] || grep -q '^h1:0000' "$dir/instsjs.csv" || bad "no process below 30 in the answer: $(head "$dir/instsjs.csv")"
 [ "$(strip "$dir/sf.csv")" = "$(strip "$dir/prev.csv")" ] || bad "--no-rule SF answers differ: $(diff "$dir/sf.csv" "$dir/prev.csv" | head)"
 [ "$(grep -c ',sleep,' "$dir/sf.csv")" -eq 6 ] || bad "not 2 processes at 3 ticks: $(cat "$dir/sf.csv")"
