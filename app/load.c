@@ -42,6 +42,7 @@ int appLoadTrace(const SnsTrace *t, const CpProgram *prog, const char *path, TqD
   }
   /* the recording's losses: the tables miss those records (docs/losses.md) */
   int64_t lost = 0, nl = snsTraceLosses(t);
+  int unknown = 0;
   for (int64_t i = 0; i < nl && !rc; i++) {
     int rel, spans;
     int64_t ent, count;
@@ -49,13 +50,15 @@ int appLoadTrace(const SnsTrace *t, const CpProgram *prog, const char *path, TqD
     snsTraceLoss(t, i, &rel, &ent, &from, &to, &count, &spans);
     const AlgRel *r = rel > 0 && rel <= n ? prog->cat.rels.v[rel - 1] : NULL;
     rc = rtStoreLoss(st, r ? r->name : NULL, ent, from, to, count, spans);
-    lost += count;
+    if (count == RT_LOSS_UNKNOWN) unknown = 1;
+    else lost += count;
   }
-  if (!rc && lost)
+  char c[64];
+  if (!rc && nl)
     fprintf(stderr,
-            "tqmon load: warning: the recording says %lld packet%s were lost (%lld loss%s): the tables miss them; their "
+            "tqmon load: warning: the recording says %s were lost (%lld loss%s): the tables miss them; their "
             "periods are in _tqmon_lost (docs/losses.md)\n",
-            (long long)lost, lost == 1 ? "" : "s", (long long)nl, nl == 1 ? "" : "es");
+            rtLossCount(c, sizeof c, lost, unknown), (long long)nl, nl == 1 ? "" : "es");
   if (!rc) rc = rtStoreMeta(st, "first", snsTraceFirst(t)) || rtStoreMeta(st, "last", snsTraceLast(t)) ||
                  rtStoreMeta(st, "tick", prog->cat.tick) ? -1 : 0;
   if (!rc) rc = rtStoreCommit(st);

@@ -59,7 +59,7 @@ typedef struct Text {
   int nres;
   ResRows *res;
   int lastRes;        /* streamed: the result written last (-1: none) */
-  int64_t lossSeen;   /* streamed: the network's packetsLost when the periods were last looked at */
+  int64_t lossSeen;   /* streamed: the network's lossesTold when the periods were last looked at */
 } Text;
 
 const char *dspValue(char *buf, size_t n, AlgType t, int64_t v) {
@@ -215,10 +215,10 @@ static RtLoss *wLoss;
 static int wnLoss;
 
 static void lossLine(FILE *f, const RtNet *net, const RtLoss *l, const char *pre) {
-  char a[64], b[64];
+  char a[64], b[64], c[64];
   const char *rel = rtLossRelation(net, l), *ent = rtLossEntity(l);
-  fprintf(f, "%sincomplete from %s to %s: %lld packet%s of %s lost%s%s\n", pre, tqTimeFormat(a, sizeof a, l->from),
-          l->to >= TQ_FOREVER ? "the end" : tqTimeFormat(b, sizeof b, l->to), (long long)l->count, l->count == 1 ? "" : "s",
+  fprintf(f, "%sincomplete from %s to %s: %s of %s lost%s%s\n", pre, tqTimeFormat(a, sizeof a, l->from),
+          l->to >= TQ_FOREVER ? "the end" : tqTimeFormat(b, sizeof b, l->to), rtLossCount(c, sizeof c, l->count, l->unknown),
           rel ? rel : "a relation not known", ent ? " on " : "", ent ? ent : "");
 }
 
@@ -342,7 +342,8 @@ static void writeRows(Text *t, const RtNet *net, const RtResult *res, Row **v, i
 
 /* Is period a the same as b (nothing new to tell)? */
 static int sameLoss(const RtLoss *a, const RtLoss *b) {
-  return a->rel == b->rel && a->entity == b->entity && a->from == b->from && a->to == b->to && a->count == b->count;
+  return a->rel == b->rel && a->entity == b->entity && a->from == b->from && a->to == b->to && a->count == b->count &&
+         a->unknown == b->unknown;
 }
 
 /* Streamed: the periods of result q that are new or grew since they were
@@ -369,7 +370,8 @@ static int streamLosses(Text *t, int q, RtLoss *v, int n) {
       else fputs("null", f);
       jsonTime(f, "from", v[i].from);
       jsonTime(f, "to", v[i].to >= TQ_FOREVER ? TQ_OPEN : v[i].to);
-      fprintf(f, ",\"lost\":%lld}}\n", (long long)v[i].count);
+      if (v[i].unknown) fputs(",\"lost\":null}}\n", f); /* (how many is not known) */
+      else fprintf(f, ",\"lost\":%lld}}\n", (long long)v[i].count);
     } else if (t->format == DSP_CSV) {
       if (!any && t->lastRes != q) writeCsv(t, res, NULL, 0); /* (its block) */
       lossLine(f, t->net, &v[i], "# ");
@@ -395,14 +397,14 @@ static int txBatch(void *self, TqTime now) {
   Text *t = self;
   int any = 0;
   /* (the periods are looked at again only when something was lost since) */
-  int lossNews = t->net->packetsLost != t->lossSeen;
-  t->lossSeen = t->net->packetsLost;
+  int lossNews = t->net->lossesTold != t->lossSeen;
+  t->lossSeen = t->net->lossesTold;
   for (int q = 0; q < t->nres; q++) {
     ResRows *rr = &t->res[q];
     const RtResult *res = &t->net->result[q];
     if (res->q->display || (!rr->n && !lossNews)) continue;
     RtLoss *lv = NULL;
-    int nl = t->net->packetsLost ? rtResultLosses(t->net, res, &lv) : 0;
+    int nl = t->net->nloss ? rtResultLosses(t->net, res, &lv) : 0;
     wLoss = lv; /* (JSON rows and table rows are marked by what is known now) */
     wnLoss = nl;
     int n = 0;

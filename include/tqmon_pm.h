@@ -17,7 +17,8 @@
 ** g->relation_name and g->set_detail, version 7 g->program_wanted, version
 ** 8 g->needed_records and g->sample_period, version 9 g->lost, version 10
 ** g->sensor_filter and g->suppressed, version 11 tq_pm.lost (a CONSUMER
-** told each loss: a recording keeps them).  sensors/README.md describes the
+** told each loss: a recording keeps them), version 12 TQ_PM_LOST_UNKNOWN
+** (a loss whose count is not known).  sensors/README.md describes the
 ** interface with a worked example; docs/design.md says where PMs sit.
 **
 ** Life of a PM in an operation (collection or extraction):
@@ -43,7 +44,7 @@
 
 #include <stdint.h>
 
-#define TQ_PM_VERSION 11
+#define TQ_PM_VERSION 12
 #define TQ_PM_VERSION_MIN 1
 
 typedef int64_t tq_time; /* nanoseconds */
@@ -289,10 +290,13 @@ struct tq_pm_global {
   ** Report each loss once, as soon as it is known.  The engine counts them
   ** (--stats: "lost" per relation, "packets_lost", and in
   ** "packets_total"), marks every answer that reads rel as possibly
-  ** incomplete over that period (docs/losses.md), and says so.  Returns 0,
-  ** or -1 (ignored) for an unknown rel, count <= 0, to < from, or a count
-  ** that would take the operation's losses past TQ_PM_LOST_MAX (no run
-  ** loses so many: a damaged recording's). */
+  ** incomplete over that period (docs/losses.md), and says so.  count
+  ** TQ_PM_LOST_UNKNOWN (version 12): records were lost, how many is not
+  ** known (a program that ran before its monitor was ready); the answers
+  ** are marked the same, the counts say "not known".  Returns 0, or -1
+  ** (ignored) for an unknown rel, another count <= 0, to < from, or a
+  ** count that would take the operation's losses past TQ_PM_LOST_MAX (no
+  ** run loses so many: a damaged recording's). */
   int (*lost)(tq_pm_global *g, int rel, int64_t entity, tq_time from, tq_time to, int64_t count, int spans);
   /* (version 10) PRODUCERs, from START on: the condition a record of
   ** relation rel must satisfy to be of any use (the queries select on its
@@ -312,6 +316,7 @@ struct tq_pm_global {
 };
 #define TQ_PM_ENTITY_UNKNOWN INT64_MIN
 #define TQ_PM_LOST_MAX ((int64_t)1 << 62) /* (g->lost) records an operation may lose in all */
+#define TQ_PM_LOST_UNKNOWN ((int64_t)-1) /* (g->lost, tq_pm.lost; version 12) some records, how many not known */
 
 /* (version 10) One condition of g->sensor_filter: attribute attr compared
 ** with a constant. */
@@ -436,8 +441,9 @@ typedef struct tq_pm {
   ** extractor) told the engine through g->lost and the engine counted,
   ** with the same arguments, once, in the order told (a recorder writes it
   ** into the recording, so that a replay tells it again: docs/losses.md).
-  ** Called from START to END, whatever TQ_PM_SYNC_ALL_RECORDS.  NULL: not
-  ** told. */
+  ** count may be TQ_PM_LOST_UNKNOWN for a PM of version 12 or later (one
+  ** of an older version is not told those losses).  Called from START to
+  ** END, whatever TQ_PM_SYNC_ALL_RECORDS.  NULL: not told. */
   tq_pm_status (*lost)(tq_pm_global *g, tq_pm_private *p, int rel, int64_t entity, tq_time from, tq_time to,
                        int64_t count, int spans);
 } tq_pm;

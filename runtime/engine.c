@@ -312,7 +312,9 @@ static const char *jsonSkip(const char *s, int depth) {
 }
 
 /* g->lost (version 9): counted, and told to the CONSUMERs that take
-** losses (version 11: a recorder keeps them), as told. */
+** losses (version 11: a recorder keeps them), as told; a loss of a count
+** not known (version 12) only to those of version 12 or later. */
+_Static_assert(TQ_PM_LOST_UNKNOWN == RT_LOSS_UNKNOWN, "the two names of a count not known");
 static int gLost(tq_pm_global *g, int rel, int64_t entity, tq_time from, tq_time to, int64_t count, int spans) {
   tq_engine *e = enOf(g);
   if (!e->net || rtNetLost(e->net, rel, entity == TQ_PM_ENTITY_UNKNOWN ? RT_LOSS_ANY : entity, from, to, count, spans))
@@ -321,6 +323,7 @@ static int gLost(tq_pm_global *g, int rel, int64_t entity, tq_time from, tq_time
     EnPm *m = e->pm[i];
     if (m->pm->version < 11 || !m->pm->lost || !(m->priv.caps & TQ_PM_CONSUMER) || m->priv.disabled || !m->started)
       continue;
+    if (count == TQ_PM_LOST_UNKNOWN && m->pm->version < 12) continue; /* (it takes counts only) */
     m->calls++;
     enPmStatus(e, m, m->pm->lost(g, &m->priv, rel, entity, from, to, count, spans != 0));
   }

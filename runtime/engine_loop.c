@@ -193,18 +193,21 @@ static void warnIncomplete(tq_engine *e) {
     int n = rtResultLosses(net, res, &v);
     if (!n) continue;
     int64_t lost = 0;
+    int unknown = 0;
     TqTime from = TQ_FOREVER, to = TQ_BEGINNING;
     const char *rel = rtLossRelation(net, &v[0]);
     for (int i = 0; i < n; i++) {
       lost += v[i].count;
+      unknown |= v[i].unknown;
       if (v[i].from < from) from = v[i].from;
       if (v[i].to > to) to = v[i].to;
       if (rel && (!rtLossRelation(net, &v[i]) || strcmp(rel, rtLossRelation(net, &v[i])))) rel = NULL;
     }
-    char a[64], b[64];
-    enLog(&e->g, NULL, TQ_LOG_WARNING, "%s may be incomplete from %s to %s: %lld packet%s of %s lost (%d period%s; docs/losses.md)",
-          res->name, tqTimeFormat(a, sizeof a, from), to >= TQ_FOREVER ? "the end" : tqTimeFormat(b, sizeof b, to),
-          (long long)lost, lost == 1 ? "" : "s", rel ? rel : "the relations it reads", n, n == 1 ? "" : "s");
+    char a[64], b[64], c[64];
+    rtLossCount(c, sizeof c, lost, unknown);
+    enLog(&e->g, NULL, TQ_LOG_WARNING, "%s may be incomplete from %s to %s: %s of %s lost (%d period%s; docs/losses.md)",
+          res->name, tqTimeFormat(a, sizeof a, from), to >= TQ_FOREVER ? "the end" : tqTimeFormat(b, sizeof b, to), c,
+          rel ? rel : "the relations it reads", n, n == 1 ? "" : "s");
     free(v);
   }
 }

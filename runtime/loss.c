@@ -2,8 +2,10 @@
 ** loss.c - answers that know they are incomplete (docs/losses.md).
 **
 ** A producer that lost records (a full buffer, a malformed packet, a
-** string table full) says so once, through rtNetLost: how many, of which
-** relation, on which flag entity when it knows, and over which period.
+** string table full) says so once, through rtNetLost: how many (or that
+** how many is not known: a program that ran before its monitor was
+** ready), of which relation, on which flag entity when it knows, and over
+** which period.
 ** The network keeps the losses (merged, and bounded), counts them per
 ** sensor, and tells for each result the periods during which it may be
 ** incomplete: the losses of every sensor its network reads (its alphas,
@@ -12,6 +14,7 @@
 ** loss too (an interval missing, or ending late; a count over a window
 ** or for ever that stays low): such a period runs to the end of the run.
 */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -23,38 +26,47 @@
 /* Two losses of one relation and entity closer than this are one period. */
 #define RT_LOSS_GAP TQ_SEC
 
-static int mergeInto(RtLoss *l, int64_t entity, TqTime from, TqTime to, int64_t count, int spans) {
+static int mergeInto(RtLoss *l, int64_t entity, TqTime from, TqTime to, int64_t count, int spans, int unknown) {
   if (l->entity != entity) l->entity = RT_LOSS_ANY;
   if (from < l->from) l->from = from;
   if (to > l->to) l->to = to;
   l->count += count;
   l->spans |= spans;
+  l->unknown |= unknown;
   return 0;
 }
 
 int rtNetLost(RtNet *net, int rel, int64_t entity, TqTime from, TqTime to, int64_t count, int spans) {
-  if (rel < 0 || rel > net->nsensor || count <= 0 || to < from || count > RT_LOSS_MAX - net->packetsLost) return -1;
-  if (rel) net->sensor[rel - 1].lost += count;
+  int unknown = count == RT_LOSS_UNKNOWN;
+  if (unknown) count = 0;
+  else if (count <= 0 || count > RT_LOSS_MAX - net->packetsLost) return -1;
+  if (rel < 0 || rel > net->nsensor || to < from) return -1;
+  if (rel) {
+    net->sensor[rel - 1].lost += count;
+    net->sensor[rel - 1].lostUnknown |= unknown;
+  }
   net->packetsLost += count;
+  net->lostUnknown |= unknown;
+  net->lossesTold++;
   spans = spans != 0;
   /* the same relation and entity a moment ago: one period */
   for (int i = net->nloss - 1; i >= 0 && i >= net->nloss - 64; i--) {
     RtLoss *l = &net->loss[i];
     if (l->rel == rel && l->entity == entity && from <= l->to + RT_LOSS_GAP && to + RT_LOSS_GAP >= l->from)
-      return mergeInto(l, entity, from, to, count, spans);
+      return mergeInto(l, entity, from, to, count, spans, unknown);
   }
   if (net->nloss == RT_MAX_LOSSES) {
     for (int i = net->nloss - 1; i >= 0; i--)
-      if (net->loss[i].rel == rel) return mergeInto(&net->loss[i], entity, from, to, count, spans);
+      if (net->loss[i].rel == rel) return mergeInto(&net->loss[i], entity, from, to, count, spans, unknown);
     RtLoss *l = &net->loss[net->nloss - 1];
     l->rel = 0; /* (more relations lost than periods kept: not known which) */
-    return mergeInto(l, entity, from, to, count, spans);
+    return mergeInto(l, entity, from, to, count, spans, unknown);
   }
   if (net->nloss == net->closs) {
     net->closs = net->closs ? 2 * net->closs : 16;
     net->loss = tqRealloc(net->loss, sizeof(RtLoss) * (size_t)net->closs);
   }
-  net->loss[net->nloss++] = (RtLoss){rel, spans, entity, from, to, count};
+  net->loss[net->nloss++] = (RtLoss){rel, spans, entity, from, to, count, unknown};
   return 0;
 }
 
@@ -108,6 +120,13 @@ int rtLossCovers(const RtLoss *v, int n, TqTime from, TqTime to) {
   return 0;
 }
 
+char *rtLossCount(char *buf, size_t n, int64_t count, int unknown) {
+  if (!unknown) snprintf(buf, n, "%lld packet%s", (long long)count, count == 1 ? "" : "s");
+  else if (count) snprintf(buf, n, "at least %lld packets", (long long)count);
+  else snprintf(buf, n, "an unknown number of packets");
+  return buf;
+}
+
 const char *rtLossEntity(const RtLoss *l) { return l->entity == RT_LOSS_ANY ? NULL : tqSymName((int32_t)l->entity); }
 
 const char *rtLossRelation(const RtNet *net, const RtLoss *l) { return l->rel ? net->sensor[l->rel - 1].rel->name : NULL; }
@@ -131,7 +150,8 @@ void rtLossJson(const RtNet *net, TqBuf *b) {
       tqBufPrintf(b, ", \"from\": %lld, \"to\": ", (long long)v[i].from);
       if (v[i].to >= TQ_FOREVER) tqBufPuts(b, "null");
       else tqBufPrintf(b, "%lld", (long long)v[i].to);
-      tqBufPrintf(b, ", \"lost\": %lld}", (long long)v[i].count);
+      if (v[i].unknown) tqBufPuts(b, ", \"lost\": null}"); /* (how many is not known) */
+      else tqBufPrintf(b, ", \"lost\": %lld}", (long long)v[i].count);
     }
     free(v);
   }

@@ -693,6 +693,8 @@ void rtNetStatsJson(RtNet *net, TqBuf *b) {
               (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) + (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1e-6,
               (long)ru.ru_maxrss, (long long)net->packetsSeen,
               (long long)(net->packetsTotal + net->packetsLost), (long long)net->packetsLost, net->stopped ? "true" : "false");
+  /* (packets_lost is then a lower bound: some losses were not counted) */
+  if (net->lostUnknown) tqBufPuts(b, "  \"packets_lost_unknown\": true,\n");
   tqBufPuts(b, "  \"sensors\": [");
   int first = 1;
   for (int i = 0; i < net->nsensor; i++) {
@@ -706,6 +708,7 @@ void rtNetStatsJson(RtNet *net, TqBuf *b) {
                 s->rel->entity ? "entity" : s->rel->isEvent ? "event" : "interval", algModeName(s->rel->mode),
                 s->used ? "true" : "false", (long long)s->recorded, (long long)s->delivered, (long long)s->samples,
                 s->maxEnabled, (long long)s->skipped, (long long)s->lost);
+    if (s->lostUnknown) tqBufPuts(b, ", \"lost_unknown\": true");
     if (s->saturated || (s->rel->mode == ALG_MODE_DISABLE && !s->rel->entity))
       tqBufPrintf(b, ", \"counter_bits\": %d, \"saturated\": %lld", s->rel->counterBits, (long long)s->saturated);
     if (s->rel->once)

@@ -166,6 +166,7 @@ typedef struct RtSensor {
   int64_t samples;        /* sample requests answered */
   int64_t skipped;        /* packets of a recording not read: no query needs them */
   int64_t lost;           /* packets its producer lost (rtNetLost) */
+  int lostUnknown;        /* and some more, how many not known (RT_LOSS_UNKNOWN) */
   const AlgExpr *filter;  /* SF: the disjunction of its alphas' sensor predicates: a packet
                           ** failing it reaches no answer (NULL: every packet may) */
   int nconds;             /* filter in disjunctive normal form, for producers (0: too big) */
@@ -280,6 +281,8 @@ struct RtNet {
   int ending;          /* rtNetFinish: no delivery comes any more */
   RtReadStats read;    /* what a selective reader of the recording read */
   int64_t packetsLost; /* packets the producers lost (rtNetLost) */
+  int64_t lossesTold;  /* losses told (rtNetLost accepted): a streamed output's news */
+  int lostUnknown;     /* a loss of a count not known was told: packetsLost is a lower bound */
   struct RtLoss *loss; /* the losses, merged (loss.c) */
   int nloss, closs;
 };
@@ -379,16 +382,20 @@ TqTime rtNetSamplePeriod(const RtNet *net, int rel);
 ** period; at most 4,096 periods are kept (then they grow). */
 #define RT_LOSS_ANY INT64_MIN
 #define RT_LOSS_MAX ((int64_t)1 << 62) /* packets lost in all, at most (TQ_PM_LOST_MAX) */
+#define RT_LOSS_UNKNOWN ((int64_t)-1)  /* a count not known (TQ_PM_LOST_UNKNOWN) */
 typedef struct RtLoss {
-  int rel;
-  int spans;
-  int64_t entity;
-  TqTime from, to;
-  int64_t count;
+  int rel;                /* its relation (0: not known) */
+  int spans;              /* begins or ends of intervals among them */
+  int64_t entity;         /* flag entity, RT_LOSS_ANY */
+  TqTime from, to;        /* the period */
+  int64_t count;          /* packets lost, as far as counted */
+  int unknown;            /* some were lost that nobody counted: count is a lower bound */
 } RtLoss;
-/* Counts a loss (per sensor and in packetsLost) and keeps its period.
-** 0, or -1 (ignored) for an unknown rel, count <= 0, to < from, or a
-** count that takes packetsLost past RT_LOSS_MAX (the sums stay in
+/* Counts a loss (per sensor and in packetsLost) and keeps its period;
+** count RT_LOSS_UNKNOWN: packets were lost, how many is not known (the
+** period is kept, marked unknown, and nothing is added to the counts).
+** 0, or -1 (ignored) for an unknown rel, another count <= 0, to < from,
+** or a count that takes packetsLost past RT_LOSS_MAX (the sums stay in
 ** range). */
 int rtNetLost(RtNet *net, int rel, int64_t entity, TqTime from, TqTime to, int64_t count, int spans);
 /* The periods during which result res may be incomplete: the losses of
@@ -398,6 +405,9 @@ int rtNetLost(RtNet *net, int rel, int64_t entity, TqTime from, TqTime to, int64
 int rtResultLosses(const RtNet *net, const RtResult *res, RtLoss **out);
 /* Does a row valid over [from, to) (an event: to <= from) overlap one of them? */
 int rtLossCovers(const RtLoss *v, int n, TqTime from, TqTime to);
+/* "N packet(s)", "at least N packets" (unknown: some were not counted) or
+** "an unknown number of packets" into buf (n bytes); returns buf. */
+char *rtLossCount(char *buf, size_t n, int64_t count, int unknown);
 /* A loss's entity's name and relation's name (NULL: not known). */
 const char *rtLossEntity(const RtLoss *l);
 const char *rtLossRelation(const RtNet *net, const RtLoss *l);

@@ -358,7 +358,7 @@ int rtStoreMeta(RtStore *st, const char *key, int64_t value) {
 
 int rtStoreLoss(RtStore *st, const char *rel, int64_t entity, TqTime from, TqTime to, int64_t count, int spans) {
   if (exec(st, "CREATE TABLE IF NOT EXISTS _tqmon_lost (relation TEXT, entity TEXT, valid_from INTEGER NOT NULL, "
-               "valid_to INTEGER NOT NULL, lost INTEGER NOT NULL, spans INTEGER NOT NULL)"))
+               "valid_to INTEGER NOT NULL, lost INTEGER, spans INTEGER NOT NULL)"))
     return -1;
   sqlite3_stmt *s;
   if (sqlite3_prepare_v2(st->db, "INSERT INTO _tqmon_lost VALUES (?, ?, ?, ?, ?, ?)", -1, &s, NULL) != SQLITE_OK)
@@ -370,7 +370,8 @@ int rtStoreLoss(RtStore *st, const char *rel, int64_t entity, TqTime from, TqTim
   else sqlite3_bind_null(s, 2);
   sqlite3_bind_int64(s, 3, from);
   sqlite3_bind_int64(s, 4, to);
-  sqlite3_bind_int64(s, 5, count);
+  if (count == RT_LOSS_UNKNOWN) sqlite3_bind_null(s, 5); /* (how many is not known) */
+  else sqlite3_bind_int64(s, 5, count);
   sqlite3_bind_int(s, 6, spans != 0);
   int rc = step(st, s, "loss");
   sqlite3_finalize(s);
@@ -485,13 +486,13 @@ static int ssBegin(void *self, RtNet *net) {
   /* the periods during which each result may be incomplete (docs/losses.md):
   ** empty when nothing was lost */
   if (exec(s->st, "DROP TABLE IF EXISTS _tqmon_incomplete; CREATE TABLE _tqmon_incomplete (result TEXT NOT NULL, "
-                  "relation TEXT, entity TEXT, valid_from INTEGER NOT NULL, valid_to INTEGER, lost INTEGER NOT NULL)"))
+                  "relation TEXT, entity TEXT, valid_from INTEGER NOT NULL, valid_to INTEGER, lost INTEGER)"))
     return -1;
   return ssCommit(s);
 }
 
 /* The losses of the stored results into _tqmon_incomplete (valid_to NULL:
-** to the end). */
+** to the end; lost NULL: how many is not known). */
 static int ssLosses(StoreSink *s, RtNet *net) {
   sqlite3_stmt *ins;
   if (sqlite3_prepare_v2(s->st->db, "INSERT INTO _tqmon_incomplete VALUES (?,?,?,?,?,?)", -1, &ins, NULL) != SQLITE_OK)
@@ -511,7 +512,8 @@ static int ssLosses(StoreSink *s, RtNet *net) {
       sqlite3_bind_int64(ins, 4, v[i].from);
       if (v[i].to >= TQ_FOREVER) sqlite3_bind_null(ins, 5);
       else sqlite3_bind_int64(ins, 5, v[i].to);
-      sqlite3_bind_int64(ins, 6, v[i].count);
+      if (v[i].unknown) sqlite3_bind_null(ins, 6); /* (how many is not known) */
+      else sqlite3_bind_int64(ins, 6, v[i].count);
       rc = step(s->st, ins, "insert");
     }
     free(v);
@@ -600,6 +602,7 @@ typedef struct Prim {
   TqTime first, last;
   int any;
   int64_t lost, nloss;    /* the recording's losses: packets, losses (_tqmon_lost) */
+  int lostUnknown;        /* one of them of a count not known */
 } Prim;
 typedef struct OpenRow {
   int rel;
@@ -710,11 +713,13 @@ static tq_pm_status primCall(tq_pm_global *g, tq_pm_private *p, int what, const 
         snprintf(p->message, sizeof p->message, "cannot write the store %s", p->args);
         return TQ_PM_FATAL;
       }
-      if (pr->lost)
+      if (pr->nloss) {
+        char c[64];
         g->log(g, p, TQ_LOG_WARNING,
-               "the recording says %lld packet%s were lost (%lld loss%s): the tables miss them; their periods are in "
+               "the recording says %s were lost (%lld loss%s): the tables miss them; their periods are in "
                "_tqmon_lost (docs/losses.md)",
-               (long long)pr->lost, pr->lost == 1 ? "" : "s", (long long)pr->nloss, pr->nloss == 1 ? "" : "es");
+               rtLossCount(c, sizeof c, pr->lost, pr->lostUnknown), (long long)pr->nloss, pr->nloss == 1 ? "" : "es");
+      }
       return TQ_PM_OK;
     }
     case TQ_PM_END:
@@ -744,7 +749,8 @@ static tq_pm_status primLost(tq_pm_global *g, tq_pm_private *p, int rel, int64_t
     snprintf(p->message, sizeof p->message, "cannot write the store %s", p->args);
     return TQ_PM_FATAL;
   }
-  pr->lost += count;
+  if (count == RT_LOSS_UNKNOWN) pr->lostUnknown = 1;
+  else pr->lost += count;
   pr->nloss++;
   return TQ_PM_OK;
 }

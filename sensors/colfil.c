@@ -41,7 +41,9 @@
 **       while the group was formed, in the order told): varint relation
 **       (0: not known), varint the file symbol of its flag entity (0: not
 **       known), zigzag its first time, varint last - first, varint records
-**       lost, byte 1 when begins or ends of intervals were among them
+**       lost (0: some, how many is not known; a reader before version 12
+**       of the PM interface refuses it as damaged), byte 1 when begins or
+**       ends of intervals were among them
 **       (else 0); the directory ends there.  A group may hold losses and
 **       no block (nothing was written meanwhile, or its losses
 **       reached the group's size: colfil.c writeLoss); a reader tells a group's
@@ -448,13 +450,14 @@ static int writeRecord(Writer *w, const tq_record *rec) {
 ** may (a run that loses much and records little: a group of losses only),
 ** so that they stay bounded in memory and in a directory.  0, or -1. */
 static int writeLoss(Writer *w, int rel, int64_t entity, TqTime from, TqTime to, int64_t count, int spans) {
-  if (rel < 0 || rel > w->prog->cat.rels.n || count <= 0 || to < from) return 0; /* (the engine refuses them) */
+  if (rel < 0 || rel > w->prog->cat.rels.n || (count <= 0 && count != TQ_PM_LOST_UNKNOWN) || to < from)
+    return 0; /* (the engine refuses them) */
   uint64_t ent = entity == TQ_PM_ENTITY_UNKNOWN ? 0 : fileSym(w, entity);
   putVar(&w->loss, (uint64_t)rel);
   putVar(&w->loss, ent);
   putZig(&w->loss, from);
   putVar(&w->loss, (uint64_t)to - (uint64_t)from);
-  putVar(&w->loss, (uint64_t)count);
+  putVar(&w->loss, count == TQ_PM_LOST_UNKNOWN ? 0 : (uint64_t)count); /* (0: how many is not known) */
   putByte(&w->loss, spans != 0);
   w->nloss++;
   return w->loss.n + w->syms.n >= w->groupMax ? flushGroup(w) : 0;

@@ -753,13 +753,13 @@ static int groupLosses(Reader *r, In *d, size_t goff) {
     uint64_t span = getVar(d), count = getVar(d);
     unsigned spans = d->p < d->e ? *d->p++ : 2;
     if (d->bad || frel > (uint64_t)r->nrel || ent > (uint64_t)r->nsym || from <= TQ_BEGINNING ||
-        span >= (uint64_t)TQ_FOREVER - (uint64_t)from || count == 0 || count > (uint64_t)TQ_PM_LOST_MAX || spans > 1)
+        span >= (uint64_t)TQ_FOREVER - (uint64_t)from || count > (uint64_t)TQ_PM_LOST_MAX || spans > 1)
       return readerFail(r, "%s:%zu: corrupt group directory (loss %llu)", r->path, goff, (unsigned long long)i + 1);
     l->rel = frel == 0 ? 0 : r->rels[frel].rel ? r->rels[frel].id : -1;
     l->entity = ent ? r->symMap[ent] : TQ_PM_ENTITY_UNKNOWN;
     l->from = from;
     l->to = from + (TqTime)span;
-    l->count = (int64_t)count;
+    l->count = count ? (int64_t)count : TQ_PM_LOST_UNKNOWN; /* (0: how many is not known) */
     l->spans = (int)spans;
   }
   if (d->p != d->e) return readerFail(r, "%s:%zu: corrupt group directory (bytes after its losses)", r->path, goff);

@@ -16,8 +16,8 @@
 ** is an interval [FROM, TIME) delivered whole at its end (it began while its
 ** sensor was disabled).  Values are names (entities, enum values), numbers
 ** or double-quoted strings.  NAME! COUNT FROM TO ENTITY [spans] is a loss
-** (docs/losses.md): COUNT records of relation NAME (* when not known) were
-** lost over [FROM, TO] on the flag entity ENTITY (* when not known); spans:
+** (docs/losses.md): COUNT records (? when how many is not known) of
+** relation NAME (* when not known) were lost over [FROM, TO] on the flag entity ENTITY (* when not known); spans:
 ** begins or ends of intervals were among them.  The replay tells it to the
 ** engine (g->lost) when it reaches the line, as the recording run was told
 ** it; TIME is where the recorder was then (the last record's time), not

@@ -43,7 +43,7 @@ typedef struct SnsLoss {
   int spans;       /* begins or ends of intervals among them */
   int64_t entity;  /* its flag entity (a symbol), or TQ_PM_ENTITY_UNKNOWN */
   TqTime from, to; /* the period */
-  int64_t count;   /* records lost */
+  int64_t count;   /* records lost; TQ_PM_LOST_UNKNOWN: how many is not known */
 } SnsLoss;
 
 struct SnsTrace {

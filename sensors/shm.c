@@ -34,9 +34,10 @@
 ** is left is produced, its open intervals are closed at its last time and
 ** the collection ends; the results are kept.  Losses (full rings, no ring
 ** or entity slot, late packets, invalid packets, a string or entity beyond
-** the table, unanswered samples) are told to the engine at each snapshot,
-** once, with their sensor, period and flag entity where the subject knows
-** them (g->lost: the answers that read them say they may be incomplete,
+** the table, unanswered samples; the time a subject that gave up waiting
+** for the monitor ran with its sensors off, of a count not known) are told
+** to the engine at each snapshot, once, with their sensor, period and flag
+** entity where the subject knows them (g->lost: the answers that read them say they may be incomplete,
 ** docs/losses.md), and summed up at the end.
 **
 ** Why one file of over 1,000 lines: the drain, the merge, enabling and the
@@ -149,6 +150,9 @@ typedef struct Shm {
   uint64_t qBytes;          /* the queues' capacity (its peak: they never shrink) */
   uint64_t qLimit;          /* its bound: SHM_QBYTES, or TQMON_SHM_QUEUE_MB */
   uint64_t suppSeen[64];    /* per sensor: packets its filter suppressed, reported so far */
+  TqTime readyT;            /* exec: when the monitor was ready (the start handshake) */
+  TqTime gapFrom;           /* exec: the subject gave up waiting for it then (0: it did not) */
+  int gapTold;              /* that gap was told (g->lost) */
   char badWhy[160];         /* the first invalid packet */
   TqTime cap;               /* merge no further: a ring still holds packets from here on */
   int waiting;              /* a sample request is out: its answers */
@@ -718,6 +722,7 @@ static Pkt *qSlot(Shm *s, PktQ *q) {
 
 static void answerSample(Shm *s, const Pkt *pk);
 static tq_pm_status snapshotLocked(Shm *s, tq_pm_global *g, tq_pm_private *p);
+static void reportGap(Shm *s, tq_pm_global *g, tq_pm_private *p);
 static int64_t pending(Shm *s);
 static void *drainMain(void *arg);
 static void applyWants(Shm *s, int64_t sym, intptr_t h);
@@ -1185,7 +1190,44 @@ static tq_pm_status shmStart(tq_pm_global *g, tq_pm_private *p) {
   if (pthread_create(&s->th, NULL, drainMain, s) == 0) s->thRunning = 1;
   /* the handshake: a subject we started runs on from here */
   __atomic_store_n(&s->h->monitor_ready, 1, __ATOMIC_RELEASE);
+  s->readyT = realNow(); /* (a gap before it is told at the first snapshot: reportGap) */
   return TQ_PM_OK;
+}
+
+/* A subject started by us that gave up waiting for us (TQMON_START_TIMEOUT)
+** ran with its sensors off from then until we were ready: what its traced
+** sensors saw then is lost, and how much is not known (a sensor that is
+** off counts nothing).  Told once, at the first snapshot that sees it (not
+** at START: the CONSUMERs that keep losses, a recorder, may not have
+** started yet; the subject writes the time before it reads the sensor
+** words again, so a snapshot sees it at the latest one after), on every
+** relation a traced sensor of the subject feeds: over [gave up, ready),
+** count not known, its entity not known, with begins and ends of
+** intervals among them for an interval relation.  Entities are always
+** reported, and samples are asked for only once we are ready: neither
+** is lost.  A subject that gave up after we were ready lost nothing (the
+** sensor words were written before). */
+static void reportGap(Shm *s, tq_pm_global *g, tq_pm_private *p) {
+  if (!s->own || s->gapTold) return;
+  uint64_t gave = __atomic_load_n(&s->h->gave_up, __ATOMIC_ACQUIRE);
+  if (!gave) return;
+  s->gapTold = 1;
+  TqTime from = toNs(s, gave);
+  if (from >= s->readyT) return;
+  if (from < s->start) from = s->start; /* (the collection begins there) */
+  s->gapFrom = from;
+  int n = 0;
+  for (int si = 0; si < s->nsens; si++) {
+    const tq_shm_sensor *x = &s->cat[si];
+    if (!s->relOf[si] || x->is_entity || x->sampled) continue;
+    if (g->lost(g, s->relOf[si], TQ_PM_ENTITY_UNKNOWN, from, s->readyT, TQ_PM_LOST_UNKNOWN, !x->is_event) == 0) n++;
+  }
+  char a[64], b[64];
+  if (n)
+    g->log(g, p, TQ_LOG_WARNING,
+           "the subject (pid %d) gave up waiting for the monitor (TQMON_START_TIMEOUT) and ran from %s to %s with its "
+           "sensors off: what they saw then is lost, on %d relation%s, how much is not known (docs/losses.md)",
+           (int)s->pid, tqTimeFormat(a, sizeof a, from), tqTimeFormat(b, sizeof b, s->readyT), n, n == 1 ? "" : "s");
 }
 
 /* The collection ends before the subject: it is asked to end (SIGTERM),
@@ -1226,15 +1268,17 @@ static tq_pm_status shmEnd(tq_pm_global *g, tq_pm_private *p) {
       g->log(g, p, TQ_LOG_WARNING,
              "%llu entity and string declarations found no slot: the table holds %u (TQMON_ENTITIES; sensors/README.md)",
              (unsigned long long)full, (unsigned)s->h->max_entities);
-    snprintf(p->message, sizeof p->message, "%lld packets, %lld lost", (long long)s->packets, (long long)lost);
-    char json[512];
+    snprintf(p->message, sizeof p->message, "%lld packets, %lld lost%s", (long long)s->packets, (long long)lost,
+             s->gapFrom ? ", and more not counted before the monitor was ready" : "");
+    char json[768];
     snprintf(json, sizeof json,
              "{\"packets\": %lld, \"lost\": %lld, \"ring_full\": %lld, \"no_ring_or_slot\": %lld, \"late\": %lld, "
              "\"beyond_table\": %lld, \"invalid\": %lld, \"samples_unanswered\": %lld, \"declarations_without_slot\": %llu, "
-             "\"time_went_back\": %lld, \"queue_bytes\": %llu, \"queue_limit\": %llu}",
+             "\"time_went_back\": %lld, \"queue_bytes\": %llu, \"queue_limit\": %llu, \"sensors_off_ns\": %lld}",
              (long long)s->packets, (long long)lost, (long long)s->ringLost, (long long)s->slotLost, (long long)s->late,
              (long long)s->noHandle, (long long)s->bad, (long long)s->samplesLost, (unsigned long long)full,
-             (long long)s->backwards, (unsigned long long)s->qBytes, (unsigned long long)s->qLimit);
+             (long long)s->backwards, (unsigned long long)s->qBytes, (unsigned long long)s->qLimit,
+             (long long)(s->gapFrom ? s->readyT - s->gapFrom : 0));
     g->set_detail(g, p, json);
   }
   if (s->child && !s->reaped) stopChild(g, p, s);
@@ -1374,6 +1418,7 @@ static tq_pm_status snapshotLocked(Shm *s, tq_pm_global *g, tq_pm_private *p) {
     merge(s, g->now);
   } while (s->cap <= g->now);
   reportLosses(s, g);
+  reportGap(s, g, p);
   if (s->exited && !pending(s)) {
     TqTime last = s->lastT > s->prevNow ? s->lastT : s->prevNow;
     int open = closeAll(s, last + 1); /* (what happened at its last time is in) */

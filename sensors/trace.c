@@ -326,12 +326,12 @@ static void markBad(Parser *ps) {
 }
 
 /* A loss line, after its TIME and NAME!: COUNT FROM TO ENTITY [spans]
-** (NAME and ENTITY `*` when not known).  Kept in tr->loss, told before
-** the packets that follow it. */
+** (NAME and ENTITY `*` when not known, COUNT `?` when how many is not
+** known).  Kept in tr->loss, told before the packets that follow it. */
 static void parseLoss(Parser *ps, TqTime t, const char *ns, int nn) {
   SnsTrace *tr = ps->tr;
   static const AlgAttr entAttr = {"the loss's entity", {TY_ENTITY, NULL, NULL}, 0};
-  static const char *const need[4] = {"the records lost (a count)", "the time the loss began",
+  static const char *const need[4] = {"the records lost (a count, or ? when not known)", "the time the loss began",
                                       "the time it ended", "its entity (* when not known)"};
   const AlgRel *r = NULL;
   if (nn != 1 || ns[0] != '*') {
@@ -360,15 +360,20 @@ static void parseLoss(Parser *ps, TqTime t, const char *ns, int nn) {
   char num[32];
   char *end;
   long long count = 0;
-  if (wn[0] < (int)sizeof num) {
-    memcpy(num, w[0], (size_t)wn[0]);
-    num[wn[0]] = 0;
-    count = strtoll(num, &end, 10);
-    if (*end || end == num) count = 0;
-  }
-  if (count <= 0 || count > TQ_PM_LOST_MAX) {
-    tqError(ps->d, locAt(ps, w[0]), "the records lost must be a count from 1 to 2^62, not '%.*s'", wn[0], w[0]);
-    return;
+  if (wn[0] == 1 && w[0][0] == '?') {
+    count = TQ_PM_LOST_UNKNOWN; /* some, how many is not known */
+  } else {
+    if (wn[0] < (int)sizeof num) {
+      memcpy(num, w[0], (size_t)wn[0]);
+      num[wn[0]] = 0;
+      count = strtoll(num, &end, 10);
+      if (*end || end == num) count = 0;
+    }
+    if (count <= 0 || count > TQ_PM_LOST_MAX) {
+      tqError(ps->d, locAt(ps, w[0]), "the records lost must be a count from 1 to 2^62 (or ? when not known), not '%.*s'",
+              wn[0], w[0]);
+      return;
+    }
   }
   TqTime ft[2];
   for (int i = 0; i < 2; i++) {
@@ -814,8 +819,10 @@ static void putValue(SnsTextWriter *w, const AlgAttr *a, int64_t v) {
 /* Loss l as a line at time t. */
 static void putLoss(SnsTextWriter *w, TqTime t, const SnsLoss *l) {
   const AlgRel *rel = l->rel ? w->prog->cat.rels.v[l->rel - 1] : NULL;
-  fprintf(w->f, "%lld %s! %lld %lld %lld", (long long)t, rel ? rel->name : "*", (long long)l->count, (long long)l->from,
-          (long long)l->to);
+  fprintf(w->f, "%lld %s! ", (long long)t, rel ? rel->name : "*");
+  if (l->count == TQ_PM_LOST_UNKNOWN) fputc('?', w->f); /* (how many is not known) */
+  else fprintf(w->f, "%lld", (long long)l->count);
+  fprintf(w->f, " %lld %lld", (long long)l->from, (long long)l->to);
   if (l->entity == TQ_PM_ENTITY_UNKNOWN) fputs(" *", w->f);
   else putName(w, tqSymName((int32_t)l->entity), 1);
   if (fputs(l->spans ? " spans\n" : "\n", w->f) == EOF) w->err = 1;
@@ -823,7 +830,8 @@ static void putLoss(SnsTextWriter *w, TqTime t, const SnsLoss *l) {
 }
 
 int snsTextWriteLoss(SnsTextWriter *w, int rel, int64_t entity, TqTime from, TqTime to, int64_t count, int spans) {
-  if (rel < 0 || rel > w->prog->cat.rels.n || count <= 0 || to < from) return 0; /* (the engine refuses them) */
+  if (rel < 0 || rel > w->prog->cat.rels.n || (count <= 0 && count != TQ_PM_LOST_UNKNOWN) || to < from)
+    return 0; /* (the engine refuses them) */
   SnsLoss l = {0, rel, spans != 0, entity, from, to, count};
   if (w->any) {
     putLoss(w, w->lastT, &l);

@@ -40,7 +40,7 @@ int main(void) {
            tq_register(e, "busy", "") | tq_register(e, "clock", "count=3");
   check(rc == 0, "one library registered under four names");
   tq_pm future = {.version = TQ_PM_VERSION + 1, .name = "future", .init = futureInit};
-  check(tq_register_pm(e, &future, NULL) == -1 && strstr(tq_errors(e), "future: interface version 12, this engine speaks 1 to 11"),
+  check(tq_register_pm(e, &future, NULL) == -1 && strstr(tq_errors(e), "future: interface version 13, this engine speaks 1 to 12"),
         "a client PM of another version refused");
   tq_pm older = {.version = TQ_PM_VERSION_MIN, .name = "older", .init = futureInit};
   check(tq_register_pm(e, &older, NULL) == 0, "a client PM of the first interface version still loads");

@@ -380,15 +380,18 @@ static tq_pm_status record(tq_pm_global *g, tq_pm_private *p, const tq_record *r
 
 /* recs: a loss the engine was told (interface version 11), one line:
 ** "lost REL ENTITY FROM TO COUNT [spans]" (names as the engine has them,
-** * when not known). */
+** * when not known; COUNT ? when how many is not known, version 12). */
 static tq_pm_status lost(tq_pm_global *g, tq_pm_private *p, int rel, int64_t entity, tq_time from, tq_time to,
                          int64_t count, int spans) {
   Conf *c = p->data;
   char f[32], t[32];
   if (!c->active) return TQ_PM_OK;
   const char *rn = rel ? g->relation_name(g, rel) : NULL;
-  logLine(g, p, "lost %s %s %s %s %lld%s", rn ? rn : "*", entity == TQ_PM_ENTITY_UNKNOWN ? "*" : g->symbol_name(g, entity),
-          timeText(f, sizeof f, from), timeText(t, sizeof t, to), (long long)count, spans ? " spans" : "");
+  char n[32];
+  if (count == TQ_PM_LOST_UNKNOWN) snprintf(n, sizeof n, "?");
+  else snprintf(n, sizeof n, "%lld", (long long)count);
+  logLine(g, p, "lost %s %s %s %s %s%s", rn ? rn : "*", entity == TQ_PM_ENTITY_UNKNOWN ? "*" : g->symbol_name(g, entity),
+          timeText(f, sizeof f, from), timeText(t, sizeof t, to), n, spans ? " spans" : "");
   return TQ_PM_OK;
 }
 
