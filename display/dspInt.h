@@ -163,7 +163,15 @@ DspOut *dspHtmlOut(const char *path, size_t history); /* history: bytes of steps
 DspOut *dspTtyOut(FILE *f, int fancy);
 /* serve.c: the live page over HTTP (server-sent events); NULL on error
 ** with a message in err.  port 0 picks a free one; the URL is printed on
-** standard error.  linger: keep serving after the run until interrupted. */
-DspOut *dspServeOut(DspModel *m, const char *addr, int port, int linger, size_t history, TqBuf *err);
+** standard error.  linger: keep serving after the run until interrupted.
+** lim: how long a connection may take to send its request, and a client
+** to take any of what it is sent, before it is dropped (NULL or 0: the
+** defaults, 10 s and 30 s). */
+typedef struct DspServeLimits {
+  int64_t idleMs;       /* idle=S: to send a whole request */
+  int64_t stallMs;      /* stall=S: to take any of what it is sent */
+} DspServeLimits;
+DspOut *dspServeOut(DspModel *m, const char *addr, int port, int linger, size_t history, const DspServeLimits *lim,
+                    TqBuf *err);
 
 #endif

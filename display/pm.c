@@ -4,7 +4,9 @@
 ** outputs the arguments name (html=FILE, list[=FILE], tty, serve=PORT;
 ** linger: serve after the run until interrupted; pace=S: each step takes at
 ** least S seconds, to watch a replay live; history=MB: the steps the page
-** and the server keep, older ones summarised, history.c).
+** and the server keep, older ones summarised, history.c; idle=S and
+** stall=S: how long the server waits for a connection's request, and for
+** a client to take what it is sent, before it drops it, serve.c).
 **
 ** It declares TQ_PM_SYNC_DISPLAYS, so the engine compiles the queries that
 ** collect the displayed relations: displaying a relation is what enables
@@ -49,8 +51,25 @@ static int outputs(const char *args, DspModel *m, char *msg, size_t nmsg) {
   /* history=MB: how much of the steps the page and the server keep (history.c) */
   /* (a first pass: the outputs made in the second one need it) */
   size_t history = DSP_HISTORY_DEFAULT;
+  DspServeLimits lim = {0, 0};
   char *pre = tqStrdup(copy);
   for (char *save = NULL, *w = strtok_r(pre, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
+    /* idle=S, stall=S: the server's limits (serve.c), seconds */
+    int isIdle = !strncmp(w, "idle=", 5), isStall = !strncmp(w, "stall=", 6);
+    if (isIdle || isStall) {
+      char *end = NULL;
+      const char *v = w + (isIdle ? 5 : 6);
+      double sec = strtod(v, &end);
+      if (end == v || *end || !(sec >= 0.1 && sec <= 86400)) {
+        snprintf(msg, nmsg, "%s needs seconds from 0.1 to 86400: %s=%d", isIdle ? "idle" : "stall",
+                 isIdle ? "idle" : "stall", isIdle ? 10 : 30);
+        free(pre);
+        free(copy);
+        return -1;
+      }
+      *(isIdle ? &lim.idleMs : &lim.stallMs) = (int64_t)(sec * 1000 + 0.5);
+      continue;
+    }
     if (strncmp(w, "history=", 8)) continue;
     char *end = NULL;
     long mb = strtol(w + 8, &end, 10);
@@ -66,7 +85,7 @@ static int outputs(const char *args, DspModel *m, char *msg, size_t nmsg) {
   for (char *save = NULL, *w = strtok_r(copy, ",", &save); w && !rc; w = strtok_r(NULL, ",", &save)) {
     char *val = strchr(w, '=');
     if (val) *val++ = 0;
-    if (!strcmp(w, "linger") || !strcmp(w, "history")) continue;
+    if (!strcmp(w, "linger") || !strcmp(w, "history") || !strcmp(w, "idle") || !strcmp(w, "stall")) continue;
     if (!strcmp(w, "pace")) {
       char *end = NULL;
       double sec = val ? strtod(val, &end) : -1;
@@ -121,7 +140,7 @@ static int outputs(const char *args, DspModel *m, char *msg, size_t nmsg) {
         rc = -1;
       } else if (m) {
         TqBuf err = {0};
-        DspOut *o = dspServeOut(m, addr, (int)p, linger, history, &err);
+        DspOut *o = dspServeOut(m, addr, (int)p, linger, history, &lim, &err);
         if (!o) {
           snprintf(msg, nmsg, "%s", err.s ? err.s : "cannot serve");
           rc = -1;
@@ -131,7 +150,10 @@ static int outputs(const char *args, DspModel *m, char *msg, size_t nmsg) {
         tqBufFree(&err);
       }
     } else {
-      snprintf(msg, nmsg, "unknown display output '%s' (html=FILE, list[=FILE], tty, serve=PORT, linger, pace=S, history=MB)", w);
+      snprintf(msg, nmsg,
+               "unknown display output '%s' (html=FILE, list[=FILE], tty, serve=PORT, linger, pace=S, history=MB, idle=S, "
+               "stall=S)",
+               w);
       rc = -1;
     }
   }

@@ -22,9 +22,10 @@
 **   - sockets are non-blocking and the mutex is held only to copy steps into
 **     a client's own buffer (at most FILL_MAX bytes at a time), never while
 **     sending;
-**   - a connection must send its request within IDLE_MS; a client that takes
-**     nothing of what it is sent for STALL_MS is dropped, and so is a stream
-**     that falls behind the steps kept (it is told to reset);
+**   - a connection must send its request within the idle limit (IDLE_MS,
+**     --display idle=S); a client that takes nothing of what it is sent for
+**     the stall limit (STALL_MS, --display stall=S) is dropped, and so is a
+**     stream that falls behind the steps kept (it is told to reset);
 **   - at most MAXCLIENT connections: a new one evicts the oldest that has not
 **     sent a request yet, else it is refused; at most MAXBIG pages or models
 **     are being sent at once (503 beyond).
@@ -51,8 +52,8 @@
 
 #define MAXCLIENT 256
 #define REQ_MAX 8192              /* bytes of a request (line and headers) */
-#define IDLE_MS 10000             /* to send a whole request */
-#define STALL_MS 30000            /* to take any of what it is sent */
+#define IDLE_MS 10000             /* to send a whole request (default) */
+#define STALL_MS 30000            /* to take any of what it is sent (default) */
 #define FILL_MAX ((size_t)256 << 10) /* event bytes queued for a client at once */
 #define MAXBIG 4                  /* pages and models being sent at once */
 #define BATCH_MS 20               /* new steps handed to the streams at most this often */
@@ -88,6 +89,8 @@ typedef struct ServeOut {
   int streams;          /* event streams still open (for the end) */
   int woken;            /* a wake-up is in the pipe (one is enough) */
   int linger;
+  int64_t idleMs;       /* a connection sends its request within this */
+  int64_t stallMs;      /* a client takes some of what it is sent within this */
   Client *cl[MAXCLIENT];
   int ncl, nbig;
   /* connections dropped, by why (reported at the end) */
@@ -446,11 +449,11 @@ static void *serverMain(void *arg) {
         c->since = now;
       }
       if (!drop && c->state == C_CLOSING && now - c->since > LINGER_MS) drop = 1;
-      if (!drop && c->state == C_REQ && now - c->since > IDLE_MS) {
+      if (!drop && c->state == C_REQ && now - c->since > s->idleMs) {
         s->nIdle++;
         drop = 1;
       }
-      if (!drop && c->off < c->nout && now - c->since > STALL_MS) {
+      if (!drop && c->off < c->nout && now - c->since > s->stallMs) {
         s->nStall++;
         drop = 1;
       }
@@ -538,9 +541,9 @@ static int serveEnd(void *self, DspModel *m) {
   }
   if (s->nIdle || s->nStall || s->nBehind || s->nEvicted || s->nRefused || s->nBad)
     fprintf(stderr,
-            "tqmon: serve: connections dropped: %lld idle (no request in %d s), %lld not reading (%d s), %lld behind the "
+            "tqmon: serve: connections dropped: %lld idle (no request in %g s), %lld not reading (%g s), %lld behind the "
             "steps kept, %lld evicted and %lld refused (%d open at most); %lld bad requests answered\n",
-            (long long)s->nIdle, IDLE_MS / 1000, (long long)s->nStall, STALL_MS / 1000, (long long)s->nBehind,
+            (long long)s->nIdle, (double)s->idleMs / 1000, (long long)s->nStall, (double)s->stallMs / 1000, (long long)s->nBehind,
             (long long)s->nEvicted, (long long)s->nRefused, MAXCLIENT, (long long)s->nBad);
   dspHistoryNote(s->hist, "the served page", dspHistoryBudget(s->hist));
   close(s->lfd);
@@ -553,7 +556,8 @@ static int serveEnd(void *self, DspModel *m) {
   return 0;
 }
 
-DspOut *dspServeOut(DspModel *m, const char *addr, int port, int linger, size_t history, TqBuf *err) {
+DspOut *dspServeOut(DspModel *m, const char *addr, int port, int linger, size_t history, const DspServeLimits *lim,
+                    TqBuf *err) {
   struct sockaddr_in sa = {0};
   sa.sin_family = AF_INET;
   sa.sin_port = htons((uint16_t)port);
@@ -577,6 +581,8 @@ DspOut *dspServeOut(DspModel *m, const char *addr, int port, int linger, size_t 
   ServeOut *s = tqCalloc(1, sizeof *s);
   s->lfd = fd;
   s->linger = linger;
+  s->idleMs = lim && lim->idleMs > 0 ? lim->idleMs : IDLE_MS;
+  s->stallMs = lim && lim->stallMs > 0 ? lim->stallMs : STALL_MS;
   if (pipe2(s->wake, O_CLOEXEC | O_NONBLOCK)) {
     tqBufPrintf(err, "serve: pipe: %s", strerror(errno));
     close(fd);
