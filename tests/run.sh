@@ -23,7 +23,9 @@
 #                                                   77 = skipped: the reason is printed)
 #   tests/fuzz/                                      FUZZ_SECONDS (default 25) of libFuzzer
 #                                                    on the front end and the recording
-#                                                    parser (skipped without clang/libFuzzer)
+#                                                    parser, FUZZ_COLFIL_SECONDS (10) on
+#                                                    the collection-file reader (skipped
+#                                                    without clang/libFuzzer)
 # Runs under AddressSanitizer and UBSan (build/asan).  Prints failures with a
 # diff and ends with the line "N passed, N failed".
 set -u
@@ -235,11 +237,26 @@ for s in tests/scripts/*.sh; do
 done
 
 # ---------------------------------------------------------------- fuzzing
-# A time-bounded libFuzzer run (tests/fuzz/fuzz_frontend.c) from the committed
-# corpus and the saved crash inputs (tests/fuzz/crashes: each must no longer
-# crash); new inputs go to a scratch directory, never into tests/fuzz/corpus.
-# One test; skipped (counted nowhere) when clang cannot build a libFuzzer
-# binary.  Time-bounded, so a slow machine only explores less.
+# A time-bounded libFuzzer run of each target: the front end
+# (tests/fuzz/fuzz_frontend.c, FUZZ_SECONDS, default 25) and the
+# collection-file reader (tests/fuzz/fuzz_colfil.c, FUZZ_COLFIL_SECONDS,
+# default 10).  Each starts from its committed corpus and its saved crash
+# inputs (tests/fuzz/crashes, tests/fuzz/colfil-crashes: each must no longer
+# crash) and explores; new inputs go to a scratch directory, never into the
+# committed corpus.  An input that crashes, hangs or leaks is kept: copied
+# into the target's crash directory as new-NAME (git status shows it; every
+# later run replays it until it is fixed), and the test fails naming it.
+# One test each; skipped (counted nowhere) when clang cannot build a
+# libFuzzer binary.  Time-bounded, so a slow machine only explores less.
+#
+# keepcrashes KIND DIR: the inputs the fuzzer saved under $OUT/KIND-artifacts
+# copied into DIR as new-NAME; prints their paths
+keepcrashes() {
+  for a in "$OUT/$1-artifacts"/*; do
+    [ -f "$a" ] || continue
+    cp "$a" "$2/new-$(basename "$a")" && echo "$2/new-$(basename "$a")"
+  done
+}
 FZ=build/fuzz/fuzz_frontend
 fzs=${FUZZ_SECONDS:-25}
 mkdir -p build/fuzz
@@ -258,32 +275,28 @@ else
   else
     sed -n '/runtime error\|==[0-9]*==ERROR\|ERROR: libFuzzer\|^Running: /,$p' "$OUT/fuzz.log" >"$OUT/fuzz.report"
     [ -s "$OUT/fuzz.report" ] || tail -40 "$OUT/fuzz.log" >"$OUT/fuzz.report"
-    bad "fuzz: crash, hang or leak; input: $(ls "$OUT"/fuzz-artifacts/* 2>/dev/null | head -1) (log $OUT/fuzz.log)" "$OUT/fuzz.report"
+    kept=$(keepcrashes fuzz tests/fuzz/crashes | tr '\n' ' ')
+    bad "fuzz: crash, hang or leak; input kept as ${kept:-(none saved)} (log $OUT/fuzz.log)" "$OUT/fuzz.report"
   fi
 fi
 
-# The collection-file reader's target (tests/fuzz/fuzz_colfil.c) replays its
-# corpus and the inputs that crashed it (each must no longer crash), without
-# exploring, so that this test fails only on a regression, never at random
-# on a new find.  Explore with make fuzz-colfil, or here with
-# FUZZ_COLFIL_SECONDS.
 FZC=build/fuzz/fuzz_colfil
-fzcr="-runs=0"
-[ -n "${FUZZ_COLFIL_SECONDS:-}" ] && fzcr="-max_total_time=$FUZZ_COLFIL_SECONDS"
+fzcs=${FUZZ_COLFIL_SECONDS:-10}
 if [ ! -x build/fuzz/probe ]; then
   echo "skipped: fuzz_colfil (${FUZZCC:-clang} with libFuzzer not available)"
 elif ! make -s "$FZC" >"$OUT/fuzzc.build.log" 2>&1; then
   bad "fuzz: building $FZC" "$OUT/fuzzc.build.log"
 else
-  mkdir -p "$OUT/fuzzc-corpus" "$OUT/fuzzc-artifacts"
-  if "$FZC" "$fzcr" -max_len=4096 -timeout=5 -print_final_stats=1 \
+  mkdir -p "$OUT/fuzzc-corpus" "$OUT/fuzzc-artifacts" tests/fuzz/colfil-crashes
+  if "$FZC" -max_total_time="$fzcs" -max_len=4096 -timeout=5 -print_final_stats=1 \
        -artifact_prefix="$OUT/fuzzc-artifacts/" "$OUT/fuzzc-corpus" tests/fuzz/colfil-corpus tests/fuzz/colfil-crashes \
        >"$OUT/fuzzc.log" 2>&1; then
     ok
   else
     sed -n '/runtime error\|==[0-9]*==ERROR\|ERROR: libFuzzer\|^Running: /,$p' "$OUT/fuzzc.log" >"$OUT/fuzzc.report"
     [ -s "$OUT/fuzzc.report" ] || tail -40 "$OUT/fuzzc.log" >"$OUT/fuzzc.report"
-    bad "fuzz: collection files: crash, hang or leak; input: $(ls "$OUT"/fuzzc-artifacts/* 2>/dev/null | head -1) (log $OUT/fuzzc.log)" "$OUT/fuzzc.report"
+    kept=$(keepcrashes fuzzc tests/fuzz/colfil-crashes | tr '\n' ' ')
+    bad "fuzz: collection files: crash, hang or leak; input kept as ${kept:-(none saved)} (log $OUT/fuzzc.log)" "$OUT/fuzzc.report"
   fi
 fi
 
