@@ -1,7 +1,9 @@
 # tqmon - a relational, temporal monitor.
 #
-#   make          build build/tqmon and build/libtqmon.a (installs lemon, flex,
-#                 libsqlite3-dev with apt-get when they are missing)
+#   make          build build/tqmon and build/libtqmon.a (tests/deps.sh build
+#                 installs with apt-get what is missing: a C compiler, make,
+#                 lemon, flex, clang, bpftool, and the headers of SQLite,
+#                 PCP (client, import, PMDA), libbpf, libelf, zlib, libdw)
 #   make run      build, then run the paper's example into tqmon.db and draw
 #                 its display into build/paper.html
 #   make test     build under AddressSanitizer+UBSan and run every test
