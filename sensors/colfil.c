@@ -41,8 +41,8 @@
 **       while the group was formed, in the order told): varint relation
 **       (0: not known), varint the file symbol of its flag entity (0: not
 **       known), zigzag its first time, varint last - first, varint records
-**       lost (0: some, how many is not known; a reader before version 12
-**       of the PM interface refuses it as damaged), byte 1 when begins or
+**       lost (0: some, how many is not known; a tqmon older than PM
+**       interface version 12 refuses it as damaged), byte 1 when begins or
 **       ends of intervals were among them
 **       (else 0); the directory ends there.  A group may hold losses and
 **       no block (nothing was written meanwhile, or its losses
