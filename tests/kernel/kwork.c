@@ -24,6 +24,10 @@
 **   kwork -o IDS -g GO spin MS       a thread that computes for MS ms while
 **                                    another, woken every ms, blocks in
 **                                    between
+**   kwork -o IDS -g GO hop MS        the same as spin, the spinner bound to
+**                                    cpu0 for a quarter of its time, then
+**                                    to cpu1, cpu0, cpu1 (where there are
+**                                    two CPUs): it runs on both for sure
 **   kwork -o IDS -g GO busy S        getppid in a loop for S seconds (the
 **                                    other process of a busy machine)
 **   kwork -o IDS -g GO reuse         a child that exits with 5, then one
@@ -34,6 +38,7 @@
 */
 
 #include <errno.h>
+#include <sched.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
@@ -99,10 +104,15 @@ static char stateOf(pid_t p, pid_t t) {
   return rp && rp[1] && rp[2] ? rp[2] : 0;
 }
 
-/* Waits until thread t of p sleeps (S). */
-static void waitAsleep(pid_t p, pid_t t) {
+/* Waits until thread t of p sleeps (S).  yield: by sched_yield, not
+** nanosleep: a timer's wakeup is the thread's that runs when it fires (the
+** pingpong's reader, woken so while the writer ran, was "woken by the
+** writer" once more: kernel_examples.sh saw 32 of 30). */
+static void waitAsleep(pid_t p, pid_t t, int yield) {
   struct timespec d = {0, 50 * 1000};
-  while (stateOf(p, t) != 'S') nanosleep(&d, NULL);
+  while (stateOf(p, t) != 'S')
+    if (yield) sched_yield();
+    else nanosleep(&d, NULL);
 }
 
 static void xwrite(int fd, const void *b, size_t n) {
@@ -122,7 +132,7 @@ static int pingpong(int n) {
     prctl(PR_SET_NAME, "pp-reader");
     for (int i = 0; i < n; i++) {
       xread(ab[0], &c, 1);
-      waitAsleep(getppid(), getppid()); /* the writer sleeps in its read */
+      waitAsleep(getppid(), getppid(), 1); /* the writer sleeps in its read */
       xwrite(ba[1], &c, 1);
     }
     _exit(0);
@@ -131,7 +141,7 @@ static int pingpong(int n) {
   ids("writer=%d\nreader=%d\n", (int)getpid(), (int)child);
   waitGo();
   for (int i = 0; i < n; i++) {
-    waitAsleep(child, child); /* the reader sleeps in its read */
+    waitAsleep(child, child, 0); /* the reader sleeps in its read */
     xwrite(ab[1], &c, 1);
     xread(ba[0], &c, 1);
   }
@@ -247,9 +257,8 @@ static int life(void) {
 /* A thread spins for ms milliseconds of its own CPU time while a second
 ** one sleeps 1 ms at a time: what runs on the CPUs while a thread blocks. */
 static volatile int spinDone;
-static void *spinMain(void *arg) {
-  prctl(PR_SET_NAME, "spinner");
-  int ms = *(int *)arg;
+static int spinHop; /* hop: the spinner changes CPUs */
+static void spinFor(int ms) {
   struct timespec a, b;
   clock_gettime(CLOCK_THREAD_CPUTIME_ID, &a);
   do {
@@ -257,12 +266,29 @@ static void *spinMain(void *arg) {
     }
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &b);
   } while ((b.tv_sec - a.tv_sec) * 1000 + (b.tv_nsec - a.tv_nsec) / 1000000 < ms);
+}
+static void *spinMain(void *arg) {
+  prctl(PR_SET_NAME, "spinner");
+  int ms = *(int *)arg;
+  if (!spinHop) {
+    spinFor(ms);
+  } else {
+    for (int q = 0; q < 4; q++) {
+      cpu_set_t set;
+      CPU_ZERO(&set);
+      CPU_SET(q % 2, &set);
+      if (q % 2 == 0 || sysconf(_SC_NPROCESSORS_ONLN) > 1)
+        if (pthread_setaffinity_np(pthread_self(), sizeof set, &set)) die("pthread_setaffinity_np");
+      spinFor(ms / 4);
+    }
+  }
   spinDone = 1;
   return NULL;
 }
-static int spin(int ms) {
+static int spin(int ms, int hop) {
   prctl(PR_SET_NAME, "sleeper");
   ids("spin=%d\n", (int)getpid());
+  spinHop = hop;
   waitGo();
   pthread_t th;
   if (pthread_create(&th, NULL, spinMain, &ms)) die("pthread_create");
@@ -321,7 +347,8 @@ int main(int argc, char **argv) {
   if (!strcmp(w, "blockio")) return blockio(a1, atoi(a2));
   if (!strcmp(w, "sockets")) return sockets(atoi(a1), atoi(a2));
   if (!strcmp(w, "life")) return life();
-  if (!strcmp(w, "spin")) return spin(atoi(a1));
+  if (!strcmp(w, "spin")) return spin(atoi(a1), 0);
+  if (!strcmp(w, "hop")) return spin(atoi(a1), 1);
   if (!strcmp(w, "reuse")) return reuse();
   fprintf(stderr, "kwork: unknown workload %s\n", w);
   return 2;
