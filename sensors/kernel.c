@@ -379,6 +379,7 @@ typedef struct KRel {
   int nufilter;
   uint64_t usupp;    /* packets of it that failed ufilter: not produced */
   int64_t late, orphan, produced, notThread;
+  int64_t early;     /* packets before the collection's start, left out (preStart) */
   TqMap open;        /* key -> KOpen* */
 } KRel;
 
@@ -1557,9 +1558,10 @@ static void setMessages(KSession *s) {
     else if (n > 0 && (size_t)n < sizeof json)
       snprintf(json + n, sizeof json - (size_t)n,
                "\"unbegun\": %llu, \"late\": %lld, \"enabled_now\": %lld, \"enabled_max\": %lld, "
-               "\"filter_conditions\": %d, \"suppressed\": %llu%s%s%s}",
+               "\"filter_conditions\": %d, \"suppressed\": %llu, \"before_start\": %lld%s%s%s}",
                (unsigned long long)r->cnt[KC_UNBEGUN], (long long)r->late, (long long)r->enabledNow,
                (long long)r->enabledMax, r->nfilter + r->nufilter, (unsigned long long)(r->cnt[KC_SUPPRESSED] + r->usupp),
+               (long long)r->early,
                kr != KR_SYSCALL ? "" : s->progs & P_SYS_FE ? ", \"hook\": \"fentry\"" : ", \"hook\": \"tracepoint\", \"hook_why\": \"",
                kr == KR_SYSCALL && !(s->progs & P_SYS_FE) ? s->sysWhy : "",
                kr == KR_SYSCALL && !(s->progs & P_SYS_FE) ? "\"" : "");
@@ -1714,6 +1716,39 @@ static void claimSyscalls(KSession *s, KVec *in, TqTime off, TqTime now) {
   takeReady(s, in, off);
 }
 
+/* The collection's start, as the first snapshot (at now) shows it: what
+** START saw when the clock had set it; else the first snapshot itself (a
+** live collection's clock, realtime, takes its first snapshot at the
+** start: a tick before it the engine was not, and a Clock of the queries
+** ticks there first, so the threads alive at the start, produced a tick
+** earlier, were all dropped as "earlier than" the engine's time). */
+static TqTime startAt(const KSession *s, TqTime now) { return s->start > 0 && s->start <= now ? s->start : now; }
+
+/* At the first snapshot: the packets of intervals that began and ended
+** before the collection's start (the kernel traced between the attach and
+** the start) are marked (op 0) to be left out, both begin and end: else the
+** begin, moved to the start, and the end made an interval at the start that
+** was not (a Clock's first tick saw the thread running then).  The held
+** packets are in time order. */
+static void preStart(KSession *s) {
+  TqMap open = {0}; /* openKey -> index + 1 of its begin */
+  for (int64_t i = s->heldHead; i < s->held.n && s->held.v[i].t < s->start; i++) {
+    struct ks_rec *r = &s->held.v[i].r;
+    if (r->rel == KR_THREAD || r->rel >= KS_NREL) continue;
+    uint64_t key = openKey(r->rel, r->rel == KR_BLOCKIO ? r->b32 : r->tid);
+    if (r->op == KO_BEGIN) {
+      tqMapPut(&open, key, (void *)(intptr_t)(i + 1));
+    } else if (r->op == KO_END) {
+      intptr_t b = (intptr_t)tqMapGet(&open, key);
+      if (!b) continue;
+      s->held.v[b - 1].r.op = 0;
+      r->op = 0;
+      tqMapDel(&open, key);
+    }
+  }
+  tqMapFree(&open);
+}
+
 /* A snapshot at g->now: everything the kernel wrote up to then, in time
 ** order.  Once per snapshot, whichever kernel PM comes first. */
 static void sessionSync(KSession *s) {
@@ -1726,9 +1761,8 @@ static void sessionSync(KSession *s) {
     s->untilState = 2;
   }
   if (!s->synced) {
-    /* the collection began a tick before its first snapshot (a clock
-    ** started after this PM fixed the start later than START saw it) */
-    if (now - g->tick > s->start) s->start = s->prevNow = now - g->tick;
+    /* a clock started after this PM fixed the start later than START saw it */
+    s->start = s->prevNow = startAt(s, now);
     /* the threads that existed at the start */
     qsort(s->initial, (size_t)s->ninitial, sizeof(KThread *), threadCmp);
     for (int i = 0; i < s->ninitial; i++) threadBegin(s, s->initial[i], s->start);
@@ -1744,10 +1778,18 @@ static void sessionSync(KSession *s) {
   if (in.n > 1) qsort(in.v, (size_t)in.n, sizeof(KPkt), pktCmp);
   heldMerge(s, &in);
   free(in.v);
+  if (!s->synced) preStart(s);
   int64_t i = s->heldHead;
   for (; i < s->held.n && s->held.v[i].t <= now; i++) {
     KPkt *k = &s->held.v[i];
-    if (k->t < s->start) k->t = s->start;
+    if (k->t < s->start && k->r.rel != KR_THREAD && (k->r.op == KO_EVENT || !k->r.op)) {
+      /* before the collection's time: an event, or an interval that
+      ** ended before it (preStart) */
+      if (k->r.rel < KS_NREL) s->r[k->r.rel].early++;
+      free(k->name);
+      continue;
+    }
+    if (k->t < s->start) k->t = s->start; /* the lifecycle; an interval open at the start begins there */
     if (s->synced && k->t <= s->prevNow) {
       /* it came after its snapshot was taken */
       if (k->r.rel == KR_THREAD) {
@@ -2005,7 +2047,7 @@ static tq_pm_status processorSnapshot(KSession *s, tq_pm_private *p) {
     if (*e == '-') b = strtol(e + 1, &e, 10);
     for (long c = a; c <= b; c++) {
       int64_t v = cpuSym(g, (uint32_t)c);
-      TqTime t0 = g->now - g->tick > s->start ? g->now - g->tick : s->start; /* (as sessionSync) */
+      TqTime t0 = startAt(s, g->now); /* (as sessionSync) */
       tq_record rec = {r->rel, TQ_REC_BEGIN, t0, t0, 0, (uint64_t)c + 1, 1, &v};
       if (g->produce(g, &rec)) return TQ_PM_FATAL;
       n++;

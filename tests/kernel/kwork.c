@@ -28,6 +28,12 @@
 **                                    cpu0 for a quarter of its time, then
 **                                    to cpu1, cpu0, cpu1 (where there are
 **                                    two CPUs): it runs on both for sure
+**   kwork -o IDS -g GO pinned MS     a thread bound to the last CPU, made
+**                                    before the go (its tid and CPU in the
+**                                    ids), computes for MS ms of wall time
+**                                    while the main thread waits for it;
+**                                    IDS.after: when it began and ended
+**                                    (CLOCK_REALTIME ns)
 **   kwork -o IDS -g GO busy S        getppid in a loop for S seconds (the
 **                                    other process of a busy machine)
 **   kwork -o IDS -g GO reuse         a child that exits with 5, then one
@@ -298,6 +304,50 @@ static int spin(int ms, int hop) {
   return 0;
 }
 
+/* pinned: a spinner bound to one CPU, from the go for ms of wall time. */
+static pid_t pinnedTid;
+static int pinnedCpu;
+static volatile int pinnedReady;
+static long long realNs(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_REALTIME, &t);
+  return (long long)t.tv_sec * 1000000000LL + t.tv_nsec;
+}
+static void *pinnedMain(void *arg) {
+  int ms = *(int *)arg;
+  prctl(PR_SET_NAME, "pinned");
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(pinnedCpu, &set);
+  if (pthread_setaffinity_np(pthread_self(), sizeof set, &set)) die("pthread_setaffinity_np");
+  pinnedTid = tid();
+  pinnedReady = 1;
+  waitGo();
+  long long from = realNs(), to;
+  do {
+    for (volatile int i = 0; i < 100000; i++) {
+    }
+    to = realNs();
+  } while (to - from < (long long)ms * 1000000LL);
+  char tmp[4096];
+  snprintf(tmp, sizeof tmp, "%s.after", idsPath);
+  FILE *f = fopen(tmp, "w");
+  if (!f) die(tmp);
+  fprintf(f, "spinfrom=%lld\nspinto=%lld\n", from, to);
+  fclose(f);
+  return NULL;
+}
+static int pinned(int ms) {
+  long n = sysconf(_SC_NPROCESSORS_ONLN);
+  pinnedCpu = n > 1 ? (int)n - 1 : 0;
+  pthread_t th;
+  if (pthread_create(&th, NULL, pinnedMain, &ms)) die("pthread_create");
+  while (!pinnedReady) poll(NULL, 0, 1);
+  ids("pinned=%d\nspinner=%d\ncpu=%d\n", (int)getpid(), (int)pinnedTid, pinnedCpu);
+  pthread_join(th, NULL);
+  return 0;
+}
+
 /* Two children with the same id, one after the other. */
 static int reuse(void) {
   ids("reuse=%d\n", (int)getpid());
@@ -349,6 +399,7 @@ int main(int argc, char **argv) {
   if (!strcmp(w, "life")) return life();
   if (!strcmp(w, "spin")) return spin(atoi(a1), 0);
   if (!strcmp(w, "hop")) return spin(atoi(a1), 1);
+  if (!strcmp(w, "pinned")) return pinned(atoi(a1));
   if (!strcmp(w, "reuse")) return reuse();
   fprintf(stderr, "kwork: unknown workload %s\n", w);
   return 2;
