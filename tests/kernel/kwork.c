@@ -12,7 +12,9 @@
 **                                    reader sleeps in read: exactly N wakeups
 **                                    of the reader by the writer
 **   kwork -o IDS -g GO sleep MS      one clock_nanosleep of MS milliseconds
-**   kwork -o IDS -g GO syscalls N    N getppid calls
+**   kwork -o IDS -g GO syscalls N [K] N getppid calls, each followed by K
+**                                    other cheap calls (getpid, getuid,
+**                                    getgid, geteuid in turn; K = 0)
 **   kwork -o IDS -g GO blockio DIR N N writes then N reads of 4 KiB, direct
 **                                    (O_DIRECT: one block request each), in
 **                                    a file in DIR
@@ -163,10 +165,14 @@ static int sleepMs(int ms) {
   return 0;
 }
 
-static int syscalls(long n) {
+static int syscalls(long n, int k) {
   ids("caller=%d\n", (int)getpid());
   waitGo();
-  for (long i = 0; i < n; i++) getppid();
+  static const long others[] = {SYS_getpid, SYS_getuid, SYS_getgid, SYS_geteuid};
+  for (long i = 0; i < n; i++) {
+    getppid();
+    for (int j = 0; j < k; j++) syscall(others[j % 4]);
+  }
   return 0;
 }
 
@@ -384,15 +390,15 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[i], "-g")) goPath = argv[i + 1];
   }
   if (!idsPath || !goPath || i >= argc) {
-    fprintf(stderr, "usage: kwork -o IDS -g GO pingpong N | sleep MS | syscalls N | blockio DIR N | sockets N B | "
-                    "life | spin MS | busy S\n");
+    fprintf(stderr, "usage: kwork -o IDS -g GO pingpong N | sleep MS | syscalls N [K] | blockio DIR N | sockets N B | "
+                    "life | spin MS | hop MS | pinned MS | busy S | reuse\n");
     return 2;
   }
   const char *w = argv[i];
   const char *a1 = i + 1 < argc ? argv[i + 1] : "1", *a2 = i + 2 < argc ? argv[i + 2] : "1";
   if (!strcmp(w, "pingpong")) return pingpong(atoi(a1));
   if (!strcmp(w, "sleep")) return sleepMs(atoi(a1));
-  if (!strcmp(w, "syscalls")) return syscalls(atol(a1));
+  if (!strcmp(w, "syscalls")) return syscalls(atol(a1), i + 2 < argc ? atoi(a2) : 0);
   if (!strcmp(w, "busy")) return busy(atoi(a1));
   if (!strcmp(w, "blockio")) return blockio(a1, atoi(a2));
   if (!strcmp(w, "sockets")) return sockets(atoi(a1), atoi(a2));
