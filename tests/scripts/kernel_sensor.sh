@@ -31,13 +31,13 @@ rm -rf "$d" && mkdir -p "$d/sampled" "$d/traced"
 
 $T explain --kernel --host --pm kernel=syscalls=tracepoint sensors/kernel.tq sensors/host.tq tests/kernel/explain/sensor.tq \
   >"$d/explain" 2>&1 || bad "explain: $(cat "$d/explain")"
-grep -q "^  note: alpha^{S:T}_R: SENSOR: sampled sensor RunningOn_sampled, the cheaper: 35000 ns/s per target sampled at Clock\[1\] (35000 ns a sample) against 120000 ns/s traced (600 ns x 200/s)" \
+grep -q "^  note: alpha^{S:T}_R: SENSOR: sampled sensor RunningOn_sampled, the cheaper: 22000 ns/s per target sampled at Clock\[1\] (22000 ns a sample) against 260000 ns/s traced (1300 ns x 200/s)" \
   "$d/explain" || bad "explain: EverySecond does not read the sampled sensor for its costs: $(grep note "$d/explain")"
 grep -q "^  note: alpha^{T:T}_S: SENSOR: traced sensor RunningOn: the query reads S's intervals" "$d/explain" ||
   bad "explain: Runs does not say why it reads the traced sensor: $(grep note "$d/explain")"
 grep -q "sensor: RunningOn_sampled by host_runningon" "$d/explain" || bad "explain: no host_runningon"
 $T explain --kernel --pm kernel=syscalls=tracepoint sensors/kernel.tq tests/kernel/explain/sensor.tq >"$d/explain.kernel" 2>&1
-grep -q "SENSOR: traced sensor RunningOn: its sampled sensor RunningOn_sampled (35000 ns/s sampled at Clock\[1\] against 120000 ns/s traced) cannot be asked" \
+grep -q "SENSOR: traced sensor RunningOn: its sampled sensor RunningOn_sampled (22000 ns/s sampled at Clock\[1\] against 260000 ns/s traced) cannot be asked" \
   "$d/explain.kernel" || bad "explain --kernel alone: $(grep note "$d/explain.kernel")"
 
 kstart "$d" pinned 4000 || exit 1
