@@ -380,6 +380,7 @@ typedef struct KRel {
   uint64_t usupp;    /* packets of it that failed ufilter: not produced */
   int64_t late, orphan, produced, notThread;
   int64_t early;     /* packets before the collection's start, left out (preStart) */
+  int64_t lateOn;    /* enablings that reached the kernel a snapshot late (relEnable) */
   TqMap open;        /* key -> KOpen* */
 } KRel;
 
@@ -1505,6 +1506,11 @@ static void reportLosses(KSession *s, int kr, int final) {
   if (final && r->late)
     g->log(g, r->p, TQ_LOG_WARNING, "%lld packets of %s came after their snapshot was taken: dropped", (long long)r->late,
            r->def->rel);
+  if (final && r->lateOn > 1)
+    g->log(g, r->p, TQ_LOG_WARNING,
+           "%s was enabled a snapshot after what decided it %lld times in all: what those threads did in between did "
+           "not leave the kernel",
+           r->def->rel, (long long)r->lateOn);
   if (kr != KR_THREAD) return;
   pthread_mutex_lock(&s->mu);
   int64_t ql = s->queueLost;
@@ -1558,10 +1564,10 @@ static void setMessages(KSession *s) {
     else if (n > 0 && (size_t)n < sizeof json)
       snprintf(json + n, sizeof json - (size_t)n,
                "\"unbegun\": %llu, \"late\": %lld, \"enabled_now\": %lld, \"enabled_max\": %lld, "
-               "\"filter_conditions\": %d, \"suppressed\": %llu, \"before_start\": %lld%s%s%s}",
+               "\"filter_conditions\": %d, \"suppressed\": %llu, \"before_start\": %lld, \"late_enablings\": %lld%s%s%s}",
                (unsigned long long)r->cnt[KC_UNBEGUN], (long long)r->late, (long long)r->enabledNow,
                (long long)r->enabledMax, r->nfilter + r->nufilter, (unsigned long long)(r->cnt[KC_SUPPRESSED] + r->usupp),
-               (long long)r->early,
+               (long long)r->early, (long long)r->lateOn,
                kr != KR_SYSCALL ? "" : s->progs & P_SYS_FE ? ", \"hook\": \"fentry\"" : ", \"hook\": \"tracepoint\", \"hook_why\": \"",
                kr == KR_SYSCALL && !(s->progs & P_SYS_FE) ? s->sysWhy : "",
                kr == KR_SYSCALL && !(s->progs & P_SYS_FE) ? "\"" : "");
@@ -2129,6 +2135,19 @@ static tq_pm_status relEnable(tq_pm_global *g, tq_pm_private *p, int64_t entity,
   }
   uint64_t key = onKey((uint32_t)tid, gen);
   if (on > 0) {
+    /* an enabling that reaches the kernel after the first snapshot went
+    ** through the queries (what they enable from the start), on a thread
+    ** whose flag is off (not inherited at its creation): what the
+    ** thread did between the event or tuple that decided it (O3 arming on
+    ** an event, a thread that became a named program) and now never left
+    ** the kernel (sensors/kernel.md, Limits): counted and said */
+    if (s->syncs >= 2 && s->flags && !tqMapGet(&r->on, key) && gen == curGen(s, (uint32_t)tid) &&
+        !(__atomic_load_n(&s->flags[tid], __ATOMIC_RELAXED) & (1u << kr)) && !r->lateOn++)
+      g->log(g, p, TQ_LOG_WARNING,
+             "%s enabled on thread %s at the snapshot after what decided it (an event that arms it, a thread that "
+             "became a named program): what it did in between did not leave the kernel, and the answers may miss "
+             "it (counted: late_enablings in --stats)",
+             r->def->rel, name ? name : "?");
     tqMapPut(&r->on, key, (void *)(intptr_t)on);
     if (gen == curGen(s, (uint32_t)tid)) flagSet(s, (uint32_t)tid, 1u << kr); /* (a past incarnation: nothing) */
     if (r->on.n > (uint32_t)r->enabledMax) r->enabledMax = r->on.n;
