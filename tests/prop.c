@@ -24,6 +24,11 @@
 ** (NAME.tq, NAME.trace, NAME.csv with the oracle's answer) and printed;
 ** so is a pair that crashes (an internal check of the test build aborts).
 ** Prints "ok N" / "not ok N" lines and a summary; exit status 1 on failure.
+**
+** Why one file of over 1,000 lines: the generators of the configuration,
+** the queries and the recording and the checks share the random streams
+** (the seeds known before must keep their pairs) and the pair's state; it
+** is one test program, not a library.
 */
 #include <errno.h>
 #include <signal.h>
