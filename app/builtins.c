@@ -35,7 +35,7 @@ const tq_pm *const *appBuiltinPms(int *n) {
                                       &rtSqlitePm,       &rtStorePm,          &snsProgressPm,    &defaultPm,
                                       &allPm,            &snsShmPm,           &dspDisplayPm,     &snsHostPm,
                                       &snsHostProcessPm, &snsHostProcessorPm, &snsHostStatePm,   &snsHostLastProcessorPm,
-                                      &snsHostCpuTimePm, &snsHostMemoryPm,    &snsHostIoPm,    &snsCpuSamplePm,
+                                      &snsHostCpuTimePm, &snsHostMemoryPm,    &snsHostIoPm,    &snsHostRunningOnPm, &snsCpuSamplePm,
                                       &snsKernelPm,      &snsKernelProcessorPm, &snsKernelThreadPm, &snsKernelForkPm,
                                       &snsKernelExecPm,  &snsKernelExitPm,    &snsKernelRunningOnPm, &snsKernelReadyPm,
                                       &snsKernelBlockedPm, &snsKernelWokePm,  &snsKernelSyscallPm, &snsKernelBlockIoPm,

@@ -4,13 +4,22 @@
 # run, with the answers compared.  Prints "KEY VALUE" lines.
 #   sf.shm.*     the mailbox program under --exec, ToM7 (tests/mailbox/sf.tq):
 #                packets written at the sensor and suppressed there
-#   sf.kernel.*  a process making N getppid calls among its others and one
-#                sending N messages of 100 bytes, the queries of
-#                tests/kernel/sf.tq: Syscall and Send packets the kernel
-#                wrote (as root with BTF; "sf.kernel.skipped REASON" otherwise)
+#   sf.kernel.*  a process making N getppid calls, each among 3 other calls,
+#                and one sending N messages of 100 bytes; getppid calls and
+#                sends of more than 1000 bytes: Syscall and Send packets the
+#                kernel wrote, two monitors at once (with and without SF) on
+#                the same processes, their answers compared row by row
+#                (times within 1 ms: each BPF program reads the clock) (as
+#                root with BTF; "sf.kernel.skipped REASON" otherwise)
+#   o3.*         O3's consuming form (O3-ONCE) against the persistent one
+#                (O3): 2000 mailboxes, each sent to once and deleted once, a
+#                recording; the Deleted sensor's packets delivered, flag
+#                writes, entities enabled at most and at the end
 #   sjs.*, agg.* a copy of sleep under a name of its own, tests/host/sjs.tq on
 #                the host sensors: /proc files read by ProcessState (SJS) and
-#                Memory (AGG-WHERE, then O2) in TQ_BENCH_HOST_TICKS ticks (10)
+#                Memory (AGG-WHERE, then O2) in TQ_BENCH_HOST_TICKS ticks (10),
+#                the answers' rows compared (their values: the two runs tick
+#                at other times)
 #   sf.pcp.*     a pmcd of its own, tests/pcp/sf.tq: the values pmcd sent
 #                and the instances the profiles left out, with and without
 #                SF ("sf.pcp.skipped REASON" without PCP)
@@ -70,9 +79,12 @@ for mode in opt prev; do
   echo "agg.$mode.reads $(echo "$m" | tr ' ' '\n' | sed -n 's/^reads=//p')"
   echo "sjs.$mode.rows $(awk '/^# Named/ { on = 1; getline; next } /^# / { on = 0 } on && NF' "$d/h$mode.csv" | grep -c "^$sp,")"
   awk '/^# MaxRss/ { on = 1; getline; next } /^# / { on = 0 } on && NF' "$d/h$mode.csv" | cut -d, -f1 | sort -u >"$d/h$mode.rss"
+  # Named's rows without their times (pid, state), in order
+  awk '/^# Named/ { on = 1; getline; next } /^# / { on = 0 } on && NF' "$d/h$mode.csv" | cut -d, -f1,2 >"$d/h$mode.named"
 done
 kill $sp 2>/dev/null
 echo "sjs.ticks $TICKS"
+cmp -s "$d/hopt.named" "$d/hprev.named" && echo "sjs.same yes" || echo "sjs.same NO"
 cmp -s "$d/hopt.rss" "$d/hprev.rss" && echo "agg.same yes" || echo "agg.same NO"
 
 # ---------------------------------------------------------------- several sensors (SENSOR)
@@ -139,42 +151,99 @@ print(h["relations"]["ProcSample"][sys.argv[2]] if sys.argv[2] != "bytes" else h
 )
 [ $? = 77 ] && echo "sf.pcp.skipped $(cat "$d/pcp.skip")"
 
+# ---------------------------------------------------------------- O3's consuming form (O3-ONCE)
+# tests/golden/o3_once's configuration and query (Deleted declared once),
+# a recording of 2000 mailboxes: each created, sent to once (by P1 every
+# other one), deleted once; the persistent form (--no-rule O3-ONCE) keeps
+# every mailbox P1 sent to enabled until the run ends, the consuming one
+# until its deletion consumes the arming (docs/enabling.md, O3-ONCE)
+sed -n '/^entity/,$p' tests/golden/o3_once.tq >"$d/o3.tq"
+awk -v k="${TQ_BENCH_O3_MAILBOXES:-2000}" 'BEGIN { print "1 Process+ P1"; print "1 Process+ P2"
+  for (i = 1; i <= k; i++) {
+    t = 10 * i
+    printf "%d Mailbox+ M%d\n%d SendMessage %s M%d\n%d Deleted M%d P2\n%d Mailbox- M%d\n", t, i, t + 2, (i % 2 ? "P1" : "P2"), i, t + 5, i, t + 6, i
+  }
+  printf "%d Process- P1\n%d Process- P2\n", 10 * k + 20, 10 * k + 20 }' >"$d/o3.trace"
+echo "o3.mailboxes ${TQ_BENCH_O3_MAILBOXES:-2000}"
+for mode in once prev; do
+  opt=""
+  [ $mode = prev ] && opt="--no-rule O3-ONCE"
+  # shellcheck disable=SC2086
+  $TQ run "$d/o3.tq" --replay "$d/o3.trace" $opt --format csv --stats "$d/o3$mode.json" >"$d/o3$mode.csv" 2>"$d/o3$mode.err"
+  echo "o3.$mode.exit $?"
+  for f in delivered flag_writes max_enabled enabled_end; do echo "o3.$mode.$f $(num "$d/o3$mode.json" Deleted $f)"; done
+  echo "o3.$mode.rows $(grep -c ',P2,' "$d/o3$mode.csv")"
+done
+cmp -s "$d/o3once.csv" "$d/o3prev.csv" && echo "o3.same yes" || echo "o3.same NO"
+
 # ---------------------------------------------------------------- kernel sensors
 if [ ! -r /sys/kernel/btf/vmlinux ] || [ "$(id -u)" != 0 ]; then
   echo "sf.kernel.skipped not root or no BTF"
   exit 0
 fi
 N=${TQ_BENCH_SYSCALLS:-20000}
+rm -f "$d/ids" "$d/ids2" "$d/go"
+build/kwork -o "$d/ids" -g "$d/go" syscalls "$N" 3 >"$d/kwork.out" 2>&1 &
+kp=$!
+build/kwork -o "$d/ids2" -g "$d/go" sockets "$N" 100 >"$d/kwork2.out" 2>&1 &
+kp2=$!
+i=0
+while { [ ! -s "$d/ids" ] || [ ! -s "$d/ids2" ]; } && [ $i -lt 1200 ]; do sleep 0.05; i=$((i + 1)); done
+eval "$(cat "$d/ids" "$d/ids2")"
+cat >"$d/k.tq" <<EOT
+range of S is Syscall
+range of T is Thread
+retrieve into Ppid (S.Thread, S.Call) where S.Thread = T.Thread and T.Process = $caller and S.Call = "getppid"
+range of N is Send
+range of U is Thread
+retrieve into BigSends (N.Thread, N.Socket, N.Bytes) where N.Thread = U.Thread and U.Process = $sockets and N.Bytes > 1000
+EOT
+tps=""
 for mode in sf prev; do
   opt=""
   [ $mode = prev ] && opt="--no-rule SF"
-  rm -f "$d/ids" "$d/ids2" "$d/go"
-  build/kwork -o "$d/ids" -g "$d/go" syscalls "$N" >"$d/kwork.out" 2>&1 &
-  kp=$!
-  build/kwork -o "$d/ids2" -g "$d/go" sockets "$N" 100 >"$d/kwork2.out" 2>&1 &
-  kp2=$!
-  i=0
-  while { [ ! -s "$d/ids" ] || [ ! -s "$d/ids2" ]; } && [ $i -lt 1200 ]; do sleep 0.05; i=$((i + 1)); done
-  eval "$(cat "$d/ids" "$d/ids2")"
-  sed -e "s/CALLER/$caller/g" -e "s/SENDER/$sockets/g" tests/kernel/sf.tq >"$d/k.tq"
   # shellcheck disable=SC2086
   $TQ run sensors/kernel.tq "$d/k.tq" $opt --pm clock=realtime --pm kernel=until=$kp+$kp2 --format csv --trace-level 2 \
     --stats "$d/k$mode.json" >"$d/k$mode.csv" 2>"$d/k$mode.err" &
-  tp=$!
+  tps="$tps $!"
   i=0
   while ! grep -qE "tracing since|error|fatal" "$d/k$mode.err" 2>/dev/null && [ $i -lt 2400 ]; do sleep 0.05; i=$((i + 1)); done
-  touch "$d/go"
-  wait $kp
-  wait $kp2
-  wait $tp
-  echo "sf.kernel.$mode.exit $?"
+done
+touch "$d/go"
+wait $kp
+wait $kp2
+for p in $tps; do wait $p; done
+# krows MODE NAME NTIMES: the rows of result NAME (its last NTIMES columns
+# times), by their first time
+krows() {
+  awk -v n="# $2" '$0 == n { on = 1; getline; next } /^# / { on = 0 } on && NF' "$d/k$1.csv" |
+    awk -F, -v nt="$3" '{ print $(NF - nt + 1) "|" $0 }' | sort -t'|' -k1,1n | cut -d'|' -f2-
+}
+for mode in sf prev; do
+  echo "sf.kernel.$mode.errors $(grep -c 'error\|fatal' "$d/k$mode.err")"
   det=$(grep '"relation": "Syscall"' "$d/k$mode.json")
   echo "sf.kernel.$mode.written $(echo "$det" | sed -n 's/.*"written": \([0-9]*\).*/\1/p')"
   echo "sf.kernel.$mode.suppressed $(echo "$det" | sed -n 's/.*"suppressed": \([0-9]*\).*/\1/p')"
-  echo "sf.kernel.$mode.rows $(awk '/^# Ppid/ { on = 1; getline; next } /^# / { on = 0 } on && NF' "$d/k$mode.csv" | wc -l | tr -d ' ')"
+  krows $mode Ppid 2 >"$d/k$mode.ppid"
+  echo "sf.kernel.$mode.rows $(wc -l <"$d/k$mode.ppid" | tr -d ' ')"
   det=$(grep '"relation": "Send"' "$d/k$mode.json")
   echo "sf.kernel.$mode.sends.written $(echo "$det" | sed -n 's/.*"written": \([0-9]*\).*/\1/p')"
   echo "sf.kernel.$mode.sends.suppressed $(echo "$det" | sed -n 's/.*"suppressed": \([0-9]*\).*/\1/p')"
-  echo "sf.kernel.$mode.sends.rows $(awk '/^# BigSends/ { on = 1; getline; next } /^# / { on = 0 } on && NF' "$d/k$mode.csv" | wc -l | tr -d ' ')"
+  krows $mode BigSends 1 >"$d/k$mode.sends"
+  echo "sf.kernel.$mode.sends.rows $(wc -l <"$d/k$mode.sends" | tr -d ' ')"
 done
+# the same rows: values equal, times within 1 ms (the event columns: an
+# interval's two, an event's one)
+same() {
+  [ "$(wc -l <"$1")" = "$(wc -l <"$2")" ] || { echo NO; return; }
+  paste -d'|' "$1" "$2" | awk -F'|' -v nt="$3" '{
+    na = split($1, x, ","); split($2, y, ",")
+    for (i = 1; i <= na; i++) {
+      if (i <= na - nt) { if (x[i] != y[i]) bad = 1 }
+      else { dt = x[i] - y[i]; if (dt < 0) dt = -dt; if (dt > 1000000) bad = 1 }
+    } } END { print bad ? "NO" : "yes" }'
+}
+echo "sf.kernel.same $(same "$d/ksf.ppid" "$d/kprev.ppid" 2)"
+echo "sf.kernel.sends.same $(same "$d/ksf.sends" "$d/kprev.sends" 1)"
 echo "sf.kernel.calls $N"
+echo "sf.kernel.others 3"

@@ -4,7 +4,9 @@
 ** with -o, waits until the file given with -g exists (the monitor, if any,
 ** traces), runs for the seconds given with -t, and prints its own rate of
 ** wall time, "ops_per_s N", and of its own CPU time (user + system),
-** "ops_per_cpu_s N".
+** "ops_per_cpu_s N"; then "ops N" and "cpu_ns_per_op_all N", the CPU time
+** of the process and the child it waited for (pingpong's echo) per
+** operation.
 **
 **   kload -o IDS -g GO -t S rw        write 64 bytes to a pipe and read them
 **                                     back: ordinary small system calls, two
@@ -15,13 +17,18 @@
 **                                     forth over pipes: two context switches
 **                                     and two wakeups per operation (the
 **                                     pid written is the one that counts)
+**   kload -o IDS -g GO -t S procstat  open, read and close /proc/TID/stat of
+**                                     its own thread: what the host sensors
+**                                     do to sample a thread
 */
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -32,13 +39,16 @@ static double now(void) {
   return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
-/* The CPU seconds (user + system) this process used so far. */
-static double cpu(void) {
+/* The CPU seconds (user + system) this process (or its children waited
+** for) used so far. */
+static double cpuOf(int who) {
   struct rusage u;
-  getrusage(RUSAGE_SELF, &u);
+  getrusage(who, &u);
   return (double)u.ru_utime.tv_sec + (double)u.ru_utime.tv_usec * 1e-6 + (double)u.ru_stime.tv_sec +
          (double)u.ru_stime.tv_usec * 1e-6;
 }
+
+static double cpu(void) { return cpuOf(RUSAGE_SELF); }
 
 static int waitGo(const char *go) {
   for (int i = 0; access(go, F_OK); i++) {
@@ -58,7 +68,7 @@ int main(int argc, char **argv) {
     else what = argv[i];
   }
   if (!ids || !go || !what) {
-    fprintf(stderr, "usage: kload -o IDS -g GO -t SECONDS rw|getppid|pingpong\n");
+    fprintf(stderr, "usage: kload -o IDS -g GO -t SECONDS rw|getppid|pingpong|procstat\n");
     return 2;
   }
   int ab[2], ba[2];
@@ -84,7 +94,8 @@ int main(int argc, char **argv) {
   FILE *f = fopen(tmp, "w");
   if (!f || fprintf(f, "pid=%d\n", (int)getpid()) < 0 || fclose(f) || rename(tmp, ids)) return 2;
   if (waitGo(go)) return 2;
-  char buf[64] = {0};
+  char buf[64] = {0}, stat[64], sbuf[1024];
+  snprintf(stat, sizeof stat, "/proc/%ld/stat", (long)syscall(SYS_gettid));
   long n = 0;
   double t0 = now(), c0 = cpu(), t;
   do {
@@ -94,6 +105,10 @@ int main(int argc, char **argv) {
           return 2;
       } else if (what[0] == 'g') {
         getppid();
+      } else if (what[1] == 'r') { /* procstat */
+        int fd = open(stat, O_RDONLY);
+        if (fd < 0 || read(fd, sbuf, sizeof sbuf) <= 0) return 2;
+        close(fd);
       } else {
         if (write(ab[1], buf, 1) != 1 || read(ba[0], buf, 1) != 1) return 2;
       }
@@ -104,10 +119,12 @@ int main(int argc, char **argv) {
   double c = cpu() - c0;
   printf("ops_per_s %.0f\n", (double)n / (t - t0));
   printf("ops_per_cpu_s %.0f\n", c > 0 ? (double)n / c : 0.0);
-  fflush(stdout);
+  double cc = 0, cc0 = cpuOf(RUSAGE_CHILDREN);
   if (peer > 0) {
     close(ab[1]);
     waitpid(peer, NULL, 0);
+    cc = cpuOf(RUSAGE_CHILDREN) - cc0; /* (the echo's whole run: it waited for the go too, asleep) */
   }
+  printf("ops %ld\ncpu_ns_per_op_all %.1f\n", n, (c + cc) * 1e9 / (double)n);
   return 0;
 }

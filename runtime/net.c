@@ -540,6 +540,7 @@ void rtSensorCount(RtNet *net, RtSensor *s, int64_t e, int delta) {
   intptr_t top = s->rel->counterBits >= 31 ? INT32_MAX : ((intptr_t)1 << s->rel->counterBits) - 1;
   intptr_t shown = n < top ? n : top;
   if (c <= top && n > top) s->saturated++;
+  if ((c == 0) != (n == 0) || (c != n && s->rel->mode == ALG_MODE_DISABLE)) s->flagWrites++;
   if (c == 0 && n > 0) {
     s->nEnabled++;
     if (s->nEnabled > s->maxEnabled) s->maxEnabled = s->nEnabled;
@@ -710,7 +711,8 @@ void rtNetStatsJson(RtNet *net, TqBuf *b) {
                 s->maxEnabled, (long long)s->skipped, (long long)s->lost);
     if (s->lostUnknown) tqBufPuts(b, ", \"lost_unknown\": true");
     if (s->saturated || (s->rel->mode == ALG_MODE_DISABLE && !s->rel->entity))
-      tqBufPrintf(b, ", \"counter_bits\": %d, \"saturated\": %lld", s->rel->counterBits, (long long)s->saturated);
+      tqBufPrintf(b, ", \"counter_bits\": %d, \"saturated\": %lld, \"flag_writes\": %lld, \"enabled_end\": %d",
+                  s->rel->counterBits, (long long)s->saturated, (long long)s->flagWrites, s->nEnabled);
     if (s->rel->once)
       tqBufPrintf(b, ", \"once\": true, \"twice\": %lld, \"once_bytes\": %lld", (long long)s->twice,
                   (long long)s->onceBytes);

@@ -174,6 +174,8 @@ typedef struct RtSensor {
   int64_t suppressed;     /* packets its producer did not write: they failed the filter */
   int64_t filtered;       /* packets that came and failed the filter (dropped by the engine) */
   int64_t saturated;      /* times an entity's count went past what the counter's width holds */
+  int64_t flagWrites;     /* times the sensor's counter of an entity was to be written (on, off, or
+                          ** a disable-traced sensor's new count): the engine's work on the flags */
   int64_t twice;          /* declared once (O3-ONCE): tuples that came on a flag entity
                           ** that had one already, which break the declaration */
   int64_t onceBytes;      /* declared once: bytes the engine holds to check it */

@@ -11,6 +11,10 @@
 **   host_cputime       PRODUCER of CpuTime       (sampled: /proc/PID/stat)
 **   host_memory        PRODUCER of Memory        (sampled: /proc/PID/statm)
 **   host_io            PRODUCER of Io            (sampled: /proc/PID/io)
+**   host_runningon     PRODUCER of RunningOn_sampled, the sampled sensor of
+**                      the kernel's RunningOn (sensors/kernel.tq; rule
+**                      SENSOR): /proc/TID/stat of the enabled Threads of
+**                      the kernel sensors, their state R and CPU (field 39)
 **
 ** Entities are named by their kernel numbers: the Process "1234" is pid
 ** 1234, the Processor "cpu0" the first CPU.  Values are filled by attribute
@@ -462,6 +466,132 @@ SAMPLED_PM(snsHostCpuTimePm, "host_cputime", "CpuTime", "/proc/PID/stat");
 SAMPLED_PM(snsHostMemoryPm, "host_memory", "Memory", "/proc/PID/statm");
 SAMPLED_PM(snsHostIoPm, "host_io", "Io", "/proc/PID/io");
 
+/* ================================================================ host_runningon */
+
+/* RunningOn_sampled (sensors/kernel.tq): RunningOn's sampled sensor, on its
+** target, the Thread of the kernel sensors (named by its tid, "1234", or
+** "1234#2" for a later thread with that id).  The engine enables it on the
+** threads its queries ask about (enable) and asks each Processor, the
+** performer, what runs on it (sample): at each instant this reads
+** /proc/TID/stat of every enabled thread once, and a thread in state R is
+** on its CPU (field 39).  R is what /proc says of a thread on a CPU's run
+** queue: running, or runnable and waiting for that CPU (Ready); the traced
+** sensor reports the first only (sensors/kernel.md, "RunningOn's two
+** sensors"). */
+typedef struct RunningState {
+  Reads rd;
+  int athread, aproc;   /* the attributes Thread and Processor */
+  TqMap on;             /* enabled thread entity + 2 -> 1 */
+  int64_t running;      /* threads found in state R, over the instants */
+  TqTime at;            /* the instant of the reads kept */
+  int64_t (*seen)[2];   /* at `at`: (thread entity, its CPU's symbol) of those in state R */
+  int nseen, cseen;
+} RunningState;
+
+static void runningMessage(tq_pm_private *p, const RunningState *st) {
+  readsMessage(p, &st->rd);
+  size_t n = strlen(p->message);
+  snprintf(p->message + n, sizeof p->message - n, " running=%lld enabled=%u", (long long)st->running, st->on.n);
+}
+
+static tq_pm_status runningCall(tq_pm_global *g, tq_pm_private *p, int what, const tq_record_set *rs) {
+  RunningState *st = p->data;
+  if (what == TQ_PM_START) {
+    st = tqCalloc(1, sizeof *st);
+    st->at = TQ_BEGINNING;
+    p->data = st;
+    st->athread = g->attribute(g, p->rel, "Thread");
+    st->aproc = g->attribute(g, p->rel, "Processor");
+    const char *et = NULL, *ep = NULL;
+    if (g->nattributes(g, p->rel) != 2 || st->athread < 0 || st->aproc < 0 ||
+        g->attribute_type(g, p->rel, st->athread, &et) != TQ_TY_ENTITY || !et || strcasecmp(et, "Thread") ||
+        g->attribute_type(g, p->rel, st->aproc, &ep) != TQ_TY_ENTITY || !ep || strcasecmp(ep, "Processor")) {
+      snprintf(p->message, sizeof p->message,
+               "RunningOn must be (Thread: Thread, Processor: Processor), as in sensors/kernel.tq");
+      return TQ_PM_ERROR;
+    }
+    runningMessage(p, st);
+  } else if (what == TQ_PM_END && st) {
+    tqMapFree(&st->on);
+    tqMapFree(&st->rd.pids);
+    free(st->seen);
+    free(st);
+    p->data = NULL;
+  }
+  return TQ_PM_OK;
+}
+
+static tq_pm_status runningEnable(tq_pm_global *g, tq_pm_private *p, int64_t entity, int on) {
+  RunningState *st = p->data;
+  if (!st) return TQ_PM_OK;
+  if (on > 0) tqMapPut(&st->on, (uint64_t)entity + 2, (void *)1);
+  else tqMapDel(&st->on, (uint64_t)entity + 2);
+  runningMessage(p, st);
+  return TQ_PM_OK;
+}
+
+/* Reads the stat of every enabled thread at t, once: those in state R. */
+static void runningRead(tq_pm_global *g, tq_pm_private *p, RunningState *st, TqTime t) {
+  st->at = t;
+  st->nseen = 0;
+  for (uint32_t i = 0; i < st->on.cap; i++) {
+    if (st->on.slot[i].key <= 1) continue;
+    int64_t ent = (int64_t)(st->on.slot[i].key - 2);
+    const char *name = g->symbol_name(g, ent);
+    char b[24];
+    snprintf(b, sizeof b, "%s", name ? name : "");
+    char *h = strchr(b, '#'); /* a later thread with the id: the one there now */
+    if (h) *h = 0;
+    int64_t tid = pidOf(b);
+    if (tid <= 0) continue; /* not a thread of this host: nothing to read */
+    ProcInfo pi;
+    int rc = readProc(&st->rd, tid, NEED_STAT, &pi);
+    if (rc == -2 && g->version >= 9 && g->lost) g->lost(g, p->rel, ent, t, t, 1, 0);
+    if (rc || pi.state != 'R') continue;
+    char cpu[32];
+    snprintf(cpu, sizeof cpu, "cpu%lld", (long long)pi.processor);
+    if (st->nseen == st->cseen) {
+      st->cseen = st->cseen ? 2 * st->cseen : 16;
+      st->seen = tqRealloc(st->seen, sizeof *st->seen * (size_t)st->cseen);
+    }
+    st->seen[st->nseen][0] = ent;
+    st->seen[st->nseen][1] = g->symbol(g, cpu, -1);
+    st->nseen++;
+    st->running++;
+  }
+  runningMessage(p, st);
+}
+
+/* A sample of processor `who` at t: the enabled threads running on it
+** (each thread's stat read once per instant, whichever processor asks
+** first). */
+static tq_pm_status runningSample(tq_pm_global *g, tq_pm_private *p, int attr, int64_t who, tq_time t, void *cookie) {
+  RunningState *st = p->data;
+  if (!st) return TQ_PM_OK;
+  if (t != st->at) runningRead(g, p, st, t);
+  for (int i = 0; i < st->nseen; i++) {
+    if (st->seen[i][1] != who) continue;
+    int64_t vals[2];
+    vals[st->athread] = st->seen[i][0];
+    vals[st->aproc] = who;
+    g->sample_answer(g, cookie, vals);
+  }
+  return TQ_PM_OK;
+}
+
+static tq_pm_status runningInit(tq_pm_global *g, tq_pm_private *p) { return sampledInit(p, "RunningOn_sampled"); }
+
+const tq_pm snsHostRunningOnPm = {.version = TQ_PM_VERSION,
+                                  .name = "host_runningon",
+                                  .description = "PRODUCER of RunningOn_sampled, the sampled sensor of the kernel's "
+                                                 "RunningOn (enabled per thread, asked per processor: /proc/TID/stat of the enabled threads; one in "
+                                                 "state R, running or waiting on that CPU's run queue, counts as running "
+                                                 "on it)",
+                                  .init = runningInit,
+                                  .call = runningCall,
+                                  .enable = runningEnable,
+                                  .sample = runningSample};
+
 /* ================================================================ host_process */
 
 /* A process seen in the last listing. */
@@ -668,7 +798,7 @@ const tq_pm snsHostProcessorPm = {
 static tq_pm_status hostInit(tq_pm_global *g, tq_pm_private *p) {
   p->caps = TQ_PM_GROUPER;
   static const char *const members[] = {"host_process", "host_processor", "host_processstate", "host_lastprocessor",
-                                        "host_cputime", "host_memory",    "host_io"};
+                                        "host_cputime", "host_memory",    "host_io",           "host_runningon"};
   for (size_t i = 0; i < TQ_ARRAY_SIZE(members); i++) p->members[p->nmembers++] = members[i];
   return TQ_PM_OK;
 }

@@ -375,7 +375,12 @@ typedef struct KRel {
   int64_t lossMerged;  /* periods joined to the last one: the list was full */
   uint64_t suppReported; /* KC_SUPPRESSED told the engine so far */
   int nfilter;       /* conditions of its filter in the kernel (rule SF; 0: none) */
+  const tq_pm_cond *ufilter; /* a lifecycle relation's filter, checked by the PM (rule SF) */
+  int nufilter;
+  uint64_t usupp;    /* packets of it that failed ufilter: not produced */
   int64_t late, orphan, produced, notThread;
+  int64_t early;     /* packets before the collection's start, left out (preStart) */
+  int64_t lateOn;    /* enablings that reached the kernel a snapshot late (relEnable) */
   TqMap open;        /* key -> KOpen* */
 } KRel;
 
@@ -637,35 +642,73 @@ static int ksOnPacket(void *ctx, void *data, size_t size);
 
 /* ================================================================ filters (rule SF) */
 
+/* The thread id an entity constant of type Thread names ("1234", or
+** "1234#2" for a later incarnation of the id), or -1 when it names none. */
+static int64_t tidOfName(const char *text) {
+  if (!text) return -1;
+  char b[24];
+  snprintf(b, sizeof b, "%s", text);
+  char *h = strchr(b, '#');
+  if (h) {
+    if (pidOf(h + 1) < 2) return -1;
+    *h = 0;
+  }
+  return pidOf(b);
+}
+
+/* Is relation kr a lifecycle relation: its packets are the threads'
+** lifecycle packets, written for Thread whatever the queries ask (its
+** filter is checked by the PM, in user space)? */
+static int lifeRel(int kr) { return kr == KR_FORK || kr == KR_EXEC || kr == KR_EXIT; }
+
 /* Condition c of relation kr (layout l) in terms of a packet's raw fields,
-** into d.  Returns 1, or 0 when the BPF program cannot check it (the thread
-** and the names it does not see; ranges on enumerations). */
+** into d: the BPF program checks d.  Returns 1, or 0 when it cannot (a
+** name it does not see: Device, File, the Thread's Process or Command; a
+** float; <> on a thread, whose id names every incarnation).  A checked
+** condition may let more packets pass than c (= on a thread: every
+** incarnation of its id), never fewer; the engine checks c again. */
 static int rawCond(const KRel *r, int kr, const tq_pm_cond *c, struct ks_cond *d) {
   const Layout *l = &r->l;
-  if (c->attr < 0 || c->attr >= l->nattr || c->fcmp) return 0;
+  if (c->attr < 0 || c->attr >= l->nattr || c->fcmp || lifeRel(kr) || kr == KR_THREAD) return 0;
   memset(d, 0, sizeof *d);
   d->op = (uint8_t)c->op;
   d->val = c->val;
-  switch (l->what[c->attr]) {
+  int what = l->what[c->attr];
+  switch (what) {
     case KA_SOCKET: d->field = KF_B64; return kr == KR_SEND || kr == KR_RECEIVE;
     case KA_BYTES:
       d->field = kr == KR_BLOCKIO ? KF_B64 : KF_A64;
       return kr == KR_BLOCKIO || kr == KR_SEND || kr == KR_RECEIVE;
     case KA_SECTOR: d->field = KF_A64; return kr == KR_BLOCKIO;
+    case KA_STATE:
     case KA_OPERATION:
     case KA_FAMILY: {
-      /* the raw codes whose declared value is the constant: one only */
-      static const int64_t family[4] = {1, 2, 10, 16};
-      int isOp = l->what[c->attr] == KA_OPERATION, n = isOp ? 5 : 4, hits = 0;
-      if (c->op != TQ_PM_EQ && c->op != TQ_PM_NE) return 0;
+      /* the set of our codes whose declared value passes: every comparison
+      ** (several codes may be declared Other) */
+      int n = what == KA_STATE ? 4 : 5;
+      uint64_t set = 0;
       for (int k = 0; k < n; k++)
-        if (l->enumv[c->attr][k] == c->val) {
-          d->val = isOp ? k : family[k];
-          hits++;
-        }
-      if (!isOp && l->enumv[c->attr][4] == c->val) return 0; /* Other: every other code */
-      d->field = KF_A32;
-      return hits == 1 && (isOp ? kr == KR_BLOCKIO : kr == KR_SEND || kr == KR_RECEIVE);
+        if (tq_pm_cond_holds(c, l->enumv[c->attr][k])) set |= 1ull << k;
+      d->op = KS_OP_IN;
+      d->val = (int64_t)set;
+      d->field = what == KA_FAMILY ? KF_FAMILY : KF_A32;
+      return what == KA_STATE ? kr == KR_BLOCKED : what == KA_OPERATION ? kr == KR_BLOCKIO : kr == KR_SEND || kr == KR_RECEIVE;
+    }
+    case KA_THREAD:
+    case KA_WAKEE:
+    case KA_WAKER: {
+      if (c->op != TQ_PM_EQ) return 0;
+      d->field = what == KA_WAKER ? KF_A32 : KF_TID;
+      d->val = tidOfName(c->text); /* -1: no thread has that name, equal to none */
+      return 1;
+    }
+    case KA_PROCESSOR: {
+      if (kr != KR_RUNNINGON || (c->op != TQ_PM_EQ && c->op != TQ_PM_NE)) return 0;
+      unsigned cpu;
+      char extra;
+      d->field = KF_CPU;
+      d->val = c->text && sscanf(c->text, "cpu%u%c", &cpu, &extra) == 1 && cpu < 1u << 30 ? (int64_t)cpu : -1;
+      return 1;
     }
     case KA_CALL: {
       if (kr != KR_SYSCALL || !c->text || (c->op != TQ_PM_EQ && c->op != TQ_PM_NE)) return 0;
@@ -692,35 +735,53 @@ static int rawCond(const KRel *r, int kr, const tq_pm_cond *c, struct ks_cond *d
   }
 }
 
+/* The filter the BPF program of relation kr checks, of the engine's n
+** conditions c, into f: a condition it cannot check is left out of its
+** group (more packets pass; the engine checks them all); a group left
+** empty, or more conditions than the kernel holds, and there is none.
+** Returns the conditions in f (0: none). */
+static int kernelFilter(const KRel *r, int kr, const tq_pm_cond *c, int n, struct ks_filter *f) {
+  memset(f, 0, sizeof *f);
+  if (n <= 0 || lifeRel(kr) || kr == KR_THREAD) return 0;
+  int w = 0;
+  for (int i = 0; i < n;) {
+    int grp = c[i].group, had = w;
+    for (; i < n && c[i].group == grp; i++) {
+      struct ks_cond x;
+      if (!rawCond(r, kr, &c[i], &x)) continue;
+      if (w == KS_NCOND) return 0;
+      x.group = (uint8_t)grp;
+      f->c[w++] = x;
+    }
+    if (w == had || grp > 7) return 0;
+  }
+  f->n = (uint32_t)w;
+  return w;
+}
+
 /* Writes the filter of each needed relation into the kernel, before the
 ** programs are attached: the engine's conditions (g->sensor_filter) the
-** BPF programs can check.  A condition they cannot is left out of its
-** group (more packets pass; the engine checks them all); a group left
-** empty, and the relation has no filter. */
+** BPF programs can check (kernelFilter).  A lifecycle relation's filter
+** is kept for the PM to check (its packets are written anyway). */
 static void writeFilters(KSession *s) {
   tq_pm_global *g = s->g;
   if (g->version < 10 || !g->sensor_filter) return;
   int fd = bpf_map__fd(s->skel->maps.filters);
   for (int kr = 0; kr < KS_NREL; kr++) {
     KRel *r = &s->r[kr];
-    if (r->rel <= 0 || !r->needed || r->bad || (kr != KR_SEND && kr != KR_RECEIVE && kr != KR_SYSCALL && kr != KR_BLOCKIO))
-      continue;
+    if (r->rel <= 0 || !r->needed || r->bad || kr == KR_THREAD) continue;
     const tq_pm_cond *c = NULL;
     int n = g->sensor_filter(g, r->rel, &c);
-    if (n <= 0 || n > KS_NCOND) continue;
-    struct ks_filter f;
-    memset(&f, 0, sizeof f);
-    int w = 0, ok = 1;
-    for (int i = 0; i < n && ok;) {
-      int grp = c[i].group, had = w;
-      for (; i < n && c[i].group == grp; i++)
-        if (rawCond(r, kr, &c[i], &f.c[w])) f.c[w++].group = (uint8_t)grp;
-      if (w == had) ok = 0;
+    if (n <= 0) continue;
+    if (lifeRel(kr)) {
+      r->ufilter = c;
+      r->nufilter = n;
+      continue;
     }
-    if (!ok || !w || w > KS_NCOND) continue;
-    f.n = (uint32_t)w;
+    struct ks_filter f;
+    int w = kernelFilter(r, kr, c, n, &f);
     uint32_t key = (uint32_t)kr;
-    if (!bpf_map_update_elem(fd, &key, &f, BPF_ANY)) r->nfilter = w;
+    if (w && !bpf_map_update_elem(fd, &key, &f, BPF_ANY)) r->nfilter = w;
   }
 }
 
@@ -1118,6 +1179,19 @@ static void produce(KSession *s, int kr, int kind, TqTime t, TqTime from, uint64
   r->produced++;
 }
 
+/* An event of lifecycle relation kr (Fork, Exec, Exit) whose flag was
+** on: produced when it passes the relation's filter (rule SF, checked
+** here: the kernel writes the packet for Thread anyway), else counted
+** with the suppressed. */
+static void produceLife(KSession *s, int kr, TqTime t, const int64_t *v) {
+  KRel *r = &s->r[kr];
+  if (r->nufilter && !tq_pm_conds_hold(r->nufilter, r->ufilter, v)) {
+    r->usupp++;
+    return;
+  }
+  produce(s, kr, TQ_REC_EVENT, t, t, 0, v);
+}
+
 /* Is relation kr bound and in use here? */
 static int live(const KSession *s, int kr) { return s->r[kr].rel > 0 && s->r[kr].needed && !s->r[kr].bad; }
 
@@ -1206,7 +1280,7 @@ static void lifecycle(KSession *s, KPkt *k) {
       }
       if (live(s, KR_FORK) && (r->a64 >> KR_FORK & 1)) {
         fill(s, KR_FORK, k, NULL, v);
-        produce(s, KR_FORK, TQ_REC_EVENT, t, t, 0, v);
+        produceLife(s, KR_FORK, t, v);
       }
       if (r->b32 & KS_ENABLE_MASK) {
         if (s->nprov == s->cprov) {
@@ -1244,7 +1318,7 @@ static void lifecycle(KSession *s, KPkt *k) {
       }
       if (live(s, KR_EXEC) && (r->b32 >> KR_EXEC & 1)) {
         fill(s, KR_EXEC, k, th, v);
-        produce(s, KR_EXEC, TQ_REC_EVENT, t, t, 0, v);
+        produceLife(s, KR_EXEC, t, v);
       }
       break;
     }
@@ -1258,7 +1332,7 @@ static void lifecycle(KSession *s, KPkt *k) {
     case KO_EXIT:
       if (live(s, KR_EXIT) && (r->b32 >> KR_EXIT & 1)) {
         fill(s, KR_EXIT, k, th, v);
-        produce(s, KR_EXIT, TQ_REC_EVENT, t, t, 0, v);
+        produceLife(s, KR_EXIT, t, v);
       }
       if (!th) {
         s->unknownExit++;
@@ -1346,7 +1420,7 @@ static void readCounters(KSession *s) {
   /* what the filters suppressed goes to the engine (--stats: "suppressed") */
   for (int kr = 0; kr < KS_NREL; kr++) {
     KRel *r = &s->r[kr];
-    uint64_t n = r->cnt[KC_SUPPRESSED];
+    uint64_t n = r->cnt[KC_SUPPRESSED] + r->usupp;
     if (r->rel > 0 && n > r->suppReported && s->g->version >= 10 && s->g->suppressed)
       s->g->suppressed(s->g, r->rel, (int64_t)(n - r->suppReported));
     if (n > r->suppReported) r->suppReported = n;
@@ -1432,6 +1506,11 @@ static void reportLosses(KSession *s, int kr, int final) {
   if (final && r->late)
     g->log(g, r->p, TQ_LOG_WARNING, "%lld packets of %s came after their snapshot was taken: dropped", (long long)r->late,
            r->def->rel);
+  if (final && r->lateOn > 1)
+    g->log(g, r->p, TQ_LOG_WARNING,
+           "%s was enabled a snapshot after what decided it %lld times in all: what those threads did in between did "
+           "not leave the kernel",
+           r->def->rel, (long long)r->lateOn);
   if (kr != KR_THREAD) return;
   pthread_mutex_lock(&s->mu);
   int64_t ql = s->queueLost;
@@ -1485,9 +1564,10 @@ static void setMessages(KSession *s) {
     else if (n > 0 && (size_t)n < sizeof json)
       snprintf(json + n, sizeof json - (size_t)n,
                "\"unbegun\": %llu, \"late\": %lld, \"enabled_now\": %lld, \"enabled_max\": %lld, "
-               "\"filter_conditions\": %d, \"suppressed\": %llu%s%s%s}",
+               "\"filter_conditions\": %d, \"suppressed\": %llu, \"before_start\": %lld, \"late_enablings\": %lld%s%s%s}",
                (unsigned long long)r->cnt[KC_UNBEGUN], (long long)r->late, (long long)r->enabledNow,
-               (long long)r->enabledMax, r->nfilter, (unsigned long long)r->cnt[KC_SUPPRESSED],
+               (long long)r->enabledMax, r->nfilter + r->nufilter, (unsigned long long)(r->cnt[KC_SUPPRESSED] + r->usupp),
+               (long long)r->early, (long long)r->lateOn,
                kr != KR_SYSCALL ? "" : s->progs & P_SYS_FE ? ", \"hook\": \"fentry\"" : ", \"hook\": \"tracepoint\", \"hook_why\": \"",
                kr == KR_SYSCALL && !(s->progs & P_SYS_FE) ? s->sysWhy : "",
                kr == KR_SYSCALL && !(s->progs & P_SYS_FE) ? "\"" : "");
@@ -1642,6 +1722,39 @@ static void claimSyscalls(KSession *s, KVec *in, TqTime off, TqTime now) {
   takeReady(s, in, off);
 }
 
+/* The collection's start, as the first snapshot (at now) shows it: what
+** START saw when the clock had set it; else the first snapshot itself (a
+** live collection's clock, realtime, takes its first snapshot at the
+** start: a tick before it the engine was not, and a Clock of the queries
+** ticks there first, so the threads alive at the start, produced a tick
+** earlier, were all dropped as "earlier than" the engine's time). */
+static TqTime startAt(const KSession *s, TqTime now) { return s->start > 0 && s->start <= now ? s->start : now; }
+
+/* At the first snapshot: the packets of intervals that began and ended
+** before the collection's start (the kernel traced between the attach and
+** the start) are marked (op 0) to be left out, both begin and end: else the
+** begin, moved to the start, and the end made an interval at the start that
+** was not (a Clock's first tick saw the thread running then).  The held
+** packets are in time order. */
+static void preStart(KSession *s) {
+  TqMap open = {0}; /* openKey -> index + 1 of its begin */
+  for (int64_t i = s->heldHead; i < s->held.n && s->held.v[i].t < s->start; i++) {
+    struct ks_rec *r = &s->held.v[i].r;
+    if (r->rel == KR_THREAD || r->rel >= KS_NREL) continue;
+    uint64_t key = openKey(r->rel, r->rel == KR_BLOCKIO ? r->b32 : r->tid);
+    if (r->op == KO_BEGIN) {
+      tqMapPut(&open, key, (void *)(intptr_t)(i + 1));
+    } else if (r->op == KO_END) {
+      intptr_t b = (intptr_t)tqMapGet(&open, key);
+      if (!b) continue;
+      s->held.v[b - 1].r.op = 0;
+      r->op = 0;
+      tqMapDel(&open, key);
+    }
+  }
+  tqMapFree(&open);
+}
+
 /* A snapshot at g->now: everything the kernel wrote up to then, in time
 ** order.  Once per snapshot, whichever kernel PM comes first. */
 static void sessionSync(KSession *s) {
@@ -1654,9 +1767,8 @@ static void sessionSync(KSession *s) {
     s->untilState = 2;
   }
   if (!s->synced) {
-    /* the collection began a tick before its first snapshot (a clock
-    ** started after this PM fixed the start later than START saw it) */
-    if (now - g->tick > s->start) s->start = s->prevNow = now - g->tick;
+    /* a clock started after this PM fixed the start later than START saw it */
+    s->start = s->prevNow = startAt(s, now);
     /* the threads that existed at the start */
     qsort(s->initial, (size_t)s->ninitial, sizeof(KThread *), threadCmp);
     for (int i = 0; i < s->ninitial; i++) threadBegin(s, s->initial[i], s->start);
@@ -1672,10 +1784,18 @@ static void sessionSync(KSession *s) {
   if (in.n > 1) qsort(in.v, (size_t)in.n, sizeof(KPkt), pktCmp);
   heldMerge(s, &in);
   free(in.v);
+  if (!s->synced) preStart(s);
   int64_t i = s->heldHead;
   for (; i < s->held.n && s->held.v[i].t <= now; i++) {
     KPkt *k = &s->held.v[i];
-    if (k->t < s->start) k->t = s->start;
+    if (k->t < s->start && k->r.rel != KR_THREAD && (k->r.op == KO_EVENT || !k->r.op)) {
+      /* before the collection's time: an event, or an interval that
+      ** ended before it (preStart) */
+      if (k->r.rel < KS_NREL) s->r[k->r.rel].early++;
+      free(k->name);
+      continue;
+    }
+    if (k->t < s->start) k->t = s->start; /* the lifecycle; an interval open at the start begins there */
     if (s->synced && k->t <= s->prevNow) {
       /* it came after its snapshot was taken */
       if (k->r.rel == KR_THREAD) {
@@ -1933,7 +2053,7 @@ static tq_pm_status processorSnapshot(KSession *s, tq_pm_private *p) {
     if (*e == '-') b = strtol(e + 1, &e, 10);
     for (long c = a; c <= b; c++) {
       int64_t v = cpuSym(g, (uint32_t)c);
-      TqTime t0 = g->now - g->tick > s->start ? g->now - g->tick : s->start; /* (as sessionSync) */
+      TqTime t0 = startAt(s, g->now); /* (as sessionSync) */
       tq_record rec = {r->rel, TQ_REC_BEGIN, t0, t0, 0, (uint64_t)c + 1, 1, &v};
       if (g->produce(g, &rec)) return TQ_PM_FATAL;
       n++;
@@ -2015,6 +2135,19 @@ static tq_pm_status relEnable(tq_pm_global *g, tq_pm_private *p, int64_t entity,
   }
   uint64_t key = onKey((uint32_t)tid, gen);
   if (on > 0) {
+    /* an enabling that reaches the kernel after the first snapshot went
+    ** through the queries (what they enable from the start), on a thread
+    ** whose flag is off (not inherited at its creation): what the
+    ** thread did between the event or tuple that decided it (O3 arming on
+    ** an event, a thread that became a named program) and now never left
+    ** the kernel (sensors/kernel.md, Limits): counted and said */
+    if (s->syncs >= 2 && s->flags && !tqMapGet(&r->on, key) && gen == curGen(s, (uint32_t)tid) &&
+        !(__atomic_load_n(&s->flags[tid], __ATOMIC_RELAXED) & (1u << kr)) && !r->lateOn++)
+      g->log(g, p, TQ_LOG_WARNING,
+             "%s enabled on thread %s at the snapshot after what decided it (an event that arms it, a thread that "
+             "became a named program): what it did in between did not leave the kernel, and the answers may miss "
+             "it (counted: late_enablings in --stats)",
+             r->def->rel, name ? name : "?");
     tqMapPut(&r->on, key, (void *)(intptr_t)on);
     if (gen == curGen(s, (uint32_t)tid)) flagSet(s, (uint32_t)tid, 1u << kr); /* (a past incarnation: nothing) */
     if (r->on.n > (uint32_t)r->enabledMax) r->enabledMax = r->on.n;
@@ -2029,33 +2162,72 @@ static tq_pm_status relEnable(tq_pm_global *g, tq_pm_private *p, int64_t entity,
   return TQ_PM_OK;
 }
 
-/* How many of relation rel's filter conditions (rule SF) the BPF program
-** of d checks, of how many (*of); 0 when it has none. */
-static int filterChecked(tq_pm_global *g, int rel, const KRelDef *d, int *of) {
-  *of = 0;
-  if (g->version < 10 || !g->sensor_filter ||
-      (d->kr != KR_SEND && d->kr != KR_RECEIVE && d->kr != KR_SYSCALL && d->kr != KR_BLOCKIO))
-    return 0;
+/* Condition c of relation d (layout l) as explain shows it: Attr=value. */
+static void condText(tq_pm_global *g, const KRelDef *d, const Layout *l, const tq_pm_cond *c, TqBuf *b) {
+  static const char *const ops[] = {"?", "=", "<>", "<", "<=", ">", ">="};
+  const char *name = "?";
+  const KAttr *a = NULL;
+  for (const KAttr *x = d->attrs; x->name; x++)
+    if (c->attr >= 0 && c->attr < l->nattr && x->what == l->what[c->attr]) a = x, name = x->name;
+  tqBufPrintf(b, "%s%s", name, ops[c->op >= 1 && c->op <= 6 ? c->op : 0]);
+  if (c->fcmp) tqBufPrintf(b, "%g", c->fval);
+  else if (c->text) tqBufPrintf(b, "%s", c->text);
+  else if (a && a->type == TQ_TY_ENUM) {
+    const char *v = NULL;
+    for (int k = 0; k < a->nvalues && k < 8; k++)
+      if (l->enumv[c->attr][k] == c->val && !v) v = a->values[k];
+    tqBufPrintf(b, "%s", v ? v : "?");
+  } else tqBufPrintf(b, "%lld", (long long)c->val);
+}
+
+/* What the kernel sensors do with relation rel's filter (rule SF), for
+** explain: which conditions the BPF program checks before it writes a
+** packet and which only the engine checks (or the PM, for a lifecycle
+** relation), into b ("" when the relation has no filter). */
+static void filterNote(tq_pm_global *g, int rel, const KRelDef *d, TqBuf *b) {
+  if (g->version < 10 || !g->sensor_filter || d->kr == KR_THREAD || d->kr == KR_PROCESSOR) return;
   const tq_pm_cond *c = NULL;
   int n = g->sensor_filter(g, rel, &c);
-  if (n <= 0) return 0;
+  if (n <= 0) return;
   KRel r;
   memset(&r, 0, sizeof r);
   char why[200];
-  if (layoutBind(g, rel, d, &r.l, why, sizeof why)) return 0;
-  int k = 0;
-  struct ks_cond x;
-  for (int i = 0; i < n; i++) k += rawCond(&r, d->kr, &c[i], &x);
-  *of = n;
-  return k;
+  if (layoutBind(g, rel, d, &r.l, why, sizeof why)) return;
+  if (lifeRel(d->kr)) {
+    tqBufPrintf(b, "; its filter (rule SF) is checked by this PM before it produces an event, not in BPF: the "
+                   "kernel writes the thread's lifecycle packet for Thread anyway");
+    return;
+  }
+  struct ks_filter f;
+  int k = kernelFilter(&r, d->kr, c, n, &f);
+  TqBuf un = {0};
+  int nun = 0;
+  for (int i = 0; i < n; i++) {
+    struct ks_cond x;
+    if (rawCond(&r, d->kr, &c[i], &x)) continue;
+    tqBufPuts(&un, nun++ ? ", " : "");
+    condText(g, d, &r.l, &c[i], &un);
+  }
+  /* (the filter is the disjunction of the predicates of every alpha of
+  ** the relation: runtime/sfilter.c) */
+  if (!k && nun)
+    tqBufPrintf(b, "; its filter (rule SF, over every query of %s) is not checked in the kernel: a disjunct has no "
+                   "condition the BPF program can check (it cannot check %s); the engine checks the filter on every "
+                   "packet written", d->rel, un.s);
+  else if (!k)
+    tqBufPrintf(b, "; its filter (rule SF, over every query of %s) is not checked in the kernel: it has more conditions "
+                   "than the BPF program holds (%d); the engine checks it on every packet written", d->rel, KS_NCOND);
+  else if (nun)
+    tqBufPrintf(b, "; the BPF program checks %d of the %d conditions of its filter (rule SF, over every query of %s) "
+                   "before it writes a packet; only the engine checks %s", n - nun, n, d->rel, un.s);
+  else
+    tqBufPrintf(b, "; the BPF program checks its filter (rule SF, %d condition%s) before it writes a packet", n, n > 1 ? "s" : "");
+  tqBufFree(&un);
 }
 
 #else /* TQ_KERNEL_NO_BPF: built where the kernel has no BTF */
 
-static int filterChecked(tq_pm_global *g, int rel, const KRelDef *d, int *of) {
-  *of = 0;
-  return 0;
-}
+static void filterNote(tq_pm_global *g, int rel, const KRelDef *d, TqBuf *b) {}
 
 static int krOf(tq_pm_private *p) {
   const KRelDef *d = p->data;
@@ -2106,12 +2278,11 @@ static tq_pm_status relDescribe(tq_pm_global *g, tq_pm_private *p, int rel, char
   if (d->kr == KR_THREAD)
     snprintf(out, (size_t)n, "kernel tracepoints %s (BPF); the threads alive at the start from /proc", tps);
   else {
-    int of = 0, k = filterChecked(g, rel, d, &of);
-    char f[120] = "";
-    if (k) snprintf(f, sizeof f, "; the BPF program checks %d of the %d conditions of its filter (rule SF) before it writes a packet", k, of);
-    else if (of) snprintf(f, sizeof f, "; its filter (rule SF) is checked by the engine only");
+    TqBuf f = {0};
+    filterNote(g, rel, d, &f);
     snprintf(out, (size_t)n, "kernel %s %s (BPF), enable flag per thread in the kernel%s%s",
-             progs & P_SYS_FE ? "functions" : "tracepoints", tps, f, hook);
+             progs & P_SYS_FE ? "functions" : "tracepoints", tps, f.s ? f.s : "", hook);
+    tqBufFree(&f);
   }
   return TQ_PM_OK;
 }

@@ -35,7 +35,7 @@ extern const tq_pm snsReplayPm;                          /* replay.c */
 extern const tq_pm snsColfilPm;                          /* colfil.c */
 extern const tq_pm snsShmPm;                             /* shm.c */
 extern const tq_pm snsHostPm, snsHostProcessPm, snsHostProcessorPm, snsHostStatePm, snsHostLastProcessorPm,
-    snsHostCpuTimePm, snsHostMemoryPm, snsHostIoPm;      /* host.c */
+    snsHostCpuTimePm, snsHostMemoryPm, snsHostIoPm, snsHostRunningOnPm; /* host.c */
 extern const tq_pm snsKernelPm, snsKernelProcessorPm, snsKernelThreadPm, snsKernelForkPm, snsKernelExecPm,
     snsKernelExitPm, snsKernelRunningOnPm, snsKernelReadyPm, snsKernelBlockedPm, snsKernelWokePm, snsKernelSyscallPm,
     snsKernelBlockIoPm, snsKernelSendPm, snsKernelReceivePm; /* kernel.c */

@@ -1,8 +1,11 @@
 /*
 ** prop.c - property tests on random (query, recording) pairs.
 **
-**   prop [-n pairs] [-s seed] [-o dir]
+**   prop [-n pairs] [-s seed] [-o dir] [-t seconds]
 **
+** -t: a time budget: no pair starts after it is spent (the pairs checked
+** are counted in the summary; make test runs the release build for up to
+** thousands of pairs this way, tests/run.sh).
 ** For each seeded pair: a random program (a fixed sensor configuration with
 ** every collection mode, plus random queries covering the temporal
 ** operators, the default clauses, explicit when and valid clauses, derived
@@ -21,10 +24,18 @@
 ** (NAME.tq, NAME.trace, NAME.csv with the oracle's answer) and printed;
 ** so is a pair that crashes (an internal check of the test build aborts).
 ** Prints "ok N" / "not ok N" lines and a summary; exit status 1 on failure.
+**
+** Why one file of over 1,000 lines: the generators of the configuration,
+** the queries and the recording and the checks share the random streams
+** (the seeds known before must keep their pairs) and the pair's state; it
+** is one test program, not a library.
 */
+#include <errno.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "compiler.h"
@@ -61,25 +72,51 @@ static int chance(int pct) { return ri(0, 99) < pct; }
 
 /* ================================================================ the program */
 
-static const char *SENSORS =
-    "entity E (S: enum(A, B, C));\n"
-    "entity M;\n"
-    "event Ev (X: E initiator, Y: M target, N: int) traced on initiator;\n"
-    "event Dv (X: E initiator, Y: M target, N: int) disable traced on target;\n"
-    "interval Iv (X: E performer, Y: M target, N: int) traced on target;\n"
-    "interval Jv (X: E initiator, N: int, F: float) disable traced on initiator;\n"
-    "interval Pv (X: E performer, N: int) traced on performer;\n"
-    "interval Sv (X: E target, Y: M performer, N: int) sampled on performer;\n"
-    "interval Tv (X: E target, Y: M performer) sampled on target;\n"
+/* The sensor configuration: one declaration each, without its ';'.  Each
+** gets a random enable counter width (`counter 1..3`) or none (a 1-bit
+** flag) per pair: the engine keeps the exact count whatever the width
+** (docs/enabling.md, counter widths), so the answers must not change. */
+static const char *const SENSORS[] = {
+    "entity E (S: enum(A, B, C))",
+    "entity M",
+    "event Ev (X: E initiator, Y: M target, N: int) traced on initiator",
+    "event Dv (X: E initiator, Y: M target, N: int) disable traced on target",
+    "interval Iv (X: E performer, Y: M target, N: int) traced on target",
+    "interval Jv (X: E initiator, N: int, F: float) disable traced on initiator",
+    "interval Pv (X: E performer, N: int) traced on performer",
+    "interval Sv (X: E target, Y: M performer, N: int) sampled on performer",
+    "interval Tv (X: E target, Y: M performer) sampled on target",
     /* two sensors each (SENSOR): the sampled one is by far the cheaper */
     "interval Rv (X: E target, Y: M performer, N: int) traced on performer cost 1h rate 1000000\n"
-    "  sampled on performer cost 1ns;\n"
-    "interval Qv (X: E target, Y: M performer) traced on target cost 1h rate 1000000 sampled on performer cost 1ns;\n"
+    "  sampled on performer cost 1ns",
+    "interval Qv (X: E target, Y: M performer) traced on target cost 1h rate 1000000 sampled on performer cost 1ns",
     /* two traced sensors (SENSOR): the second, on the other role, is the cheaper */
-    "interval Wv (X: E target, Y: M performer, N: int) traced on performer cost 1us rate 5 traced on target cost 1ns rate 5;\n"
+    "interval Wv (X: E target, Y: M performer, N: int) traced on performer cost 1us rate 5 traced on target cost 1ns rate 5",
     /* one tuple per flag entity at most (O3-ONCE) */
-    "interval Ov (X: E target, N: int) disable traced on target once;\n"
-    "event Ow (X: E target, N: int) disable traced on target once;\n";
+    "interval Ov (X: E target, N: int) disable traced on target once",
+    "event Ow (X: E target, N: int) disable traced on target once",
+};
+
+/* The configuration of one pair into b, drawn from a stream of its own
+** (seeded by the pair's seed): the queries and recordings of the seeds
+** known before stay as they were. */
+static int pairCounters; /* declarations of this pair with a counter width */
+static int counterPairs; /* pairs with at least one */
+static void genSensors(TqBuf *b, int seed) {
+  uint64_t save = rs;
+  rs = (uint64_t)seed * 0x94d049bb133111ebULL + 0x2545f4914f6cdd1dULL;
+  for (int i = 0; i < 4; i++) rnd();
+  pairCounters = 0;
+  for (size_t i = 0; i < TQ_ARRAY_SIZE(SENSORS); i++) {
+    tqBufPuts(b, SENSORS[i]);
+    if (strncmp(SENSORS[i], "entity", 6) && chance(50)) {
+      tqBufPrintf(b, " counter %d", ri(1, 3));
+      pairCounters++;
+    }
+    tqBufPuts(b, ";\n");
+  }
+  rs = save;
+}
 
 typedef struct RelDesc {
   const char *name;
@@ -659,6 +696,10 @@ static char *canonX(const char *csv, int dedup) {
 
 static char *canon(const char *csv) { return canonX(csv, 0); }
 
+/* pairs where some sensor's enable count went past its counter's width
+** (the optimized network's --stats "saturated") */
+static int saturatedPairs, pairSaturated;
+
 static char *engineRun(CpProgram *p, const char *trace, int noOpt, TqDiag *d) {
   SnsTrace *tr = snsTraceParse(tqSourceFromString("prop.trace", trace), p, d);
   if (!tr) return NULL;
@@ -676,6 +717,13 @@ static char *engineRun(CpProgram *p, const char *trace, int noOpt, TqDiag *d) {
   snsReplay(p, net, tr);
   fclose(f);
   dspTextConsumerFree(c);
+  if (!noOpt) {
+    TqBuf st = {0};
+    rtNetStatsJson(net, &st);
+    for (const char *x = st.s; x && (x = strstr(x, "\"saturated\": ")); x++)
+      if (x[13] != '0') pairSaturated = 1;
+    tqBufFree(&st);
+  }
   rtNetFree(net);
   snsTraceFree(tr);
   return buf;
@@ -760,7 +808,9 @@ static void onePair(int seed) {
   rsX = (uint64_t)seed * 0xbf58476d1ce4e5b9ULL + 0x94d049bb133111ebULL;
   TqBuf prog = {0}, trace = {0};
   int nderived = 0;
-  tqBufPrintf(&prog, "clock %dns;\n%s", ri(1, 3), SENSORS);
+  tqBufPrintf(&prog, "clock %dns;\n", ri(1, 3));
+  genSensors(&prog, seed);
+  counterPairs += pairCounters > 0;
   genQueries(&prog, &nderived);
   genTrace(&trace);
   checked++;
@@ -819,7 +869,9 @@ static void onePair(int seed) {
       break;
     }
   }
+  pairSaturated = 0;
   char *eng = engineRun(p, trace.s, 0, &d);
+  saturatedPairs += pairSaturated;
   char *un = engineRun(p, trace.s, 1, &d);
   char *dbp = tqMprintf("%s/prop-%d.db", outDir, getpid());
   unlink(dbp);
@@ -949,7 +1001,7 @@ done:
 }
 
 int main(int argc, char **argv) {
-  int n = 200, seed = 1;
+  int n = 200, seed = 1, budget = 0;
   setvbuf(stdout, NULL, _IOLBF, 0);
   signal(SIGABRT, onCrash);
   signal(SIGSEGV, onCrash);
@@ -958,12 +1010,32 @@ int main(int argc, char **argv) {
     if (!strcmp(argv[i], "-n")) n = atoi(argv[i + 1]);
     else if (!strcmp(argv[i], "-s")) seed = atoi(argv[i + 1]);
     else if (!strcmp(argv[i], "-o")) outDir = argv[i + 1];
+    else if (!strcmp(argv[i], "-t")) budget = atoi(argv[i + 1]);
   }
-  for (int i = 0; i < n; i++) onePair(seed + i);
+  if (mkdir(outDir, 0777) && errno != EEXIST) { /* its pairs' stores and failing cases go there */
+    fprintf(stderr, "prop: cannot make %s: %s\n", outDir, strerror(errno));
+    return 2;
+  }
+  struct timespec t0, t1;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  int spent = 0;
+  for (int i = 0; i < n; i++) {
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    if (budget > 0 && t1.tv_sec - t0.tv_sec >= budget) {
+      spent = 1;
+      break;
+    }
+    onePair(seed + i);
+  }
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  if (budget > 0)
+    printf("time budget %d s: %d of %d pairs in %lld s%s\n", budget, checked, n, (long long)(t1.tv_sec - t0.tv_sec),
+           spent ? " (the budget was spent first)" : "");
   printf("%d pairs, %d failed, %d snapshot checks; pairs where a rule of docs/enabling.md fired:", checked, failed,
          snapshots);
   for (size_t r = 0; r < TQ_ARRAY_SIZE(newRules); r++) printf(" %s %d", newRules[r], newFired[r]);
   printf(" (SF on a sampled alpha %d)", sfSampledFired);
+  printf("; pairs with a counter width %d, a counter saturated %d", counterPairs, saturatedPairs);
   printf("; pairs with a sensor the operation cannot ask %d, SENSOR on such a relation's sampled sensor %d; pairs reading "
          "another traced sensor %d\n", unaskedPairs, unaskedSampled, otherTraced);
   return failed ? 1 : 0;

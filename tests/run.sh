@@ -19,6 +19,9 @@
 #                                                    `tqmon explain` of NAME (a
 #                                                    source: --pm, --kernel ...)
 #   tests/unit                                       C unit tests (build/asan/unit)
+#   tests/prop.c                                     property tests: 200 pairs (build/asan/prop),
+#                                                    then up to PROP_PAIRS (5000) more with the
+#                                                    release build within PROP_SECONDS (300)
 #   tests/scripts/*.sh                               scenario scripts (exit 0 = pass,
 #                                                   77 = skipped: the reason is printed)
 #   tests/fuzz/                                      FUZZ_SECONDS (default 25) of libFuzzer
@@ -219,6 +222,18 @@ else
   pass=$((pass + $(grep -c '^ok ' "$OUT/prop.log")))
   bad "property tests" "$OUT/prop.log"
 fi
+# Thousands of pairs more: the release build (build/prop), on the seeds
+# after those, for at most PROP_SECONDS (default 300; a slow machine only
+# checks fewer pairs, and the line below says how many).
+pn=${PROP_PAIRS:-5000}
+ps=${PROP_SECONDS:-300}
+if build/prop -n "$pn" -s 201 -t "$ps" -o "$OUT/prop-long" >"$OUT/prop-long.log" 2>&1; then
+  ok
+else
+  bad "property tests (release build, seeds from 201)" "$OUT/prop-long.log"
+fi
+echo "property tests: $(grep -h '^[0-9]* pairs, ' "$OUT/prop.log" | cut -d';' -f1) (test build);" \
+  "$(grep -h '^[0-9]* pairs, ' "$OUT/prop-long.log" | cut -d';' -f1) (release build, $(sed -n 's/^time budget \([0-9]*\) s: .* in \([0-9]*\) s.*/\2 s of a budget of \1 s/p' "$OUT/prop-long.log"))"
 
 # ---------------------------------------------------------------- scenario scripts
 for s in tests/scripts/*.sh; do

@@ -138,9 +138,12 @@ static __always_inline struct ks_rec *reserve(int rel, int op, uint32_t tid, uin
   return r;
 }
 
-/* Do the fields a32, a64, b64 of a packet pass relation rel's filter
-** (rule SF)?  Counts it when not. */
-static __always_inline int passV(int rel, uint32_t a32, int64_t a64, int64_t b64) {
+/* Send/Receive's Family of an address family (KF_FAMILY). */
+static __always_inline int64_t familyClass(uint32_t f) { return f == 1 ? 0 : f == 2 ? 1 : f == 10 ? 2 : f == 16 ? 3 : 4; }
+
+/* Do the fields of a packet (thread tid on CPU cpu, a32, a64, b64) pass
+** relation rel's filter (rule SF)?  Counts it when not. */
+static __always_inline int passV(int rel, uint32_t tid, uint32_t cpu, uint32_t a32, int64_t a64, int64_t b64) {
   uint32_t k = (uint32_t)rel;
   const struct ks_filter *f = bpf_map_lookup_elem(&filters, &k);
   if (!f || !f->n) return 1;
@@ -148,7 +151,15 @@ static __always_inline int passV(int rel, uint32_t a32, int64_t a64, int64_t b64
   for (int i = 0; i < KS_NCOND; i++) {
     if ((uint32_t)i >= f->n) break;
     const struct ks_cond *c = &f->c[i];
-    int64_t v = c->field == KF_A32 ? (int64_t)a32 : c->field == KF_A64 ? a64 : b64;
+    int64_t v;
+    switch (c->field) {
+      case KF_A32: v = (int64_t)a32; break;
+      case KF_A64: v = a64; break;
+      case KF_B64: v = b64; break;
+      case KF_TID: v = (int64_t)tid; break;
+      case KF_CPU: v = (int64_t)cpu; break;
+      default: v = familyClass(a32); break;
+    }
     int ok;
     switch (c->op) {
       case 1: ok = v == c->val; break;
@@ -156,7 +167,8 @@ static __always_inline int passV(int rel, uint32_t a32, int64_t a64, int64_t b64
       case 3: ok = v < c->val; break;
       case 4: ok = v <= c->val; break;
       case 5: ok = v > c->val; break;
-      default: ok = v >= c->val; break;
+      case 6: ok = v >= c->val; break;
+      default: ok = v >= 0 && v < 64 && ((uint64_t)c->val >> v & 1); break; /* KS_OP_IN */
     }
     uint32_t bit = 1u << (c->group & 7);
     groups |= bit;
@@ -166,7 +178,7 @@ static __always_inline int passV(int rel, uint32_t a32, int64_t a64, int64_t b64
   count(rel, KC_SUPPRESSED);
   return 0;
 }
-static __always_inline int pass(int rel, const struct ks_rec *r) { return passV(rel, r->a32, r->a64, r->b64); }
+static __always_inline int pass(int rel, const struct ks_rec *r) { return passV(rel, r->tid, r->cpu, r->a32, r->a64, r->b64); }
 
 /* (No wakeup: user space drains every few milliseconds; a wakeup each
 ** time the ring goes from empty to not would cost the traced thread an
@@ -230,7 +242,7 @@ int BPF_PROG(ks_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
     ** with its open intervals; its pending system call (the execve) is
     ** begun under its old id (which ends here) and ends under the new */
     uint32_t ofl = (uint32_t)__sync_fetch_and_and(of, (uint64_t)KS_ENABLE_MASK);
-    fl = (fl & KS_ENABLE_MASK) | (ofl & KS_OPEN_MASK);
+    fl = (fl & KS_ENABLE_MASK) | (ofl & (KS_OPEN_MASK | KS_SKIP_MASK));
     if (ofl & KS_PEND_SYSCALL) {
       uint32_t otid = (uint32_t)old_pid;
       struct ks_sysbeg *ob = bpf_map_lookup_elem(&sysbeg, &otid);
@@ -261,7 +273,7 @@ int BPF_PROG(ks_exit, struct task_struct *p) {
   uint32_t fl = f ? (uint32_t)*f : 0;
   /* its system call never returns, and it is neither ready nor blocked;
   ** its RunningOn ends at its last switch */
-  uint64_t old = f ? __sync_fetch_and_and(f, (uint64_t)(KS_ENABLE_MASK | KS_OPEN_RUN)) : 0;
+  uint64_t old = f ? __sync_fetch_and_and(f, (uint64_t)(KS_ENABLE_MASK | KS_OPEN_RUN | KS_SKIP_RUN)) : 0;
   if (old & KS_PEND_SYSCALL) {
     /* (exit, exit_group): its begin is written now; it ends at the
     ** thread's exit */
@@ -294,13 +306,21 @@ int BPF_PROG(ks_rename, struct task_struct *task, const char *comm) {
 
 /* ================================================================ scheduler */
 
+/* The bit that says a BEGIN of interval rel failed its filter (no END
+** is written either). */
+static __always_inline uint32_t skipBit(int rel) {
+  return rel == KR_RUNNINGON ? KS_SKIP_RUN : rel == KR_READY ? KS_SKIP_READY : KS_SKIP_BLOCKED;
+}
+
 /* Ends interval rel of thread tid if its BEGIN was written (open bit),
 ** else counts an end whose begin was not written when the thread is
-** enabled. */
+** enabled (and the begin did not fail the filter). */
 static __always_inline void ivEndAt(uint64_t *f, uint32_t fl, int rel, uint32_t bit, uint32_t tid, uint64_t t) {
   if (fl & bit) {
     __sync_fetch_and_and(f, ~(uint64_t)bit);
     ivPacketAt(rel, KO_END, tid, (uint32_t)-1, 0, 0, t);
+  } else if (fl & skipBit(rel)) {
+    __sync_fetch_and_and(f, ~(uint64_t)skipBit(rel));
   } else if (on(fl, rel)) {
     count(rel, KC_UNBEGUN);
   }
@@ -310,11 +330,19 @@ static __always_inline void ivEnd(uint64_t *f, uint32_t fl, int rel, uint32_t bi
   ivEndAt(f, fl, rel, bit, tid, 0);
 }
 
-/* Begins interval rel of thread tid at t (0: now) when its flag is on. */
+/* Begins interval rel of thread tid at t (0: now) when its flag is on and
+** the begin passes rel's filter (rule SF; else it says so in the flag
+** word, so that its end is not counted as one whose begin is missing). */
 static __always_inline void ivBeginAt(uint64_t *f, uint32_t fl, int rel, uint32_t bit, uint32_t tid, uint32_t a32,
                                       int64_t a64, uint64_t t) {
   count(rel, KC_SEEN);
   if (!on(fl, rel) || (fl & bit)) return;
+  uint32_t skip = skipBit(rel);
+  if (!passV(rel, tid, bpf_get_smp_processor_id(), a32, a64, 0)) {
+    if (!(fl & skip)) __sync_fetch_and_or(f, (uint64_t)skip);
+    return;
+  }
+  if (fl & skip) __sync_fetch_and_and(f, ~(uint64_t)skip);
   if (ivPacketAt(rel, KO_BEGIN, tid, (uint32_t)-1, a32, a64, t)) __sync_fetch_and_or(f, (uint64_t)bit);
 }
 static __always_inline void ivBegin(uint64_t *f, uint32_t fl, int rel, uint32_t bit, uint32_t tid, uint32_t a32,
@@ -358,8 +386,13 @@ int BPF_PROG(ks_switch, bool preempt, struct task_struct *prev, struct task_stru
     if (attached & (1u << KR_READY)) ivEnd(nf, fl, KR_READY, KS_OPEN_READY, ntid);
     if ((attached & (1u << KR_BLOCKED)) && (fl & KS_OPEN_BLOCKED)) ivEnd(nf, fl, KR_BLOCKED, KS_OPEN_BLOCKED, ntid);
     if ((attached & (1u << KR_RUNNINGON)) && on(fl, KR_RUNNINGON) && !(fl & KS_OPEN_RUN)) {
-      /* the switch runs on the CPU next runs on */
-      if (ivPacket(KR_RUNNINGON, KO_BEGIN, ntid, (uint32_t)-1, 0, 0)) __sync_fetch_and_or(nf, (uint64_t)KS_OPEN_RUN);
+      /* the switch runs on the CPU next runs on (its filter: the CPU, the thread) */
+      if (!passV(KR_RUNNINGON, ntid, bpf_get_smp_processor_id(), 0, 0, 0)) {
+        if (!(fl & KS_SKIP_RUN)) __sync_fetch_and_or(nf, (uint64_t)KS_SKIP_RUN);
+      } else {
+        if (fl & KS_SKIP_RUN) __sync_fetch_and_and(nf, ~(uint64_t)KS_SKIP_RUN);
+        if (ivPacket(KR_RUNNINGON, KO_BEGIN, ntid, (uint32_t)-1, 0, 0)) __sync_fetch_and_or(nf, (uint64_t)KS_OPEN_RUN);
+      }
     }
   }
   return 0;
@@ -379,10 +412,12 @@ int BPF_PROG(ks_waking, struct task_struct *p) {
     if (w) *w = t;
   }
   if (!on(fl, KR_WOKE)) return 0;
+  uint32_t waker = (uint32_t)bpf_get_current_pid_tgid(); /* the thread running now */
+  if (!passV(KR_WOKE, tid, bpf_get_smp_processor_id(), waker, 0, 0)) return 0;
   struct ks_rec *r = reserve(KR_WOKE, KO_EVENT, tid, sizeof(struct ks_rec));
   if (r) {
     r->t = t;
-    r->a32 = (uint32_t)bpf_get_current_pid_tgid(); /* the waker: the thread running now */
+    r->a32 = waker;
     submit(r, KR_WOKE);
   }
   return 0;
@@ -458,7 +493,7 @@ static __always_inline int sysEnter(long id) {
     if (old & KS_PEND_SYSCALL) spanPacket(tid, now(), 0);
     else if (old & KS_OPEN_SYSCALL) ivPacket(KR_SYSCALL, KO_END, tid, (uint32_t)-1, 0, 0);
   }
-  if (!passV(KR_SYSCALL, (uint32_t)id, 0, 0)) {
+  if (!passV(KR_SYSCALL, tid, bpf_get_smp_processor_id(), (uint32_t)id, 0, 0)) {
     __sync_fetch_and_or(f, (uint64_t)KS_SKIP_SYSCALL);
     return 0;
   }

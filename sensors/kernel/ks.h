@@ -43,6 +43,10 @@ enum {
 #define KS_OPEN_MASK (0xfu << 16)
 #define KS_SKIP_SYSCALL (1u << 20)   /* a Syscall BEGIN failed the filter: no END either */
 #define KS_PEND_SYSCALL (1u << 21)   /* a Syscall began (sysbeg[tid]) and nothing of it was written */
+#define KS_SKIP_RUN (1u << 22)       /* a RunningOn BEGIN failed the filter: no END either */
+#define KS_SKIP_READY (1u << 23)     /* the same for Ready */
+#define KS_SKIP_BLOCKED (1u << 24)   /* the same for Blocked */
+#define KS_SKIP_MASK (KS_SKIP_SYSCALL | KS_SKIP_RUN | KS_SKIP_READY | KS_SKIP_BLOCKED)
 /* The high 32 bits of the flag word count the thread's system calls that
 ** became pending (sys_enter adds KS_SEQ_ONE with KS_PEND_SYSCALL), so that
 ** user space claiming a pending begin (compare-and-swap of the whole word,
@@ -70,12 +74,22 @@ enum {
 /* A relation's filter (rule SF, docs/enabling.md): user space writes it
 ** before it attaches the programs and never changes it.  A packet is
 ** written when, for some group, every condition of that group holds on
-** its raw fields; n = 0: every packet.  Operators are TQ_PM_EQ.. (1-6). */
+** its raw fields; n = 0: every packet.  Operators are TQ_PM_EQ.. (1-6),
+** and KS_OP_IN: the field is a small code (an enumeration's raw value,
+** 0-63) and val the set of codes that pass, one bit each. */
 #define KS_NCOND 8
-enum { KF_A32 = 0, KF_A64, KF_B64 };
+enum {
+  KF_A32 = 0, /* the packet's a32 (Syscall: number; Woke: waker; Blocked, BlockIo: code) */
+  KF_A64,     /* a64 */
+  KF_B64,     /* b64 */
+  KF_TID,     /* the thread (flag entity) */
+  KF_CPU,     /* the CPU (RunningOn's Processor) */
+  KF_FAMILY   /* a32 as Send/Receive's Family: 0 Unix, 1 Inet, 2 Inet6, 3 Netlink, 4 Other */
+};
+#define KS_OP_IN 7
 struct ks_cond {
   uint8_t field;       /* KF_*: the packet field compared */
-  uint8_t op;          /* 1 =, 2 <>, 3 <, 4 <=, 5 >, 6 >= */
+  uint8_t op;          /* 1 =, 2 <>, 3 <, 4 <=, 5 >, 6 >=, KS_OP_IN */
   uint8_t group;       /* its conjunction (0-7) */
   uint8_t pad[5];
   int64_t val;         /* the constant, in the field's terms */

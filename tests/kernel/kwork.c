@@ -12,7 +12,9 @@
 **                                    reader sleeps in read: exactly N wakeups
 **                                    of the reader by the writer
 **   kwork -o IDS -g GO sleep MS      one clock_nanosleep of MS milliseconds
-**   kwork -o IDS -g GO syscalls N    N getppid calls
+**   kwork -o IDS -g GO syscalls N [K] N getppid calls, each followed by K
+**                                    other cheap calls (getpid, getuid,
+**                                    getgid, geteuid in turn; K = 0)
 **   kwork -o IDS -g GO blockio DIR N N writes then N reads of 4 KiB, direct
 **                                    (O_DIRECT: one block request each), in
 **                                    a file in DIR
@@ -24,6 +26,16 @@
 **   kwork -o IDS -g GO spin MS       a thread that computes for MS ms while
 **                                    another, woken every ms, blocks in
 **                                    between
+**   kwork -o IDS -g GO hop MS        the same as spin, the spinner bound to
+**                                    cpu0 for a quarter of its time, then
+**                                    to cpu1, cpu0, cpu1 (where there are
+**                                    two CPUs): it runs on both for sure
+**   kwork -o IDS -g GO pinned MS     a thread bound to the last CPU, made
+**                                    before the go (its tid and CPU in the
+**                                    ids), computes for MS ms of wall time
+**                                    while the main thread waits for it;
+**                                    IDS.after: when it began and ended
+**                                    (CLOCK_REALTIME ns)
 **   kwork -o IDS -g GO busy S        getppid in a loop for S seconds (the
 **                                    other process of a busy machine)
 **   kwork -o IDS -g GO reuse         a child that exits with 5, then one
@@ -34,6 +46,7 @@
 */
 
 #include <errno.h>
+#include <sched.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
@@ -99,10 +112,15 @@ static char stateOf(pid_t p, pid_t t) {
   return rp && rp[1] && rp[2] ? rp[2] : 0;
 }
 
-/* Waits until thread t of p sleeps (S). */
-static void waitAsleep(pid_t p, pid_t t) {
+/* Waits until thread t of p sleeps (S).  yield: by sched_yield, not
+** nanosleep: a timer's wakeup is the thread's that runs when it fires (the
+** pingpong's reader, woken so while the writer ran, was "woken by the
+** writer" once more: kernel_examples.sh saw 32 of 30). */
+static void waitAsleep(pid_t p, pid_t t, int yield) {
   struct timespec d = {0, 50 * 1000};
-  while (stateOf(p, t) != 'S') nanosleep(&d, NULL);
+  while (stateOf(p, t) != 'S')
+    if (yield) sched_yield();
+    else nanosleep(&d, NULL);
 }
 
 static void xwrite(int fd, const void *b, size_t n) {
@@ -122,7 +140,7 @@ static int pingpong(int n) {
     prctl(PR_SET_NAME, "pp-reader");
     for (int i = 0; i < n; i++) {
       xread(ab[0], &c, 1);
-      waitAsleep(getppid(), getppid()); /* the writer sleeps in its read */
+      waitAsleep(getppid(), getppid(), 1); /* the writer sleeps in its read */
       xwrite(ba[1], &c, 1);
     }
     _exit(0);
@@ -131,7 +149,7 @@ static int pingpong(int n) {
   ids("writer=%d\nreader=%d\n", (int)getpid(), (int)child);
   waitGo();
   for (int i = 0; i < n; i++) {
-    waitAsleep(child, child); /* the reader sleeps in its read */
+    waitAsleep(child, child, 0); /* the reader sleeps in its read */
     xwrite(ab[1], &c, 1);
     xread(ba[0], &c, 1);
   }
@@ -147,10 +165,14 @@ static int sleepMs(int ms) {
   return 0;
 }
 
-static int syscalls(long n) {
+static int syscalls(long n, int k) {
   ids("caller=%d\n", (int)getpid());
   waitGo();
-  for (long i = 0; i < n; i++) getppid();
+  static const long others[] = {SYS_getpid, SYS_getuid, SYS_getgid, SYS_geteuid};
+  for (long i = 0; i < n; i++) {
+    getppid();
+    for (int j = 0; j < k; j++) syscall(others[j % 4]);
+  }
   return 0;
 }
 
@@ -247,9 +269,8 @@ static int life(void) {
 /* A thread spins for ms milliseconds of its own CPU time while a second
 ** one sleeps 1 ms at a time: what runs on the CPUs while a thread blocks. */
 static volatile int spinDone;
-static void *spinMain(void *arg) {
-  prctl(PR_SET_NAME, "spinner");
-  int ms = *(int *)arg;
+static int spinHop; /* hop: the spinner changes CPUs */
+static void spinFor(int ms) {
   struct timespec a, b;
   clock_gettime(CLOCK_THREAD_CPUTIME_ID, &a);
   do {
@@ -257,17 +278,78 @@ static void *spinMain(void *arg) {
     }
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &b);
   } while ((b.tv_sec - a.tv_sec) * 1000 + (b.tv_nsec - a.tv_nsec) / 1000000 < ms);
+}
+static void *spinMain(void *arg) {
+  prctl(PR_SET_NAME, "spinner");
+  int ms = *(int *)arg;
+  if (!spinHop) {
+    spinFor(ms);
+  } else {
+    for (int q = 0; q < 4; q++) {
+      cpu_set_t set;
+      CPU_ZERO(&set);
+      CPU_SET(q % 2, &set);
+      if (q % 2 == 0 || sysconf(_SC_NPROCESSORS_ONLN) > 1)
+        if (pthread_setaffinity_np(pthread_self(), sizeof set, &set)) die("pthread_setaffinity_np");
+      spinFor(ms / 4);
+    }
+  }
   spinDone = 1;
   return NULL;
 }
-static int spin(int ms) {
+static int spin(int ms, int hop) {
   prctl(PR_SET_NAME, "sleeper");
   ids("spin=%d\n", (int)getpid());
+  spinHop = hop;
   waitGo();
   pthread_t th;
   if (pthread_create(&th, NULL, spinMain, &ms)) die("pthread_create");
   struct timespec d = {0, 1000 * 1000};
   while (!spinDone) nanosleep(&d, NULL);
+  pthread_join(th, NULL);
+  return 0;
+}
+
+/* pinned: a spinner bound to one CPU, from the go for ms of wall time. */
+static pid_t pinnedTid;
+static int pinnedCpu;
+static volatile int pinnedReady;
+static long long realNs(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_REALTIME, &t);
+  return (long long)t.tv_sec * 1000000000LL + t.tv_nsec;
+}
+static void *pinnedMain(void *arg) {
+  int ms = *(int *)arg;
+  prctl(PR_SET_NAME, "pinned");
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(pinnedCpu, &set);
+  if (pthread_setaffinity_np(pthread_self(), sizeof set, &set)) die("pthread_setaffinity_np");
+  pinnedTid = tid();
+  pinnedReady = 1;
+  waitGo();
+  long long from = realNs(), to;
+  do {
+    for (volatile int i = 0; i < 100000; i++) {
+    }
+    to = realNs();
+  } while (to - from < (long long)ms * 1000000LL);
+  char tmp[4096];
+  snprintf(tmp, sizeof tmp, "%s.after", idsPath);
+  FILE *f = fopen(tmp, "w");
+  if (!f) die(tmp);
+  fprintf(f, "spinfrom=%lld\nspinto=%lld\n", from, to);
+  fclose(f);
+  return NULL;
+}
+static int pinned(int ms) {
+  long n = sysconf(_SC_NPROCESSORS_ONLN);
+  pinnedCpu = n > 1 ? (int)n - 1 : 0;
+  pthread_t th;
+  if (pthread_create(&th, NULL, pinnedMain, &ms)) die("pthread_create");
+  while (!pinnedReady) poll(NULL, 0, 1);
+  ids("pinned=%d\nspinner=%d\ncpu=%d\n", (int)getpid(), (int)pinnedTid, pinnedCpu);
   pthread_join(th, NULL);
   return 0;
 }
@@ -308,20 +390,22 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[i], "-g")) goPath = argv[i + 1];
   }
   if (!idsPath || !goPath || i >= argc) {
-    fprintf(stderr, "usage: kwork -o IDS -g GO pingpong N | sleep MS | syscalls N | blockio DIR N | sockets N B | "
-                    "life | spin MS | busy S\n");
+    fprintf(stderr, "usage: kwork -o IDS -g GO pingpong N | sleep MS | syscalls N [K] | blockio DIR N | sockets N B | "
+                    "life | spin MS | hop MS | pinned MS | busy S | reuse\n");
     return 2;
   }
   const char *w = argv[i];
   const char *a1 = i + 1 < argc ? argv[i + 1] : "1", *a2 = i + 2 < argc ? argv[i + 2] : "1";
   if (!strcmp(w, "pingpong")) return pingpong(atoi(a1));
   if (!strcmp(w, "sleep")) return sleepMs(atoi(a1));
-  if (!strcmp(w, "syscalls")) return syscalls(atol(a1));
+  if (!strcmp(w, "syscalls")) return syscalls(atol(a1), i + 2 < argc ? atoi(a2) : 0);
   if (!strcmp(w, "busy")) return busy(atoi(a1));
   if (!strcmp(w, "blockio")) return blockio(a1, atoi(a2));
   if (!strcmp(w, "sockets")) return sockets(atoi(a1), atoi(a2));
   if (!strcmp(w, "life")) return life();
-  if (!strcmp(w, "spin")) return spin(atoi(a1));
+  if (!strcmp(w, "spin")) return spin(atoi(a1), 0);
+  if (!strcmp(w, "hop")) return spin(atoi(a1), 1);
+  if (!strcmp(w, "pinned")) return pinned(atoi(a1));
   if (!strcmp(w, "reuse")) return reuse();
   fprintf(stderr, "kwork: unknown workload %s\n", w);
   return 2;

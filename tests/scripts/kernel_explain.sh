@@ -2,7 +2,9 @@
 # kernel_explain.sh - tqmon explain --kernel on the questions of
 # examples/kernel/ (the process named 1234): each query's algebra, SJ
 # enabling the sensors on that process's threads only, and under it the
-# kernel tracepoints each sensor attaches (tests/kernel/explain/examples.out).
+# kernel tracepoints each sensor attaches (tests/kernel/explain/examples.out);
+# and which selections the BPF programs check (rule SF), which only the
+# engine, and which the PM (tests/kernel/explain/filters.out).
 # Explaining needs no privilege: it also runs as an unprivileged user.
 # sensors/host.tq and sensors/kernel.tq compile together (both declare
 # Processor the same way); a Processor declared otherwise in another file is
@@ -19,6 +21,9 @@ files="sensors/kernel.tq tests/kernel/explain/woke.tq tests/kernel/explain/slowc
 # shellcheck disable=SC2086
 $T explain --kernel --pm kernel=syscalls=tracepoint $files >"$d/examples.out" 2>"$d/err" || { echo "FAIL: explain --kernel: exit $? $(cat "$d/err")"; fail=1; }
 diff -u tests/kernel/explain/examples.out "$d/examples.out" || fail=1
+$T explain --kernel --pm kernel=syscalls=tracepoint sensors/kernel.tq tests/kernel/explain/filters.tq >"$d/filters.out" 2>&1 ||
+  { echo "FAIL: explain --kernel filters.tq: exit $? $(cat "$d/filters.out")"; fail=1; }
+diff -u tests/kernel/explain/filters.out "$d/filters.out" || fail=1
 . tests/other_user.sh
 unreachable=""
 AS="setpriv --reuid=65534 --regid=65534 --clear-groups"
