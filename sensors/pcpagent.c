@@ -40,6 +40,7 @@
 
 #define AG_EXIT 100   /* record kind: the program exited (pmdatqmon.c) */
 #define AG_MISSED 101 /* record kind: records the agent dropped for us, in its first int */
+#define PA_LOST 200   /* record kind of our own: the host was lost, its open tuples end here */
 #define PA_MAXHOST 64
 
 typedef struct PaRec {  /* a record fetched, waiting for its time */
@@ -318,15 +319,27 @@ static void endHost(Pa *s, tq_pm_global *g, int hi, TqTime t) {
     }
 }
 
+/* Host hi is lost (its pmcd or agent failed).  The records fetched from
+** it before are kept: they happened.  Its open tuples end at the last time
+** seen from it (its last record, fetched or produced), when the merge
+** gets there (a PA_LOST record), so no record of it comes after its end. */
 static void loseHost(Pa *s, tq_pm_global *g, tq_pm_private *p, int hi, const char *why) {
   PaHost *h = &s->h[hi];
   if (!h->up) return;
   h->up = 0;
   h->done = 1;
   snprintf(h->why, sizeof h->why, "%s", why);
-  TqTime t = h->lastT > s->closed ? h->lastT : s->closed + 1;
+  TqTime t = h->lastT;
+  for (int64_t k = 0; k < s->nq; k++)
+    if (s->q[k].host == hi && s->q[k].t > t) t = s->q[k].t;
+  t = t + 1 > s->closed + 1 ? t + 1 : s->closed + 1; /* (a chronon after its last record: after any begin) */
   g->log(g, p, TQ_LOG_WARNING, "host %s (%s) lost at %lld: %s: its entities end", h->name, h->spec, (long long)t, why);
-  endHost(s, g, hi, t);
+  PaRec r;
+  memset(&r, 0, sizeof r);
+  r.host = hi;
+  r.kind = PA_LOST;
+  r.t = t;
+  pushRec(s, &r);
   pmDestroyContext(h->ctx);
   h->ctx = -1;
 }
@@ -513,6 +526,12 @@ static void produceRec(Pa *s, tq_pm_global *g, tq_pm_private *p, PaRec *r) {
   PaHost *h = &s->h[r->host];
   if (r->t < s->start) r->t = s->start; /* before the collection began (open when asked): at its start */
   if (r->from < s->start) r->from = s->start;
+  if (r->kind == PA_LOST) { /* (after every record fetched from it: they sort before) */
+    TqTime t = r->t > s->closed ? r->t : s->closed + 1;
+    endHost(s, g, r->host, t);
+    if (t > s->outT) s->outT = t;
+    return;
+  }
   /* the engine has processed every instant up to s->closed (an earlier
   ** snapshot's time, or an end put a chronon after its begin): a record at
   ** or before it came after the run went past its time, also one at that
@@ -525,7 +544,12 @@ static void produceRec(Pa *s, tq_pm_global *g, tq_pm_private *p, PaRec *r) {
   }
   if (r->kind == AG_EXIT) {
     h->done = 1;
-    g->log(g, p, TQ_LOG_INFO, "host %s: program %d exited at %lld", h->name, h->pid, (long long)r->t);
+    /* its agent ended its open tuples before this record; when other
+    ** hosts go on, the run says so: what it watches has shrunk */
+    int others = 0;
+    for (int i = 0; i < s->nh; i++) others += !s->h[i].done;
+    g->log(g, p, others ? TQ_LOG_WARNING : TQ_LOG_INFO, "host %s: program %d exited at %lld: its entities end%s", h->name,
+           h->pid, (long long)r->t, others ? "; the other hosts go on" : "");
     return;
   }
   if (r->t > s->outT) s->outT = r->t; /* (never back: an end a chronon after its begin went past r->t) */
