@@ -4,10 +4,12 @@
 ** relation no other PM produces ("*"), from the pmdatqmon agents
 ** (sensors/pmdatqmon.c) of many hosts, through their pmcd (libpcp).
 **
-**   args "host=H[:PORT][@COMMAND],..."  the hosts; on each, the one program
-**                                       the agent watches (whose command is
-**                                       COMMAND, when given) with a catalog
-**                                       that matches the configuration
+**   args "host=H[:PORT][@PROXY[:PORT]][#COMMAND],..."  the hosts (through
+**                                       pmproxy, PCP's own H@PROXY); on each,
+**                                       the one program the agent watches
+**                                       (whose command is COMMAND, when
+**                                       given) with a catalog that matches
+**                                       the configuration
 **
 ** At START each host's pmcd is contacted (a PMAPI context per host), the
 ** agent's program is chosen and its catalog checked against the
@@ -61,7 +63,7 @@ typedef struct PaOpen { /* a tuple begun and not ended */
 
 typedef struct PaHost {
   char spec[160];       /* as given: HOST[:PORT] */
-  char want[64];        /* @COMMAND, or "" */
+  char want[64];        /* #COMMAND, or "" */
   char name[64];        /* pmcd.hostname */
   int ctx;              /* PMAPI context, -1 when lost */
   uint32_t agentPid;    /* the agent's process (another one: pmcd started it again) */
@@ -279,7 +281,7 @@ static PaHost *hostOf(Pa *s, const char *ent, const char **name) {
 
 static tq_pm_status paInit(tq_pm_global *g, tq_pm_private *p) {
   if (!p->args || strncmp(p->args, "host=", 5) || !p->args[5]) {
-    snprintf(p->message, sizeof p->message, "give the hosts: host=H[:PORT][@COMMAND],...");
+    snprintf(p->message, sizeof p->message, "give the hosts: host=H[:PORT][@PROXY[:PORT]][#COMMAND],...");
     return TQ_PM_ERROR;
   }
   p->caps = TQ_PM_PRODUCER;
@@ -352,10 +354,11 @@ static tq_pm_status paStart(tq_pm_global *g, tq_pm_private *p) {
   for (char *w = strtok(list, ","); w && s->nh < PA_MAXHOST; w = strtok(NULL, ",")) {
     PaHost *h = &s->h[s->nh++];
     h->ctx = -1;
-    char *at = strchr(w, '@');
-    if (at) {
-      *at = 0;
-      snprintf(h->want, sizeof h->want, "%s", at + 1);
+    /* ('#', not '@': H@PROXY is PCP's own syntax for going through pmproxy) */
+    char *hash = strchr(w, '#');
+    if (hash) {
+      *hash = 0;
+      snprintf(h->want, sizeof h->want, "%s", hash + 1);
     }
     snprintf(h->spec, sizeof h->spec, "%s", w);
   }
@@ -692,7 +695,7 @@ static tq_pm_status paEnable(tq_pm_global *g, tq_pm_private *p, int64_t entity, 
 const tq_pm snsPcpSensorsPm = {
     .version = TQ_PM_VERSION,
     .name = "pcpsensors",
-    .description = "PRODUCER of generated sensors on other hosts, through their pmcd and pmdatqmon (args: host=H[:PORT][@COMMAND],...)",
+    .description = "PRODUCER of generated sensors on other hosts, through their pmcd and pmdatqmon (args: host=H[:PORT][@PROXY[:PORT]][#COMMAND],...)",
     .init = paInit,
     .call = paCall,
     .enable = paEnable,
