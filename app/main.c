@@ -586,7 +586,7 @@ static int registerLive(tq_engine *e, Args *a, int all) {
   if (a->kernel && tq_register(e, "kernel", NULL)) return -1;
   if (a->host && tq_register(e, "host", NULL)) return -1;
   if (a->pcpSensors) {
-    char *h = tqMprintf("host=%s", a->pcpSensors);
+    char *h = tqMprintf("host=%s;lag=%g", a->pcpSensors, a->pcpLag ? atof(a->pcpLag) : 250.0);
     int rc = tq_register(e, "pcpsensors", h);
     free(h);
     if (rc) return -1;

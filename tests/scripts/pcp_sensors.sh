@@ -21,8 +21,9 @@
 #     killed mid-run ends a2's intervals by the loss's time with a message
 #     while a1 goes on, complete and without a loss; a1's program exiting
 #     first ends a1's intervals with a message while a2's answers go on
-#     complete; the central monitor killed without disabling has its
-#     enables released by the agent.
+#     complete; a2's pmcd stopped for 3 s holds neither a1 nor the run;
+#     the central monitor killed without disabling has its enables
+#     released by the agent.
 set -u
 T=${T:-build/asan/tqmon}
 OUT=${OUT:-build/test-out}
@@ -246,6 +247,51 @@ resumedOf a1 "$dir/f2a.log" "$dir/exit.db"
 resumedOf a2 "$dir/f2b.log" "$dir/exit.db"
 noLoss a1 "$dir/exit.json"
 noLoss a2 "$dir/exit.json"
+
+# ---------------------------------------------------------------- a2's pmcd stopped for 3 s
+# the run fetches every host in a thread of its own: a2's pmcd stopped
+# (SIGSTOP) holds neither a1 nor the run (the worst delay of a snapshot is
+# far below the 3 s; it was 3 s when the hosts were fetched in turn), and
+# a1 loses nothing; a2 is slow, and its records come past the lag: late,
+# counted and said
+"$dir/$A" -n 1500 -u 2000 -w -s 7 -l "$dir/f3a.log" &
+pa=$!
+"$dir/$B" -n 1500 -u 2000 -w -s 8 -l "$dir/f3b.log" &
+pb=$!
+pids="$pa $pb"
+tqAgentWaitRunning "$H1" $pa
+tqAgentWaitRunning "$H2" $pb
+$T run "$dir/decl.tq" tests/pcp/sensors.tq --pcp-sensors "$H1,$H2" --db "$dir/stop.db" --quiet \
+  --stats "$dir/stop.json" 2>"$dir/stop.err" &
+tq=$!
+pids="$pids $tq"
+i=0
+v=$(pcpVal "$H2" tqmon.entity.enabled "$pb/SendMessage/P1")
+while [ $i -lt 300 ] && [ "$v" != 1 ]; do sleep 0.1; v=$(pcpVal "$H2" tqmon.entity.enabled "$pb/SendMessage/P1"); i=$((i + 1)); done
+[ "$v" = 1 ] || bad "the central monitor did not enable P1 on a2 (enabled: '$v')"
+sleep 0.5
+kill -STOP "$PID_a2"
+sleep 3
+kill -CONT "$PID_a2"
+i=0
+while [ $i -lt 1200 ] && kill -0 $tq 2>/dev/null; do sleep 0.1; i=$((i + 1)); done
+kill -0 $tq 2>/dev/null && { bad "the run did not end when the programs did"; kill -9 $tq; }
+wait $tq
+rc=$?
+cat "$dir/stop.err"
+[ $rc -eq 0 ] || bad "the run with a2's pmcd stopped: exit $rc"
+wait $pa $pb
+pids=""
+resumedOf a1 "$dir/f3a.log" "$dir/stop.db"
+noLoss a1 "$dir/stop.json"
+worst=$(python3 -c 'import json, sys
+d = [p for p in json.load(open(sys.argv[1]))["pms"] if p["name"] == "pcpsensors"][0]["detail"]
+print(int(d["worst_delay_ms"]))' "$dir/stop.json")
+echo "a2's pmcd stopped 3 s: the worst delay of a snapshot $worst ms; a2 slow at $(hostOf a2 "$dir/stop.json" slow) snapshots, $(hostOf a2 "$dir/stop.json" late) records late"
+[ "$worst" -lt 1500 ] || bad "a2's pmcd stopped held the run: a snapshot $worst ms late"
+[ "$(hostOf a2 "$dir/stop.json" slow)" -gt 0 ] || bad "a2's pmcd was stopped and a2 was never slow"
+
 grep -q "ERROR: AddressSanitizer\|runtime error" "$PCPDIR"/a*/log/tqmon.log && bad "sanitizer: $(cat "$PCPDIR"/a*/log/tqmon.log)"
+grep -l "ERROR: AddressSanitizer\|runtime error" "$dir"/*.err && bad "sanitizer in the monitor: $(grep -h -A3 "ERROR: AddressSanitizer\|runtime error" "$dir"/*.err)"
 [ $fails -eq 0 ] || { echo "agent logs:"; cat "$PCPDIR"/a*/log/tqmon.log*; }
 exit $fails
