@@ -33,10 +33,11 @@
 **
 ** After START each host's context belongs to a worker thread of its own,
 ** which makes its stores (the enables, in order) and its fetches: a
-** snapshot asks every host for its records at once and waits at most 0.8
-** of a tick; a host that has not answered by then is taken at a later
-** snapshot (its records late past the lag, counted), never holding the
-** others.  Only the main thread calls the engine.
+** snapshot asks every host for its records at once and waits only for
+** those that may still hold records up to its time, a lag at most; a host
+** that has not answered by then is taken at a later snapshot (its records
+** late past the lag, counted), never holding the others longer.  Only the
+** main thread calls the engine.
 */
 #include <errno.h>
 #include <math.h>
@@ -122,6 +123,8 @@ typedef struct PaHost {
   struct Pa *pa;
   int refusedLogged;
   int64_t slow;         /* snapshots it had not answered by their deadline */
+  int given;            /* the run gave up waiting for it, until its fetch comes */
+  TqTime lastStart;     /* when its last fetch taken began (the monitor's clock) */
 } PaHost;
 
 typedef struct Pa {
@@ -401,8 +404,10 @@ static void loseHost(Pa *s, tq_pm_global *g, tq_pm_private *p, int hi, const cha
 static void decodeRecord(PaHost *h, int rel, pmHighResResult *e);
 
 /* The worker of host h: its stores, in order, then a fetch when one is
-** asked; the results wait in h for the main thread.  It owns h's context
-** from its start, and destroys it when it ends. */
+** asked (after the stores asked before it: the main thread asks for none
+** while it waits for the fetch); the results wait in h for the main
+** thread.  It owns h's context from its start, and destroys it when it
+** ends. */
 static void *worker(void *arg) {
   PaHost *h = arg;
   Pa *s = h->pa;
@@ -692,43 +697,52 @@ static void takeFetch(Pa *s, tq_pm_global *g, tq_pm_private *p, int hi) {
   if (why[0] && up) loseHost(s, g, p, hi, why);
   pthread_mutex_lock(&s->mu);
   h->fetched = 0;
+  h->given = 0;
+  if (h->before > h->lastStart) h->lastStart = h->before;
 }
 
-/* Asks every host up for its records at once (a host still on an earlier
-** fetch is not asked again), waits for them until deadline, and takes
-** what came: a host that has not answered is taken at a later snapshot. */
-static void fetchAll(Pa *s, tq_pm_global *g, tq_pm_private *p, TqTime deadline) {
-  int asked[PA_MAXHOST] = {0};
+/* Every host's records up to the snapshot: every host is asked for its
+** records at once, and the run waits for the answer of each to a fetch
+** begun at or after since (the snapshot's due time, its time plus the lag,
+** or its start when earlier: the agent may drain a program's rings late,
+** so only such a fetch holds every record up to the snapshot's time, as
+** far as the lag promises anything), until deadline.  A host that has not
+** answered by then is slow: not waited for again until its fetch comes
+** (its records past the lag are then late), so it holds the others a lag
+** at most.  Its stores (enables) go before its fetch, so a host busy with
+** them is waited for like one fetching: the run keeps pace with its
+** enables, as when they were made on the main thread. */
+static void fetchAll(Pa *s, tq_pm_global *g, tq_pm_private *p, TqTime since, TqTime deadline) {
+  struct timespec ts = {(time_t)(deadline / TQ_SEC), (long)(deadline % TQ_SEC)};
   pthread_mutex_lock(&s->mu);
   for (int i = 0; i < s->nh; i++) {
     PaHost *h = &s->h[i];
-    if (!h->up || !h->thread) continue;
-    if (h->fetched) { /* came after an earlier deadline: taken now, not waited for */
-      asked[i] = 1;
-      continue;
-    }
-    if (h->fetching || h->fetchAsked || h->ncmd || h->storing) { /* still busy: slow, not waited for */
-      h->slow++;
-      continue;
-    }
-    h->fetchAsked = 1;
-    asked[i] = 1;
+    if (h->up && h->thread && !h->fetching && !h->fetchAsked && !h->fetched) h->fetchAsked = 1;
   }
   pthread_cond_broadcast(&s->work);
-  struct timespec ts = {(time_t)(deadline / TQ_SEC), (long)(deadline % TQ_SEC)};
   for (;;) {
     int left = 0;
-    for (int i = 0; i < s->nh; i++) left += asked[i] && !s->h[i].fetched;
-    if (!left || pthread_cond_timedwait(&s->done, &s->mu, &ts) == ETIMEDOUT) break;
-  }
-  for (int i = 0; i < s->nh; i++) {
-    PaHost *h = &s->h[i];
-    if (!asked[i]) continue;
-    if (!h->fetched) {
-      h->slow++;
-      continue;
+    for (int i = 0; i < s->nh; i++) {
+      PaHost *h = &s->h[i];
+      if (h->fetched) takeFetch(s, g, p, i); /* (releases the lock meanwhile) */
+      if (!h->up || !h->thread || h->done || h->given || h->lastStart >= since) continue;
+      if (!h->fetching && !h->fetchAsked && !h->fetched) {
+        h->fetchAsked = 1;
+        pthread_cond_broadcast(&s->work);
+      }
+      left++;
     }
-    takeFetch(s, g, p, i);
+    if (!left) break;
+    if (pthread_cond_timedwait(&s->done, &s->mu, &ts) == ETIMEDOUT) {
+      for (int i = 0; i < s->nh; i++) {
+        PaHost *h = &s->h[i];
+        if (h->fetched) takeFetch(s, g, p, i);
+        if (!h->up || !h->thread || h->done || h->given || h->lastStart >= since) continue;
+        h->given = 1;
+        h->slow++;
+      }
+      break;
+    }
   }
   pthread_mutex_unlock(&s->mu);
 }
@@ -846,7 +860,10 @@ static tq_pm_status paSnapshot(tq_pm_global *g, tq_pm_private *p) {
     if (refused[0]) g->log(g, p, TQ_LOG_WARNING, "host %s: %s", h->name, refused);
     if (failed[0]) loseHost(s, g, p, i, failed);
   }
-  fetchAll(s, g, p, now + (g->tick > 0 ? g->tick : TQ_SEC) * 8 / 10);
+  /* (a host is waited for a lag at least, or until the snapshot is a lag
+  ** late: a run that is behind waits for its hosts as one on time) */
+  TqTime deadline = g->now + 2 * lag;
+  fetchAll(s, g, p, now < g->now + lag ? now : g->now + lag, deadline > now + lag ? deadline : now + lag);
   if (s->nq) qsort(s->q, (size_t)s->nq, sizeof(PaRec), recCmp);
   int64_t k = 0;
   for (; k < s->nq && s->q[k].t <= g->now; k++) produceRec(s, g, p, &s->q[k]);
