@@ -649,6 +649,8 @@ static int workTick(Host *h) {
   return 0;
 }
 
+static pthread_mutex_t archiveLock = PTHREAD_MUTEX_INITIALIZER;
+
 static void *worker(void *arg) {
   Host *h = arg;
   Pcp *pc = h->pcp;
@@ -661,6 +663,10 @@ static void *worker(void *arg) {
     pthread_mutex_unlock(&pc->mu);
     int sts = 0;
     h->err[0] = 0;
+    /* over archives the hosts' jobs take turns: libpcp 6.0's archive reading
+    ** is not safe in two threads at once (two interpolated pmFetch of two
+    ** archive contexts crashed in __pmLogFetch, or gave one host nothing) */
+    if (pc->archive) pthread_mutex_lock(&archiveLock);
     if (job == JOB_CONNECT) {
       sts = workConnect(h);
       if (!sts && pc->archive) sts = workCheckArchive(h);
@@ -678,6 +684,7 @@ static void *worker(void *arg) {
     } else if (h->ctx >= 0) {
       if ((sts = pmUseContext(h->ctx)) >= 0) sts = workTick(h);
     }
+    if (pc->archive) pthread_mutex_unlock(&archiveLock);
     if (sts >= 0 && !pc->archive) countBytes(h);
     else if (sts < 0 && job == JOB_TICK) h->fd = -1; /* lost: libpcp closes it */
     pthread_mutex_lock(&pc->mu);
@@ -688,7 +695,9 @@ static void *worker(void *arg) {
     pthread_cond_broadcast(&pc->finished);
   }
   pthread_mutex_unlock(&pc->mu);
+  if (pc->archive) pthread_mutex_lock(&archiveLock);
   if (h->ctx >= 0) pmDestroyContext(h->ctx);
+  if (pc->archive) pthread_mutex_unlock(&archiveLock);
   h->ctx = -1;
   return NULL;
 }
