@@ -13,7 +13,10 @@
 #                 libtqsensor.a, their headers, pkg-config files (tqmon.pc,
 #                 tqsensor.pc), man pages tqmon(1), libtqmon(3) and
 #                 tqmon-language(7) (go-md2man from docs/), the sensor
-#                 configurations and bash completion
+#                 configurations and bash completion, and the PCP agent
+#                 pmdatqmon with its Install and Remove scripts, namespace
+#                 and help in PMDADIR ($(PREFIX)/libexec/pcp/pmdas/tqmon;
+#                 PMDADIR=/var/lib/pcp/pmdas/tqmon beside PCP's own)
 #
 # Generated files (lemon parser, flex scanner) go to build/gen and are never
 # committed.  Warnings are errors (-Werror) in every build.
@@ -135,6 +138,17 @@ $(B)/pmdatqmon: sensors/pmdatqmon.c sensors/tqshm.h sensors/tqshmgc.h
 $(B)/asan/pmdatqmon: sensors/pmdatqmon.c sensors/tqshm.h sensors/tqshmgc.h
 	@mkdir -p $(B)/asan
 	$(CC) $(CSTD) $(WARN) $(ASANF) sensors/pmdatqmon.c $(PMDALIBS) -o $@
+# Its PCP files are in sensors/pmdatqmon/ (Install, Remove, domain.h, pmns,
+# root, help).  For the tests' own pmcds: the namespace with the domain's
+# number and a root (pmnsmerge takes it), and the help compiled by PCP's
+# newhelp (the agent's -h).
+PCP_BINADM := $(shell . /etc/pcp.conf 2>/dev/null && echo $$PCP_BINADM_DIR)
+$(B)/pmdatqmon.pmns: sensors/pmdatqmon/pmns sensors/pmdatqmon/domain.h
+	@mkdir -p $(B)
+	{ printf 'root {\n    tqmon\n}\n'; sed "s/TQMON:/$$(sed -n 's/^#define TQMON //p' sensors/pmdatqmon/domain.h):/" sensors/pmdatqmon/pmns; } >$@
+$(B)/pmdatqmon.help.dir: sensors/pmdatqmon/help $(B)/pmdatqmon.pmns
+	sed "/^@ TQMON\./s/TQMON\./$$(sed -n 's/^#define TQMON //p' sensors/pmdatqmon/domain.h)./" sensors/pmdatqmon/help | \
+	    $(PCP_BINADM)/newhelp -n $(B)/pmdatqmon.pmns -o $(B)/pmdatqmon.help
 # a PMAPI client of the agent for the tests: enables, fetches, prints
 $(B)/asan/tqpcpclient: tests/pcp/tqpcpclient.c
 	@mkdir -p $(B)/asan
@@ -211,7 +225,7 @@ run: all
 	@echo "(live: $(B)/tqmon serve examples/paper/*.tq --replay examples/paper/paper.trace --display pace=0.05)"
 
 # Fragments add their own programs and shared objects to TEST_DEPS.
-TEST_DEPS := $(B)/asan/pmdatqmon $(B)/asan/tqpcpclient
+TEST_DEPS := $(B)/asan/pmdatqmon $(B)/asan/tqpcpclient $(B)/pmdatqmon.pmns $(B)/pmdatqmon.help.dir
 include examples/examples.mk tests/testpm.mk tests/strobe.mk tests/kernel/kernel.mk
 
 # What the tests use beyond the build (sqlite3; chromium and playwright-core
@@ -231,6 +245,7 @@ test: deps $(B)/.testdeps $(B)/asan/tqmon $(B)/asan/unit $(B)/asan/prop $(B)/tqm
 # pkg-config files name every library libtqmon.a needs (it is static).
 PREFIX  ?= /usr/local
 DESTDIR ?=
+PMDADIR ?= $(PREFIX)/libexec/pcp/pmdas/tqmon
 VERSION := $(shell sed -n 's/^\#define TQ_VERSION "\(.*\)"/\1/p' include/tqmon.h)
 MANS    := $(B)/man/tqmon.1 $(B)/man/libtqmon.3 $(B)/man/tqmon-language.7
 
@@ -271,6 +286,10 @@ install: all $(MANS)
 	install -m 644 $(B)/man/tqmon-language.7 $(DESTDIR)$(PREFIX)/share/man/man7/
 	install -m 644 sensors/host.tq sensors/kernel.tq sensors/cpusample.tq $(DESTDIR)$(PREFIX)/share/tqmon/sensors/
 	install -m 644 app/tqmon.bash $(DESTDIR)$(PREFIX)/share/bash-completion/completions/tqmon
+	install -d $(DESTDIR)$(PMDADIR)
+	install -m 755 $(B)/pmdatqmon sensors/pmdatqmon/Install sensors/pmdatqmon/Remove $(DESTDIR)$(PMDADIR)/
+	install -m 644 sensors/pmdatqmon/domain.h sensors/pmdatqmon/pmns sensors/pmdatqmon/root sensors/pmdatqmon/help \
+	    $(DESTDIR)$(PMDADIR)/
 
 # ---------------------------------------------------------------- benchmarks
 $(B)/measure: bench/measure.c

@@ -1271,14 +1271,31 @@ static int tqInstance(pmInDom indom, int inst, char *name, pmInResult **result, 
 
 /* ================================================================ main */
 
+/* The help text beside the agent's program ("help": help.dir and help.pag,
+** which Install compiles there), or NULL when there is none. */
+static char *helpBeside(void) {
+  static char path[4096];
+  ssize_t n = readlink("/proc/self/exe", path, sizeof path - 16);
+  if (n <= 0) return NULL;
+  path[n] = 0;
+  char *slash = strrchr(path, '/');
+  if (!slash) return NULL;
+  strcpy(slash + 1, "help.dir");
+  if (access(path, R_OK)) return NULL;
+  strcpy(slash + 1, "help");
+  return path;
+}
+
 int main(int argc, char **argv) {
   pmSetProgname(argv[0]);
-  static pmLongOptions longopts[] = {PMDA_OPTIONS_HEADER("Options"), PMOPT_DEBUG, PMDAOPT_DOMAIN, PMDAOPT_LOGFILE,
+  static pmLongOptions longopts[] = {PMDA_OPTIONS_HEADER("Options"), PMOPT_DEBUG, PMDAOPT_DOMAIN, PMDAOPT_HELPTEXT,
+                                      PMDAOPT_LOGFILE,
                                       {"command", 1, 'c', "COMMAND", "watch only programs whose command is COMMAND"},
                                       {"queue", 1, 'q', "N", "records queued per client at most (default 65536)"},
                                       PMOPT_HELP, PMDA_OPTIONS_END};
-  static pmdaOptions opts = {.short_options = "D:d:l:c:q:?", .long_options = longopts};
-  pmdaDaemon(&dispatch, PMDA_INTERFACE_7, pmGetProgname(), AG_DOMAIN, "pmdatqmon.log", NULL);
+  static pmdaOptions opts = {.short_options = "D:d:h:l:c:q:?", .long_options = longopts};
+  /* (the log's name is PCP's for an agent: pmcd runs it in $PCP_LOG_DIR/pmcd) */
+  pmdaDaemon(&dispatch, PMDA_INTERFACE_7, pmGetProgname(), AG_DOMAIN, "tqmon.log", helpBeside());
   int c;
   while ((c = pmdaGetOptions(argc, argv, &opts, &dispatch)) != EOF)
     if (c == 'c') onlyCommand = opts.optarg; /* (the standard options are handled inside) */

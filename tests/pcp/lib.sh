@@ -21,7 +21,9 @@
 #                       In its backward-compatible mode (-d): the PCP
 #                       protocol only, no REST API, never this machine's
 #                       Redis
-# For pmdatqmon (sensors/pmdatqmon.md; $AG is the agent's binary):
+# For pmdatqmon (sensors/pmdatqmon.md; $AG is the agent's binary; the
+# namespace build/pmdatqmon.pmns in PCP_EXTRA_PMNS, the help
+# build/pmdatqmon.help: both made from sensors/pmdatqmon/ by the Makefile):
 #   tqAgentStart NAME COMMAND  a pmcd NAME whose agent watches the programs
 #                       named COMMAND only (-c: the tests share /dev/shm)
 #   pcpVal HOST METRIC INST    the value of one instance (pminfo -f)
@@ -39,6 +41,10 @@ pcpSetup() {
     [ -e "$f" ] || { echo "SKIP: no $f"; exit 77; }
   done
   command -v pminfo >/dev/null || { echo "SKIP: no pminfo"; exit 77; }
+  for f in ${PCP_EXTRA_PMNS:-}; do
+    # (a file of the build missing is a failure, not a skip: make TEST_DEPS)
+    [ -r "$f" ] || { echo "FAIL: no $f (make build/pmdatqmon.pmns build/pmdatqmon.help.dir)"; exit 1; }
+  done
   PCPDIR=$(mktemp -d "${TMPDIR:-/tmp}/tqmon-pcp.XXXXXX")
   chmod 755 "$PCPDIR"
   # the namespace pmcd serves: the root, pmcd, linux and proc subtrees
@@ -194,7 +200,7 @@ progsStop() {
 inst() { printf '%06d' "$1"; }
 
 tqAgentStart() {
-  PCP_EXTRA_AGENTS="tqmon	212	pipe	binary	$PWD/$AG -d 212 -c $2 -l \$d/log/tqmon.log"
+  PCP_EXTRA_AGENTS="tqmon	212	pipe	binary	$PWD/$AG -d 212 -h $PWD/build/pmdatqmon.help -c $2 -l \$d/log/tqmon.log"
   pcpStart "$1"
 }
 pcpVal() { pminfo -h "$1" -f "$2" 2>/dev/null | sed -n "s|^ *inst \[[0-9]* or \"$3\"\] value \(.*\)$|\1|p"; }

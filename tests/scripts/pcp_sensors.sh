@@ -29,7 +29,7 @@ T=${T:-build/asan/tqmon}
 OUT=${OUT:-build/test-out}
 AG=${AG:-build/asan/pmdatqmon}
 . tests/pcp/lib.sh
-PCP_EXTRA_PMNS="$PWD/sensors/pmdatqmon.pmns"
+PCP_EXTRA_PMNS="$PWD/build/pmdatqmon.pmns"
 PCP_ACCESS="fetch, store"
 pcpTest pcp_sensors
 # (command names of this run's own: an agent watches only its program,
