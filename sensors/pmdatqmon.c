@@ -985,6 +985,69 @@ typedef struct ResEnt {
 } ResEnt;
 static ResEnt *resEnts;
 
+/* Says once per name why a results file is not read (the agent reads
+** /dev/shm every fetch: a refusal would fill its log). */
+static void refuseResults(const char *path, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void refuseResults(const char *path, const char *fmt, ...) {
+  static char told[64][300];
+  static int ntold;
+  for (int i = 0; i < ntold && i < 64; i++)
+    if (!strcmp(told[i], path)) return;
+  snprintf(told[ntold++ % 64], sizeof told[0], "%s", path);
+  char why[300];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(why, sizeof why, fmt, ap);
+  va_end(ap);
+  pmNotifyErr(LOG_WARNING, "%s is not the results of tqmon process %s: refused (another user may have planted it)", path, why);
+}
+
+/* Opens /dev/shm/tqmon-results.PID for reading, as the segments are
+** (sensors/README.md, the trust model): the agent runs as root, and
+** /dev/shm is every user's.  The name is opened without following a link
+** and without blocking (a FIFO), and what was opened must be a regular
+** file with one link, of mode 0600, owned by the user process PID runs as,
+** and not larger than 64 MiB.  A file whose tqmon is gone (killed: it
+** could not remove it) is removed when it is such a file.  NULL when it
+** is not to be read. */
+static FILE *openResults(const char *path, pid_t pid) {
+  int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno == ELOOP) refuseResults(path, "%d: a symbolic link", (int)pid);
+    return NULL;
+  }
+  struct stat st;
+  uid_t owner = progUid(pid);
+  const char *why = NULL;
+  if (fstat(fd, &st)) why = "cannot be examined";
+  else if (!S_ISREG(st.st_mode)) why = "not a regular file";
+  else if (st.st_nlink != 1) why = "a file with other names (links)";
+  else if ((st.st_mode & 07777) != 0600) why = "not of mode 0600";
+  else if (st.st_size > 64L << 20) why = "larger than 64 MiB";
+  else if (owner == (uid_t)-1) {
+    /* its tqmon is gone: a killed one could not remove its file */
+    close(fd);
+    struct stat lst;
+    if (!lstat(path, &lst) && S_ISREG(lst.st_mode) && lst.st_nlink == 1 && lst.st_ino == st.st_ino) unlink(path);
+    return NULL;
+  } else if (st.st_uid != owner) {
+    refuseResults(path, "%d: it belongs to uid %u, and process %d runs as uid %u", (int)pid, (unsigned)st.st_uid, (int)pid,
+                  (unsigned)owner);
+    close(fd);
+    return NULL;
+  }
+  if (why) {
+    refuseResults(path, "%d: %s", (int)pid, why);
+    close(fd);
+    return NULL;
+  }
+  int fl = fcntl(fd, F_GETFL);
+  if (fl >= 0) fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+  FILE *f = fdopen(fd, "r");
+  if (!f) close(fd);
+  return f;
+}
+
 static void readResults(void) {
   pmInDom ri = pmInDom_build(dispatch.domain, IND_RES), ti = pmInDom_build(dispatch.domain, IND_TUP);
   pmdaCacheOp(ri, PMDA_CACHE_INACTIVE);
@@ -1005,11 +1068,7 @@ static void readResults(void) {
     if (*end || pid <= 0) continue;
     char path[300];
     snprintf(path, sizeof path, "/dev/shm/%s", de->d_name);
-    if (kill((pid_t)pid, 0) && errno == ESRCH) {
-      unlink(path); /* its tqmon was killed */
-      continue;
-    }
-    FILE *f = fopen(path, "r");
+    FILE *f = openResults(path, (pid_t)pid);
     if (!f) continue;
     char line[8192], attrs[TQ_SHM_MAX_ATTRS * 4][64];
     char curRes[128] = "";
