@@ -33,7 +33,7 @@ GEN     := $(B)/gen
 # The source folders, in the layer order of docs/design.md (each uses only
 # those before it; tests/scripts/layers.sh checks it).
 LAYERS  := base algebra grammar compiler runtime sensors display app
-LIBSRC  := $(filter-out app/main.c sensors/tqsensor.c sensors/pmdatqmon.c,$(foreach d,$(LAYERS),$(wildcard $(d)/*.c)))
+LIBSRC  := $(filter-out app/main.c sensors/tqsensor.c sensors/pmdatqmon.c sensors/pmdatqmon_kernel.c,$(foreach d,$(LAYERS),$(wildcard $(d)/*.c)))
 GENSRC  := $(GEN)/tq.c $(GEN)/lex.c $(GEN)/page.c $(GEN)/flame.c $(GEN)/session.c
 HDRS    := $(foreach d,$(LAYERS),$(wildcard $(d)/*.h)) include/tqmon.h include/tqmon_pm.h $(GEN)/tq.h
 INC     := -I$(GEN) -Ibase -Igrammar -Icompiler -Ialgebra -Isensors -Iruntime -Idisplay -Iinclude
@@ -131,13 +131,18 @@ $(B)/libtqsensor.a: $(B)/obj/tqsensor.o
 
 # The tqmon PCP agent (sensors/pmdatqmon.md): a program of its own that
 # uses nothing of tqmon but the segment's header, and libpcp_pmda.
-PMDALIBS := -lpcp_pmda -lpcp -lpthread
-$(B)/pmdatqmon: sensors/pmdatqmon.c sensors/tqshm.h sensors/tqshmgc.h
+# Its kernel part (-k, sensors/pmdatqmon_kernel.c) loads the kernel sensors'
+# BPF object itself (the skeleton of sensors/kernel/ks.bpf.c), without
+# tqmon's engine; without BTF it is built without BPF and says so at -k.
+PMDALIBS := -lpcp_pmda -lpcp -lpthread $(if $(KS_BTF),-lbpf -lelf -lz)
+PMDASRC  := sensors/pmdatqmon.c sensors/pmdatqmon_kernel.c
+PMDADEPS := $(PMDASRC) sensors/pmdatqmon_kernel.h sensors/tqshm.h sensors/tqshmgc.h sensors/kernel/ks.h $(KS_GEN)
+$(B)/pmdatqmon: $(PMDADEPS)
 	@mkdir -p $(B)
-	$(CC) $(CSTD) $(WARN) $(OPT) sensors/pmdatqmon.c $(PMDALIBS) -o $@
-$(B)/asan/pmdatqmon: sensors/pmdatqmon.c sensors/tqshm.h sensors/tqshmgc.h
+	$(CC) $(CSTD) $(WARN) $(OPT) -I$(GEN) -Isensors $(KS_NOBPF) $(PMDASRC) $(PMDALIBS) -o $@
+$(B)/asan/pmdatqmon: $(PMDADEPS)
 	@mkdir -p $(B)/asan
-	$(CC) $(CSTD) $(WARN) $(ASANF) sensors/pmdatqmon.c $(PMDALIBS) -o $@
+	$(CC) $(CSTD) $(WARN) $(ASANF) -I$(GEN) -Isensors $(KS_NOBPF) $(PMDASRC) $(PMDALIBS) -o $@
 # Its PCP files are in sensors/pmdatqmon/ (Install, Remove, domain.h, pmns,
 # root, help).  For the tests' own pmcds: the namespace with the domain's
 # number and a root (pmnsmerge takes it), and the help compiled by PCP's
