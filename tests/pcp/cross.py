@@ -17,8 +17,8 @@
 # query, impossible when none does, uncertain otherwise.  The answer
 # (ANSWER.csv: Sender,Box,Waiter,valid_at, any order) must
 #   - hold every certain pair and no impossible one (each answer row is
-#     matched, by its time, to the wake of P2 whose bracket holds it);
-#   - in time order, follow the wakes in the log's order;
+#     matched, by its time, to the end of P2's wait whose bracket holds it,
+#     the rows' times in order to the ends in order);
 #   - stamp each row within TOL_NS of its wake's bracket.
 # Prints one line of figures; exits 1 (with the reasons) on a mismatch.
 import sys
@@ -66,21 +66,26 @@ def main():
             rows.append((int(t), s, box, w))
     rows.sort()
     bad = []
-    # each answer row's wake: the one whose bracket (widened by tol) holds its time
+    # each answer row's wake: the rows' times, in order, go to ends of P2's
+    # waits in order, each time to the first end after the previous time's
+    # whose bracket (widened by tol) holds it (two ends can be closer than
+    # tol: a wake, and the exit with P2 waiting again)
     got = set()
-    last_k = -1
-    for t, s, box, w in rows:
-        if s != "a1:P1" or w != "a2:P2" or not box.startswith("a1:"):
-            bad.append("a row not from a1:P1 to a2:P2: %s,%s,%s,%d" % (s, box, w, t))
+    at = {}
+    k = -1
+    for t in sorted({r[0] for r in rows}):
+        j = k + 1
+        while j < len(ends) and not (ends[j][0] - tol <= t <= ends[j][1] + tol):
+            j += 1
+        if j == len(ends):
+            bad.append("row at %d: no end of a wait of P2 on a2 within %d ns after #%d (in time order)" % (t, tol, k))
             continue
-        ks = [k for k, e in enumerate(ends) if e[0] - tol <= t <= e[1] + tol]
-        if len(ks) != 1:
-            bad.append("row at %d (%s): %s wakes of P2 on a2 within %d ns" % (t, box, len(ks) or "no", tol))
-            continue
-        if ks[0] < last_k:
-            bad.append("row at %d: its wake (#%d) is before the previous row's (#%d): not in time order" % (t, ks[0], last_k))
-        last_k = ks[0]
-        got.add((ks[0], box[3:]))
+        at[t] = k = j
+    for t, s_, box, w in rows:
+        if s_ != "a1:P1" or w != "a2:P2" or not box.startswith("a1:"):
+            bad.append("a row not from a1:P1 to a2:P2: %s,%s,%s,%d" % (s_, box, w, t))
+        elif t in at:
+            got.add((at[t], box[3:]))
     certain, possible = set(), set()
     for k, (e0, e1, _, how) in enumerate(ends):
         for s0, s1, box in sends:
