@@ -16,7 +16,10 @@
 #                 libtqsensor.a, their headers, pkg-config files (tqmon.pc,
 #                 tqsensor.pc), man pages tqmon(1), libtqmon(3) and
 #                 tqmon-language(7) (go-md2man from docs/), the sensor
-#                 configurations and bash completion
+#                 configurations and bash completion, and the PCP agent
+#                 pmdatqmon with its Install and Remove scripts, namespace
+#                 and help in PMDADIR ($(PREFIX)/libexec/pcp/pmdas/tqmon;
+#                 PMDADIR=/var/lib/pcp/pmdas/tqmon beside PCP's own)
 #
 # Generated files (lemon parser, flex scanner) go to build/gen and are never
 # committed.  Warnings are errors (-Werror) in every build.
@@ -33,7 +36,7 @@ GEN     := $(B)/gen
 # The source folders, in the layer order of docs/design.md (each uses only
 # those before it; tests/scripts/layers.sh checks it).
 LAYERS  := base algebra grammar compiler runtime sensors display app
-LIBSRC  := $(filter-out app/main.c sensors/tqsensor.c sensors/pmdatqmon.c,$(foreach d,$(LAYERS),$(wildcard $(d)/*.c)))
+LIBSRC  := $(filter-out app/main.c sensors/tqsensor.c sensors/pmdatqmon.c sensors/pmdatqmon_kernel.c,$(foreach d,$(LAYERS),$(wildcard $(d)/*.c)))
 GENSRC  := $(GEN)/tq.c $(GEN)/lex.c $(GEN)/page.c $(GEN)/flame.c $(GEN)/session.c
 HDRS    := $(foreach d,$(LAYERS),$(wildcard $(d)/*.h)) include/tqmon.h include/tqmon_pm.h $(GEN)/tq.h
 INC     := -I$(GEN) -Ibase -Igrammar -Icompiler -Ialgebra -Isensors -Iruntime -Idisplay -Iinclude
@@ -131,13 +134,29 @@ $(B)/libtqsensor.a: $(B)/obj/tqsensor.o
 
 # The tqmon PCP agent (sensors/pmdatqmon.md): a program of its own that
 # uses nothing of tqmon but the segment's header, and libpcp_pmda.
-PMDALIBS := -lpcp_pmda -lpcp -lpthread
-$(B)/pmdatqmon: sensors/pmdatqmon.c sensors/tqshm.h sensors/tqshmgc.h
+# Its kernel part (-k, sensors/pmdatqmon_kernel.c) loads the kernel sensors'
+# BPF object itself (the skeleton of sensors/kernel/ks.bpf.c), without
+# tqmon's engine; without BTF it is built without BPF and says so at -k.
+PMDALIBS := -lpcp_pmda -lpcp -lpthread $(if $(KS_BTF),-lbpf -lelf -lz)
+PMDASRC  := sensors/pmdatqmon.c sensors/pmdatqmon_kernel.c
+PMDADEPS := $(PMDASRC) sensors/pmdatqmon_kernel.h sensors/tqshm.h sensors/tqshmgc.h sensors/kernel/ks.h $(KS_GEN)
+$(B)/pmdatqmon: $(PMDADEPS)
 	@mkdir -p $(B)
-	$(CC) $(CSTD) $(WARN) $(OPT) sensors/pmdatqmon.c $(PMDALIBS) -o $@
-$(B)/asan/pmdatqmon: sensors/pmdatqmon.c sensors/tqshm.h sensors/tqshmgc.h
+	$(CC) $(CSTD) $(WARN) $(OPT) -I$(GEN) -Isensors $(KS_NOBPF) $(PMDASRC) $(PMDALIBS) -o $@
+$(B)/asan/pmdatqmon: $(PMDADEPS)
 	@mkdir -p $(B)/asan
-	$(CC) $(CSTD) $(WARN) $(ASANF) sensors/pmdatqmon.c $(PMDALIBS) -o $@
+	$(CC) $(CSTD) $(WARN) $(ASANF) -I$(GEN) -Isensors $(KS_NOBPF) $(PMDASRC) $(PMDALIBS) -o $@
+# Its PCP files are in sensors/pmdatqmon/ (Install, Remove, domain.h, pmns,
+# root, help).  For the tests' own pmcds: the namespace with the domain's
+# number and a root (pmnsmerge takes it), and the help compiled by PCP's
+# newhelp (the agent's -h).
+PCP_BINADM := $(shell . /etc/pcp.conf 2>/dev/null && echo $$PCP_BINADM_DIR)
+$(B)/pmdatqmon.pmns: sensors/pmdatqmon/pmns sensors/pmdatqmon/domain.h
+	@mkdir -p $(B)
+	{ printf 'root {\n    tqmon\n}\n'; sed "s/TQMON:/$$(sed -n 's/^#define TQMON //p' sensors/pmdatqmon/domain.h):/" sensors/pmdatqmon/pmns; } >$@
+$(B)/pmdatqmon.help.dir: sensors/pmdatqmon/help $(B)/pmdatqmon.pmns
+	sed "/^@ TQMON\./s/TQMON\./$$(sed -n 's/^#define TQMON //p' sensors/pmdatqmon/domain.h)./" sensors/pmdatqmon/help | \
+	    $(PCP_BINADM)/newhelp -n $(B)/pmdatqmon.pmns -o $(B)/pmdatqmon.help
 # a PMAPI client of the agent for the tests: enables, fetches, prints
 $(B)/asan/tqpcpclient: tests/pcp/tqpcpclient.c
 	@mkdir -p $(B)/asan
@@ -214,7 +233,7 @@ run: all
 	@echo "(live: $(B)/tqmon serve examples/paper/*.tq --replay examples/paper/paper.trace --display pace=0.05)"
 
 # Fragments add their own programs and shared objects to TEST_DEPS.
-TEST_DEPS := $(B)/asan/pmdatqmon $(B)/asan/tqpcpclient
+TEST_DEPS := $(B)/asan/pmdatqmon $(B)/asan/tqpcpclient $(B)/pmdatqmon.pmns $(B)/pmdatqmon.help.dir
 include examples/examples.mk tests/testpm.mk tests/strobe.mk tests/kernel/kernel.mk
 
 # What the tests use beyond the build (sqlite3; chromium and playwright-core
@@ -244,6 +263,7 @@ prop-long: $(B)/prop
 # pkg-config files name every library libtqmon.a needs (it is static).
 PREFIX  ?= /usr/local
 DESTDIR ?=
+PMDADIR ?= $(PREFIX)/libexec/pcp/pmdas/tqmon
 VERSION := $(shell sed -n 's/^\#define TQ_VERSION "\(.*\)"/\1/p' include/tqmon.h)
 MANS    := $(B)/man/tqmon.1 $(B)/man/libtqmon.3 $(B)/man/tqmon-language.7
 
@@ -284,6 +304,10 @@ install: all $(MANS)
 	install -m 644 $(B)/man/tqmon-language.7 $(DESTDIR)$(PREFIX)/share/man/man7/
 	install -m 644 sensors/host.tq sensors/kernel.tq sensors/cpusample.tq $(DESTDIR)$(PREFIX)/share/tqmon/sensors/
 	install -m 644 app/tqmon.bash $(DESTDIR)$(PREFIX)/share/bash-completion/completions/tqmon
+	install -d $(DESTDIR)$(PMDADIR)
+	install -m 755 $(B)/pmdatqmon sensors/pmdatqmon/Install sensors/pmdatqmon/Remove $(DESTDIR)$(PMDADIR)/
+	install -m 644 sensors/pmdatqmon/domain.h sensors/pmdatqmon/pmns sensors/pmdatqmon/root sensors/pmdatqmon/help \
+	    $(DESTDIR)$(PMDADIR)/
 
 # ---------------------------------------------------------------- benchmarks
 $(B)/measure: bench/measure.c

@@ -66,13 +66,14 @@ static const char *usageText =
     "                              and CAP_PERFMON): give sensors/kernel.tq before\n"
     "                              your queries (sensors/kernel.md); with --host too\n"
     "      --pcp HOST[,HOST...]    PCP metrics from pmcd on each host (host, host:port,\n"
-    "                              or a file listing them); give the configuration\n"
-    "                              'tqmon pcp describe' wrote (sensors/pcp.md)\n"
+    "                              host@pmproxy, or a file listing them); give the\n"
+    "                              configuration 'tqmon pcp describe' wrote\n"
+    "                              (sensors/pcp.md)\n"
     "      --pcp-archive FILE[,FILE...]  the same from pmlogger archives\n"
     "      --pcp-offset HOST=MS[,HOST=MS...]  with --pcp-archive: the hosts' clocks\n"
     "                              ahead of the monitor's (a live run's\n"
     "                              clock_offset_ms), applied to their archives\n"
-    "      --pcp-sensors HOST[:PORT][@COMMAND][,...]\n"
+    "      --pcp-sensors HOST[:PORT][@PROXY][#COMMAND][,...]\n"
     "                              generated sensors of a program on each host,\n"
     "                              through pmcd and its tqmon agent pmdatqmon\n"
     "                              (sensors/pmdatqmon.md); entities are HOST:NAME\n"
@@ -588,7 +589,7 @@ static int registerLive(tq_engine *e, Args *a, int all) {
   if (a->kernel && tq_register(e, "kernel", NULL)) return -1;
   if (a->host && tq_register(e, "host", NULL)) return -1;
   if (a->pcpSensors) {
-    char *h = tqMprintf("host=%s", a->pcpSensors);
+    char *h = tqMprintf("host=%s;lag=%g", a->pcpSensors, a->pcpLag ? atof(a->pcpLag) : 250.0);
     int rc = tq_register(e, "pcpsensors", h);
     free(h);
     if (rc) return -1;

@@ -151,7 +151,10 @@ typedef struct Cache {
   int n;       /* instances */
   int *inst;   /* their ids */
   Val *v;      /* n * Rel.nm */
-  int refetched; /* an instance enabled during the tick was fetched at t */
+  int refetched; /* no more fetch of it at t: done again for the entities enabled during the tick, or
+                 ** none was missing */
+  int *asked;    /* the profile of its fetch (the instances asked for) */
+  int nasked;
 } Cache;
 
 /* An instance of an entity relation on a host, while it exists. */
@@ -266,6 +269,12 @@ struct Pcp {
   uint64_t nextIv;
   int64_t tick;
   int64_t ticks;
+  int64_t deadline;   /* live: when the current tick's jobs are given up (its refetches too) */
+  int64_t behind;     /* live: snapshots taken more than half a tick after their tick (the monitor
+                      ** itself fell behind: those rows hold values of a later time), once it had
+                      ** caught up with its ticks */
+  int64_t behindAtStart; /* those before (a start that took long: connecting through slow links) */
+  int caughtUp;
 };
 
 static Rel *relById(Pcp *pc, int rel) {
@@ -320,6 +329,7 @@ static void cacheClear(Cache *c, int nm) {
   for (int i = 0; c->v && i < c->n * nm; i++) free(c->v[i].s);
   free(c->v);
   free(c->inst);
+  free(c->asked);
   memset(c, 0, sizeof *c);
 }
 
@@ -639,6 +649,8 @@ static int workTick(Host *h) {
   return 0;
 }
 
+static pthread_mutex_t archiveLock = PTHREAD_MUTEX_INITIALIZER;
+
 static void *worker(void *arg) {
   Host *h = arg;
   Pcp *pc = h->pcp;
@@ -651,6 +663,10 @@ static void *worker(void *arg) {
     pthread_mutex_unlock(&pc->mu);
     int sts = 0;
     h->err[0] = 0;
+    /* over archives the hosts' jobs take turns: libpcp 6.0's archive reading
+    ** is not safe in two threads at once (two interpolated pmFetch of two
+    ** archive contexts crashed in __pmLogFetch, or gave one host nothing) */
+    if (pc->archive) pthread_mutex_lock(&archiveLock);
     if (job == JOB_CONNECT) {
       sts = workConnect(h);
       if (!sts && pc->archive) sts = workCheckArchive(h);
@@ -668,6 +684,7 @@ static void *worker(void *arg) {
     } else if (h->ctx >= 0) {
       if ((sts = pmUseContext(h->ctx)) >= 0) sts = workTick(h);
     }
+    if (pc->archive) pthread_mutex_unlock(&archiveLock);
     if (sts >= 0 && !pc->archive) countBytes(h);
     else if (sts < 0 && job == JOB_TICK) h->fd = -1; /* lost: libpcp closes it */
     pthread_mutex_lock(&pc->mu);
@@ -678,7 +695,9 @@ static void *worker(void *arg) {
     pthread_cond_broadcast(&pc->finished);
   }
   pthread_mutex_unlock(&pc->mu);
+  if (pc->archive) pthread_mutex_lock(&archiveLock);
   if (h->ctx >= 0) pmDestroyContext(h->ctx);
+  if (pc->archive) pthread_mutex_unlock(&archiveLock);
   h->ctx = -1;
   return NULL;
 }
@@ -709,8 +728,10 @@ static void runJobs(Pcp *pc, const int *posted, int64_t deadline) {
   pthread_mutex_unlock(&pc->mu);
 }
 
-/* When a tick's jobs are given up: 0.8 of a tick from now in a live run;
-** never over archives (0). */
+/* When a tick's jobs are given up: 0.8 of a tick after the snapshot began
+** in a live run (the fetches of entities begun in the tick, made while
+** the engine samples, share it: a slow host never holds the others past
+** it); never over archives (0). */
 static int64_t tickDeadline(const Pcp *pc) { return pc->archive ? 0 : nowNs() + pc->tick * 8 / 10; }
 
 /* Is the worker of h on a job (one not taken yet included)? */
@@ -1278,6 +1299,8 @@ static void report(tq_pm_global *g, tq_pm_private *p, Pcp *pc) {
   tqBufPrintf(&b,
               "\n  ], \"values\": %lld, \"fetches\": %lld, \"late\": %lld, \"samples_missed\": %lld, \"excluded\": %lld",
               (long long)values, (long long)fetches, (long long)late, (long long)missed, (long long)excluded);
+  if (!pc->archive)
+    tqBufPrintf(&b, ", \"behind\": %lld, \"behind_at_start\": %lld", (long long)pc->behind, (long long)pc->behindAtStart);
   tqBufPrintf(&b, "}");
   if (g->version >= 6) g->set_detail(g, p, b.s);
   tqBufFree(&b);
@@ -1642,6 +1665,10 @@ static int takeJob(tq_pm_global *g, tq_pm_private *p, Pcp *pc, Host *h, int64_t 
       cacheClear(&h->cache[r], pc->rel[r].nm);
       h->cache[r] = h->next[r];
       memset(&h->next[r], 0, sizeof h->next[r]);
+      Cache *c = &h->cache[r];
+      c->nasked = h->nprof[r];
+      c->asked = tqMalloc(sizeof(int) * (size_t)(c->nasked + 1));
+      if (c->nasked) memcpy(c->asked, h->prof[r], sizeof(int) * (size_t)c->nasked);
       h->lastN[r] = h->cache[r].n;
     }
   return rc;
@@ -1651,6 +1678,14 @@ static tq_pm_status pcpSnapshot(tq_pm_global *g, tq_pm_private *p, Pcp *pc) {
   int64_t t = g->now;
   int posted[MAX_HOSTS];
   pc->ticks++;
+  pc->deadline = tickDeadline(pc);
+  int64_t lag = pc->archive ? 0 : nowNs() - t;
+  if (lag > pc->tick / 2) {
+    if (pc->caughtUp) pc->behind++;
+    else pc->behindAtStart++;
+  } else {
+    pc->caughtUp = 1;
+  }
   for (int i = 0; i < pc->nhost; i++) recTick(pc, &pc->host[i]); /* the last tick, its samples answered */
   for (int e = 0; e < pc->nent; e++) pc->ent[e].needed = pc->ent[e].rel >= 0 && g->needed(g, pc->ent[e].rel);
   for (int i = 0; i < pc->nhost; i++) {
@@ -1668,7 +1703,7 @@ static tq_pm_status pcpSnapshot(tq_pm_global *g, tq_pm_private *p, Pcp *pc) {
     for (int r = 0; r < pc->nrel; r++) buildProfile(g, pc, h, r);
     posted[i] = JOB_TICK;
   }
-  runJobs(pc, posted, tickDeadline(pc));
+  runJobs(pc, posted, pc->deadline);
   int rc = 0;
   for (int i = 0; i < pc->nhost; i++) {
     Host *h = &pc->host[i];
@@ -1697,8 +1732,8 @@ static tq_pm_status pcpSnapshot(tq_pm_global *g, tq_pm_private *p, Pcp *pc) {
     up += pc->host[i].state == H_UP;
     values += pc->host[i].values;
   }
-  g->log(g, p, TQ_LOG_INFO, "tick %lld: %d of %d hosts up, %lld values so far", (long long)t, up, pc->nhost,
-         (long long)values);
+  g->log(g, p, TQ_LOG_INFO, "tick %lld: %d of %d hosts up, %lld values so far (taken %.0f ms after the tick)", (long long)t,
+         up, pc->nhost, (long long)values, (double)lag / 1e6);
   if (!up && pc->archive) g->halt(g); /* every archive ended */
   return TQ_PM_OK;
 }
@@ -1710,6 +1745,10 @@ static tq_pm_status pcpCall(tq_pm_global *g, tq_pm_private *p, int what, const t
     case TQ_PM_SNAPSHOT: return pc ? pcpSnapshot(g, p, pc) : TQ_PM_OK;
     case TQ_PM_END:
       if (pc) {
+        if (pc->behind)
+          g->log(g, p, TQ_LOG_WARNING,
+                 "%lld snapshots were taken more than half a tick after their tick: their rows hold values of a later time",
+                 (long long)pc->behind);
         recEnd(pc);
         report(g, p, pc);
         pcpFree(pc);
@@ -1760,6 +1799,62 @@ static tq_pm_status pcpEnable(tq_pm_global *g, tq_pm_private *p, int64_t entity,
   return TQ_PM_OK;
 }
 
+/* Was instance id in the profile of c's fetch (so, not in it, it went
+** away)?  A relation without an instance domain is asked whole. */
+static int cacheAsked(const Rel *rl, const Cache *c, int id) {
+  if (rl->indom == PM_INDOM_NULL) return 1;
+  for (int k = 0; k < c->nasked; k++)
+    if (c->asked[k] == id) return 1;
+  return 0;
+}
+
+/* Entities enabled during tick t (they began in it) were not in the
+** tick's fetch.  At the first sample that misses one, relation r is
+** fetched again on every host where an instance enabled now was not asked
+** at t (or whose fetch at t did not come), all at once and within what is
+** left of the tick's deadline: a slow host holds the others no longer
+** than the snapshot would (each used to be fetched in turn, with a fresh
+** 0.8 of a tick each).  Once per relation, host and tick.  Returns -1
+** when the engine refused a record. */
+static int refetch(tq_pm_global *g, tq_pm_private *p, Pcp *pc, int r, int64_t t) {
+  if (pc->deadline && nowNs() >= pc->deadline) return 0; /* (what is missing is a loss) */
+  int posted[MAX_HOSTS] = {0}, any = 0;
+  for (int i = 0; i < pc->nhost; i++) {
+    Host *h = &pc->host[i];
+    Cache *c = &h->cache[r];
+    int atT = c->valid && c->t == t;
+    if (h->state != H_UP || (atT && c->refetched) || hostBusy(pc, h)) continue;
+    int64_t excluded = h->relExcluded[r];
+    for (int k = 0; k < pc->nrel; k++) h->fetch[k] = 0;
+    for (int e = 0; e < pc->nent; e++) h->list[e].want = 0;
+    buildProfile(g, pc, h, r);
+    int need = h->fetch[r] && !atT;
+    for (int k = 0; h->fetch[r] && !need && k < h->nprof[r]; k++) need = !cacheAsked(&pc->rel[r], c, h->prof[r][k]);
+    if (!need) { /* nothing enabled since: not fetched, not counted */
+      h->relExcluded[r] = excluded;
+      h->fetch[r] = 0;
+      if (atT) c->refetched = 1;
+      continue;
+    }
+    h->jobT = t;
+    posted[i] = JOB_TICK;
+    any = 1;
+  }
+  if (!any) return 0;
+  runJobs(pc, posted, pc->deadline);
+  int rc = 0;
+  for (int i = 0; i < pc->nhost; i++) {
+    Host *h = &pc->host[i];
+    /* a failed fetch (a host lost, an archive at its end) is dealt with at
+    ** the next snapshot: a sample is no place to end entities begun at
+    ** this very instant */
+    if (!posted[i] || !jobEnded(pc, h, 1) || h->sts < 0) continue;
+    rc |= takeJob(g, p, pc, h, t);
+    if (h->state == H_UP) h->cache[r].refetched = 1;
+  }
+  return rc ? -1 : 0;
+}
+
 static tq_pm_status pcpSample(tq_pm_global *g, tq_pm_private *p, int attr, int64_t who, tq_time t, void *cookie) {
   Pcp *pc = p->data;
   Rel *rl = pc ? relById(pc, p->rel) : NULL;
@@ -1776,36 +1871,20 @@ static tq_pm_status pcpSample(tq_pm_global *g, tq_pm_private *p, int attr, int64
   }
   Cache *c = &h->cache[r];
   int slot = -1;
-  for (int tries = 0; tries < 2; tries++) {
+  for (int tries = 0; tries < 2 && slot < 0; tries++) {
     if (c->valid && c->t == t)
       for (int k = 0; k < c->n && slot < 0; k++)
         if (c->inst[k] == id) slot = k;
-    if (slot >= 0 || tries || (c->valid && c->t == t && c->refetched)) break;
-    /* enabled during this tick (it began in it): one more fetch of the
-    ** relation on this host, with the profile as it is now */
-    int posted[MAX_HOSTS] = {0};
-    if (hostBusy(pc, h)) break;
-    for (int k = 0; k < pc->nrel; k++) h->fetch[k] = 0;
-    for (int e = 0; e < pc->nent; e++) h->list[e].want = 0;
-    buildProfile(g, pc, h, r);
-    if (!h->fetch[r]) break;
-    h->jobT = t;
-    posted[h - pc->host] = JOB_TICK;
-    runJobs(pc, posted, tickDeadline(pc));
-    if (!jobEnded(pc, h, 1)) break;
-    /* a failed fetch (a host lost, an archive at its end) is dealt with at
-    ** the next snapshot: a sample is no place to end entities begun at
-    ** this very instant */
-    if (h->sts < 0) break;
-    if (takeJob(g, p, pc, h, t)) return TQ_PM_FATAL;
+    if (slot >= 0 || tries || (c->valid && c->t == t && (c->refetched || cacheAsked(rl, c, id)))) break;
+    if (refetch(g, p, pc, r, t)) return TQ_PM_FATAL;
     if (h->state != H_UP) return TQ_PM_OK;
     c = &h->cache[r];
-    c->refetched = 1;
   }
   if (slot < 0) {
-    /* fetched at t without it: the instance went away (no tuple, no loss);
-    ** not fetched at t (the host late, the fetch failed): a loss */
-    if (!(c->valid && c->t == t)) missedSample(g, p, h, who, t);
+    /* asked at t and not there: the instance went away (no tuple, no
+    ** loss); not asked at t (the host late, the fetch failed, no time left
+    ** in the tick to fetch an entity begun in it): a loss */
+    if (!(c->valid && c->t == t && cacheAsked(rl, c, id))) missedSample(g, p, h, who, t);
     return TQ_PM_OK;
   }
   int64_t v[PCP_MAX_ATTRS];

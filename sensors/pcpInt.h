@@ -74,6 +74,8 @@ int pcpSemOf(const char *name);
 void pcpSay(char *buf, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* pcpsock.c: the TCP socket (a descriptor of this process) connected to
 ** pmcd as spec names it (host, host:port; the port 44321 when not given),
+** or to the pmproxy it goes through (host@proxy[:port], or PMPROXY_HOST
+** and PMPROXY_PORT; the port 44322 when not given),
 ** other than the descriptors taken[0..n); -1 when none (a unix socket).
 ** libpcp does not give a context's descriptor. */
 int pcpSocketOf(const char *spec, const int *taken, int n);

@@ -4,10 +4,14 @@
 ** relation no other PM produces ("*"), from the pmdatqmon agents
 ** (sensors/pmdatqmon.c) of many hosts, through their pmcd (libpcp).
 **
-**   args "host=H[:PORT][@COMMAND],..."  the hosts; on each, the one program
-**                                       the agent watches (whose command is
-**                                       COMMAND, when given) with a catalog
-**                                       that matches the configuration
+**   args "host=H[:PORT][@PROXY[:PORT]][#COMMAND],...[;lag=MS]"  the hosts (through
+**                                       pmproxy, PCP's own H@PROXY); on each,
+**                                       the one program the agent watches
+**                                       (whose command is COMMAND, when
+**                                       given) with a catalog that matches
+**                                       the configuration; the lag of the
+**                                       realtime clock (--pcp-lag: when the
+**                                       run is behind its snapshots)
 **
 ** At START each host's pmcd is contacted (a PMAPI context per host), the
 ** agent's program is chosen and its catalog checked against the
@@ -26,9 +30,18 @@
 ** A host whose pmcd or agent is lost has its open tuples end at the last
 ** time seen from it, with a message; the others go on.  When every host's
 ** program has exited or every host is lost the collection ends.
+**
+** After START each host's context belongs to a worker thread of its own,
+** which makes its stores (the enables, in order) and its fetches: a
+** snapshot asks every host for its records at once and waits only for
+** those that may still hold records up to its time, a lag at most; a host
+** that has not answered by then is taken at a later snapshot (its records
+** late past the lag, counted), never holding the others longer.  Only the
+** main thread calls the engine.
 */
 #include <errno.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -40,6 +53,7 @@
 
 #define AG_EXIT 100   /* record kind: the program exited (pmdatqmon.c) */
 #define AG_MISSED 101 /* record kind: records the agent dropped for us, in its first int */
+#define PA_LOST 200   /* record kind of our own: the host was lost, its open tuples end here */
 #define PA_MAXHOST 64
 
 typedef struct PaRec {  /* a record fetched, waiting for its time */
@@ -50,6 +64,16 @@ typedef struct PaRec {  /* a record fetched, waiting for its time */
   int64_t v[16];
 } PaRec;
 
+typedef struct PaRaw {  /* a record as a worker decoded it (nothing of the engine's yet) */
+  TqTime t, from;       /* as the host stamped them */
+  uint64_t id;
+  int rel, kind, n;
+  int64_t missed;       /* AG_MISSED: how many */
+  int64_t v[16];        /* 'i': integer, 'f': double's bits */
+  char *str[16];        /* 's': the string (owned) */
+  char tag[16];         /* per value: 'i', 'f' or 's' */
+} PaRaw;
+
 typedef struct PaOpen { /* a tuple begun and not ended */
   int rel;
   uint64_t id;
@@ -59,8 +83,8 @@ typedef struct PaOpen { /* a tuple begun and not ended */
 } PaOpen;
 
 typedef struct PaHost {
-  char spec[160];       /* as given: HOST[:PORT] */
-  char want[64];        /* @COMMAND, or "" */
+  char spec[160];       /* as given: HOST[:PORT][@PROXY[:PORT]] */
+  char want[64];        /* #COMMAND, or "" */
   char name[64];        /* pmcd.hostname */
   int ctx;              /* PMAPI context, -1 when lost */
   uint32_t agentPid;    /* the agent's process (another one: pmcd started it again) */
@@ -77,12 +101,37 @@ typedef struct PaHost {
   char badWhy[160];     /* the first invalid record */
   char failed[320];     /* a store failed (in enable): lost at the next snapshot, never
                         ** inside the engine's enable call */
+  pmID recs, ctl, pKind, pId, pFrom, pInt, pFloat, pString, agentPidId; /* on its pmcd */
+  /* its worker (the fields below under Pa.mu) */
+  pthread_t th;
+  int thread;           /* started */
+  int stop;             /* asked to end (the host is lost, or the run ends) */
+  char **cmds;          /* stores to make, in order */
+  int ncmd, ccmd;
+  int fetchAsked;       /* a fetch asked and not yet begun */
+  int fetching;         /* in pmFetch */
+  int storing;          /* in pmStore */
+  PaRaw *raw;           /* a fetch done and not yet taken: its records, decoded */
+  int nraw, craw;
+  int sts, fetched;     /* its status (<0: failed) */
+  int vsNum, apNum;     /* numval of tqmon.records and tqmon.agent.pid in it */
+  int64_t undecoded;    /* event arrays libpcp could not unpack (invalid: added to bad at the end) */
+  uint32_t apPid;       /* the agent's process */
+  TqTime stamp;         /* pmcd's time stamp of it */
+  TqTime before, after; /* its round trip */
+  char refused[320];    /* the first store refused (logged by the main thread) */
+  struct Pa *pa;
+  int refusedLogged;
+  int64_t slow;         /* snapshots it had not answered by their deadline */
+  int given;            /* the run gave up waiting for it, until its fetch comes */
+  TqTime lastStart;     /* when its last fetch taken began (the monitor's clock) */
 } PaHost;
 
 typedef struct Pa {
   PaHost h[PA_MAXHOST];
   int nh, nrel;
-  pmID recs, ctl, pKind, pId, pFrom, pInt, pFloat, pString, agentPid;
+  pthread_mutex_t mu;   /* the workers' fields of the hosts */
+  pthread_cond_t work, done;
   PaRec *q;             /* fetched, not yet produced */
   int64_t nq, cq;
   TqMap open;           /* (host, rel, id) -> PaOpen */
@@ -90,6 +139,12 @@ typedef struct Pa {
   TqTime closed;        /* the last instant the engine has processed: nothing may come at or before it */
   int64_t produced, late, unmatched, seq;
   int ending;           /* snapshots since every host was done */
+  int64_t behind;       /* snapshots taken more than a lag after their time (the monitor itself
+                        ** fell behind), once it had caught up; behindAtStart: those before */
+  int64_t behindAtStart;
+  int caughtUp;
+  TqTime lag;           /* the clock's (;lag=MS in the args; 250 ms by default) */
+  TqTime worst;         /* the longest a snapshot came after its time plus the lag, once caught up */
 } Pa;
 
 /* (id holds its host in its top byte already) */
@@ -141,8 +196,9 @@ static void expectLine(tq_pm_global *g, int rel, TqBuf *b) {
   }
 }
 
-static int store(Pa *s, PaHost *h, const char *cmd) {
-  if (!h->up) return -1;
+/* Stores cmd into tqmon.control on h's context (before the workers start,
+** or in h's worker).  Returns pmStore's status. */
+static int store(PaHost *h, const char *cmd) {
   pmUseContext(h->ctx);
   size_t len = strlen(cmd);
   pmValueBlock *vb = tqCalloc(1, PM_VAL_HDR_SIZE + len + 1);
@@ -151,7 +207,7 @@ static int store(Pa *s, PaHost *h, const char *cmd) {
   memcpy(vb->vbuf, cmd, len);
   pmResult *r = tqCalloc(1, sizeof(pmResult) + sizeof(pmValueSet *));
   pmValueSet vs;
-  vs.pmid = s->ctl;
+  vs.pmid = h->ctl;
   vs.numval = 1;
   vs.valfmt = PM_VAL_DPTR;
   vs.vlist[0].inst = PM_IN_NULL;
@@ -161,8 +217,6 @@ static int store(Pa *s, PaHost *h, const char *cmd) {
   int rc = pmStore(r);
   free(vb);
   free(r);
-  h->stores++;
-  if (rc < 0) h->storeErrors++;
   return rc;
 }
 
@@ -182,8 +236,8 @@ static int connectHost(Pa *s, tq_pm_global *g, PaHost *h) {
     snprintf(h->why, sizeof h->why, "no tqmon agent (pmdatqmon) under its pmcd: %s", rc < 0 ? pmErrStr(rc) : "metrics missing");
     return -1;
   }
-  s->recs = ids[0], s->ctl = ids[1], s->pKind = ids[2], s->pId = ids[3], s->pFrom = ids[4], s->pInt = ids[5];
-  s->pFloat = ids[6], s->pString = ids[7], s->agentPid = ids[8];
+  h->recs = ids[0], h->ctl = ids[1], h->pKind = ids[2], h->pId = ids[3], h->pFrom = ids[4], h->pInt = ids[5];
+  h->pFloat = ids[6], h->pString = ids[7], h->agentPidId = ids[8];
   if (fetchString("pmcd.hostname", PM_IN_NULL, h->name, sizeof h->name)) snprintf(h->name, sizeof h->name, "%.63s", h->spec);
   /* the programs: running, with the command asked for, with our catalog */
   pmID pst;
@@ -236,7 +290,7 @@ static int connectHost(Pa *s, tq_pm_global *g, PaHost *h) {
   }
   /* the instances of tqmon.records of its relations */
   pmDesc rd;
-  pmLookupDesc(s->recs, &rd);
+  pmLookupDesc(h->recs, &rd);
   h->inst = tqMalloc(sizeof(int) * (size_t)(s->nrel + 1));
   for (int rel = 0; rel <= s->nrel; rel++) h->inst[rel] = -1;
   for (int rel = 1; rel <= s->nrel; rel++) {
@@ -278,7 +332,7 @@ static PaHost *hostOf(Pa *s, const char *ent, const char **name) {
 
 static tq_pm_status paInit(tq_pm_global *g, tq_pm_private *p) {
   if (!p->args || strncmp(p->args, "host=", 5) || !p->args[5]) {
-    snprintf(p->message, sizeof p->message, "give the hosts: host=H[:PORT][@COMMAND],...");
+    snprintf(p->message, sizeof p->message, "give the hosts: host=H[:PORT][@PROXY[:PORT]][#COMMAND],...");
     return TQ_PM_ERROR;
   }
   p->caps = TQ_PM_PRODUCER;
@@ -318,31 +372,141 @@ static void endHost(Pa *s, tq_pm_global *g, int hi, TqTime t) {
     }
 }
 
+/* Host hi is lost (its pmcd or agent failed).  The records fetched from
+** it before are kept: they happened.  Its open tuples end at the last time
+** seen from it (its last record, fetched or produced), when the merge
+** gets there (a PA_LOST record), so no record of it comes after its end. */
 static void loseHost(Pa *s, tq_pm_global *g, tq_pm_private *p, int hi, const char *why) {
   PaHost *h = &s->h[hi];
   if (!h->up) return;
   h->up = 0;
   h->done = 1;
   snprintf(h->why, sizeof h->why, "%s", why);
-  TqTime t = h->lastT > s->closed ? h->lastT : s->closed + 1;
+  TqTime t = h->lastT;
+  for (int64_t k = 0; k < s->nq; k++)
+    if (s->q[k].host == hi && s->q[k].t > t) t = s->q[k].t;
+  t = t + 1 > s->closed + 1 ? t + 1 : s->closed + 1; /* (a chronon after its last record: after any begin) */
   g->log(g, p, TQ_LOG_WARNING, "host %s (%s) lost at %lld: %s: its entities end", h->name, h->spec, (long long)t, why);
-  endHost(s, g, hi, t);
-  pmDestroyContext(h->ctx);
-  h->ctx = -1;
+  PaRec r;
+  memset(&r, 0, sizeof r);
+  r.host = hi;
+  r.kind = PA_LOST;
+  r.t = t;
+  pushRec(s, &r);
+  /* its worker ends, and destroys its context (the agent releases our
+  ** enables there, if it is still alive) */
+  pthread_mutex_lock(&s->mu);
+  h->stop = 1;
+  pthread_cond_broadcast(&s->work);
+  pthread_mutex_unlock(&s->mu);
+}
+
+static void decodeRecord(PaHost *h, int rel, pmHighResResult *e);
+
+/* The worker of host h: its stores, in order, then a fetch when one is
+** asked (after the stores asked before it: the main thread asks for none
+** while it waits for the fetch); the results wait in h for the main
+** thread.  It owns h's context from its start, and destroys it when it
+** ends. */
+static void *worker(void *arg) {
+  PaHost *h = arg;
+  Pa *s = h->pa;
+  pthread_mutex_lock(&s->mu);
+  for (;;) {
+    while (!h->stop && !h->ncmd && !h->fetchAsked) pthread_cond_wait(&s->work, &s->mu);
+    if (h->stop) break;
+    if (h->ncmd && h->failed[0]) { /* (lost at the next snapshot: no more stores) */
+      for (int i = 0; i < h->ncmd; i++) free(h->cmds[i]);
+      h->ncmd = 0;
+      continue;
+    }
+    if (h->ncmd) {
+      char *cmd = h->cmds[0];
+      memmove(h->cmds, h->cmds + 1, sizeof(char *) * (size_t)--h->ncmd);
+      h->storing = 1;
+      pthread_mutex_unlock(&s->mu);
+      int rc = store(h, cmd);
+      pthread_mutex_lock(&s->mu);
+      h->storing = 0;
+      h->stores++;
+      if (rc < 0) h->storeErrors++;
+      if (rc == PM_ERR_IPC || rc == PM_ERR_NOAGENT || rc == PM_ERR_TIMEOUT || rc == -ECONNRESET || rc == -EPIPE) {
+        if (!h->failed[0]) snprintf(h->failed, sizeof h->failed, "'%.200s' failed: %s", cmd, pmErrStr(rc));
+      } else if (rc < 0 && !h->refused[0]) {
+        snprintf(h->refused, sizeof h->refused, "'%.200s' refused: %s", cmd, pmErrStr(rc));
+      }
+      free(cmd);
+      continue;
+    }
+    h->fetchAsked = 0;
+    h->fetching = 1;
+    pthread_mutex_unlock(&s->mu);
+    /* (the fields of the fetch are the worker's until fetched is set) */
+    pmResult *res = NULL;
+    pmUseContext(h->ctx);
+    pmID two[2] = {h->recs, h->agentPidId};
+    h->before = realNow();
+    h->sts = pmFetch(2, two, &res);
+    h->after = realNow();
+    if (h->sts >= 0) {
+      h->stamp = (TqTime)res->timestamp.tv_sec * TQ_SEC + (TqTime)res->timestamp.tv_usec * 1000;
+      pmValueSet *vs = res->vset[0], *ap = res->vset[1];
+      pmAtomValue apv = {0};
+      if (ap->numval == 1) pmExtractValue(ap->valfmt, &ap->vlist[0], PM_TYPE_U32, &apv, PM_TYPE_U32);
+      h->vsNum = vs->numval;
+      h->apNum = ap->numval;
+      h->apPid = apv.ul;
+      for (int j = 0; j < vs->numval; j++) {
+        int rel = 0;
+        for (int r = 1; r <= h->pa->nrel && !rel; r++)
+          if (h->inst[r] == vs->vlist[j].inst) rel = r;
+        if (!rel) continue;
+        pmHighResResult **er;
+        int n = pmUnpackHighResEventRecords(vs, j, &er);
+        if (n < 0) {
+          h->undecoded++;
+          continue;
+        }
+        for (int k = 0; k < n; k++) decodeRecord(h, rel, er[k]);
+        if (n > 0) pmFreeHighResEventResult(er);
+      }
+      pmFreeResult(res);
+    }
+    pthread_mutex_lock(&s->mu);
+    h->fetching = 0;
+    h->fetched = 1;
+    pthread_cond_broadcast(&s->done);
+  }
+  for (int i = 0; i < h->ncmd; i++) free(h->cmds[i]);
+  h->ncmd = 0;
+  pthread_mutex_unlock(&s->mu);
+  pmDestroyContext(h->ctx); /* the agent releases this client's enables */
+  return NULL;
 }
 
 static tq_pm_status paStart(tq_pm_global *g, tq_pm_private *p) {
   Pa *s = tqCalloc(1, sizeof *s);
+  pthread_mutex_init(&s->mu, NULL);
+  pthread_cond_init(&s->work, NULL);
+  pthread_cond_init(&s->done, NULL);
   p->data = s;
   s->nrel = enProgram(g)->cat.rels.n;
   char *list = tqStrdup(p->args + 5);
+  char *lag = strstr(list, ";lag=");
+  s->lag = 250 * TQ_MSEC;
+  if (lag) {
+    *lag = 0;
+    s->lag = (TqTime)(atof(lag + 5) * (double)TQ_MSEC);
+  }
   for (char *w = strtok(list, ","); w && s->nh < PA_MAXHOST; w = strtok(NULL, ",")) {
     PaHost *h = &s->h[s->nh++];
     h->ctx = -1;
-    char *at = strchr(w, '@');
-    if (at) {
-      *at = 0;
-      snprintf(h->want, sizeof h->want, "%s", at + 1);
+    h->pa = s;
+    /* ('#', not '@': H@PROXY is PCP's own syntax for going through pmproxy) */
+    char *hash = strchr(w, '#');
+    if (hash) {
+      *hash = 0;
+      snprintf(h->want, sizeof h->want, "%s", hash + 1);
     }
     snprintf(h->spec, sizeof h->spec, "%s", w);
   }
@@ -366,10 +530,17 @@ static tq_pm_status paStart(tq_pm_global *g, tq_pm_private *p) {
       if (!whole || h->inst[rel] < 0) continue;
       char cmd[160];
       snprintf(cmd, sizeof cmd, "set %d/%s * 1", h->pid, g->relation_name(g, rel));
-      int rc = store(s, h, cmd);
+      int rc = store(h, cmd);
+      h->stores++;
+      if (rc < 0) h->storeErrors++;
       if (rc < 0) g->log(g, p, TQ_LOG_WARNING, "host %s: '%s' refused: %s", h->name, cmd, pmErrStr(rc));
     }
     g->log(g, p, TQ_LOG_INFO, "host %s (%s): program %d", h->name, h->spec, h->pid);
+    if (pthread_create(&h->th, NULL, worker, h)) {
+      snprintf(p->message, sizeof p->message, "cannot start a thread: %s", strerror(errno));
+      return TQ_PM_FATAL;
+    }
+    h->thread = 1;
   }
   if (!up) {
     snprintf(p->message, sizeof p->message, "no host with a tqmon agent watching a program of this configuration");
@@ -380,125 +551,200 @@ static tq_pm_status paStart(tq_pm_global *g, tq_pm_private *p) {
   return TQ_PM_OK;
 }
 
-/* Converts one unpacked record of host hi, relation rel. */
-static void takeRecord(Pa *s, tq_pm_global *g, int hi, int rel, pmHighResResult *e) {
-  PaHost *h = &s->h[hi];
-  PaRec r;
-  memset(&r, 0, sizeof r);
-  r.host = hi;
-  r.rel = rel;
-  r.t = (TqTime)e->timestamp.tv_sec * TQ_SEC + e->timestamp.tv_nsec - (TqTime)llround(h->applied);
-  int nattr = g->nattributes(g, rel);
+/* Decodes one unpacked record of relation rel into h's raw records (in
+** h's worker: nothing of the engine's is used). */
+static void decodeRecord(PaHost *h, int rel, pmHighResResult *e) {
+  if (h->nraw == h->craw) {
+    h->craw = h->craw ? 2 * h->craw : 256;
+    h->raw = tqRealloc(h->raw, sizeof(PaRaw) * (size_t)h->craw);
+  }
+  PaRaw *r = &h->raw[h->nraw++];
+  memset(r, 0, sizeof *r);
+  r->rel = rel;
+  r->t = (TqTime)e->timestamp.tv_sec * TQ_SEC + e->timestamp.tv_nsec;
   for (int i = 0; i < e->numpmid; i++) {
     pmValueSet *q = e->vset[i];
     if (q->numval <= 0) continue;
     pmAtomValue av;
-    if (q->pmid == s->pKind) {
+    if (q->pmid == h->pKind) {
       pmExtractValue(q->valfmt, &q->vlist[0], PM_TYPE_U32, &av, PM_TYPE_U32);
-      r.kind = (int)av.ul;
-    } else if (q->pmid == s->pId) {
+      r->kind = (int)av.ul;
+    } else if (q->pmid == h->pId) {
       pmExtractValue(q->valfmt, &q->vlist[0], PM_TYPE_U64, &av, PM_TYPE_U64);
-      r.id = ((uint64_t)hi << 56) ^ (av.ull & ((1ull << 56) - 1));
-    } else if (q->pmid == s->pFrom) {
+      r->id = av.ull;
+    } else if (q->pmid == h->pFrom) {
       pmExtractValue(q->valfmt, &q->vlist[0], PM_TYPE_64, &av, PM_TYPE_64);
-      r.from = av.ll - (TqTime)llround(h->applied);
-    } else if (r.kind == AG_MISSED && q->pmid == s->pInt) {
+      r->from = av.ll;
+    } else if (r->kind == AG_MISSED && q->pmid == h->pInt) {
       pmExtractValue(q->valfmt, &q->vlist[0], PM_TYPE_64, &av, PM_TYPE_64);
-      if (av.ll > 0) h->missed += av.ll; /* the agent's queue for us was full: that many dropped */
-      return;
-    } else if (r.n < nattr && r.n < 16) {
-      int k = r.n;
-      const char *ent = NULL;
-      int ty = g->attribute_type(g, rel, k, &ent);
-      if (q->pmid == s->pInt && (ty == TQ_TY_INT || ty == TQ_TY_ENUM)) {
-        pmExtractValue(q->valfmt, &q->vlist[0], PM_TYPE_64, &av, PM_TYPE_64);
-        r.v[r.n++] = av.ll;
-      } else if (q->pmid == s->pFloat && ty == TQ_TY_FLOAT) {
-        pmExtractValue(q->valfmt, &q->vlist[0], PM_TYPE_DOUBLE, &av, PM_TYPE_DOUBLE);
-        memcpy(&r.v[r.n++], &av.d, 8);
-      } else if (q->pmid == s->pString && (ty == TQ_TY_STRING || ty == TQ_TY_ENTITY)) {
-        pmExtractValue(q->valfmt, &q->vlist[0], PM_TYPE_STRING, &av, PM_TYPE_STRING);
-        char buf[200];
-        if (ty == TQ_TY_ENTITY) snprintf(buf, sizeof buf, "%s:%s", h->name, av.cp);
-        else snprintf(buf, sizeof buf, "%s", av.cp);
-        free(av.cp);
-        r.v[r.n++] = g->symbol(g, buf, -1);
-      } else {
-        if (!h->bad++) snprintf(h->badWhy, sizeof h->badWhy, "%s: attribute %d of the wrong type", g->relation_name(g, rel), k + 1);
-        return;
-      }
+      r->missed = av.ll;
+    } else if (r->n >= 16) {
+      r->n++; /* (more than any relation has: invalid) */
+    } else if (q->pmid == h->pInt) {
+      pmExtractValue(q->valfmt, &q->vlist[0], PM_TYPE_64, &av, PM_TYPE_64);
+      r->tag[r->n] = 'i';
+      r->v[r->n++] = av.ll;
+    } else if (q->pmid == h->pFloat) {
+      pmExtractValue(q->valfmt, &q->vlist[0], PM_TYPE_DOUBLE, &av, PM_TYPE_DOUBLE);
+      r->tag[r->n] = 'f';
+      memcpy(&r->v[r->n++], &av.d, 8);
+    } else if (q->pmid == h->pString) {
+      pmExtractValue(q->valfmt, &q->vlist[0], PM_TYPE_STRING, &av, PM_TYPE_STRING);
+      r->tag[r->n] = 's';
+      r->str[r->n++] = av.cp;
+    } else {
+      r->tag[r->n++] = '?';
     }
   }
-  if (r.kind == AG_EXIT) {
+}
+
+static void rawFree(PaRaw *r) {
+  for (int k = 0; k < r->n && k < 16; k++) free(r->str[k]);
+}
+
+/* Converts host hi's raw record r into the merge (the main thread: its
+** symbols are the engine's).  An event or a begin already past the
+** instant the run has processed is late: counted, and dropped here, before
+** its values are converted; an end needs no values (its begin's are used). */
+static void convertRaw(Pa *s, tq_pm_global *g, int hi, const PaRaw *raw) {
+  PaHost *h = &s->h[hi];
+  if (raw->kind == AG_MISSED) {
+    if (raw->missed > 0) h->missed += raw->missed; /* the agent's queue for us was full: that many dropped */
+    return;
+  }
+  PaRec r;
+  memset(&r, 0, sizeof r);
+  r.host = hi;
+  r.rel = raw->rel;
+  r.kind = raw->kind;
+  r.t = raw->t - (TqTime)llround(h->applied);
+  r.id = ((uint64_t)hi << 56) ^ (raw->id & ((1ull << 56) - 1));
+  if (raw->kind == AG_EXIT) {
     pushRec(s, &r);
     return;
   }
-  if (r.kind == AG_MISSED) return; /* (without its count: nothing to add) */
-  if (r.kind < 1 || r.kind > 3 || r.n != nattr) {
+  int rel = raw->rel, nattr = g->nattributes(g, rel);
+  if (raw->kind < 1 || raw->kind > 3 || raw->n != nattr) {
     if (!h->bad++)
-      snprintf(h->badWhy, sizeof h->badWhy, "%s: kind %d with %d of %d attributes", g->relation_name(g, rel), r.kind, r.n, nattr);
+      snprintf(h->badWhy, sizeof h->badWhy, "%s: kind %d with %d of %d attributes", g->relation_name(g, rel), raw->kind,
+               raw->n, nattr);
     return;
   }
   h->records++;
+  r.n = nattr;
+  if (raw->kind == 3) {
+    r.from = raw->from - (TqTime)llround(h->applied);
+    pushRec(s, &r);
+    return;
+  }
+  if ((r.t > s->start ? r.t : s->start) <= s->closed) { /* (produceRec's test, as early as it can be) */
+    s->late++;
+    h->late++;
+    return;
+  }
+  for (int k = 0; k < nattr; k++) {
+    const char *ent = NULL;
+    int ty = g->attribute_type(g, rel, k, &ent);
+    char c = raw->tag[k];
+    if (c == 'i' && (ty == TQ_TY_INT || ty == TQ_TY_ENUM)) {
+      r.v[k] = raw->v[k];
+    } else if (c == 'f' && ty == TQ_TY_FLOAT) {
+      r.v[k] = raw->v[k];
+    } else if (c == 's' && (ty == TQ_TY_STRING || ty == TQ_TY_ENTITY)) {
+      char buf[200];
+      if (ty == TQ_TY_ENTITY) snprintf(buf, sizeof buf, "%s:%s", h->name, raw->str[k]);
+      else snprintf(buf, sizeof buf, "%s", raw->str[k]);
+      r.v[k] = g->symbol(g, buf, -1);
+    } else {
+      h->records--;
+      if (!h->bad++) snprintf(h->badWhy, sizeof h->badWhy, "%s: attribute %d of the wrong type", g->relation_name(g, rel), k + 1);
+      return;
+    }
+  }
   pushRec(s, &r);
 }
 
-/* Fetches host hi's records; a failure loses the host. */
-static void fetchHost(Pa *s, tq_pm_global *g, tq_pm_private *p, int hi) {
+/* Takes what host hi's worker fetched and decoded (h->raw, or the error
+** h->sts, with its round trip); a failure loses the host.  Called with
+** Pa.mu held (released while the records are converted: the worker waits
+** until they are taken). */
+static void takeFetch(Pa *s, tq_pm_global *g, tq_pm_private *p, int hi) {
   PaHost *h = &s->h[hi];
-  if (!h->up) return;
-  pmUseContext(h->ctx);
-  pmResult *res;
-  TqTime before = realNow();
-  pmID two[2] = {s->recs, s->agentPid};
-  int rc = pmFetch(2, two, &res);
-  TqTime after = realNow();
-  if (rc < 0) {
-    char why[160];
-    snprintf(why, sizeof why, "fetch failed: %s", pmErrStr(rc));
-    loseHost(s, g, p, hi, why);
-    return;
-  }
-  h->fetches++;
-  double rtt = (double)(after - before);
-  TqTime stamp = (TqTime)res->timestamp.tv_sec * TQ_SEC + (TqTime)res->timestamp.tv_usec * 1000;
-  if (rtt < h->rtt) { /* the shortest round trip gives the best estimate (reported, not applied) */
-    h->rtt = rtt;
-    h->offset = (double)stamp - ((double)before + rtt / 2);
-  }
-  pmValueSet *vs = res->vset[0], *ap = res->vset[1];
-  pmAtomValue apv = {0};
-  if (ap->numval == 1) pmExtractValue(ap->valfmt, &ap->vlist[0], PM_TYPE_U32, &apv, PM_TYPE_U32);
-  if (vs->numval < 0 || ap->numval != 1 || (h->agentPid && apv.ul != h->agentPid)) {
+  char why[160] = "";
+  if (h->sts < 0) {
+    snprintf(why, sizeof why, "fetch failed: %s", pmErrStr(h->sts));
+  } else if (h->vsNum < 0 || h->apNum != 1 || (h->agentPid && h->apPid != h->agentPid)) {
     /* pmcd answers, its tqmon agent does not (it died), or it is another one
     ** (pmcd started it again: this client's enables and records are gone) */
-    char why[160];
-    if (vs->numval < 0 || ap->numval < 0) snprintf(why, sizeof why, "its tqmon agent: %s", pmErrStr(vs->numval < 0 ? vs->numval : ap->numval));
-    else if (ap->numval != 1) snprintf(why, sizeof why, "its tqmon agent does not answer");
-    else snprintf(why, sizeof why, "its tqmon agent was started again (process %u, was %u): the enables are gone", apv.ul, h->agentPid);
-    pmFreeResult(res);
-    loseHost(s, g, p, hi, why);
-    return;
+    if (h->vsNum < 0 || h->apNum < 0) snprintf(why, sizeof why, "its tqmon agent: %s", pmErrStr(h->vsNum < 0 ? h->vsNum : h->apNum));
+    else if (h->apNum != 1) snprintf(why, sizeof why, "its tqmon agent does not answer");
+    else snprintf(why, sizeof why, "its tqmon agent was started again (process %u, was %u): the enables are gone", h->apPid, h->agentPid);
   }
-  h->agentPid = apv.ul;
-  for (int j = 0; j < vs->numval; j++) {
-    int rel = 0;
-    for (int r = 1; r <= s->nrel && !rel; r++)
-      if (h->inst[r] == vs->vlist[j].inst) rel = r;
-    if (!rel) continue;
-    pmHighResResult **er;
-    int n = pmUnpackHighResEventRecords(vs, j, &er);
-    if (n < 0) {
-      h->bad++;
-      continue;
+  int up = h->up;
+  pthread_mutex_unlock(&s->mu);
+  if (!why[0] && up) {
+    h->fetches++;
+    double rtt = (double)(h->after - h->before);
+    if (rtt < h->rtt) { /* the shortest round trip gives the best estimate (reported, not applied) */
+      h->rtt = rtt;
+      h->offset = (double)h->stamp - ((double)h->before + rtt / 2);
     }
-    for (int k = 0; k < n; k++) {
-      pmHighResResult *e = er[k];
-      takeRecord(s, g, hi, rel, e);
-    }
-    if (n > 0) pmFreeHighResEventResult(er);
+    h->agentPid = h->apPid;
+    for (int k = 0; k < h->nraw; k++) convertRaw(s, g, hi, &h->raw[k]);
   }
-  pmFreeResult(res);
+  for (int k = 0; k < h->nraw; k++) rawFree(&h->raw[k]);
+  h->nraw = 0;
+  if (why[0] && up) loseHost(s, g, p, hi, why);
+  pthread_mutex_lock(&s->mu);
+  h->fetched = 0;
+  h->given = 0;
+  if (h->before > h->lastStart) h->lastStart = h->before;
+}
+
+/* Every host's records up to the snapshot: every host is asked for its
+** records at once, and the run waits for the answer of each to a fetch
+** begun at or after since (the snapshot's due time, its time plus the lag,
+** or its start when earlier: the agent may drain a program's rings late,
+** so only such a fetch holds every record up to the snapshot's time, as
+** far as the lag promises anything), until deadline.  A host that has not
+** answered by then is slow: not waited for again until its fetch comes
+** (its records past the lag are then late), so it holds the others a lag
+** at most.  Its stores (enables) go before its fetch, so a host busy with
+** them is waited for like one fetching: the run keeps pace with its
+** enables, as when they were made on the main thread. */
+static void fetchAll(Pa *s, tq_pm_global *g, tq_pm_private *p, TqTime since, TqTime deadline) {
+  struct timespec ts = {(time_t)(deadline / TQ_SEC), (long)(deadline % TQ_SEC)};
+  pthread_mutex_lock(&s->mu);
+  for (int i = 0; i < s->nh; i++) {
+    PaHost *h = &s->h[i];
+    if (h->up && h->thread && !h->fetching && !h->fetchAsked && !h->fetched) h->fetchAsked = 1;
+  }
+  pthread_cond_broadcast(&s->work);
+  for (;;) {
+    int left = 0;
+    for (int i = 0; i < s->nh; i++) {
+      PaHost *h = &s->h[i];
+      if (h->fetched) takeFetch(s, g, p, i); /* (releases the lock meanwhile) */
+      if (!h->up || !h->thread || h->done || h->given || h->lastStart >= since) continue;
+      if (!h->fetching && !h->fetchAsked && !h->fetched) {
+        h->fetchAsked = 1;
+        pthread_cond_broadcast(&s->work);
+      }
+      left++;
+    }
+    if (!left) break;
+    if (pthread_cond_timedwait(&s->done, &s->mu, &ts) == ETIMEDOUT) {
+      for (int i = 0; i < s->nh; i++) {
+        PaHost *h = &s->h[i];
+        if (h->fetched) takeFetch(s, g, p, i);
+        if (!h->up || !h->thread || h->done || h->given || h->lastStart >= since) continue;
+        h->given = 1;
+        h->slow++;
+      }
+      break;
+    }
+  }
+  pthread_mutex_unlock(&s->mu);
 }
 
 static int recCmp(const void *a, const void *b) {
@@ -513,6 +759,12 @@ static void produceRec(Pa *s, tq_pm_global *g, tq_pm_private *p, PaRec *r) {
   PaHost *h = &s->h[r->host];
   if (r->t < s->start) r->t = s->start; /* before the collection began (open when asked): at its start */
   if (r->from < s->start) r->from = s->start;
+  if (r->kind == PA_LOST) { /* (after every record fetched from it: they sort before) */
+    TqTime t = r->t > s->closed ? r->t : s->closed + 1;
+    endHost(s, g, r->host, t);
+    if (t > s->outT) s->outT = t;
+    return;
+  }
   /* the engine has processed every instant up to s->closed (an earlier
   ** snapshot's time, or an end put a chronon after its begin): a record at
   ** or before it came after the run went past its time, also one at that
@@ -525,7 +777,12 @@ static void produceRec(Pa *s, tq_pm_global *g, tq_pm_private *p, PaRec *r) {
   }
   if (r->kind == AG_EXIT) {
     h->done = 1;
-    g->log(g, p, TQ_LOG_INFO, "host %s: program %d exited at %lld", h->name, h->pid, (long long)r->t);
+    /* its agent ended its open tuples before this record; when other
+    ** hosts go on, the run says so: what it watches has shrunk */
+    int others = 0;
+    for (int i = 0; i < s->nh; i++) others += !s->h[i].done;
+    g->log(g, p, others ? TQ_LOG_WARNING : TQ_LOG_INFO, "host %s: program %d exited at %lld: its entities end%s", h->name,
+           h->pid, (long long)r->t, others ? "; the other hosts go on" : "");
     return;
   }
   if (r->t > s->outT) s->outT = r->t; /* (never back: an end a chronon after its begin went past r->t) */
@@ -582,13 +839,35 @@ static void produceRec(Pa *s, tq_pm_global *g, tq_pm_private *p, PaRec *r) {
 
 static tq_pm_status paSnapshot(tq_pm_global *g, tq_pm_private *p) {
   Pa *s = p->data;
-  for (int i = 0; i < s->nh; i++)
-    if (s->h[i].failed[0]) loseHost(s, g, p, i, s->h[i].failed);
-  for (int i = 0; i < s->nh; i++) fetchHost(s, g, p, i);
-  qsort(s->q, (size_t)s->nq, sizeof(PaRec), recCmp);
+  /* taken at its time plus the lag: later than that by more than the lag,
+  ** the monitor itself fell behind */
+  TqTime now = realNow(), lag = s->lag;
+  if (now - g->now > 2 * lag) {
+    if (s->caughtUp) s->behind++;
+    else s->behindAtStart++;
+  } else {
+    s->caughtUp = 1;
+  }
+  if (s->caughtUp && now - g->now - lag > s->worst) s->worst = now - g->now - lag;
+  for (int i = 0; i < s->nh; i++) {
+    PaHost *h = &s->h[i];
+    char failed[sizeof h->failed], refused[sizeof h->refused];
+    pthread_mutex_lock(&s->mu);
+    snprintf(failed, sizeof failed, "%s", h->failed);
+    snprintf(refused, sizeof refused, "%s", h->refusedLogged ? "" : h->refused);
+    if (refused[0]) h->refusedLogged = 1;
+    pthread_mutex_unlock(&s->mu);
+    if (refused[0]) g->log(g, p, TQ_LOG_WARNING, "host %s: %s", h->name, refused);
+    if (failed[0]) loseHost(s, g, p, i, failed);
+  }
+  /* (a host is waited for a lag at least, or until the snapshot is a lag
+  ** late: a run that is behind waits for its hosts as one on time) */
+  TqTime deadline = g->now + 2 * lag;
+  fetchAll(s, g, p, now < g->now + lag ? now : g->now + lag, deadline > now + lag ? deadline : now + lag);
+  if (s->nq) qsort(s->q, (size_t)s->nq, sizeof(PaRec), recCmp);
   int64_t k = 0;
   for (; k < s->nq && s->q[k].t <= g->now; k++) produceRec(s, g, p, &s->q[k]);
-  memmove(s->q, s->q + k, sizeof(PaRec) * (size_t)(s->nq - k));
+  if (k) memmove(s->q, s->q + k, sizeof(PaRec) * (size_t)(s->nq - k));
   s->nq -= k;
   s->closed = s->outT > g->now ? s->outT : g->now;
   int live = 0;
@@ -601,9 +880,30 @@ static tq_pm_status paSnapshot(tq_pm_global *g, tq_pm_private *p) {
 static tq_pm_status paEnd(tq_pm_global *g, tq_pm_private *p) {
   Pa *s = p->data;
   if (!s) return TQ_PM_OK;
+  /* the workers end (one in a fetch from a host that does not answer ends
+  ** when libpcp gives up: PMCD_REQUEST_TIMEOUT) */
+  pthread_mutex_lock(&s->mu);
+  for (int i = 0; i < s->nh; i++) s->h[i].stop = 1;
+  pthread_cond_broadcast(&s->work);
+  pthread_mutex_unlock(&s->mu);
+  for (int i = 0; i < s->nh; i++) {
+    PaHost *h = &s->h[i];
+    if (h->thread) pthread_join(h->th, NULL);
+    for (int k = 0; k < h->nraw; k++) rawFree(&h->raw[k]);
+    free(h->raw);
+    h->bad += h->undecoded;
+  }
   TqBuf b = {0};
-  tqBufPrintf(&b, "{\"source\": \"pmdatqmon\", \"produced\": %lld, \"late\": %lld, \"unmatched_ends\": %lld, \"hosts\": [",
-              (long long)s->produced, (long long)s->late, (long long)s->unmatched);
+  tqBufPrintf(&b,
+              "{\"source\": \"pmdatqmon\", \"produced\": %lld, \"late\": %lld, \"unmatched_ends\": %lld, \"behind\": %lld, "
+              "\"behind_at_start\": %lld, \"worst_delay_ms\": %.1f, \"hosts\": [",
+              (long long)s->produced, (long long)s->late, (long long)s->unmatched, (long long)s->behind,
+              (long long)s->behindAtStart, (double)s->worst / 1e6);
+  /* (the answers are not changed by it, only later: the engine's time is
+  ** behind too, so no record is late for it) */
+  if (s->behind)
+    g->log(g, p, TQ_LOG_INFO, "%lld snapshots were taken more than the lag after their time (at worst %.0f ms): the monitor fell behind",
+           (long long)s->behind, (double)s->worst / 1e6);
   int64_t lost = 0;
   for (int i = 0; i < s->nh; i++) {
     PaHost *h = &s->h[i];
@@ -611,17 +911,17 @@ static tq_pm_status paEnd(tq_pm_global *g, tq_pm_private *p) {
     tqBufPrintf(&b,
                 "%s{\"host\": \"%s\", \"spec\": \"%s\", \"program\": %d, \"state\": \"%s\", \"records\": %lld, "
                 "\"late\": %lld, \"missed\": %lld, \"invalid\": %lld, \"fetches\": %lld, \"stores\": %lld, "
-                "\"store_errors\": %lld, \"clock_offset_ms\": %.3f, \"rtt_ms\": %.3f, \"applied_offset_ms\": %.3f}",
+                "\"store_errors\": %lld, \"slow\": %lld, \"clock_offset_ms\": %.3f, \"rtt_ms\": %.3f, \"applied_offset_ms\": %.3f}",
                 i ? ", " : "", h->name[0] ? h->name : h->spec, h->spec, h->pid,
                 h->up ? (h->done ? "exited" : "up") : (h->pid ? "lost" : "left out"), (long long)h->records,
                 (long long)h->late, (long long)h->missed, (long long)h->bad, (long long)h->fetches, (long long)h->stores,
-                (long long)h->storeErrors, h->offset / 1e6, h->rtt / 1e6, h->applied / 1e6);
+                (long long)h->storeErrors, (long long)h->slow, h->offset / 1e6, h->rtt / 1e6, h->applied / 1e6);
     if (h->late + h->missed + h->bad)
       g->log(g, p, TQ_LOG_WARNING, "host %s: %lld records lost: %lld late (past the lag), %lld missed (the agent's queue was full), %lld invalid%s%s",
              h->name, (long long)(h->late + h->missed + h->bad), (long long)h->late, (long long)h->missed, (long long)h->bad,
              h->bad ? ": first " : "", h->badWhy);
-    if (h->ctx >= 0) pmDestroyContext(h->ctx); /* the agent releases this client's enables */
     free(h->inst);
+    free(h->cmds);
   }
   tqBufPrintf(&b, "]}");
   g->set_detail(g, p, b.s);
@@ -656,19 +956,22 @@ static tq_pm_status paEnable(tq_pm_global *g, tq_pm_private *p, int64_t entity, 
   if (!h || !h->up || h->inst[p->rel] < 0 || !*local || strchr(local, ' ')) return TQ_PM_OK; /* not an entity of ours */
   char cmd[200];
   snprintf(cmd, sizeof cmd, "set %d/%s %s %d", h->pid, g->relation_name(g, p->rel), local, on > 0 ? on : 0);
-  int rc = store(s, h, cmd);
-  if (rc == PM_ERR_IPC || rc == PM_ERR_NOAGENT || rc == -ECONNRESET || rc == -EPIPE) {
-    if (!h->failed[0]) snprintf(h->failed, sizeof h->failed, "'%.200s' failed: %s", cmd, pmErrStr(rc));
-  } else if (rc < 0 && h->storeErrors == 1) {
-    g->log(g, p, TQ_LOG_WARNING, "host %s: '%s' refused: %s", h->name, cmd, pmErrStr(rc));
+  /* made by the host's worker, in order: a slow host holds no enable of another */
+  pthread_mutex_lock(&s->mu);
+  if (h->ncmd == h->ccmd) {
+    h->ccmd = h->ccmd ? 2 * h->ccmd : 16;
+    h->cmds = tqRealloc(h->cmds, sizeof(char *) * (size_t)h->ccmd);
   }
+  h->cmds[h->ncmd++] = tqStrdup(cmd);
+  pthread_cond_broadcast(&s->work);
+  pthread_mutex_unlock(&s->mu);
   return TQ_PM_OK;
 }
 
 const tq_pm snsPcpSensorsPm = {
     .version = TQ_PM_VERSION,
     .name = "pcpsensors",
-    .description = "PRODUCER of generated sensors on other hosts, through their pmcd and pmdatqmon (args: host=H[:PORT][@COMMAND],...)",
+    .description = "PRODUCER of generated sensors on other hosts, through their pmcd and pmdatqmon (args: host=H[:PORT][@PROXY[:PORT]][#COMMAND],...)",
     .init = paInit,
     .call = paCall,
     .enable = paEnable,

@@ -42,14 +42,22 @@ static int samePeer(const struct sockaddr_storage *peer, const struct addrinfo *
   return 0;
 }
 
+/* (through pmproxy, HOST@PROXY[:PORT] or PMPROXY_HOST, the socket is the
+** proxy's: pmproxy's port is 44322 by default) */
 int pcpSocketOf(const char *spec, const int *taken, int n) {
   char host[512], *port = NULL;
-  snprintf(host, sizeof host, "%s", spec);
+  const char *at = strchr(spec, '@'), *env = getenv("PMPROXY_HOST");
+  const char *dflt = at || (env && *env) ? "44322" : "44321";
+  if (at) snprintf(host, sizeof host, "%s", at + 1);
+  else if (env && *env) snprintf(host, sizeof host, "%s", env);
+  else snprintf(host, sizeof host, "%s", spec);
   if (strchr(host, '/') || !strncmp(host, "local:", 6) || !strncmp(host, "unix:", 5)) return -1;
   char *colon = strrchr(host, ':');
   if (colon && !strchr(colon, ']')) {
     *colon = 0;
     port = colon + 1;
+  } else if (!at && env && *env && getenv("PMPROXY_PORT")) {
+    port = getenv("PMPROXY_PORT");
   }
   char *name = host;
   if (name[0] == '[') {
@@ -57,7 +65,7 @@ int pcpSocketOf(const char *spec, const int *taken, int n) {
     name[strcspn(name, "]")] = 0;
   }
   struct addrinfo hints = {.ai_socktype = SOCK_STREAM}, *ai = NULL;
-  if (getaddrinfo(name, port ? port : "44321", &hints, &ai)) return -1;
+  if (getaddrinfo(name, port ? port : dflt, &hints, &ai)) return -1;
   int found = -1;
   DIR *d = opendir("/proc/self/fd");
   struct dirent *de;

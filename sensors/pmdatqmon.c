@@ -28,8 +28,15 @@
 ** program) and the records sent to clients, per program packets, losses
 ** (full rings, invalid packets, late packets) and state.
 **
-** It uses nothing of tqmon but tqshm.h (like the sensors' own runtime), and
-** libpcp_pmda.  Every field of a segment is validated before use.
+** With -k it serves the kernel's relation Syscall too, as the program slot
+** "kernel" (instances kernel/Syscall, entities the thread ids): its BPF
+** programs are the kernel sensors' (sensors/kernel/ks.bpf.c), loaded by
+** pmdatqmon_kernel.c; a client's "set kernel/Syscall TID COUNT" sets the
+** thread's flag in the kernel while some client counts it.
+**
+** It uses nothing of tqmon's engine: tqshm.h (like the sensors' own
+** runtime), the kernel sensors' BPF object and ks.h, libpcp_pmda and
+** libbpf.  Every field of a segment is validated before use.
 **
 ** Why one file of over 1,000 lines: pmdatqmon is a program of its own, built
 ** apart from libtqmon, and its parts (segments, drain, clients, PMDA
@@ -59,6 +66,7 @@
 #include <pcp/pmapi.h>
 #include <pcp/pmda.h>
 
+#include "pmdatqmon_kernel.h"
 #include "tqshm.h"
 #include "tqshmgc.h"
 
@@ -104,6 +112,7 @@ typedef struct Stat {           /* counters of one (relation, flag entity) */
 
 typedef struct Prog {
   int used;                     /* a slot in use */
+  int kernel;                   /* the kernel's relations (-k; pid 0, no segment): "kernel/Syscall" */
   pid_t pid;
   char shmName[64];
   tq_shm_header *h;             /* NULL once unmapped */
@@ -247,7 +256,18 @@ static const tq_shm_entity *entityAt(Prog *g, int64_t h) {
 
 /* The name of handle h (cached for good: handles are never reused); NULL
 ** when it is not a valid entity or string. */
+#define KH_CALL (INT64_C(1) << 40) /* kernel: handles of call names are KH_CALL + nr, of threads their tid */
+
 static const char *nameOf(Prog *g, int64_t h) {
+  if (g->kernel) {
+    if (h >= KH_CALL) return akCallName((uint32_t)(h - KH_CALL));
+    static char tids[8][24];
+    static int k;
+    if (h <= 0 || h > 0x7fffffff) return NULL;
+    char *b = tids[k++ & 7];
+    snprintf(b, sizeof tids[0], "%lld", (long long)h);
+    return b;
+  }
   if (h > 0 && (uint64_t)h < g->cnames && g->names[h]) return g->names[h];
   const tq_shm_entity *e = entityAt(g, h);
   if (!e) return NULL;
@@ -345,7 +365,8 @@ static Stat *statOf(int prog, int sens, int64_t handle) {
   s->prog = prog;
   s->sens = sens;
   s->handle = handle;
-  snprintf(s->inst, sizeof s->inst, "%d/%s/%s", (int)g->pid, g->cat[sens].name, en ? en : "?");
+  if (g->kernel) snprintf(s->inst, sizeof s->inst, "kernel/%s/%s", g->cat[sens].name, en ? en : "?");
+  else snprintf(s->inst, sizeof s->inst, "%d/%s/%s", (int)g->pid, g->cat[sens].name, en ? en : "?");
   s->next = stats[k];
   stats[k] = s;
   pmdaCacheStore(pmInDom_build(dispatch.domain, IND_STAT), PMDA_CACHE_ADD, s->inst, s);
@@ -781,6 +802,110 @@ static void scan(void) {
   closedir(d);
 }
 
+/* ================================================================ the kernel's relations (-k) */
+
+static AkPkt *kv;               /* drained from the kernel, not yet released */
+static size_t kvn, kcap;
+static uint32_t *kOn;           /* the threads whose Syscall flag the agent set */
+static size_t nOn, cOn;
+
+static int akCmp(const void *a, const void *b) {
+  const AkPkt *x = a, *y = b;
+  if (x->t != y->t) return x->t < y->t ? -1 : 1;
+  if (x->id != y->id) return x->id < y->id ? -1 : 1;
+  return y->begin - x->begin; /* (a call of no duration: its begin first) */
+}
+
+/* What the kernel wrote, and the begins of open calls of enabled threads,
+** released in time order a reorder window behind now (as the rings of a
+** program are). */
+static void kernelPass(int prog, int64_t now) {
+  Prog *g = &progs[prog];
+  int64_t limit = now - AG_WINDOW_NS;
+  size_t before = kvn;
+  akDrain(&kv, &kvn, &kcap, kOn, nOn, limit);
+  g->packets += kvn - before;
+  if (!kvn) return;
+  qsort(kv, kvn, sizeof *kv, akCmp);
+  size_t k = 0;
+  for (; k < kvn && kv[k].t <= limit; k++) {
+    Pkt p;
+    memset(&p, 0, sizeof p);
+    p.t = kv[k].t;
+    p.sens = 0;
+    p.kind = kv[k].begin ? TQ_SHM_BEGIN : TQ_SHM_END;
+    p.id = kv[k].id;
+    p.n = 2;
+    p.prog = (uint16_t)prog;
+    p.v[0] = kv[k].tid;
+    p.v[1] = KH_CALL + kv[k].nr;
+    release(prog, &p);
+  }
+  memmove(kv, kv + k, sizeof *kv * (kvn - k));
+  kvn -= k;
+}
+
+/* The kernel's flags of (prog, sens) from the clients' counts: a thread's
+** flag is set while some client counts it, cleared when none does. */
+static uint32_t total(int prog, int sens, const char *entity);
+static void kernelFlags(int prog, int sens) {
+  size_t keep = 0;
+  for (size_t i = 0; i < nOn; i++) { /* those no client counts any more */
+    char nm[24];
+    snprintf(nm, sizeof nm, "%u", kOn[i]);
+    if (total(prog, sens, nm)) kOn[keep++] = kOn[i];
+    else akEnable(kOn[i], 0);
+  }
+  nOn = keep;
+  for (Client *c = clients; c; c = c->next)
+    for (int i = 0; i < c->nsubs; i++) {
+      const Sub *s = &c->subs[i];
+      if (s->prog != prog || s->sens != sens || !s->count) continue;
+      uint32_t tid = (uint32_t)strtoul(s->entity, NULL, 10);
+      int known = 0;
+      for (size_t j = 0; j < nOn && !known; j++) known = kOn[j] == tid;
+      if (known || akEnable(tid, 1)) continue;
+      if (nOn == cOn) {
+        cOn = cOn ? 2 * cOn : 64;
+        uint32_t *nv = xcalloc(cOn, sizeof(uint32_t));
+        if (kOn) memcpy(nv, kOn, sizeof(uint32_t) * nOn);
+        free(kOn);
+        kOn = nv;
+      }
+      kOn[nOn++] = tid;
+    }
+}
+
+/* Loads the kernel's relations (-k) as the program slot "kernel".  0, or
+** -1 with the reason logged. */
+static int kernelStart(void) {
+  char why[300];
+  if (akStart(why, sizeof why)) {
+    pmNotifyErr(LOG_ERR, "the kernel's relations (-k) are not served: %s", why);
+    return -1;
+  }
+  int slot = -1;
+  for (int i = 0; i < AG_MAXPROG && slot < 0; i++)
+    if (!progs[i].used) slot = i;
+  if (slot < 0) return -1;
+  Prog *g = &progs[slot];
+  memset(g, 0, sizeof *g);
+  g->used = 1;
+  g->kernel = 1;
+  tq_shm_sensor *x = &g->cat[0];
+  snprintf(x->name, sizeof x->name, "Syscall"); /* interval Syscall (Thread: Thread initiator, Call: string) */
+  x->nattr = 2;
+  x->kind[0] = TQ_SHM_ENTITY;
+  x->kind[1] = TQ_SHM_STRING;
+  x->flag_attr = 0;
+  g->nsens = 1;
+  g->outT = g->lastT = realNow();
+  pmdaCacheStore(pmInDom_build(dispatch.domain, IND_REL), PMDA_CACHE_ADD, "kernel/Syscall", g);
+  pmdaCacheStore(pmInDom_build(dispatch.domain, IND_PROG), PMDA_CACHE_ADD, "kernel", g);
+  pmNotifyErr(LOG_INFO, "serving the kernel's relation Syscall (raw_syscalls tracepoints)");
+  return 0;
+}
+
 /* The drain thread: segments found, rings drained, packets released a
 ** reorder window behind now, programs that exit finished. */
 static void *drainMain(void *arg) {
@@ -797,6 +922,10 @@ static void *drainMain(void *arg) {
     for (int i = 0; i < AG_MAXPROG; i++) {
       Prog *g = &progs[i];
       if (!g->used || g->exited) continue;
+      if (g->kernel) {
+        kernelPass(i, now);
+        continue;
+      }
       if (now - g->anchorAt > 1000000000LL) anchor(g, 0);
       int gone = !alive(g);
       int64_t cap = INT64_MAX;
@@ -830,6 +959,10 @@ static uint32_t total(int prog, int sens, const char *entity) {
 ** event relation asked whole is on for every entity). */
 static void applyFlags(int prog, int sens) {
   Prog *g = &progs[prog];
+  if (g->kernel) {
+    kernelFlags(prog, sens);
+    return;
+  }
   if (!g->h) return;
   tq_shm_header *h = g->h;
   volatile uint32_t *on = (volatile uint32_t *)((char *)h + h->off_on);
@@ -887,12 +1020,23 @@ static int control(int ctx, const char *cmd) {
   char rel[128], ent[TQ_SHM_NAME_LEN + 8], extra[8];
   unsigned long count;
   int pid;
-  if (strlen(cmd) > 200) return PM_ERR_BADSTORE;
-  if (sscanf(cmd, "set %d/%127s %55s %lu %7s", &pid, rel, ent, &count, extra) != 4) return PM_ERR_BADSTORE;
-  if (count > 1000000 || strlen(ent) >= TQ_SHM_NAME_LEN || pid <= 0) return PM_ERR_BADSTORE;
   int prog = -1, sens = -1;
-  for (int i = 0; i < AG_MAXPROG; i++)
-    if (progs[i].used && progs[i].pid == pid && (prog < 0 || !progs[i].exited)) prog = i;
+  if (strlen(cmd) > 200) return PM_ERR_BADSTORE;
+  if (!strncmp(cmd, "set kernel/", 11)) {
+    /* the kernel's relations: per thread (a tid); never "*", every thread */
+    char *end;
+    if (sscanf(cmd, "set kernel/%127s %55s %lu %7s", rel, ent, &count, extra) != 3 || count > 1000000) return PM_ERR_BADSTORE;
+    unsigned long tid = strtoul(ent, &end, 10);
+    if (!strcmp(ent, "*")) return PM_ERR_PERMISSION;
+    if (*end || !tid || tid > 0x7fffffff || ent[0] == '0' || ent[0] == '+') return PM_ERR_BADSTORE;
+    for (int i = 0; i < AG_MAXPROG; i++)
+      if (progs[i].used && progs[i].kernel) prog = i;
+  } else {
+    if (sscanf(cmd, "set %d/%127s %55s %lu %7s", &pid, rel, ent, &count, extra) != 4) return PM_ERR_BADSTORE;
+    if (count > 1000000 || strlen(ent) >= TQ_SHM_NAME_LEN || pid <= 0) return PM_ERR_BADSTORE;
+    for (int i = 0; i < AG_MAXPROG; i++)
+      if (progs[i].used && !progs[i].kernel && progs[i].pid == pid && (prog < 0 || !progs[i].exited)) prog = i;
+  }
   if (prog < 0) return PM_ERR_INST;
   Prog *g = &progs[prog];
   for (int i = 0; i < g->nsens; i++)
@@ -985,6 +1129,69 @@ typedef struct ResEnt {
 } ResEnt;
 static ResEnt *resEnts;
 
+/* Says once per name why a results file is not read (the agent reads
+** /dev/shm every fetch: a refusal would fill its log). */
+static void refuseResults(const char *path, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void refuseResults(const char *path, const char *fmt, ...) {
+  static char told[64][300];
+  static int ntold;
+  for (int i = 0; i < ntold && i < 64; i++)
+    if (!strcmp(told[i], path)) return;
+  snprintf(told[ntold++ % 64], sizeof told[0], "%s", path);
+  char why[300];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(why, sizeof why, fmt, ap);
+  va_end(ap);
+  pmNotifyErr(LOG_WARNING, "%s is not the results of tqmon process %s: refused (another user may have planted it)", path, why);
+}
+
+/* Opens /dev/shm/tqmon-results.PID for reading, as the segments are
+** (sensors/README.md, the trust model): the agent runs as root, and
+** /dev/shm is every user's.  The name is opened without following a link
+** and without blocking (a FIFO), and what was opened must be a regular
+** file with one link, of mode 0600, owned by the user process PID runs as,
+** and not larger than 64 MiB.  A file whose tqmon is gone (killed: it
+** could not remove it) is removed when it is such a file.  NULL when it
+** is not to be read. */
+static FILE *openResults(const char *path, pid_t pid) {
+  int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno == ELOOP) refuseResults(path, "%d: a symbolic link", (int)pid);
+    return NULL;
+  }
+  struct stat st;
+  uid_t owner = progUid(pid);
+  const char *why = NULL;
+  if (fstat(fd, &st)) why = "cannot be examined";
+  else if (!S_ISREG(st.st_mode)) why = "not a regular file";
+  else if (st.st_nlink != 1) why = "a file with other names (links)";
+  else if ((st.st_mode & 07777) != 0600) why = "not of mode 0600";
+  else if (st.st_size > 64L << 20) why = "larger than 64 MiB";
+  else if (owner == (uid_t)-1) {
+    /* its tqmon is gone: a killed one could not remove its file */
+    close(fd);
+    struct stat lst;
+    if (!lstat(path, &lst) && S_ISREG(lst.st_mode) && lst.st_nlink == 1 && lst.st_ino == st.st_ino) unlink(path);
+    return NULL;
+  } else if (st.st_uid != owner) {
+    refuseResults(path, "%d: it belongs to uid %u, and process %d runs as uid %u", (int)pid, (unsigned)st.st_uid, (int)pid,
+                  (unsigned)owner);
+    close(fd);
+    return NULL;
+  }
+  if (why) {
+    refuseResults(path, "%d: %s", (int)pid, why);
+    close(fd);
+    return NULL;
+  }
+  int fl = fcntl(fd, F_GETFL);
+  if (fl >= 0) fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+  FILE *f = fdopen(fd, "r");
+  if (!f) close(fd);
+  return f;
+}
+
 static void readResults(void) {
   pmInDom ri = pmInDom_build(dispatch.domain, IND_RES), ti = pmInDom_build(dispatch.domain, IND_TUP);
   pmdaCacheOp(ri, PMDA_CACHE_INACTIVE);
@@ -1005,11 +1212,7 @@ static void readResults(void) {
     if (*end || pid <= 0) continue;
     char path[300];
     snprintf(path, sizeof path, "/dev/shm/%s", de->d_name);
-    if (kill((pid_t)pid, 0) && errno == ESRCH) {
-      unlink(path); /* its tqmon was killed */
-      continue;
-    }
-    FILE *f = fopen(path, "r");
+    FILE *f = openResults(path, (pid_t)pid);
     if (!f) continue;
     char line[8192], attrs[TQ_SHM_MAX_ATTRS * 4][64];
     char curRes[128] = "";
@@ -1201,6 +1404,10 @@ static int fetchCallBack(pmdaMetric *mdesc, unsigned int inst, pmAtomValue *atom
     }
     case 3: {
       Prog *g = priv;
+      if (g->kernel) { /* (the ring full: counted in the kernel) */
+        uint64_t written, unbegun;
+        akCounters(&written, &g->dropped, &unbegun);
+      }
       switch (it) {
         case 0: atom->ull = g->packets; return 1;
         case 1: atom->ull = g->dropped; return 1;
@@ -1211,6 +1418,10 @@ static int fetchCallBack(pmdaMetric *mdesc, unsigned int inst, pmAtomValue *atom
         case 6: {
           static char comm[64];
           char path[64];
+          if (g->kernel) {
+            atom->cp = (char *)"kernel";
+            return 1;
+          }
           snprintf(path, sizeof path, "/proc/%d/comm", (int)g->pid);
           FILE *f = fopen(path, "r");
           comm[0] = 0;
@@ -1271,17 +1482,37 @@ static int tqInstance(pmInDom indom, int inst, char *name, pmInResult **result, 
 
 /* ================================================================ main */
 
+/* The help text beside the agent's program ("help": help.dir and help.pag,
+** which Install compiles there), or NULL when there is none. */
+static char *helpBeside(void) {
+  static char path[4096];
+  ssize_t n = readlink("/proc/self/exe", path, sizeof path - 16);
+  if (n <= 0) return NULL;
+  path[n] = 0;
+  char *slash = strrchr(path, '/');
+  if (!slash) return NULL;
+  strcpy(slash + 1, "help.dir");
+  if (access(path, R_OK)) return NULL;
+  strcpy(slash + 1, "help");
+  return path;
+}
+
 int main(int argc, char **argv) {
   pmSetProgname(argv[0]);
-  static pmLongOptions longopts[] = {PMDA_OPTIONS_HEADER("Options"), PMOPT_DEBUG, PMDAOPT_DOMAIN, PMDAOPT_LOGFILE,
+  static pmLongOptions longopts[] = {PMDA_OPTIONS_HEADER("Options"), PMOPT_DEBUG, PMDAOPT_DOMAIN, PMDAOPT_HELPTEXT,
+                                      PMDAOPT_LOGFILE,
                                       {"command", 1, 'c', "COMMAND", "watch only programs whose command is COMMAND"},
+                                      {"kernel", 0, 'k', NULL, "serve the kernel's relations (Syscall; BPF: root)"},
                                       {"queue", 1, 'q', "N", "records queued per client at most (default 65536)"},
                                       PMOPT_HELP, PMDA_OPTIONS_END};
-  static pmdaOptions opts = {.short_options = "D:d:l:c:q:?", .long_options = longopts};
-  pmdaDaemon(&dispatch, PMDA_INTERFACE_7, pmGetProgname(), AG_DOMAIN, "pmdatqmon.log", NULL);
+  static pmdaOptions opts = {.short_options = "D:d:h:l:c:kq:?", .long_options = longopts};
+  int kernel = 0;
+  /* (the log's name is PCP's for an agent: pmcd runs it in $PCP_LOG_DIR/pmcd) */
+  pmdaDaemon(&dispatch, PMDA_INTERFACE_7, pmGetProgname(), AG_DOMAIN, "tqmon.log", helpBeside());
   int c;
   while ((c = pmdaGetOptions(argc, argv, &opts, &dispatch)) != EOF)
     if (c == 'c') onlyCommand = opts.optarg; /* (the standard options are handled inside) */
+    else if (c == 'k') kernel = 1;
     else if (c == 'q') {
       char *end;
       long n = strtol(opts.optarg, &end, 10);
@@ -1307,6 +1538,7 @@ int main(int argc, char **argv) {
   pmdaSetEndContextCallBack(&dispatch, endContext);
   pmdaInit(&dispatch, indomtab, (int)(sizeof indomtab / sizeof indomtab[0]), metrictab, NMETRIC);
   for (int i = 0; i < 5; i++) pmdaCacheOp(indomtab[i].it_indom, PMDA_CACHE_CULL);
+  if (kernel) kernelStart();
   pmdaConnect(&dispatch);
   pthread_t th;
   if (pthread_create(&th, NULL, drainMain, NULL)) {
@@ -1316,5 +1548,6 @@ int main(int argc, char **argv) {
   pmdaMain(&dispatch);
   stopping = 1;
   pthread_join(th, NULL);
+  akStop();
   return 0;
 }

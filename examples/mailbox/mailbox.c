@@ -11,13 +11,18 @@
 ** so the program's log and the monitor's timestamps agree on the order.
 **
 **   mailbox [-p PROCESSES] [-m MAILBOXES] [-k PROCESSORS] [-n STEPS]
-**           [-s SEED] [-u MICROSECONDS per compute step] [-l LOG] [-w]
+**           [-s SEED] [-u MICROSECONDS per compute step] [-l LOG] [-w] [-t]
 **
 ** -w waits (up to 10 s) until a monitor has enabled SendMessage on P1, so
 ** that a test's log and the monitor see the same sends.
 **
 ** The log has one line per happening, numbered in lock order:
 **   SEQ SEND P M | SEQ WAIT P M | SEQ WAKE P M | SEQ SAMPLE CPU P|- | SEQ EXIT
+** With -t a SEND, WAIT, WAKE and SAMPLE line ends with two CLOCK_REALTIME times
+** (ns), read just before and just after the sensor call: the sensor's own
+** time stamp lies between them (an independent clock for a test that
+** compares the times a monitor gives, tests/scripts/pcp_sensors.sh); EXIT
+** ends with one.
 ** The run ends when every process is done, or blocked with nobody left to
 ** wake it (those waits are still open at exit).
 */
@@ -68,6 +73,8 @@ static Cpu cpus[MAXK];
 static int np = 8, nm = 6, nk = 2, nsteps = 40, computeUs = 2000;
 static unsigned seed = 1;
 static int waitMonitor;
+static int logTimes;   /* -t: CLOCK_REALTIME around each logged sensor call */
+static long long tBefore;
 static int ready[MAXP], nready;
 static int busy;      /* processors running a process */
 static int finished;
@@ -81,9 +88,22 @@ static unsigned rnd(unsigned *s) {
   return (*s >> 16) & 0x7fff;
 }
 
+static long long realNs(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* (-t) the time before the sensor call the next timed line logs */
+static void mark(void) {
+  if (logTimes) tBefore = realNs();
+}
+
 static void logLine(const char *fmt, const char *a, const char *b) {
+  long long after = logTimes ? realNs() : 0;
   fprintf(logFile, "%ld ", ++seq);
   fprintf(logFile, fmt, a, b);
+  if (logTimes) fprintf(logFile, " %lld %lld", tBefore, after);
   fputc('\n', logFile);
 }
 
@@ -91,6 +111,7 @@ static void logLine(const char *fmt, const char *a, const char *b) {
 static void sampleCpu(tq_entity who, void *arg) {
   Cpu *c = arg;
   pthread_mutex_lock(&lock);
+  mark();
   if (c->running >= 0) {
     tq_RunningOn_sample(procs[c->running].e, c->e);
     logLine("SAMPLE %s %s", c->name, procs[c->running].name);
@@ -152,11 +173,13 @@ static void *cpuMain(void *arg) {
         int m = (int)(rnd(&p->rng) % (unsigned)nm);
         if (m == p->own) m = (m + 1) % nm;
         Box *b = &boxes[m];
+        mark();
         tq_SendMessage(p->e, b->e);
         logLine("SEND %s %s", p->name, b->name);
         if (b->nw) {
           Proc *q = &procs[b->waiters[0]];
           memmove(b->waiters, b->waiters + 1, sizeof(int) * (size_t)--b->nw);
+          mark();
           tq_Waiting_end(q->wait, q->e, b->e);
           logLine("WAKE %s %s", q->name, b->name);
           setState(q, ST_READY);
@@ -174,6 +197,7 @@ static void *cpuMain(void *arg) {
         continue;
       }
       setState(p, ST_BLOCKED);
+      mark();
       p->wait = tq_Waiting_begin(p->e, b->e);
       p->waitOn = p->own;
       logLine("WAIT %s %s", p->name, b->name);
@@ -189,14 +213,14 @@ static void *cpuMain(void *arg) {
 }
 
 static int usage(void) {
-  fprintf(stderr, "usage: mailbox [-p PROCESSES] [-m MAILBOXES] [-k PROCESSORS] [-n STEPS] [-s SEED] [-u US] [-l LOG] [-w]\n");
+  fprintf(stderr, "usage: mailbox [-p PROCESSES] [-m MAILBOXES] [-k PROCESSORS] [-n STEPS] [-s SEED] [-u US] [-l LOG] [-w] [-t]\n");
   return 2;
 }
 
 int main(int argc, char **argv) {
   const char *logName = NULL;
   int opt;
-  while ((opt = getopt(argc, argv, "p:m:k:n:s:u:l:w")) != -1) {
+  while ((opt = getopt(argc, argv, "p:m:k:n:s:u:l:wt")) != -1) {
     switch (opt) {
       case 'p': np = atoi(optarg); break;
       case 'm': nm = atoi(optarg); break;
@@ -206,6 +230,7 @@ int main(int argc, char **argv) {
       case 'u': computeUs = atoi(optarg); break;
       case 'l': logName = optarg; break;
       case 'w': waitMonitor = 1; break;
+      case 't': logTimes = 1; break;
       default: return usage();
     }
   }
@@ -246,7 +271,8 @@ int main(int argc, char **argv) {
   for (int k = 0; k < nk; k++) pthread_create(&th[k], NULL, cpuMain, &cpus[k]);
   for (int k = 0; k < nk; k++) pthread_join(th[k], NULL);
   pthread_mutex_lock(&lock);
-  logLine("EXIT%s%s", "", "");
+  if (logTimes) fprintf(logFile, "%ld EXIT %lld\n", ++seq, realNs());
+  else logLine("EXIT%s%s", "", "");
   pthread_mutex_unlock(&lock);
   /* stay a moment so the last samples can be answered, then leave */
   nanosleep(&d, NULL);

@@ -15,7 +15,15 @@
 #   pcpStopAll          stop every pmcd started (trap it on EXIT)
 #   pcpTest NAME        a test's beginning: pcpSetup, bad(), $pids killed
 #                       and the pmcds stopped at exit, $dir = $OUT/NAME, inst()
-# For pmdatqmon (sensors/pmdatqmon.md; $AG is the agent's binary):
+#   pcpProxyStart NAME PMCD  a pmproxy called NAME on a free loopback port,
+#                       ready when PMCD (a started pmcd) answers through it;
+#                       sets PORT_NAME and PID_NAME (pcpStop stops it too).
+#                       In its backward-compatible mode (-d): the PCP
+#                       protocol only, no REST API, never this machine's
+#                       Redis
+# For pmdatqmon (sensors/pmdatqmon.md; $AG is the agent's binary; the
+# namespace build/pmdatqmon.pmns in PCP_EXTRA_PMNS, the help
+# build/pmdatqmon.help: both made from sensors/pmdatqmon/ by the Makefile):
 #   tqAgentStart NAME COMMAND  a pmcd NAME whose agent watches the programs
 #                       named COMMAND only (-c: the tests share /dev/shm)
 #   pcpVal HOST METRIC INST    the value of one instance (pminfo -f)
@@ -33,6 +41,10 @@ pcpSetup() {
     [ -e "$f" ] || { echo "SKIP: no $f"; exit 77; }
   done
   command -v pminfo >/dev/null || { echo "SKIP: no pminfo"; exit 77; }
+  for f in ${PCP_EXTRA_PMNS:-}; do
+    # (a file of the build missing is a failure, not a skip: make TEST_DEPS)
+    [ -r "$f" ] || { echo "FAIL: no $f (make build/pmdatqmon.pmns build/pmdatqmon.help.dir)"; exit 1; }
+  done
   PCPDIR=$(mktemp -d "${TMPDIR:-/tmp}/tqmon-pcp.XXXXXX")
   chmod 755 "$PCPDIR"
   # the namespace pmcd serves: the root, pmcd, linux and proc subtrees
@@ -86,6 +98,33 @@ CONF
     kill -9 "$pid" 2>/dev/null; wait "$pid" 2>/dev/null
   done
   echo "pmcd $name did not start:"; cat "$d/log/pmcd.log" "$d/out" 2>/dev/null
+  return 1
+}
+
+pcpProxyStart() {
+  name=$1
+  d="$PCPDIR/$name"
+  mkdir -p "$d/run" "$d/log"
+  pmcdPort=$(eval echo "\$PORT_$2")
+  [ -x "$PCP_BINADM/pmproxy" ] || { echo "SKIP: no pmproxy in $PCP_BINADM"; exit 77; }
+  for try in 1 2 3 4 5; do
+    port=$(pcpFreePort)
+    PCP_RUN_DIR="$d/run" PCP_LOG_DIR="$d/log" "$PCP_BINADM/pmproxy" -f -A -d -p "$port" -i 127.0.0.1 \
+      -s "$d/run/pmproxy.socket" -l "$d/log/pmproxy.log" >"$d/out" 2>&1 &
+    pid=$!
+    for i in $(seq 1 300); do
+      if pminfo -h "127.0.0.1:$pmcdPort@127.0.0.1:$port" -f pmcd.hostname >/dev/null 2>&1; then break; fi
+      kill -0 "$pid" 2>/dev/null || break
+      sleep 0.1
+    done
+    if kill -0 "$pid" 2>/dev/null && pminfo -h "127.0.0.1:$pmcdPort@127.0.0.1:$port" -f pmcd.hostname >/dev/null 2>&1; then
+      eval "PORT_$name=$port PID_$name=$pid"
+      PCP_STARTED="$PCP_STARTED $name"
+      return 0
+    fi
+    kill -9 "$pid" 2>/dev/null; wait "$pid" 2>/dev/null
+  done
+  echo "pmproxy $name did not start:"; cat "$d/log/pmproxy.log" "$d/out" 2>/dev/null
   return 1
 }
 
@@ -161,7 +200,7 @@ progsStop() {
 inst() { printf '%06d' "$1"; }
 
 tqAgentStart() {
-  PCP_EXTRA_AGENTS="tqmon	212	pipe	binary	$PWD/$AG -d 212 -c $2 -l \$d/log/tqmon.log"
+  PCP_EXTRA_AGENTS="tqmon	212	pipe	binary	$PWD/$AG -d 212 -h $PWD/build/pmdatqmon.help -c $2 -l \$d/log/tqmon.log"
   pcpStart "$1"
 }
 pcpVal() { pminfo -h "$1" -f "$2" 2>/dev/null | sed -n "s|^ *inst \[[0-9]* or \"$3\"\] value \(.*\)$|\1|p"; }

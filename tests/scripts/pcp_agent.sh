@@ -22,13 +22,13 @@ AG=${AG:-build/asan/pmdatqmon}
 CL=${CL:-build/asan/tqpcpclient}
 MB=build/mailbox/mailbox
 . tests/pcp/lib.sh
-PCP_EXTRA_PMNS="$PWD/sensors/pmdatqmon.pmns"
+PCP_EXTRA_PMNS="$PWD/build/pmdatqmon.pmns"
 # the agent watches only this run's program (a command name of its own):
 # never another test's beside it
 MBC=mbag$$
 # (-q 2000: a client's queue holds 2000 records, so that one that does not
 # fetch loses some, counted)
-PCP_EXTRA_AGENTS="tqmon	212	pipe	binary	$PWD/$AG -d 212 -c $MBC -q 2000 -l \$d/log/tqmon.log"
+PCP_EXTRA_AGENTS="tqmon	212	pipe	binary	$PWD/$AG -d 212 -h $PWD/build/pmdatqmon.help -c $MBC -q 2000 -l \$d/log/tqmon.log"
 PCP_ACCESS="fetch, store"
 pcpTest pcp_agent
 pcpStart a1 || exit 1
@@ -47,6 +47,11 @@ while [ $i -lt 300 ] && [ "$(val tqmon.program.state "$mb")" != '"running"' ]; d
 pminfo -h "$H" -f tqmon.records >/dev/null 2>&1
 pminfo -h "$H" -f tqmon.program.catalog >"$dir/catalog" 2>&1
 grep -q 'SendMessage event entity,entity flag=0' "$dir/catalog" || bad "catalog: $(cat "$dir/catalog")"
+# every metric and instance domain has its help text (sensors/pmdatqmon/help)
+pminfo -h "$H" -tT tqmon >"$dir/help" 2>&1
+n=$(grep -c '^tqmon\.' "$dir/help")
+[ "$n" -eq 24 ] && ! grep -q "One-line Help: Error\|<no\|No help" "$dir/help" || bad "help text: $n metrics: $(grep -i -m3 "error\|no help" "$dir/help")"
+grep -q '^tqmon.control \[store "set PID/Relation ENTITY COUNT" to enable' "$dir/help" || bad "tqmon.control's help: $(grep -A2 '^tqmon.control' "$dir/help")"
 
 # ---------------------------------------------------------------- selective, remote enabling
 $CL -h "$H" -t 3 "set $mb/SendMessage P1 1" >"$dir/sel.out" 2>"$dir/sel.err" || bad "client: $(cat "$dir/sel.err")"

@@ -23,7 +23,7 @@ T=${T:-build/asan/tqmon}
 OUT=${OUT:-build/test-out}
 AG=${AG:-build/asan/pmdatqmon}
 . tests/pcp/lib.sh
-PCP_EXTRA_PMNS="$PWD/sensors/pmdatqmon.pmns"
+PCP_EXTRA_PMNS="$PWD/build/pmdatqmon.pmns"
 PCP_ACCESS="fetch, store"
 pcpTest pcp_attach_match
 A=maA$$

@@ -7,14 +7,19 @@
 #     under it the metrics fetched and the profile it sets;
 #   - a run over the three hosts answers tests/pcp/hosts.tq: each process's
 #     command and parent are what pminfo reads from the same pmcd, the
-#     cross-host join pairs h1's and h2's sleeps, every host gives its CPUs;
+#     cross-host join pairs h1's and h2's sleeps with each host's pmcd.pid,
+#     every host gives its CPUs and pmcd.pid: the pmcds share one /proc,
+#     so pmcd.pid is what shows each fetch went to its own host (checked
+#     against pminfo -h on each);
 #   - the profile: each host fetched only the processes the queries name
 #     (instances_last_fetch in the detail of --stats: 2 on h1, 1 elsewhere),
 #     a delta relation's entities included;
 #   - the same queries unoptimized (--no-opt) give the same answers;
 #   - killing h3's pmcd mid-run ends h3's entities with a message while h1
-#     and h2 go on; started again, h3 is reconnected and its entities
-#     begin again.
+#     and h2 go on, complete and never late; started again, h3 is
+#     reconnected and its entities begin again: in the store, h3's process
+#     and its Host entity end at the loss's time and begin again after it
+#     is back (tests/pcp/hosts_lives.tq).
 set -u
 T=${T:-build/asan/tqmon}
 OUT=${OUT:-build/test-out}
@@ -30,12 +35,21 @@ pids="$p1 $p2 $p3 $p4"
 
 # ---------------------------------------------------------------- describe
 $T pcp describe -h "127.0.0.1:$PORT_h1" -o "$dir/pcp.tq" proc.psinfo.cmd proc.psinfo.ppid proc.psinfo.utime \
-  hinv.ncpu kernel.all.load 2>"$dir/describe.err" || bad "describe: $(cat "$dir/describe.err")"
+  hinv.ncpu kernel.all.load pmcd.pid 2>"$dir/describe.err" || bad "describe: $(cat "$dir/describe.err")"
 grep -q '^-- pcp: entity Proc 3.9$' "$dir/pcp.tq" || bad "describe: no Proc entity line"
 grep -q '^-- pcp: metric ProcSample.PsinfoUtime proc.psinfo.utime 3.9 u64 counter$' "$dir/pcp.tq" ||
   bad "describe: no utime line"
 grep -q 'delta ProcRate;' "$dir/pcp.tq" || bad "describe: the counter gave no delta relation"
 sed "s/P1/$(inst $p1)/g; s/P2/$(inst $p2)/g; s/P3/$(inst $p3)/g; s/P4/$(inst $p4)/g" tests/pcp/hosts.tq >"$dir/q.tq"
+sed "s/P1/$(inst $p1)/g; s/P2/$(inst $p2)/g; s/P3/$(inst $p3)/g" tests/pcp/hosts_lives.tq >"$dir/lives.tq"
+# each pmcd's own process id, as pminfo reads it from that pmcd
+for k in 1 2 3; do
+  v=$(pminfo -h "127.0.0.1:$(eval echo "\$PORT_h$k")" -f pmcd.pid | sed -n 's/^ *value //p')
+  [ -n "$v" ] || bad "pminfo gives no pmcd.pid on h$k"
+  eval "pmcdpid$k=\$v"
+done
+[ "$pmcdpid1" != "$pmcdpid2" ] && [ "$pmcdpid2" != "$pmcdpid3" ] || bad "the pmcds' pmcd.pid do not differ"
+
 $T check "$dir/pcp.tq" "$dir/q.tq" >"$dir/check.out" 2>&1 || bad "check: $(cat "$dir/check.out")"
 
 # ---------------------------------------------------------------- explain: the profiles the alphas set
@@ -63,14 +77,16 @@ for k in 1 2 3; do
 done
 [ "$(section "$dir/out.csv" Three | wc -l)" -eq 3 ] || [ "$(section "$dir/out.csv" Three | wc -l)" -eq 9 ] ||
   bad "Three: not 9 rows"
-[ "$(section "$dir/out.csv" Same | grep -c "^h1:$(inst $p1),h2:$(inst $p2),sleep,")" -eq 3 ] ||
-  bad "Same: the two sleeps should pair at 3 ticks"
+[ "$(section "$dir/out.csv" Same | grep -c "^h1:$(inst $p1),h2:$(inst $p2),sleep,$pmcdpid1,$pmcdpid2,")" -eq 3 ] ||
+  bad "Same: the two sleeps should pair at 3 ticks, with h1's pmcd $pmcdpid1 and h2's $pmcdpid2: $(section "$dir/out.csv" Same)"
 # a sleeping process uses no CPU: 0 ms over each of the ticks after the first
 [ "$(section "$dir/out.csv" Rate | grep -c "^h1:$(inst $p4),0,")" -eq 2 ] ||
   bad "Rate: h1's sleep should have used 0 ms of CPU over ticks 2 and 3"
 for k in 1 2 3; do
   n=$(pminfo -h "127.0.0.1:$(eval echo "\$PORT_h$k")" -f hinv.ncpu | sed -n 's/^ *value //p')
-  [ "$(section "$dir/out.csv" Cpus | grep -c "^h$k,$n,")" -eq 3 ] || bad "Cpus: h$k should have $n CPUs at 3 ticks"
+  pid=$(eval echo "\$pmcdpid$k")
+  [ "$(section "$dir/out.csv" Cpus | grep -c "^h$k,$n,$pid,")" -eq 3 ] ||
+    bad "Cpus: h$k should have $n CPUs and pmcd $pid at 3 ticks: $(section "$dir/out.csv" Cpus)"
 done
 python3 - "$dir/stats.json" <<'PY' || bad "the profile fetched more than the queries asked (see above)"
 import json, sys
@@ -103,8 +119,8 @@ N=20
 # run has not opened yet counts nothing and ended the wait at once (the
 # step's old flakiness: h3 was stopped before the run reached it)
 : >"$dir/lost.err"
-PMCD_RECONNECT_TIMEOUT=1 $T run "$dir/pcp.tq" "$dir/q.tq" --pcp "$H" --snapshots $N --format csv --trace-level 2 \
-  --stats "$dir/lost.json" >"$dir/lost.csv" 2>"$dir/lost.err" &
+PMCD_RECONNECT_TIMEOUT=1 $T run "$dir/pcp.tq" "$dir/q.tq" "$dir/lives.tq" --pcp "$H" --snapshots $N --format csv --trace-level 2 \
+  --db "$dir/lost.db" --stats "$dir/lost.json" >"$dir/lost.csv" 2>"$dir/lost.err" &
 run=$!
 # waitLog PATTERN COUNT: until the run's log has COUNT lines matching, or it ended
 waitLog() {
@@ -121,19 +137,32 @@ grep -v 'info: tick' "$dir/lost.err"
 lost=$(sed -n "s/.*host h3 (127.0.0.1:$PORT_h3) lost at \([0-9]*\):.*/\1/p" "$dir/lost.err")
 back=$(sed -n "s/.*host h3 (127.0.0.1:$PORT_h3) back at \([0-9]*\):.*/\1/p" "$dir/lost.err")
 section "$dir/lost.csv" Cpus >"$dir/lost.cpus"
-python3 - "$dir/lost.json" "$dir/lost.cpus" "${lost:-0}" "${back:-0}" <<'PY' || bad "lost and back: see above"
+python3 - "$dir/lost.json" "$dir/lost.cpus" "${lost:-0}" "${back:-0}" "$dir/lost.db" "$(inst $p3)" <<'PY' || bad "lost and back: see above"
 import json, sys
 d = [p for p in json.load(open(sys.argv[1]))["pms"] if p["name"] == "pcp"][0]["detail"]
 rows = [l.strip().split(",") for l in open(sys.argv[2]) if l.strip()]
 lost, back = int(sys.argv[3]), int(sys.argv[4])
 late = {h["host"]: h["late"] for h in d["hosts"]}
 ticks = d["ticks"]
-t1 = [int(r[2]) for r in rows if r[0] == "h1"]
-t3 = [int(r[2]) for r in rows if r[0] == "h3"]
+t1 = [int(r[-1]) for r in rows if r[0] == "h1"]
+t3 = [int(r[-1]) for r in rows if r[0] == "h3"]
 print("ticks %d; Cpus rows h1 %d (late %d), h3 %d: %d before the loss at %d, %d after the return at %d"
       % (ticks, len(t1), late["h1"], len(t3), len([t for t in t3 if t < lost]), lost,
          len([t for t in t3 if t > back]), back))
-ok = len(t1) + late["h1"] == ticks                       # h1 answered at every tick it was not late
+t2 = [int(r[-1]) for r in rows if r[0] == "h2"]
+ok = len(t1) == ticks and len(t2) == ticks              # h1 and h2 answered at every tick
+ok &= late["h1"] == 0 and late["h2"] == 0               # never late
+import sqlite3
+db = sqlite3.connect(sys.argv[5])
+p3 = "h3:" + sys.argv[6]
+lives = {w: db.execute("SELECT valid_from, valid_to FROM %s WHERE %s = ? ORDER BY 1" % (tab, col), (w,)).fetchall()
+         for tab, col, w in (("Procs", "Proc", p3), ("Hosts", "Host", "h3"), ("Hosts", "Host", "h1"), ("Hosts", "Host", "h2"))}
+print("h3's process %s: %s; h3: %s; h1: %s; h2: %s" % (p3, lives[p3], lives["h3"], lives["h1"], lives["h2"]))
+for w in (p3, "h3"):                                    # ended at the loss, begun again after the return
+    iv = lives[w]
+    ok &= len(iv) == 2 and iv[0][1] == lost and iv[1][0] > back
+for w in ("h1", "h2"):                                  # one life, to the run's end
+    ok &= len(lives[w]) == 1
 ok &= any(t < lost for t in t3)                         # h3 answered before it was lost
 ok &= not any(lost <= t <= back for t in t3)            # its entities ended: nothing while it was away
 ok &= any(t > back for t in t3) or back >= max(t1)      # and begin again after it is back

@@ -17,8 +17,8 @@ T=${T:-build/asan/tqmon}
 OUT=${OUT:-build/test-out}
 AG=${AG:-build/asan/pmdatqmon}
 . tests/pcp/lib.sh
-PCP_EXTRA_PMNS="$PWD/sensors/pmdatqmon.pmns"
-PCP_EXTRA_AGENTS="tqmon	212	pipe	binary	$PWD/$AG -d 212 -c none -l \$d/log/tqmon.log"
+PCP_EXTRA_PMNS="$PWD/build/pmdatqmon.pmns"
+PCP_EXTRA_AGENTS="tqmon	212	pipe	binary	$PWD/$AG -d 212 -h $PWD/build/pmdatqmon.help -c none -l \$d/log/tqmon.log"
 pcpTest pcp_logger
 command -v pmrep >/dev/null || { echo "SKIP: no pmrep"; exit 77; }
 command -v pmdumplog >/dev/null || { echo "SKIP: no pmdumplog"; exit 77; }

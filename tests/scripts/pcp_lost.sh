@@ -8,20 +8,27 @@
 # _tqmon_incomplete in the store, "samples_missed" in --stats); rows +
 # samples missed = the ticks the process was asked about.  A process that
 # simply goes away is no loss (tests/scripts/pcp_hosts.sh).
+# A second pmcd, h2, is healthy all along: the stopped one must not hold
+# it, so h2 has a row at every tick, is never late, loses nothing, and the
+# run never falls behind its ticks ("behind" in --stats).
 set -u
 T=${T:-build/asan/tqmon}
 OUT=${OUT:-build/test-out}
 . tests/pcp/lib.sh
 pcpTest pcp_lost
 pcpStart h1 || exit 1
-H="127.0.0.1:$PORT_h1"
+pcpStart h2 || exit 1
+H="127.0.0.1:$PORT_h1,127.0.0.1:$PORT_h2"
 sleep 600 &
 p1=$!
 pids="$p1"
-$T pcp describe -h "$H" -o "$dir/pcp.tq" proc.psinfo.cmd 2>"$dir/describe.err" || bad "describe: $(cat "$dir/describe.err")"
+$T pcp describe -h "127.0.0.1:$PORT_h1" -o "$dir/pcp.tq" proc.psinfo.cmd 2>"$dir/describe.err" || bad "describe: $(cat "$dir/describe.err")"
 cat >"$dir/q.tq" <<EOF
 range of S is ProcSample
 retrieve into Cmd (S.Proc, S.PsinfoCmd) where S.Proc = "h1:$(inst $p1)"
+
+range of S2 is ProcSample
+retrieve into Cmd2 (S2.Proc, S2.PsinfoCmd) where S2.Proc = "h2:$(inst $p1)"
 EOF
 N=12
 : >"$dir/run.err"
@@ -34,9 +41,9 @@ waitLog() {
   while [ "$(grep -c "$1" "$dir/run.err")" -lt "$2" ] && kill -0 $run 2>/dev/null; do sleep 0.1; done
   [ "$(grep -c "$1" "$dir/run.err")" -ge "$2" ]
 }
-waitLog 'tick [0-9]*: 1 of 1 hosts up' 3 || bad "the run did not reach its third tick"
+waitLog 'tick [0-9]*: 2 of 2 hosts up' 3 || bad "the run did not reach its third tick"
 kill -STOP "$PID_h1"
-waitLog 'tick [0-9]*: 1 of 1 hosts up' 6 || bad "the run did not tick while pmcd was stopped"
+waitLog 'tick [0-9]*: 2 of 2 hosts up' 6 || bad "the run did not tick while pmcd was stopped"
 kill -CONT "$PID_h1"
 wait $run
 rc=$?
@@ -49,6 +56,13 @@ lost=$(sqlite3 "$dir/run.db" "SELECT coalesce(sum(lost), 0) FROM _tqmon_incomple
 missed=$(python3 -c 'import json, sys
 d = [p for p in json.load(open(sys.argv[1]))["pms"] if p["name"] == "pcp"][0]["detail"]
 print(d["samples_missed"], d["late"])' "$dir/run.json")
+h2=$(python3 -c 'import json, sys
+d = [p for p in json.load(open(sys.argv[1]))["pms"] if p["name"] == "pcp"][0]["detail"]
+h = [h for h in d["hosts"] if h["host"] == "h2"][0]
+print(h["late"], h["samples_missed"], d["behind"])' "$dir/run.json")
+rows2=$(sqlite3 "$dir/run.db" "SELECT count(*) FROM Cmd2")
+echo "h2: rows $rows2; late, samples missed, and the run behind its ticks: $h2"
+[ "$rows2" = $N ] && [ "$h2" = "0 0 0" ] || bad "h1 stopped held h2: $rows2 rows of $N; late, missed, behind: $h2"
 late=${missed#* }
 missed=${missed% *}
 echo "ticks $N; Cmd rows $rows; samples missed $missed; late ticks $late; periods $periods ($lost lost)"

@@ -11,7 +11,10 @@
 #     to the row and the time, the short process's end included (PCP's
 #     instance domains only grow, so entity lifetimes are recorded as an
 #     existence metric per instance domain: tqmon.entity.Proc has a value
-#     for an instance at every tick it existed).
+#     for an instance at every tick it existed), and the counters' delta
+#     relations (ProcRate of a process that works a little, HostRate of the
+#     context switches) to the value: the recording holds the values the
+#     run fetched, read back as they are, not interpolated.
 set -u
 T=${T:-build/asan/tqmon}
 OUT=${OUT:-build/test-out}
@@ -23,12 +26,16 @@ H="127.0.0.1:$PORT_h1,127.0.0.1:$PORT_h2"
 sleep 600 & p1=$!
 sleep 600 & p2=$!
 pids="$p1 $p2"
-$T pcp describe -h "127.0.0.1:$PORT_h1" -o "$dir/pcp.tq" proc.psinfo.cmd proc.psinfo.ppid hinv.ncpu \
-  2>"$dir/describe.err" || bad "describe: $(cat "$dir/describe.err")"
+$T pcp describe -h "127.0.0.1:$PORT_h1" -o "$dir/pcp.tq" proc.psinfo.cmd proc.psinfo.ppid proc.psinfo.utime hinv.ncpu \
+  kernel.all.pswitch 2>"$dir/describe.err" || bad "describe: $(cat "$dir/describe.err")"
+# a process that works a little (its user CPU time, a counter, grows)
+sh -c 'while :; do i=0; while [ $i -lt 3000 ]; do i=$((i + 1)); done; sleep 0.1; done' &
+pw=$!
+pids="$pids $pw"
 # the short process: it ends after the run's second tick (the run's log says when)
 sleep 3600 & ps=$!
 pids="$pids $ps"
-sed "s/P1/$(inst $p1)/g; s/P2/$(inst $p2)/g; s/PS/$(inst $ps)/g" tests/pcp/record.tq >"$dir/q.tq"
+sed "s/P1/$(inst $p1)/g; s/P2/$(inst $p2)/g; s/PS/$(inst $ps)/g; s/PW/$(inst $pw)/g" tests/pcp/record.tq >"$dir/q.tq"
 : >"$dir/live.err" # before the run: the wait below greps it at once
 $T run "$dir/pcp.tq" "$dir/q.tq" --pcp "$H" --snapshots 6 --format csv --trace-level 2 --pcp-record "$dir/rec" \
   --stats "$dir/live.json" >"$dir/live.csv" 2>"$dir/live.err" &
@@ -59,6 +66,9 @@ grep -q ',"sleep"$' "$dir/pmrep.csv" || bad "pmrep does not print the sleep's co
 $T run "$dir/pcp.tq" "$dir/q.tq" --pcp-archive "$dir/rec-h1,$dir/rec-h2" --format csv --stats "$dir/replay.json" \
   >"$dir/replay.csv" 2>"$dir/replay.err" || bad "replay: exit $? $(cat "$dir/replay.err")"
 diff "$dir/live.csv" "$dir/replay.csv" >"$dir/diff" || bad "the replay differs from the live run: $(cat "$dir/diff")"
+# (the counters moved: a delta of nothing but zeros would prove little)
+[ "$(section "$dir/live.csv" Rate | awk -F, '$2 > 0' | wc -l)" -ge 1 ] || bad "Rate: the worker's CPU time never grew: $(section "$dir/live.csv" Rate)"
+[ "$(section "$dir/live.csv" Switches | awk -F, '$2 > 0' | wc -l)" -ge 4 ] || bad "Switches: no context switches counted: $(section "$dir/live.csv" Switches)"
 python3 - "$dir/live.json" <<'PY' || bad "the recording refused values (see above)"
 import json, sys
 d = [p for p in json.load(open(sys.argv[1]))["pms"] if p["name"] == "pcp"][0]["detail"]
