@@ -188,7 +188,12 @@ static RtTup *mkTup(Alpha *a, TqTime from, TqTime to, const int64_t *vals) {
 
 void rtAlphaEvent(RtOp *op, TqTime t, int64_t flagEnt, const int64_t *vals) {
   Alpha *a = (Alpha *)op;
-  if (!rtAlphaEnabled(op, flagEnt)) return;
+  if (TQ_LIKELY((uint64_t)flagEnt < a->ents.ndense)) { /* entGet's dense case, inline */
+    const EntState *s = &a->ents.dense[flagEnt];
+    if (!s->listed || !entOn(s)) return;
+  } else if (!rtAlphaEnabled(op, flagEnt)) {
+    return;
+  }
   consume(a, flagEnt);
   RtTup *tp = mkTup(a, t, t + 1, vals);
   rtEmit(op, RT_ADD, tp);
