@@ -10,7 +10,8 @@
 # the spinner on cpu0, and the same number of its intervals there.
 set -u
 . tests/kernel/lib.sh
-KORACLE="" kcheck
+KORACLE=
+kcheck
 d=$OUT/kernel_sf_names
 rm -rf "$d" && mkdir -p "$d/sf" "$d/nosf"
 kstart "$d" hop 400 || exit 1
