@@ -489,8 +489,12 @@ int rtStoreGetMeta(RtStore *st, const char *key, int64_t *value);
 /* A recording's loss (tq_pm.lost) into the table _tqmon_lost of a loaded
 ** store (relation, entity: NULL when not known; valid_from, valid_to, lost,
 ** spans), made on the first: the tables of the primitive relations miss
-** those records (docs/losses.md).  rel: NULL when not known. */
+** those records (docs/losses.md).  rel: NULL when not known; count
+** RT_LOSS_UNKNOWN: lost NULL. */
 int rtStoreLoss(RtStore *st, const char *rel, int64_t entity, TqTime from, TqTime to, int64_t count, int spans);
+/* A load begins: the losses of a recording loaded before into this store
+** go (the tables of the relations are made again too).  0 or -1. */
+int rtStoreLossReset(RtStore *st);
 int rtStoreCommit(RtStore *st);
 /* Runs a query and writes its rows as CSV to out (for `tqmon show`). */
 int rtStoreQueryCsv(RtStore *st, const char *sql, FILE *out);

@@ -656,6 +656,20 @@ static int64_t tidOfName(const char *text) {
   return pidOf(b);
 }
 
+/* The number N of a name the PM gives as PREFIX followed by N in decimal
+** ("cpu3", "syscall_335") up to max, or -1 when text is not such a name exactly
+** ("cpu03", "cpu 3" and "cpu+3" name no CPU: the engine compares names, so
+** <> holds for every CPU and = for none). */
+static int64_t numberOfName(const char *text, const char *prefix, int64_t max) {
+  size_t n = strlen(prefix);
+  if (!text || strncmp(text, prefix, n)) return -1;
+  int64_t v = pidOf(text + n);
+  char b[48];
+  if (v < 0 || v > max) return -1;
+  snprintf(b, sizeof b, "%s%lld", prefix, (long long)v);
+  return strcmp(b, text) ? -1 : v;
+}
+
 /* Is relation kr a lifecycle relation: its packets are the threads'
 ** lifecycle packets, written for Thread whatever the queries ask (its
 ** filter is checked by the PM, in user space)? */
@@ -704,24 +718,20 @@ static int rawCond(const KRel *r, int kr, const tq_pm_cond *c, struct ks_cond *d
     }
     case KA_PROCESSOR: {
       if (kr != KR_RUNNINGON || (c->op != TQ_PM_EQ && c->op != TQ_PM_NE)) return 0;
-      unsigned cpu;
-      char extra;
       d->field = KF_CPU;
-      d->val = c->text && sscanf(c->text, "cpu%u%c", &cpu, &extra) == 1 && cpu < 1u << 30 ? (int64_t)cpu : -1;
+      d->val = numberOfName(c->text, "cpu", UINT32_MAX); /* (cpuSym's names; -1: no CPU's) */
       return 1;
     }
     case KA_CALL: {
       if (kr != KR_SYSCALL || !c->text || (c->op != TQ_PM_EQ && c->op != TQ_PM_NE)) return 0;
-      unsigned nr;
-      char extra;
       for (size_t k = 0; k < TQ_ARRAY_SIZE(ksSyscallNames); k++)
         if (ksSyscallNames[k] && !strcmp(ksSyscallNames[k], c->text)) {
           d->field = KF_A32;
           d->val = (int64_t)k;
           return 1;
         }
-      if (sscanf(c->text, "syscall_%u%c", &nr, &extra) == 1 &&
-          !(nr < TQ_ARRAY_SIZE(ksSyscallNames) && ksSyscallNames[nr])) {
+      int64_t nr = numberOfName(c->text, "syscall_", UINT32_MAX); /* (fill's names of the calls without one) */
+      if (nr >= 0 && !(nr < (int64_t)TQ_ARRAY_SIZE(ksSyscallNames) && ksSyscallNames[nr])) {
         d->field = KF_A32;
         d->val = nr;
         return 1;

@@ -41,6 +41,7 @@ typedef struct Parser {
   TqMap relBySym;      /* symbol of a name as written -> relation + 1 (cache) */
   TqTime lastT;
   int haveT;
+  int64_t lost;        /* records its loss lines say were lost, so far (at most TQ_PM_LOST_MAX) */
   WordSlot *wc;        /* 1 << WORD_BITS slots */
   const char *textEnd; /* end of the whole text */
 } Parser;
@@ -374,6 +375,13 @@ static void parseLoss(Parser *ps, TqTime t, const char *ns, int nn) {
               wn[0], w[0]);
       return;
     }
+    /* (no run loses so many: the engine would ignore the loss, and the
+    ** sums of the counts must stay in range) */
+    if (count > TQ_PM_LOST_MAX - ps->lost) {
+      tqError(ps->d, locAt(ps, w[0]), "the losses of the recording add up to more than 2^62 records with '%.*s' (a damaged recording)",
+              wn[0], w[0]);
+      return;
+    }
   }
   TqTime ft[2];
   for (int i = 0; i < 2; i++) {
@@ -412,6 +420,7 @@ static void parseLoss(Parser *ps, TqTime t, const char *ns, int nn) {
     tr->loss = tqRealloc(tr->loss, sizeof(SnsLoss) * (size_t)tr->closs);
   }
   tr->loss[tr->nloss++] = (SnsLoss){tr->npk, r ? r->id : 0, spans, ent, ft[0], ft[1], count};
+  if (count != TQ_PM_LOST_UNKNOWN) ps->lost += count;
 }
 
 static void parseLine(Parser *ps) {
