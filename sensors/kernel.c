@@ -428,6 +428,7 @@ struct KSession {
   int64_t heldHead;  /* held.v[0..heldHead) are consumed (their names freed) */
   _Atomic int64_t heldN; /* held packets not consumed, for the drain thread's bound */
   TqTime start, prevNow, syncNow;
+  TqTime syncBefore; /* the snapshot before prevNow (a late enabling's loss begins after it) */
   TqTime readAt;     /* the last reading of the kernel's counters (CLOCK_REALTIME ns) */
   int synced;
   int64_t syncs;     /* snapshots so far */
@@ -1832,6 +1833,7 @@ static void sessionSync(KSession *s) {
     s->heldHead = 0;
   }
   s->heldN = s->held.n - s->heldHead;
+  s->syncBefore = s->prevNow;
   s->prevNow = now;
   s->syncNow = now;
   if (++s->syncs == 2 && s->r[KR_THREAD].p) {
@@ -2152,12 +2154,21 @@ static tq_pm_status relEnable(tq_pm_global *g, tq_pm_private *p, int64_t entity,
     ** an event, a thread that became a named program) and now never left
     ** the kernel (sensors/kernel.md, Limits): counted and said */
     if (s->syncs >= 2 && s->flags && !tqMapGet(&r->on, key) && gen == curGen(s, (uint32_t)tid) &&
-        !(__atomic_load_n(&s->flags[tid], __ATOMIC_RELAXED) & (1u << kr)) && !r->lateOn++)
-      g->log(g, p, TQ_LOG_WARNING,
-             "%s enabled on thread %s at the snapshot after what decided it (an event that arms it, a thread that "
-             "became a named program): what it did in between did not leave the kernel, and the answers may miss "
-             "it (counted: late_enablings in --stats)",
-             r->def->rel, name ? name : "?");
+        !(__atomic_load_n(&s->flags[tid], __ATOMIC_RELAXED) & (1u << kr))) {
+      if (!r->lateOn++)
+        g->log(g, p, TQ_LOG_WARNING,
+               "%s enabled on thread %s at the snapshot after what decided it (an event that arms it, a thread that "
+               "became a named program): what it did in between did not leave the kernel, and the answers may miss "
+               "it (counted: late_enablings in --stats; the answers that read it are marked incomplete then)",
+               r->def->rel, name ? name : "?");
+      /* a loss of a count not known, on that thread, from the snapshot
+      ** before the one that decided it (what decided it lies after that)
+      ** to now, when the flag is set: an answer that reads the relation
+      ** says it may be incomplete there (docs/losses.md) */
+      TqTime from = s->syncBefore < s->start ? s->start : s->syncBefore, to = clockNs(CLOCK_REALTIME);
+      if (to < g->now) to = g->now;
+      if (g->version >= 12 && g->lost) g->lost(g, p->rel, entity, from, to, TQ_PM_LOST_UNKNOWN, r->def->kind == 1);
+    }
     tqMapPut(&r->on, key, (void *)(intptr_t)on);
     if (gen == curGen(s, (uint32_t)tid)) flagSet(s, (uint32_t)tid, 1u << kr); /* (a past incarnation: nothing) */
     if (r->on.n > (uint32_t)r->enabledMax) r->enabledMax = r->on.n;
