@@ -1,7 +1,7 @@
 /*
 ** engine_session.c - a session: queries that come and go while the
 ** operation runs (include/tqmon.h, "a session"), after Paradyn's Data
-** Manager (../shared/seeds/002: metric instances enabled and disabled as
+** Manager (its README, dyninst paradyn/src/DMthread/README: metric instances enabled and disabled as
 ** an investigation moves, persistence flags, phases).
 **
 ** A query is a file compiled after the engine's own program files, so its

@@ -1,7 +1,7 @@
 /*
 ** hist.c - folding histograms: a fixed number of time buckets over a run
-** of any length (after Paradyn's Data Manager, ../shared/seeds/002: "on
-** folds").
+** of any length (after Paradyn's Data Manager, its README in dyninst
+** paradyn/src/DMthread/README: "on folds").
 **
 ** A value added at time t goes to bucket (t - start) / width.  When t lies
 ** past the last bucket, the histogram folds: bucket i becomes the sum of
