@@ -3,8 +3,9 @@
 # tqmon daemon --host with queries added, watched and removed through its
 # socket, against three `sleep` processes started here.
 #   - two queries sharing a sensor: the stats show the sensor enabled on
-#     the union of their processes; removing the first leaves exactly the
-#     second's; removing the second leaves 0 enabled entities;
+#     the union of their processes; removing the first (the second is
+#     watched all along) leaves exactly the second's, at once; removing the
+#     second leaves 0 enabled entities;
 #   - the watched rows are what ps says of the same processes, and no row
 #     is earlier than the query's addition;
 #   - a persistent-data query's table survives its removal in the store, a
@@ -15,8 +16,9 @@
 #     its sampling interval follows (a quarter of the width), its memory
 #     does not change;
 #   - a watcher that disconnects mid-watch: the daemon goes on, a query
-#     without persistent collection pauses (its enables given back), one
-#     with it goes on collecting;
+#     without persistent collection pauses (its rows stop, its enables are
+#     given back), one with it goes on collecting (its rows grow, its
+#     enables stay);
 #   - bad input: a query that does not compile is refused with the
 #     compiler's exact message (tests/daemon/bad.err) while the others run;
 #     one that declares a sensor is refused; removing an unknown query; a
@@ -130,30 +132,31 @@ stats
 got=$(enabled ProcessState)
 want=$(printf '%s\n' $p1 $p2 | sort -n | tr '\n' ' ')
 [ "$got" = "$want" ] || bad "B paused: ProcessState enabled on '$got', not A's '$want'"
-# a second watch starts it again (watch in the background, then stop it)
+# a second watch starts it again, and stays while A is removed
 $T query watch B --socket "$sock" >"$log/watchB2.jsonl" 2>&1 &
 w=$!
 waitrows B "$(($(rows B) + 4))"
-kill $w 2>/dev/null
-wait $w 2>/dev/null
+q list >"$log/list1b.txt"
+grep -q "^B.*collecting" "$log/list1b.txt" || bad "B watched again is not collecting: $(cat "$log/list1b.txt")"
 
 # remove the first: the sensor stays enabled on the second's entities only
+# (B is watched all along: what is left right after the removal is B's)
 q rm A || bad "rm A"
-k=0
-while :; do
-  stats
-  got=$(enabled ProcessState)
-  want=$(printf '%s\n' $p2 $p3 | sort -n | tr '\n' ' ')
-  [ "$got" = "$want" ] && break
-  # (B may be pausing: its watcher was killed; start a watch that stays)
-  k=$((k + 1))
-  [ $k -gt 1 ] && { bad "A removed: ProcessState enabled on '$got', not B's '$want'"; break; }
-  $T query watch B --socket "$sock" >/dev/null 2>&1 &
-  w=$!
-  sleep 1
-done
-[ -n "${w:-}" ] && kill $w 2>/dev/null
+stats
+got=$(enabled ProcessState)
+want=$(printf '%s\n' $p2 $p3 | sort -n | tr '\n' ' ')
+[ "$got" = "$want" ] || bad "A removed: ProcessState enabled on '$got', not B's '$want'"
+grep -q "\"ProcessState\", \"count\": 2," "$log/stats.json" || bad "A removed: not 2 ProcessState entities enabled: $(grep ProcessState "$log/stats.json")"
+kill -0 $w 2>/dev/null || bad "B's watcher ended when A was removed: $(cat "$log/watchB2.jsonl" | tail -2)"
 q rm B || bad "rm B"
+# (its watch ends with the query: the client exits)
+k=0
+while kill -0 $w 2>/dev/null; do
+  k=$((k + 1))
+  [ $k -gt 100 ] && { bad "B's watch did not end when B was removed"; kill $w; break; }
+  sleep 0.1
+done
+wait $w 2>/dev/null
 stats
 grep -q '"enabled_entities": 0}' "$log/stats.json" || bad "A and B removed: enabled entities left: $(grep -A3 '"enabled"' "$log/stats.json")"
 [ -z "$(enabled ProcessState)" ] || bad "ProcessState still enabled: $(enabled ProcessState)"
@@ -191,6 +194,47 @@ c1=$(sq "select min(N) from C_Count where phase = 'p1'")
 echo "global count: up to $g0 in phase0, from $g1 in p1; current-phase count: up to $c0 in phase0, from $c1 in p1"
 [ "$g0" -ge 3 ] 2>/dev/null && [ "$g1" -gt "$g0" ] 2>/dev/null || bad "the global count restarted at the phase: phase0 up to '$g0', p1 from '$g1'"
 [ "$c0" -ge 3 ] 2>/dev/null && [ "$c1" -le 1 ] 2>/dev/null || bad "the current-phase count did not restart: phase0 up to '$c0', p1 from '$c1'"
+
+# ---------------------------------------------------------------- persistent collection
+# P (persistent collection) and N (none) watched, then their watchers
+# killed: P goes on collecting (its rows grow, its enables stay), N pauses
+# (its rows stop, its enables are given back)
+sed -e "s/PID1/$p1/" -e "s/PID2/$p1/" tests/daemon/pair.tq >"$dir/p.tq"
+sed -e "s/PID1/$p3/" -e "s/PID2/$p3/" tests/daemon/pair.tq >"$dir/n.tq"
+q add "$dir/p.tq" --name P --persistent-collection >/dev/null || bad "add P"
+q add "$dir/n.tq" --name N >/dev/null || bad "add N"
+$T query watch P --socket "$sock" >"$log/watchP.jsonl" 2>&1 &
+wp=$!
+$T query watch N --socket "$sock" >"$log/watchN.jsonl" 2>&1 &
+wn=$!
+waitrows P 4
+waitrows N 4
+stats
+got=$(enabled ProcessState)
+want=$(printf '%s\n' $p1 $p3 | sort -n | tr '\n' ' ')
+[ "$got" = "$want" ] || bad "P and N watched: ProcessState enabled on '$got', not '$want'"
+kill $wp $wn 2>/dev/null
+wait $wp $wn 2>/dev/null
+k=0
+until q list | grep -q "^N	.*	0	paused	"; do
+  k=$((k + 1))
+  [ $k -gt 100 ] && { bad "N did not pause when its watcher was killed: $(q list)"; break; }
+  sleep 0.1
+done
+q list >"$log/list3.txt"
+grep -q "^P	.*	0	collecting	" "$log/list3.txt" || bad "P (persistent collection) is not collecting without a watcher: $(cat "$log/list3.txt")"
+stats
+got=$(enabled ProcessState)
+[ "$got" = "$p1 " ] || bad "P unwatched, N paused: ProcessState enabled on '$got', not P's '$p1 '"
+rp=$(rows P)
+rn=$(rows N)
+waitrows P $((rp + 8))
+[ "$(rows N)" = "$rn" ] || bad "N is paused, yet its rows went from $rn to $(rows N)"
+stats
+got=$(enabled ProcessState)
+[ "$got" = "$p1 " ] || bad "P unwatched for a while: ProcessState enabled on '$got', not '$p1 '"
+q rm P >/dev/null || bad "rm P"
+q rm N >/dev/null || bad "rm N"
 
 # ---------------------------------------------------------------- a folding histogram, live
 # 4 buckets of 4 samples (the clock is 250 ms): it folds every few seconds,
