@@ -121,7 +121,7 @@ static const char *usageText =
     "                              --pcp-archive FILES or --pm SENSOR (and run's options)\n"
     "  daemon SENSORS.tq... (--host | --kernel | --exec CMD... | --attach PID | --pcp HOSTS |\n"
     "                 --pm SENSOR...) [--socket PATH] [--db FILE] [--stats FILE]\n"
-    "                 [--serve [ADDR:]PORT]\n"
+    "                 [--serve [ADDR:]PORT] [--kept SIZE]\n"
     "                              a running monitor whose queries come and go:\n"
     "                              collects until SIGINT/SIGTERM and takes requests\n"
     "                              on a Unix socket of mode 0600 in an owner-only\n"
@@ -131,11 +131,16 @@ static const char *usageText =
     "                              rows in a table named after it, with its phase;\n"
     "                              --serve: the live page (the queries, add, remove,\n"
     "                              histograms; loopback unless ADDR; its address\n"
-    "                              with a token is printed on standard error)\n"
+    "                              with a token is printed on standard error);\n"
+    "                              --kept: the records kept while persistent-collection\n"
+    "                              queries run, for queries added later (64M; K, M, G)\n"
     "  query add FILE.tq [--name N] [--persistent-data] [--persistent-collection]\n"
     "            [--phase current|global] [--histogram ATTRIBUTE[:BUCKETS]] [--socket PATH]\n"
     "                              add a query to the running daemon (its sensors\n"
-    "                              are enabled from now); a file that does not\n"
+    "                              are enabled from now; its answer covers from now,\n"
+    "                              or from earlier where records kept for\n"
+    "                              persistent collection hold what it reads: it\n"
+    "                              says from when, and why not earlier); a file that does not\n"
     "                              compile is refused with the compiler's message;\n"
     "                              --histogram: its values in BUCKETS (1000) time\n"
     "                              buckets that fold (merge, width doubles) when\n"
@@ -255,6 +260,7 @@ typedef struct Args {
   int help;           /* CMD --help */
   const char *rel;
   const char *socket; /* daemon: its socket */
+  const char *kept;   /* daemon: --kept SIZE, the bound of the records kept for queries added later */
 } Args;
 
 static int parseArgs(int argc, char **argv, Args *a) {
@@ -305,6 +311,7 @@ static int parseArgs(int argc, char **argv, Args *a) {
     else if (!strcmp(s, "--transactions")) NEEDARG(transactions);
     else if (!strcmp(s, "--top")) NEEDARG(top);
     else if (!strcmp(s, "--socket")) NEEDARG(socket);
+    else if (!strcmp(s, "--kept")) NEEDARG(kept);
     else if (!strcmp(s, "--snapshots")) {
       static char clockArgs[64];
       if (i + 1 >= argc || atoll(argv[i + 1]) <= 0) {
@@ -1197,7 +1204,7 @@ static int cmdDaemon(Args *a) {
   char *path = a->socket ? tqStrdup(a->socket) : appDaemonSocketPath();
   int rc = 1;
   if (registerSources(e, a) || tq_set_option(e, "session", "1") || (a->db && tq_set_option(e, "session-db", a->db)) ||
-      tq_prepare(e, a->nfiles, a->files)) {
+      (a->kept && tq_set_option(e, "session-history", a->kept)) || tq_prepare(e, a->nfiles, a->files)) {
     engineFail(e, 1);
   } else {
     rc = appDaemonServe(e, path, a->display);

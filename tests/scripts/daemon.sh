@@ -19,6 +19,10 @@
 #     without persistent collection pauses (its rows stop, its enables are
 #     given back), one with it goes on collecting (its rows grow, its
 #     enables stay);
+#   - a query added later answers from where persistent collection kept
+#     what it reads (its rows before its addition are the collector's,
+#     row for row), one whose records were not kept from its addition, and
+#     says why; no persistent-collection query left, nothing is kept;
 #   - bad input: a query that does not compile is refused with the
 #     compiler's exact message (tests/daemon/bad.err) while the others run;
 #     one that declares a sensor is refused; removing an unknown query; a
@@ -158,7 +162,7 @@ while kill -0 $w 2>/dev/null; do
 done
 wait $w 2>/dev/null
 stats
-grep -q '"enabled_entities": 0}' "$log/stats.json" || bad "A and B removed: enabled entities left: $(grep -A3 '"enabled"' "$log/stats.json")"
+grep -q '"enabled_entities": 0,' "$log/stats.json" || bad "A and B removed: enabled entities left: $(grep -A3 '"enabled"' "$log/stats.json")"
 [ -z "$(enabled ProcessState)" ] || bad "ProcessState still enabled: $(enabled ProcessState)"
 # persistent data: B's table is in the store, A's is not
 nb=$(sqlite3 "$dir/s.db" "select count(*) from B where phase = 'phase0'" 2>&1)
@@ -235,6 +239,55 @@ got=$(enabled ProcessState)
 [ "$got" = "$p1 " ] || bad "P unwatched for a while: ProcessState enabled on '$got', not '$p1 '"
 q rm P >/dev/null || bad "rm P"
 q rm N >/dev/null || bad "rm N"
+
+# ---------------------------------------------------------------- kept records: a query added later
+# K collects persistently (a cumulative count of p1's samples): the
+# records of ProcessState are kept from then on.  Y, the same query added
+# seconds later, answers from where K began: its rows before its addition
+# are K's, row for row.  Z, about p3, whose samples no query asked for,
+# answers from its addition and says why; Z2, the same added later,
+# answers from Z's first sample (kept: ProcessState's records are), row
+# for row as Z.
+sed -e "s/PID1/$p3/" tests/daemon/count.tq >"$dir/c3.tq"
+q add "$dir/c.tq" --name K --persistent-data --persistent-collection >/dev/null || bad "add K"
+waitrows K 12
+q add "$dir/c.tq" --name Y --persistent-data >"$log/addY.out" 2>&1 || bad "add Y: $(cat "$log/addY.out")"
+q add "$dir/c3.tq" --name Z --persistent-data >"$log/addZ.out" 2>&1 || bad "add Z: $(cat "$log/addZ.out")"
+grep -q "before its addition: records kept by persistent collection" "$log/addY.out" || bad "Y's addition does not say it covers from before: $(cat "$log/addY.out")"
+grep -q "covers from its addition.*no sample of ProcessState on $p3" "$log/addZ.out" || bad "Z's addition does not say why it covers from then: $(cat "$log/addZ.out")"
+waitrows Z 8
+q add "$dir/c3.tq" --name Z2 --persistent-data >"$log/addZ2.out" 2>&1 || bad "add Z2: $(cat "$log/addZ2.out")"
+q list >"$log/list4.txt"
+cov() { awk -v n="$1" '$1 == n { print $NF }' "$log/list4.txt"; } # covers_from, the last column
+stats
+added() { grep "\"name\": \"$1\"" "$log/stats.json" | sed 's/.*"added": \([0-9]*\).*/\1/'; }
+grep -q '"kept": {"bytes": [1-9][0-9]*, "bound": 67108864, ' "$log/stats.json" || bad "the stats do not say what is kept: $(grep kept "$log/stats.json")"
+echo "K covers from $(cov K), Y added at $(added Y) covers from $(cov Y); Z added at $(added Z) covers from $(cov Z), Z2 added at $(added Z2) covers from $(cov Z2)"
+[ "$(cov Y)" = "$(cov K)" ] && [ "$(cov Y)" -lt "$(added Y)" ] 2>/dev/null || bad "Y covers from '$(cov Y)', not from K's '$(cov K)' before its addition '$(added Y)'"
+[ "$(cov Z)" = "$(added Z)" ] || bad "Z, of nothing kept, covers from '$(cov Z)', not its addition '$(added Z)'"
+[ "$(cov Z2)" -gt "$(cov Z)" ] && [ "$(cov Z2)" -lt "$(added Z2)" ] 2>/dev/null || bad "Z2 covers from '$(cov Z2)', not from Z's first sample (after '$(cov Z)')"
+waitrows Y "$(($(rows Y) + 4))"
+for n in Y Z Z2 K; do q rm $n >/dev/null || bad "rm $n"; done
+# differ A B: the rows of B's count that are not A's (not the last: each
+# query's last row was cut at its own removal)
+differ() {
+  sq "select count(*) from (select N, valid_from, valid_to, phase from $2_Count where valid_to < (select max(valid_to) from $2_Count)
+      except select N, valid_from, valid_to, phase from $1_Count)"
+}
+early() { sq "select count(*) from $1_Count where valid_from < $(added $1) and valid_from > 0"; }
+# missing A B: A's rows that ended before B was added and are not B's
+missing() {
+  sq "select count(*) from (select N, valid_from, valid_to, phase from $1_Count where valid_to <= $(added $2)
+      except select N, valid_from, valid_to, phase from $2_Count)"
+}
+echo "Y: $(early Y) rows from before its addition, $(differ K Y) not K's, $(missing K Y) of K's missing; Z2: $(early Z2) early, $(differ Z Z2) not Z's, $(missing Z Z2) of Z's missing"
+[ "$(early Y)" -ge 8 ] 2>/dev/null || bad "Y has '$(early Y)' rows from before its addition"
+[ "$(differ K Y)" = 0 ] && [ "$(missing K Y)" = 0 ] || bad "Y's rows are not K's: $(differ K Y) of Y's not K's, $(missing K Y) of K's missing"
+[ "$(early Z2)" -ge 4 ] 2>/dev/null && [ "$(differ Z Z2)" = 0 ] && [ "$(missing Z Z2)" = 0 ] || bad "Z2's rows are not Z's: $(early Z2) early, $(differ Z Z2) not Z's, $(missing Z Z2) missing"
+zFirst=$(sq "select min(valid_from) from Z_Count where N = 1")
+[ "$zFirst" -ge "$(added Z)" ] 2>/dev/null || bad "Z counted a sample at '$zFirst', before its addition (nothing was kept)"
+stats
+grep -q '"kept": null' "$log/stats.json" || bad "no persistent-collection query left, yet records are kept: $(grep kept "$log/stats.json")"
 
 # ---------------------------------------------------------------- a folding histogram, live
 # 4 buckets of 4 samples (the clock is 250 ms): it folds every few seconds,
