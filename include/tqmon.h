@@ -213,7 +213,7 @@ typedef struct tq_histogram {
   const int64_t *count;  /* per bucket: rows counted (NULL before the first row) */
   const double *sum;     /* per bucket: the sum of their values */
   int64_t added;         /* rows counted */
-  int64_t bytes;         /* memory the buckets hold (fixed) */
+  int64_t bytes;         /* memory the histogram holds now, as the allocator says (fixed at creation) */
   tq_time sample_period; /* the query's clock period now */
 } tq_histogram;
 /* The histogram of query name (pointers valid until the next snapshot or

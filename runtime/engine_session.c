@@ -671,7 +671,7 @@ int tq_query_histogram_get(tq_engine *e, const char *name, tq_histogram *out) {
   out->count = q->hist->count;
   out->sum = q->hist->sum;
   out->added = q->hist->added - q->hist->early;
-  out->bytes = q->hist->bytes;
+  out->bytes = rtHistBytes(q->hist);
   return 0;
 }
 
@@ -785,7 +785,7 @@ static void sessionJson(tq_engine *e, TqBuf *b, int buckets) {
       tqBufPrintf(b, ", \"buckets\": %d, \"start\": %lld, \"width\": %lld, \"folds\": %d, \"values\": %lld, \"bytes\": %lld, "
                   "\"sample_period\": %lld}",
                   q->histBuckets, (long long)(h ? h->start : 0), (long long)(h ? h->width : q->histWidth0), h ? h->folds : 0,
-                  (long long)(h ? h->added - h->early : 0), (long long)(h ? h->bytes : 0), (long long)q->samplePeriod);
+                  (long long)(h ? h->added - h->early : 0), (long long)rtHistBytes(h), (long long)q->samplePeriod);
       if (buckets && h) {
         b->n--; /* reopen the histogram */
         tqBufPuts(b, ", \"count\": [");

@@ -442,11 +442,12 @@ typedef struct RtHist {
   double *sum;         /* per bucket: their sum (average: sum / count) */
   int64_t added;       /* values given */
   int64_t early;       /* of those, before start: not counted */
-  int64_t bytes;       /* memory it holds (fixed) */
 } RtHist;
 /* A histogram, or NULL when nb is odd or below 2, or width <= 0. */
 RtHist *rtHistNew(int nb, TqTime start, TqTime width);
 void rtHistFree(RtHist *h); /* accepts NULL */
+/* The bytes its blocks hold now, as the allocator says (0 for NULL). */
+int64_t rtHistBytes(const RtHist *h);
 /* Adds value v at time t.  Returns the folds it caused (0: none). */
 int rtHistAdd(RtHist *h, TqTime t, double v);
 

@@ -13,8 +13,9 @@
 #   - a new phase restarts a current-phase cumulative count, not a global
 #     one, and the stored rows record their phase;
 #   - a folding histogram of a live query: its width doubles at each fold,
-#     its sampling interval follows (a quarter of the width), its memory
-#     does not change;
+#     its sampling interval follows (a quarter of the width: its watched
+#     rows come that far apart, 250 ms before), the bytes its blocks hold
+#     (the allocator's) do not change;
 #   - a watcher that disconnects mid-watch: the daemon goes on, a query
 #     without persistent collection pauses (its rows stop, its enables are
 #     given back), one with it goes on collecting (its rows grow, its
@@ -291,30 +292,60 @@ grep -q '"kept": null' "$log/stats.json" || bad "no persistent-collection query 
 
 # ---------------------------------------------------------------- a folding histogram, live
 # 4 buckets of 4 samples (the clock is 250 ms): it folds every few seconds,
-# the width doubles and the sampling slows down to a quarter of it
+# the width doubles and the sampling slows down to a quarter of it: the
+# watched rows (one a sample) come 250 ms apart at first, width/4 apart
+# after the folds; the bytes its blocks hold (as the allocator says) stay
 printf 'range of S is ProcessState\nretrieve (S.Threads) where S.Process = "%s"\n' "$p1" >"$dir/h.tq"
 q add "$dir/h.tq" --name H --histogram Nope:4 2>"$log/hnope.err" && bad "a histogram of no attribute was taken"
 grep -q "no number attribute 'Nope'" "$log/hnope.err" || bad "histogram Nope: $(cat "$log/hnope.err")"
-q add "$dir/h.tq" --name H --histogram Threads:4 || bad "add H with a histogram"
+q add "$dir/h.tq" --name H --histogram Threads:4 >/dev/null || bad "add H with a histogram"
+$T query watch H --socket "$sock" >"$log/watchH.jsonl" 2>&1 &
+wh=$!
+hfield() { echo "$hl" | sed "s/.*\"$1\": \([0-9]*\).*/\1/"; }
 k=0
+bytes0=""
 while :; do
   stats
   hl=$(grep '"name": "H"' "$log/stats.json")
-  folds=$(echo "$hl" | sed 's/.*"folds": \([0-9]*\).*/\1/')
+  folds=$(hfield folds)
+  [ -z "$bytes0" ] && [ "$(hfield bytes)" -gt 0 ] 2>/dev/null && bytes0=$(hfield bytes) folds0=$folds
   [ "${folds:-0}" -ge 2 ] 2>/dev/null && break
   k=$((k + 1))
   [ $k -gt 120 ] && { bad "the histogram did not fold twice in 60 s: $hl"; break; }
   sleep 0.5
 done
-width=$(echo "$hl" | sed 's/.*"width": \([0-9]*\).*/\1/')
-period=$(echo "$hl" | sed 's/.*"sample_period": \([0-9]*\).*/\1/')
-bytes=$(echo "$hl" | sed 's/.*"bytes": \([0-9]*\).*/\1/')
+width=$(hfield width)
+period=$(hfield sample_period)
+bytes=$(hfield bytes)
 [ "$width" = $((1000000000 << folds)) ] || bad "histogram width $width after $folds folds, not 1 s doubled each time"
 [ "$period" = $((width / 4)) ] || bad "histogram sampled every $period ns, not a quarter of the width $width"
+[ "$bytes" = "$bytes0" ] && [ "$bytes" -ge 64 ] && [ "$folds" -gt "${folds0:-0}" ] ||
+  bad "the histogram's blocks held $bytes0 bytes after ${folds0:-?} folds, $bytes after $folds"
+# the rows as sampled: the first ones 250 ms apart, the last ones a period
+# apart (the period now, or the next one's if it folded again meanwhile)
+n0=$(grep -c '"op": "insert"' "$log/watchH.jsonl")
+k=0
+while [ "$(grep -c '"op": "insert"' "$log/watchH.jsonl")" -lt $((n0 + 3)) ]; do
+  k=$((k + 1))
+  [ $k -gt 300 ] && { bad "H's watcher got no 3 rows more in 30 s"; break; }
+  sleep 0.1
+done
 stats
-bytes2=$(grep '"name": "H"' "$log/stats.json" | sed 's/.*"bytes": \([0-9]*\).*/\1/')
-[ "$bytes" = "$bytes2" ] && [ "$bytes" -gt 0 ] || bad "the histogram's memory changed: $bytes, then $bytes2"
-q rm H || bad "rm H"
+hl=$(grep '"name": "H"' "$log/stats.json")
+period2=$(hfield sample_period)
+kill $wh 2>/dev/null
+wait $wh 2>/dev/null
+grep '"op": "insert"' "$log/watchH.jsonl" | sed 's/.*"at": \([0-9]*\).*/\1/' >"$log/hat.txt"
+gaps=$(prev=""; while read -r at; do [ -n "$prev" ] && echo $((at - prev)); prev=$at; done <"$log/hat.txt") # (64-bit: not awk)
+first=$(echo "$gaps" | head -3 | sort -u | tr '\n' ' ')
+last=$(echo "$gaps" | tail -2 | sort -u | tr '\n' ' ')
+echo "H's rows: the first 250 ms apart ($first), the last ($last) after $folds folds (a period of $period, then $period2)"
+[ "$first" = "250000000 " ] || bad "H's first rows are not 250 ms apart: $first"
+for g in $last; do
+  [ "$g" = "$period" ] || [ "$g" = "$period2" ] || bad "H's last rows are $g ns apart, not its sampling period $period ($period2)"
+done
+[ "$period" -ge 1000000000 ] || bad "the sampling period after $folds folds is $period"
+q rm H >/dev/null || bad "rm H"
 
 # ---------------------------------------------------------------- the end: a signal ends it cleanly
 kill -TERM "$dpid"
