@@ -11,7 +11,8 @@
 #   - a persistent-data query's table survives its removal in the store, a
 #     plain one's is dropped;
 #   - a new phase restarts a current-phase cumulative count, not a global
-#     one, and the stored rows record their phase;
+#     one, and the stored rows record their phase; it restarts a
+#     current-phase query's histogram, not a global one's;
 #   - a folding histogram of a live query: its width doubles at each fold,
 #     its sampling interval follows (a quarter of the width: its watched
 #     rows come that far apart, 250 ms before), the bytes its blocks hold
@@ -346,6 +347,38 @@ for g in $last; do
 done
 [ "$period" -ge 1000000000 ] || bad "the sampling period after $folds folds is $period"
 q rm H >/dev/null || bad "rm H"
+
+# ---------------------------------------------------------------- histograms at a new phase
+# HC (current-phase) and HG (global), the same histogram of p1's samples:
+# at phase p2 HC's histogram starts again (no value, then a later start),
+# HG's goes on
+q add "$dir/h.tq" --name HC --phase current --histogram Threads:1000 >/dev/null || bad "add HC"
+q add "$dir/h.tq" --name HG --histogram Threads:1000 >/dev/null || bad "add HG"
+hget() { grep "\"name\": \"$1\"" "$log/stats.json" | sed "s/.*\"histogram\": {[^}]*\"$2\": \([0-9]*\).*/\1/"; }
+waithist() { # waithist NAME N: until NAME's histogram holds N values (60 s at most)
+  k=0
+  while :; do
+    stats
+    [ "$(hget "$1" values)" -ge "$2" ] 2>/dev/null && return 0
+    k=$((k + 1))
+    [ $k -gt 240 ] && { bad "$1's histogram holds fewer than $2 values after 60 s: $(grep "\"name\": \"$1\"" "$log/stats.json")"; return 1; }
+    sleep 0.25
+  done
+}
+waithist HC 6
+waithist HG 6
+c0=$(hget HC values) s0=$(hget HC start)
+ph p2 || bad "phase start p2"
+stats
+c1=$(hget HC values) g1=$(hget HG values)
+waithist HC 2
+s2=$(hget HC start) g2=$(hget HG values)
+echo "HC: $c0 values from $s0; at phase p2 $c1; then from $s2. HG: $g1, then $g2 values"
+[ "$c1" -lt "$c0" ] 2>/dev/null || bad "HC's histogram did not start again at phase p2: $c0 values, then $c1"
+[ "$s2" -gt "$s0" ] 2>/dev/null || bad "HC's histogram starts at $s2 after phase p2, not after its first start $s0"
+[ "$g1" -ge 6 ] 2>/dev/null && [ "$g2" -ge "$g1" ] || bad "HG's histogram (global) started again at phase p2: $g1, then $g2 values"
+q rm HC >/dev/null || bad "rm HC"
+q rm HG >/dev/null || bad "rm HG"
 
 # ---------------------------------------------------------------- the end: a signal ends it cleanly
 kill -TERM "$dpid"
