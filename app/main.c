@@ -174,12 +174,13 @@ static const char *usageText =
     "                              translated into SQL (retrospective analysis);\n"
     "                              --print shows the SQL instead\n"
     "  show [--db FILE] [RELATION] print stored relations as CSV (default tqmon.db)\n"
-    "  report FILE.tq... SOURCE [--transactions REL.ATTR] [--top N] [-o PAGE.html]\n"
+    "  report FILE.tq... (SOURCE | --db STORE) [--transactions REL.ATTR] [--top N] [-o PAGE.html]\n"
     "                              a Strobe-like profile of the CPU samples (Executing,\n"
     "                              sensors/cpusample.tq): modules and functions by share,\n"
     "                              overall and per transaction; -o: a flame graph page.\n"
     "                              SOURCE as for run (a live run needs --pm cpusample;\n"
-    "                              --replay FILE reads a recording the run stored)\n"
+    "                              --replay FILE reads a recording the run stored);\n"
+    "                              --db: a store tqmon load wrote (its SQL, read only)\n"
     "  pms                         list the processor modules that can be loaded\n"
     "\n"
     "processor modules (run, record, pms):\n"
@@ -1020,14 +1021,34 @@ static int cmdSql(Args *a) {
 /* tqmon report: the profile's queries (app/report.c) run with the
 ** program over the source into a temporary store, then written out. */
 static int cmdReport(Args *a) {
-  if (!a->replay && !a->npm && !live(a)) {
-    fprintf(stderr, "tqmon report: give the source as for run (--replay FILE, or --exec CMD ... with --pm cpusample)\n");
+  if (a->db && (a->replay || a->npm || live(a))) {
+    fprintf(stderr, "tqmon report: a store (--db) or a source (--replay, --exec ...), not both\n");
+    return 2;
+  }
+  if (!a->db && !a->replay && !a->npm && !live(a)) {
+    fprintf(stderr, "tqmon report: give the source as for run (--replay FILE, or --exec CMD ... with --pm cpusample), "
+                    "or a store of tqmon load (--db FILE)\n");
     return 2;
   }
   int top = a->top ? atoi(a->top) : 20;
   if (top <= 0) {
     fprintf(stderr, "tqmon report: --top takes a positive number\n");
     return 2;
+  }
+  if (a->db) {
+    /* a store of primitive relations: the queries' SQL translations */
+    if (a->nfiles == 0) {
+      fprintf(stderr, "tqmon report: no program file given (FILE.tq)\n");
+      return 2;
+    }
+    TqDiag d = {0};
+    TqBuf err = {0};
+    int rc = appReportStore(a->db, a->nfiles, a->files, a->transactions, top, stdout, a->out, &d, &err);
+    reportDiag(&d);
+    if (rc && err.n) fprintf(stderr, "tqmon report: %s\n", err.s);
+    tqDiagFree(&d);
+    tqBufFree(&err);
+    return rc ? 1 : 0;
   }
   TqDiag d = {0};
   CpProgram *p = compile(a, &d);
