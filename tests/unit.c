@@ -3,7 +3,13 @@
 ** temporal evaluation with bounds, and each runtime operator on small
 ** networks (some built by hand, to test operators the translator does not
 ** produce by itself); the optimizer rule preconditions no query can make
-** fail, on hand-built trees.  Prints "ok N - name" or "not ok N - name" per test.
+** fail, on hand-built trees; folding histograms and a session's queries
+** over recordings (catching up over kept records).  Prints "ok N - name"
+** or "not ok N - name" per test.
+**
+** Why one file of over 1,000 lines: the tests share one small harness
+** (CHECK, the counts, main's list) and each is short; split, every file
+** would carry the harness and the build a target per file.
 */
 #include <sqlite3.h>
 #include <stdlib.h>
