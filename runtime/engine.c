@@ -455,7 +455,7 @@ int tq_set_option(tq_engine *e, const char *name, const char *value) {
     long long v = strtoll(value, &end, 10);
     long long mul = !strcmp(end, "K") ? 1LL << 10 : !strcmp(end, "M") ? 1LL << 20 : !strcmp(end, "G") ? 1LL << 30 : !*end ? 1 : 0;
     if (*value < '0' || *value > '9' || !mul || v < 1 || v > (1LL << 40) / mul || v * mul < (1LL << 20)) {
-      enFail(e, "session-history needs a size of at least 1M (bytes, or with K, M or G), at most 1024G, not '%s'", value);
+      enFail(e, "the bound of the kept records (session-history, tqmon daemon --kept) needs a size of at least 1M (bytes, or with K, M or G), at most 1024G, not '%s'", value);
       enCollectErrors(e);
       return -1;
     }

@@ -108,7 +108,7 @@ typedef struct EnHist {
   TqTime *startT;     /* per relation: when its recording began */
   uint8_t *startInst; /* per relation: it began before the instant startT (the run's start), not after it */
   TqMap base;         /* ivKey -> HIv*: open before the first kept entry */
-  TqMap baseOn;       /* onKey -> 1: enabled then (traced relations) */
+  TqMap baseOn;       /* onKey -> its relation id: enabled then (traced relations) */
   int64_t catchups;   /* queries that caught up */
 } EnHist;
 
@@ -182,17 +182,16 @@ static void applyState(TqMap *open, TqMap *on, const HEnt *x, const uint8_t *onl
       break;
     }
     case H_END: free(tqMapDel(open, ivKey(x->rel, x->id))); break;
-    case H_ON: tqMapPut(on, onKey(x->rel, (int64_t)x->id), (void *)1); break;
+    case H_ON: tqMapPut(on, onKey(x->rel, (int64_t)x->id), (void *)(intptr_t)x->rel); break;
     case H_OFF: tqMapDel(on, onKey(x->rel, (int64_t)x->id)); break;
-    case H_STOP: {
+    case H_STOP: /* its state and its enablings: known no more (deleting leaves tombstones: safe here) */
       for (uint32_t i = 0; i < open->cap; i++) {
         HIv *iv = open->slot[i].val;
         if (open->slot[i].key > 1 && iv->rel == x->rel) free(tqMapDel(open, open->slot[i].key));
       }
-      /* (its enablings: every key of this relation; the map holds no
-      ** relation, so they are dropped when the relation starts again) */
+      for (uint32_t i = 0; i < on->cap; i++)
+        if (on->slot[i].key > 1 && (intptr_t)on->slot[i].val == x->rel) tqMapDel(on, on->slot[i].key);
       break;
-    }
     default: break;
   }
 }
@@ -372,7 +371,7 @@ typedef struct Catch {
   TqTime *endMin;     /* per entry: the earliest begin of a kept end at or after it (traced relations read) */
   TqTime livePending; /* the live engine's earliest pending begin of those relations */
   uint8_t *reads;     /* per relation: the part reads it */
-  TqMap liveOn;       /* onKey -> 1: the live sensor enabled (traced relations read) */
+  TqMap liveOn;       /* onKey -> relation id: the live sensor enabled (traced relations read) */
   TqMap partOn;       /* onKey -> 1: the part enabled */
   int failed;
   int64_t failSeq;    /* index in all of where it failed */
@@ -440,7 +439,7 @@ static void liveFlag(Catch *c, const HEnt *x) {
   if (!c->reads[x->rel - 1] || !isTraced(c->hn->sensor[x->rel - 1].rel)) return;
   uint64_t k = onKey(x->rel, (int64_t)x->id);
   if (x->kind == H_ON) {
-    tqMapPut(&c->liveOn, k, (void *)1);
+    tqMapPut(&c->liveOn, k, (void *)(intptr_t)x->rel);
   } else {
     tqMapDel(&c->liveOn, k);
     if (tqMapGet(&c->partOn, k)) failAt(c, H_ON, x->rel, 0, (int64_t)x->id, "the kept records do not cover");
@@ -519,7 +518,7 @@ static int catchRun(Catch *c, CpProgram *prog, RtResult *res, int nres, int64_t 
     tqMapPut(&open, h->base.slot[i].key, iv);
   }
   for (uint32_t i = 0; i < h->baseOn.cap; i++)
-    if (h->baseOn.slot[i].key > 1) tqMapPut(&c->liveOn, h->baseOn.slot[i].key, (void *)1);
+    if (h->baseOn.slot[i].key > 1) tqMapPut(&c->liveOn, h->baseOn.slot[i].key, h->baseOn.slot[i].val);
   for (int64_t i = 0; i < p; i++) applyState(&open, &c->liveOn, c->all[i], c->reads);
   /* (the enablings of the flush of its first instant came before it) */
   while (startsInst && p < c->n && c->all[p]->t == t0 && (c->all[p]->kind == H_ON || c->all[p]->kind == H_OFF))

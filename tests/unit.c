@@ -1244,7 +1244,7 @@ static void testSessionKeptBound(void) {
            tq_set_option(e, "session-db", db) == 0 && tq_set_option(e, "session-history", "1M") == 0 &&
            tq_prepare(e, 1, files) == 0 && tq_query_add(e, "A", "a.tq", q1, TQ_QUERY_PERSIST_COLLECTION) == 0;
   CHECK(ok, "kept bound: the persistent-collection query");
-  CHECK(tq_set_option(e, "session-history", "1000") != 0 && strstr(tq_errors(e), "at least 1M"),
+  CHECK(tq_set_option(e, "session-history", "1000") != 0 && strstr(tq_errors(e), "needs a size of at least 1M"),
         "kept bound: a bound below 1M is refused");
   /* C2 about P2 (traced relations only) from the 780th second: F, the
   ** same added later, covers from there, and not from the oldest kept

@@ -90,6 +90,10 @@ $T daemon tests/daemon/base.tq sensors/host.tq --host --socket "$sock" 2>"$log/s
 rc=$?
 [ $rc -eq 1 ] || bad "a second daemon on the same socket: exit $rc, not 1"
 grep -q "another tqmon daemon serves $sock" "$log/second.err" || bad "the second daemon did not say why: $(cat "$log/second.err")"
+$T daemon tests/daemon/base.tq sensors/host.tq --host --socket "$dir/kept.sock" --kept 10 2>"$log/kept.err"
+rc=$?
+[ $rc -eq 1 ] && grep -q "(session-history, tqmon daemon --kept) needs a size of at least 1M" "$log/kept.err" ||
+  bad "--kept 10: exit $rc $(cat "$log/kept.err")"
 open=$(mktemp -d "${TMPDIR:-/tmp}/tqmon-open.XXXXXX")
 chmod 755 "$open"
 $T daemon tests/daemon/base.tq sensors/host.tq --host --socket "$open/sock" 2>"$log/open.err"
