@@ -1207,6 +1207,58 @@ static void testSessionCatchUp(void) {
   rmdir(dir);
 }
 
+/* A relation kept, then no more, then again: what was enabled while it was
+** kept the first time does not count for the second.  X (persistent
+** collection of P2's traced relations) goes at 20 s while W keeps Load:
+** Busy and Ping are no longer kept; Y (of P1's) keeps them again from 40 s;
+** Z, of P2's, added at 60 s, finds nothing of P2 kept since 40 s and covers
+** from its addition (taking X's enablings for live, it covered from 40 s
+** with none of P2's records). */
+static void testSessionKeptStop(void) {
+  char dir[] = "/tmp/tqmon-unit-stop.XXXXXX";
+  if (!mkdtemp(dir)) {
+    CHECK(0, "kept again: a temporary folder");
+    return;
+  }
+  char sens[64], rec[64];
+  snprintf(sens, sizeof sens, "%s/s.tq", dir);
+  snprintf(rec, sizeof rec, "%s/r.trace", dir);
+  FILE *f = fopen(sens, "w");
+  fputs(CATCH_SENSORS, f);
+  fclose(f);
+  catchRecording(rec, 100, 2);
+  const char *traced = "range of B is Busy\nrange of G is Ping\n"
+                       "retrieve into BA (B.P, B.K) where B.P = \"%s\"\nretrieve into GA (G.P, G.N) where G.P = \"%s\"\n";
+  char *x = tqMprintf(traced, "P2", "P2"), *y = tqMprintf(traced, "P1", "P1");
+  tq_engine *e = tq_init();
+  const char *files[1] = {sens};
+  int ok = tq_register(e, "trace", rec) == 0 && tq_set_option(e, "session", "1") == 0 && tq_prepare(e, 1, files) == 0 &&
+           tq_query_add(e, "W", "w.tq", "range of L is Load\nretrieve (L.V) where L.P = \"P1\"\n", TQ_QUERY_PERSIST_COLLECTION) == 0 &&
+           tq_query_add(e, "X", "x.tq", x, TQ_QUERY_PERSIST_COLLECTION) == 0;
+  for (int i = 0; ok && i < 20; i++) ok = tq_read_snapshot(e) > 0;
+  ok = ok && tq_query_remove(e, "X") == 0;
+  for (int i = 0; ok && i < 20; i++) ok = tq_read_snapshot(e) > 0;
+  ok = ok && tq_query_add(e, "Y", "y.tq", y, TQ_QUERY_PERSIST_COLLECTION) == 0;
+  for (int i = 0; ok && i < 20; i++) ok = tq_read_snapshot(e) > 0;
+  ok = ok && tq_query_add(e, "Z", "z.tq", x, 0) == 0;
+  if (!ok) printf("# %s\n", tq_errors(e));
+  const tq_query_info *qi;
+  int n = tq_query_list(e, &qi);
+  TqTime zFrom = -1, zAdded = 0;
+  for (int i = 0; i < n; i++)
+    if (!strcmp(qi[i].name, "Z")) zFrom = qi[i].covers_from, zAdded = qi[i].added, printf("# Z: %s\n", qi[i].covers_note);
+  printf("# Z added at %lld covers from %lld\n", (long long)zAdded, (long long)zFrom);
+  CHECK(ok && zFrom == zAdded && zAdded > 50 * TQ_SEC,
+        "kept again: a relation kept anew forgets what was enabled before (Z of P2 covers from its addition)");
+  if (ok) tq_end(e);
+  tq_finish(e);
+  free(x);
+  free(y);
+  unlink(rec);
+  unlink(sens);
+  rmdir(dir);
+}
+
 /* The kept records within their bound (session-history 1M): the oldest
 ** go, and a query added late covers from the oldest kept, row for row as
 ** the query collecting from the start over that time. */
@@ -1331,6 +1383,7 @@ int main(void) {
   testHistFold();
   testSessionTables();
   testSessionCatchUp();
+  testSessionKeptStop();
   testSessionKeptBound();
   printf("%d tests, %d failed\n", ntest, nfail);
   return nfail ? 1 : 0;
