@@ -343,6 +343,7 @@ static void processInstant(tq_engine *e) {
       if (rs->state) ivs[i] = enOpenEnd(e, m, r);
       if (s->rel->entity) enAliveAdd(rs, r->vals[0], -1);
     }
+    if (s->rel->entity && (r->kind == TQ_REC_BEGIN || r->kind == TQ_REC_END) && enHistOn(e, r->rel)) enHistRecord(e, r, t);
     /* every record, to the consumers that want them all; what the run
     ** collected, to the others: the entities (a sensor lives in its
     ** entity), the begins and ends of the traced relations a query uses
@@ -449,6 +450,7 @@ static int start(tq_engine *e) {
   }
   TqTime t0 = e->rangeSet ? e->first : e->haveStart ? e->startTime : 0;
   if (rtNetStart(e->net, t0)) return enFail(e, "the result consumers could not start");
+  if (e->session) enSessionStart(e);
   if (e->net->clockGcd) {
     e->nextTick = tqTickAtOrAfter(t0, e->net->clockGcd);
   } else {

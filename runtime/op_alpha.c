@@ -403,6 +403,24 @@ void rtAlphaRelease(RtOp *op) {
   a->narm = 0; /* pending armings and timers: never */
 }
 
+void rtAlphaMove(RtOp *op, RtNet *from, RtNet *to) {
+  Alpha *a = (Alpha *)op;
+  RtSensor *fs = a->sens, *ts = &to->sensor[a->rel->id - 1];
+  for (uint32_t i = 0; i < a->ents.map.cap; i++) {
+    if (a->ents.map.slot[i].key <= 1) continue;
+    int64_t e = (int64_t)(a->ents.map.slot[i].key - 2);
+    const EntState *s = a->ents.map.slot[i].val == DENSE ? &a->ents.dense[e] : a->ents.map.slot[i].val;
+    int n = s->ival + s->persist + s->once;
+    if (n <= 0) continue;
+    rtSensorCount(from, fs, e, -n);
+    rtSensorCount(to, ts, e, +n);
+  }
+  a->sens = ts;
+  ts->used = 1;
+  tqVecPush(&ts->alphas, a);
+  for (int i = 0; i < a->narm; i++) armDue(a, &a->arms[i]);
+}
+
 static void freeStates(Ents *m) {
   for (uint32_t i = 0; i < m->map.cap; i++)
     if (m->map.slot[i].key > 1 && m->map.slot[i].val != DENSE) free(m->map.slot[i].val);

@@ -182,6 +182,10 @@ int rtAlphaEnabled(RtOp *op, int64_t e);
 /* Gives back every enable unit the alpha holds at its sensor (its query
 ** is being removed from a running network); it enables nothing after. */
 void rtAlphaRelease(RtOp *op);
+/* Moves alpha op from network `from` to `to` (rtPartMove): its enable
+** units leave the sensor of `from` and count at the sensor of `to`, its
+** pending armings tell `to` when they are due. */
+void rtAlphaMove(RtOp *op, RtNet *from, RtNet *to);
 void rtSourceBegin(RtOp *op, uint64_t ivid, TqTime from, const int64_t *vals);
 void rtSourceEnd(RtOp *op, uint64_t ivid, TqTime from, TqTime to);
 void rtClockTick(RtOp *op, TqTime t);
