@@ -2,7 +2,8 @@
 ** engine_hist.c - a session's kept records, and the catch-up of a query
 ** added later over them (issue 20: "its answer covers time from t, except
 ** where persistent collection already holds the data"; Paradyn's Data
-** Manager, ../shared/seeds/002: data that persists).
+** Manager, its README in dyninst paradyn/src/DMthread/README: data
+** that persists).
 **
 ** While some persistent-collection query runs, the engine keeps what it
 ** gave the network of the relations those queries range over (their
