@@ -171,8 +171,7 @@ typedef struct Src {
   Reader rd;             /* a collection file */
   int reading;           /* rd is open */
   int ranged;            /* rd's range is known (its header's, or read ahead) */
-  tq_record cur;         /* the next record, read ahead */
-  int64_t vals[TQ_MAX_ATTRS]; /* its values (a reader's are overwritten by the next) */
+  tq_record cur;         /* the next record, read ahead (its values: the reader's or the text's) */
   int have;              /* cur holds one */
   TqTime t;              /* its time */
   uint64_t idBits;       /* its intervals' ids apart from the other recordings' */
@@ -287,8 +286,8 @@ static int srcNext(tq_pm_global *g, tq_pm_private *p, Src *s) {
       }
       if (!skip) break;
     }
-    memcpy(s->vals, s->cur.vals, sizeof(int64_t) * (size_t)s->cur.nvals);
-    s->cur.vals = s->vals;
+    /* (s->cur.vals are the reader's own: they stay until s's next record
+    ** is read, after s->cur went to the engine) */
   }
   s->t = recTime(&s->cur);
   s->have = 1;
