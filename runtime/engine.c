@@ -787,6 +787,11 @@ static int bindNet(tq_engine *e) {
     e->net->sensor[i].onFlag = onFlag;
     e->net->sensor[i].onFlagCtx = e;
   }
+  free(e->trimRel);
+  e->trimRel = tqMalloc(sizeof(int) * (size_t)(e->net->nsensor ? e->net->nsensor : 1));
+  e->ntrim = 0;
+  for (int i = 0; i < e->net->nsensor; i++)
+    if (e->rs[i].tracked) e->trimRel[e->ntrim++] = i;
   e->rowc.name = "pms";
   e->rowc.self = e;
   e->rowc.row = rowToPms;
@@ -963,6 +968,8 @@ void tq_finish(tq_engine *e) {
   free(e->prevSets);
   free(e->producerOf);
   free(e->inst);
+  free(e->trimRel);
+  free(e->instIvs);
   tqArenaDelete(e->instArena);
   free(e->gat);
   tqArenaDelete(e->gatArena);

@@ -122,6 +122,10 @@ struct tq_engine {
   EnPm **producerOf;      /* per relation id - 1 */
   RelState *rs;           /* per relation */
   int nrel;
+  int *trimRel;           /* the tracked relations (their queues trimmed after each instant) */
+  int ntrim;
+  OpenIv **instIvs;       /* processInstant: the open interval each record begins or ends */
+  int cinstIvs;
   /* the instant being gathered */
   TqTime instant;
   int haveInstant;
