@@ -2161,6 +2161,9 @@ static tq_pm_status relEnable(tq_pm_global *g, tq_pm_private *p, int64_t entity,
                "became a named program): what it did in between did not leave the kernel, and the answers may miss "
                "it (counted: late_enablings in --stats; the answers that read it are marked incomplete then)",
                r->def->rel, name ? name : "?");
+      else /* each one after the first, for whoever traces (--trace-level 2) */
+        g->log(g, p, TQ_LOG_INFO, "%s enabled on thread %s at the snapshot after what decided it (late enabling %lld)",
+               r->def->rel, name ? name : "?", (long long)r->lateOn);
       /* a loss of a count not known, on that thread, from the snapshot
       ** before the one that decided it (what decided it lies after that)
       ** to now, when the flag is set: an answer that reads the relation
