@@ -1120,14 +1120,43 @@ static int tqStore(pmResult *res, pmdaExt *pmda) {
 
 /* A running tqmon's named results (tqmon run --pcp-export writes
 ** /dev/shm/tqmon-results.PID, display/export.c): read again at each fetch
-** and instance request.  An entry lives until the next reading. */
+** and instance request.  A fetch's reading is what it answers; an
+** instance request's reading keeps the instances of the last fetch active
+** beside those of the file now: a client that fetched and then asks for
+** the instance domain (pmlogger logs it after the fetch that showed it
+** changed) must find the instances of the values it holds, which the
+** file, rewritten every 100 ms, may no longer name.  The entries of the
+** last fetch's reading live until the next fetch, those of the last
+** instance request's until the next request of either kind. */
 typedef struct ResEnt {
   struct ResEnt *next;
+  pmInDom indom;                /* the result's or the tuple's */
+  char *inst;                   /* its instance name */
   uint32_t valid;               /* result: tuples valid now */
   uint64_t rows;                /* result: rows so far */
   char *text;                   /* tuple: its values */
 } ResEnt;
-static ResEnt *resEnts;
+static ResEnt *fetchEnts, *instEnts;
+
+static void freeEnts(ResEnt **l) {
+  while (*l) {
+    ResEnt *e = *l;
+    *l = e->next;
+    free(e->inst);
+    free(e->text);
+    free(e);
+  }
+}
+
+static ResEnt *newEnt(ResEnt **l, pmInDom indom, const char *inst) {
+  ResEnt *e = xcalloc(1, sizeof *e);
+  e->indom = indom;
+  e->inst = strdup(inst);
+  e->next = *l;
+  *l = e;
+  if (e->inst) pmdaCacheStore(indom, PMDA_CACHE_ADD, e->inst, e);
+  return e;
+}
 
 /* Says once per name why a results file is not read (the agent reads
 ** /dev/shm every fetch: a refusal would fill its log). */
@@ -1192,16 +1221,19 @@ static FILE *openResults(const char *path, pid_t pid) {
   return f;
 }
 
-static void readResults(void) {
+/* fetch: the reading of a fetch (else of an instance request) */
+static void readResults(int fetch) {
   pmInDom ri = pmInDom_build(dispatch.domain, IND_RES), ti = pmInDom_build(dispatch.domain, IND_TUP);
   pmdaCacheOp(ri, PMDA_CACHE_INACTIVE);
   pmdaCacheOp(ti, PMDA_CACHE_INACTIVE);
-  while (resEnts) {
-    ResEnt *e = resEnts;
-    resEnts = e->next;
-    free(e->text);
-    free(e);
+  freeEnts(&instEnts);
+  if (fetch) {
+    freeEnts(&fetchEnts);
+  } else {
+    for (ResEnt *e = fetchEnts; e; e = e->next)
+      if (e->inst) pmdaCacheStore(e->indom, PMDA_CACHE_ADD, e->inst, e);
   }
+  ResEnt **into = fetch ? &fetchEnts : &instEnts;
   DIR *d = opendir("/dev/shm");
   if (!d) return;
   struct dirent *de;
@@ -1233,13 +1265,10 @@ static void readResults(void) {
         nattrs = 0;
         for (char *a = strtok(line + off, ","); a && nattrs < (int)(sizeof attrs / sizeof attrs[0]); a = strtok(NULL, ","))
           snprintf(attrs[nattrs++], sizeof attrs[0], "%s", a);
-        ResEnt *e = xcalloc(1, sizeof *e);
+        snprintf(inst, sizeof inst, "%ld/%s", pid, name);
+        ResEnt *e = newEnt(into, ri, inst);
         e->valid = valid;
         e->rows = rows;
-        e->next = resEnts;
-        resEnts = e;
-        snprintf(inst, sizeof inst, "%ld/%s", pid, name);
-        pmdaCacheStore(ri, PMDA_CACHE_ADD, inst, e);
       } else if (sscanf(line, "row %127s %llu %lld %n", name, &rowid, &from, &off) == 3 && off > 0 &&
                  !strcmp(name, curRes)) {
         char text[8192];
@@ -1248,12 +1277,8 @@ static void readResults(void) {
         for (char *v = strtok(line + off, "\t"); v && o < sizeof text - 1; v = strtok(NULL, "\t"), k++)
           o += (size_t)snprintf(text + o, sizeof text - o, "%s%s=%s", k ? " " : "", k < nattrs ? attrs[k] : "?", v);
         if (o < sizeof text - 1) snprintf(text + o, sizeof text - o, "%sfrom=%lld", k ? " " : "", from);
-        ResEnt *e = xcalloc(1, sizeof *e);
-        e->text = strdup(text);
-        e->next = resEnts;
-        resEnts = e;
         snprintf(inst, sizeof inst, "%ld/%s/%llu", pid, name, rowid);
-        pmdaCacheStore(ti, PMDA_CACHE_ADD, inst, e);
+        newEnt(into, ti, inst)->text = strdup(text);
       }
     }
     fclose(f);
@@ -1464,7 +1489,7 @@ static int tqFetch(int numpmid, pmID pmidlist[], pmResult **resp, pmdaExt *pmda)
   usedArrays = 0;
   for (int i = 0; i < numpmid; i++)
     if (pmID_cluster(pmidlist[i]) == 5) {
-      readResults();
+      readResults(1);
       break;
     }
   int rc = pmdaFetch(numpmid, pmidlist, resp, pmda);
@@ -1474,7 +1499,7 @@ static int tqFetch(int numpmid, pmID pmidlist[], pmResult **resp, pmdaExt *pmda)
 
 static int tqInstance(pmInDom indom, int inst, char *name, pmInResult **result, pmdaExt *pmda) {
   pthread_mutex_lock(&mu);
-  if (pmInDom_serial(indom) == IND_RES || pmInDom_serial(indom) == IND_TUP) readResults();
+  if (pmInDom_serial(indom) == IND_RES || pmInDom_serial(indom) == IND_TUP) readResults(0);
   int rc = pmdaInstance(indom, inst, name, result, pmda);
   pthread_mutex_unlock(&mu);
   return rc;
