@@ -110,6 +110,7 @@ $(GEN)/ks_syscalls.h: | $(B)/.deps
 	    sed -n 's/^#define __NR_\([a-z0-9_]*\) \([0-9][0-9]*\)$$/  [\2] = "\1",/p' | sort -t '[' -k2 -n; \
 	  echo '};'; } > $@.tmp && mv $@.tmp $@
 $(B)/obj/sensors/kernel.o $(B)/asan/sensors/kernel.o $(B)/fuzz/sensors/kernel.o: $(KS_GEN) sensors/kernel/ks.h
+$(B)/obj/sensors/ksbpf.o $(B)/asan/sensors/ksbpf.o $(B)/fuzz/sensors/ksbpf.o: $(KS_GEN) sensors/kernel/ks.h
 
 # ---------------------------------------------------------------- release build
 $(B)/obj/%.o: %.c $(HDRS)
