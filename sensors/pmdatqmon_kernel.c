@@ -87,8 +87,8 @@ static uint32_t served;         /* relations served (bits KR_*; Processor always
 static int64_t off, offAt;      /* the packets' clock minus CLOCK_REALTIME, measured when (CLOCK_MONOTONIC) */
 static int64_t t0;              /* the start: the tuples of what existed then begin there */
 static int64_t procT;           /* the time of the last packet made records */
-static Raw *held;               /* drained, not yet made records */
-static size_t nheld, cheld;
+static Raw *held;               /* drained, not yet made records; held[0..nsorted) in time order */
+static size_t nheld, cheld, nsorted;
 static uint64_t seq, queueLost, unknownExit, orphans;
 static int64_t claimed;         /* begins claimed (written by us: counted as written) */
 static uint64_t nextId = 1;
@@ -536,6 +536,35 @@ static int rawCmp(const void *a, const void *b) {
   return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
+/* The packets drained by this pass (held[nsorted..nheld)) sorted among the
+** others (held[0..nsorted), in time order): the new ones are sorted, and
+** only the held ones later than the first of them take part in a merge
+** (the ring hands packets over nearly in order), so a pass costs what it
+** drained, not the whole window held. */
+static void sortNew(void) {
+  size_t m = nheld - nsorted;
+  if (m > 1) qsort(held + nsorted, m, sizeof(Raw), rawCmp);
+  if (!m || !nsorted || rawCmp(&held[nsorted - 1], &held[nsorted]) <= 0) {
+    nsorted = nheld;
+    return;
+  }
+  size_t lo = 0, hi = nsorted; /* the first held packet after the first new one */
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (rawCmp(&held[mid], &held[nsorted]) <= 0) lo = mid + 1;
+    else hi = mid;
+  }
+  size_t a = nsorted - lo;
+  Raw *tmp = xrealloc(NULL, sizeof(Raw) * a);
+  memcpy(tmp, held + lo, sizeof(Raw) * a);
+  size_t x = 0, y = nsorted, o = lo;
+  while (x < a && y < nheld) held[o++] = rawCmp(&tmp[x], &held[y]) <= 0 ? tmp[x++] : held[y++];
+  while (x < a) held[o++] = tmp[x++];
+  /* (the rest of the new ones are in place) */
+  free(tmp);
+  nsorted = nheld;
+}
+
 static unsigned relProgs(int kr) { return kr == KR_SYSCALL ? sysProgs : ksbRelDefs[kr].progs; }
 
 /* The relations whose programs are all attached. */
@@ -636,7 +665,7 @@ void akDrain(AkRec **v, size_t *n, size_t *cap, int64_t upto, uint32_t *dropped)
     claimed++;
   }
   if (raced) ring_buffer__consume(kb.rb); /* (a call that returned while it was claimed: its packet, just written) */
-  if (nheld > 1) qsort(held, nheld, sizeof(Raw), rawCmp);
+  sortNew();
   size_t i = 0;
   for (; i < nheld && held[i].t <= upto; i++) {
     process(&held[i]);
@@ -644,6 +673,7 @@ void akDrain(AkRec **v, size_t *n, size_t *cap, int64_t upto, uint32_t *dropped)
   }
   if (i) memmove(held, held + i, sizeof(Raw) * (nheld - i));
   nheld -= i;
+  nsorted = nheld;
   int64_t now = clockNs(CLOCK_REALTIME);
   size_t k = 0;
   for (size_t j = 0; j < noffs; j++) {
@@ -811,7 +841,7 @@ void akStop(void) {
   for (size_t i = 0; i < nheld; i++) free(held[i].name);
   free(held);
   held = NULL;
-  nheld = cheld = 0;
+  nheld = cheld = nsorted = 0;
   free(thr);
   free(gens);
   free(offs);
