@@ -39,6 +39,12 @@ char *appReportQueries(const CpProgram *p, const char *txn, TqBuf *err);
 ** the flame graph page there.  Returns 0, or -1 with the reason in err (no
 ** sample at all is one). */
 int appReportWrite(const char *db, const char *txn, int top, FILE *out, const char *page, TqBuf *err);
+/* The same profile from a store of primitive relations (tqmon load): the
+** program files[0..nfiles) and the profile's queries compiled together and
+** translated into SQL over the store, opened read only.  Returns 0, or -1
+** with the reason in d (the files) or err. */
+int appReportStore(const char *store, int nfiles, const char *const *files, const char *txn, int top, FILE *out, const char *page,
+                   TqDiag *d, TqBuf *err);
 
 /* tqmon daemon (daemon.c): serves the session of engine e (prepared with
 ** the option "session", its sources registered) on the Unix socket path

@@ -196,14 +196,15 @@ static void answerList(Daemon *d, Client *c) {
   const tq_query_info *q;
   int n = tq_query_list(d->e, &q);
   put(c, "ok\n");
-  putLine(c, "name\tscope\tpersistent\tphase\trows\twatchers\tstate\tfile");
+  putLine(c, "name\tscope\tpersistent\tphase\trows\twatchers\tstate\tfile\tcovers_from");
   for (int i = 0; i < n; i++) {
-    char *line = tqMprintf("%s\t%s\t%s%s%s\t%s\t%lld\t%d\t%s\t%s", q[i].name,
+    char *line = tqMprintf("%s\t%s\t%s%s%s\t%s\t%lld\t%d\t%s\t%s\t%lld", q[i].name,
                            q[i].flags & TQ_QUERY_CURRENT_PHASE ? "current-phase" : "global",
                            q[i].flags & TQ_QUERY_PERSIST_DATA ? "data" : "",
                            (q[i].flags & TQ_QUERY_PERSIST_DATA) && (q[i].flags & TQ_QUERY_PERSIST_COLLECTION) ? "," : "",
                            q[i].flags & TQ_QUERY_PERSIST_COLLECTION ? "collection" : (q[i].flags & TQ_QUERY_PERSIST_DATA) ? "" : "-",
-                           q[i].phase, (long long)q[i].rows, q[i].watchers, q[i].paused ? "paused" : "collecting", q[i].file);
+                           q[i].phase, (long long)q[i].rows, q[i].watchers, q[i].paused ? "paused" : "collecting", q[i].file,
+                           (long long)q[i].covers_from);
     putLine(c, line);
     free(line);
   }
@@ -257,6 +258,22 @@ static int request(Daemon *d, Client *c) {
         char *msg = tqMprintf("query %s added", name);
         putLine(c, msg);
         free(msg);
+        /* from when its answer covers: kept records of persistent
+        ** collection, or its addition (and why) */
+        const tq_query_info *qi;
+        int nq = tq_query_list(d->e, &qi);
+        for (int i = 0; i < nq; i++) {
+          if (strcmp(qi[i].name, name)) continue;
+          char tb[64];
+          tqTimeFormat(tb, sizeof tb, qi[i].covers_from);
+          msg = qi[i].covers_from < qi[i].added
+                    ? tqMprintf("its answer covers from %s (%lld), before its addition: records kept by persistent collection", tb,
+                                (long long)qi[i].covers_from)
+                    : tqMprintf("its answer covers from its addition, %s (%lld)%s%s", tb, (long long)qi[i].covers_from,
+                                qi[i].covers_note[0] ? ": " : "", qi[i].covers_note);
+          putLine(c, msg);
+          free(msg);
+        }
         put(c, ".\n");
         c->closing = 1;
       }

@@ -19,7 +19,7 @@ int appLoadTrace(const SnsTrace *t, const CpProgram *prog, const char *path, TqD
   if (!st) return -1;
   int n = prog->cat.rels.n, rc = 0;
   int *tbl = tqCalloc((size_t)(n ? n : 1), sizeof(int));
-  if (rtStoreBegin(st)) rc = -1;
+  if (rtStoreBegin(st) || rtStoreLossReset(st)) rc = -1;
   for (int i = 0; i < n && !rc; i++) {
     const AlgRel *r = prog->cat.rels.v[i];
     tbl[i] = rtStoreTable(st, r->name, r->nattr, r->attr, r->isEvent);

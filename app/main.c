@@ -127,7 +127,7 @@ static const char *usageText =
     "                              --pcp-archive FILES or --pm SENSOR (and run's options)\n"
     "  daemon SENSORS.tq... (--host | --kernel | --exec CMD... | --attach PID | --pcp HOSTS |\n"
     "                 --pm SENSOR...) [--socket PATH] [--db FILE] [--stats FILE]\n"
-    "                 [--serve [ADDR:]PORT]\n"
+    "                 [--serve [ADDR:]PORT] [--kept SIZE]\n"
     "                              a running monitor whose queries come and go:\n"
     "                              collects until SIGINT/SIGTERM and takes requests\n"
     "                              on a Unix socket of mode 0600 in an owner-only\n"
@@ -137,11 +137,16 @@ static const char *usageText =
     "                              rows in a table named after it, with its phase;\n"
     "                              --serve: the live page (the queries, add, remove,\n"
     "                              histograms; loopback unless ADDR; its address\n"
-    "                              with a token is printed on standard error)\n"
+    "                              with a token is printed on standard error);\n"
+    "                              --kept: the records kept while persistent-collection\n"
+    "                              queries run, for queries added later (64M; K, M, G)\n"
     "  query add FILE.tq [--name N] [--persistent-data] [--persistent-collection]\n"
     "            [--phase current|global] [--histogram ATTRIBUTE[:BUCKETS]] [--socket PATH]\n"
     "                              add a query to the running daemon (its sensors\n"
-    "                              are enabled from now); a file that does not\n"
+    "                              are enabled from now; its answer covers from now,\n"
+    "                              or from earlier where records kept for\n"
+    "                              persistent collection hold what it reads: it\n"
+    "                              says from when, and why not earlier); a file that does not\n"
     "                              compile is refused with the compiler's message;\n"
     "                              --histogram: its values in BUCKETS (1000) time\n"
     "                              buckets that fold (merge, width doubles) when\n"
@@ -175,12 +180,13 @@ static const char *usageText =
     "                              translated into SQL (retrospective analysis);\n"
     "                              --print shows the SQL instead\n"
     "  show [--db FILE] [RELATION] print stored relations as CSV (default tqmon.db)\n"
-    "  report FILE.tq... SOURCE [--transactions REL.ATTR] [--top N] [-o PAGE.html]\n"
+    "  report FILE.tq... (SOURCE | --db STORE) [--transactions REL.ATTR] [--top N] [-o PAGE.html]\n"
     "                              a Strobe-like profile of the CPU samples (Executing,\n"
     "                              sensors/cpusample.tq): modules and functions by share,\n"
     "                              overall and per transaction; -o: a flame graph page.\n"
     "                              SOURCE as for run (a live run needs --pm cpusample;\n"
-    "                              --replay FILE reads a recording the run stored)\n"
+    "                              --replay FILE reads a recording the run stored);\n"
+    "                              --db: a store tqmon load wrote (its SQL, read only)\n"
     "  pms                         list the processor modules that can be loaded\n"
     "\n"
     "processor modules (run, record, pms):\n"
@@ -261,6 +267,7 @@ typedef struct Args {
   int help;           /* CMD --help */
   const char *rel;
   const char *socket; /* daemon: its socket */
+  const char *kept;   /* daemon: --kept SIZE, the bound of the records kept for queries added later */
 } Args;
 
 static int parseArgs(int argc, char **argv, Args *a) {
@@ -311,6 +318,7 @@ static int parseArgs(int argc, char **argv, Args *a) {
     else if (!strcmp(s, "--transactions")) NEEDARG(transactions);
     else if (!strcmp(s, "--top")) NEEDARG(top);
     else if (!strcmp(s, "--socket")) NEEDARG(socket);
+    else if (!strcmp(s, "--kept")) NEEDARG(kept);
     else if (!strcmp(s, "--snapshots")) {
       static char clockArgs[64];
       if (i + 1 >= argc || atoll(argv[i + 1]) <= 0) {
@@ -1019,14 +1027,34 @@ static int cmdSql(Args *a) {
 /* tqmon report: the profile's queries (app/report.c) run with the
 ** program over the source into a temporary store, then written out. */
 static int cmdReport(Args *a) {
-  if (!a->replay && !a->npm && !live(a)) {
-    fprintf(stderr, "tqmon report: give the source as for run (--replay FILE, or --exec CMD ... with --pm cpusample)\n");
+  if (a->db && (a->replay || a->npm || live(a))) {
+    fprintf(stderr, "tqmon report: a store (--db) or a source (--replay, --exec ...), not both\n");
+    return 2;
+  }
+  if (!a->db && !a->replay && !a->npm && !live(a)) {
+    fprintf(stderr, "tqmon report: give the source as for run (--replay FILE, or --exec CMD ... with --pm cpusample), "
+                    "or a store of tqmon load (--db FILE)\n");
     return 2;
   }
   int top = a->top ? atoi(a->top) : 20;
   if (top <= 0) {
     fprintf(stderr, "tqmon report: --top takes a positive number\n");
     return 2;
+  }
+  if (a->db) {
+    /* a store of primitive relations: the queries' SQL translations */
+    if (a->nfiles == 0) {
+      fprintf(stderr, "tqmon report: no program file given (FILE.tq)\n");
+      return 2;
+    }
+    TqDiag d = {0};
+    TqBuf err = {0};
+    int rc = appReportStore(a->db, a->nfiles, a->files, a->transactions, top, stdout, a->out, &d, &err);
+    reportDiag(&d);
+    if (rc && err.n) fprintf(stderr, "tqmon report: %s\n", err.s);
+    tqDiagFree(&d);
+    tqBufFree(&err);
+    return rc ? 1 : 0;
   }
   TqDiag d = {0};
   CpProgram *p = compile(a, &d);
@@ -1203,7 +1231,7 @@ static int cmdDaemon(Args *a) {
   char *path = a->socket ? tqStrdup(a->socket) : appDaemonSocketPath();
   int rc = 1;
   if (registerSources(e, a) || tq_set_option(e, "session", "1") || (a->db && tq_set_option(e, "session-db", a->db)) ||
-      tq_prepare(e, a->nfiles, a->files)) {
+      (a->kept && tq_set_option(e, "session-history", a->kept)) || tq_prepare(e, a->nfiles, a->files)) {
     engineFail(e, 1);
   } else {
     rc = appDaemonServe(e, path, a->display);

@@ -9,7 +9,9 @@
 ** transaction and function, each a `for ever` count read at now.  The
 ** command runs them with the user's program over any source into a
 ** temporary SQLite store (the sqlite PM), and appReportWrite reads the
-** answers back (rtStoreQueryCsv) and writes:
+** answers back (rtStoreQueryCsv); over a store of primitive relations
+** (tqmon load, report --db) appReportStore reads them through their SQL
+** translations (cpQuerySql, compiler/sqlgen.c).  Either writes:
 **   - the text report: the samples, then MODULE USAGE, FUNCTION USAGE (the
 **     top N), and with transactions TRANSACTION USAGE and, for each
 **     transaction, its functions, every line with its share of all samples
@@ -140,9 +142,19 @@ static int byCount(const void *x, const void *y) {
   return 0;
 }
 
+/* Where the answers of the report's queries are read: the tables a run
+** stored them in, or over a store of primitive relations (tqmon load) their
+** SQL translations (cpQuerySql), one per table (NULL: not there). */
+enum { R_TOTAL, R_MODULES, R_FUNCTIONS, R_STACKS, R_TXNS, R_TXNFUNCTIONS, R_N };
+static const char *const tableNames[R_N] = {"TqrTotal", "TqrModules", "TqrFunctions", "TqrStacks", "TqrTxns", "TqrTxnFunctions"};
+typedef struct Source {
+  char *sql[R_N]; /* per table: its query's SQL (NULL: read the table itself) */
+  int fromSql;    /* read every table through sql[] */
+} Source;
+
 /* The rows of `SELECT cols FROM table` (nf string fields, then the count),
 ** sorted by count, largest first.  Returns 0, or -1 with the reason. */
-static int readRows(RtStore *st, const char *table, const char *cols, int nf, Rows *r, char **buf, TqBuf *err) {
+static int readRows(RtStore *st, const Source *src, int table, const char *cols, int nf, Rows *r, char **buf, TqBuf *err) {
   char *text = NULL;
   size_t len = 0;
   FILE *f = open_memstream(&text, &len);
@@ -151,12 +163,19 @@ static int readRows(RtStore *st, const char *table, const char *cols, int nf, Ro
     return -1;
   }
   TqBuf sql = {0};
-  tqBufPrintf(&sql, "SELECT %s FROM \"%s\"", cols, table);
+  if (src->fromSql && !src->sql[table]) {
+    fclose(f);
+    free(text);
+    tqBufPrintf(err, "%s has no query", tableNames[table]);
+    return -1;
+  }
+  if (src->fromSql) tqBufPrintf(&sql, "SELECT %s FROM (%s)", cols, src->sql[table]);
+  else tqBufPrintf(&sql, "SELECT %s FROM \"%s\"", cols, tableNames[table]);
   int rc = rtStoreQueryCsv(st, sql.s, f);
   fclose(f);
   tqBufFree(&sql);
   if (rc) {
-    tqBufPrintf(err, "reading %s from the store failed", table);
+    tqBufPrintf(err, "reading %s from the store failed", tableNames[table]);
     free(text);
     return -1;
   }
@@ -249,28 +268,22 @@ static int writePage(const char *path, const char *title, int64_t total, const R
   return 0;
 }
 
-int appReportWrite(const char *db, const char *txn, int top, FILE *out, const char *page, TqBuf *err) {
-  TqDiag d = {0};
-  RtStore *st = rtStoreOpen(db, &d);
-  if (!st) {
-    tqBufPrintf(err, "cannot open the profile's store %s", db);
-    tqDiagFree(&d);
-    return -1;
-  }
+/* The profile from the answers in st (src says where), as appReportWrite. */
+static int writeReport(RtStore *st, const Source *src, const char *txn, int top, FILE *out, const char *page, TqBuf *err) {
   Rows total = {0}, mods = {0}, funcs = {0}, stacks = {0}, txns = {0}, tf = {0};
   char *b[6] = {0};
-  int rc = readRows(st, "TqrTotal", "N", 0, &total, &b[0], err) || readRows(st, "TqrModules", "Module, N", 1, &mods, &b[1], err) ||
-           readRows(st, "TqrFunctions", "Module, Function, N", 2, &funcs, &b[2], err);
+  int rc = readRows(st, src, R_TOTAL, "N", 0, &total, &b[0], err) || readRows(st, src, R_MODULES, "Module, N", 1, &mods, &b[1], err) ||
+           readRows(st, src, R_FUNCTIONS, "Module, Function, N", 2, &funcs, &b[2], err);
   int haveStacks = 0;
   if (!rc && page) {
     /* the stacks are there when Executing has a Stack */
     TqBuf e2 = {0};
-    haveStacks = readRows(st, "TqrStacks", "Stack, N", 1, &stacks, &b[3], &e2) == 0;
+    haveStacks = readRows(st, src, R_STACKS, "Stack, N", 1, &stacks, &b[3], &e2) == 0;
     tqBufFree(&e2);
   }
   if (!rc && txn)
-    rc = readRows(st, "TqrTxns", "\"Transaction\", N", 1, &txns, &b[4], err) ||
-         readRows(st, "TqrTxnFunctions", "\"Transaction\", Module, Function, N", 3, &tf, &b[5], err);
+    rc = readRows(st, src, R_TXNS, "\"Transaction\", N", 1, &txns, &b[4], err) ||
+         readRows(st, src, R_TXNFUNCTIONS, "\"Transaction\", Module, Function, N", 3, &tf, &b[5], err);
   int64_t all = total.n ? total.v[0].n : 0;
   if (!rc && all == 0) {
     tqBufPuts(err, "no sample was taken: nothing to report (was the sensor enabled on a process? see --stats, cpusample)");
@@ -321,7 +334,86 @@ int appReportWrite(const char *db, const char *txn, int top, FILE *out, const ch
     free(all6[i]->v);
     free(b[i]);
   }
+  return rc ? -1 : 0;
+}
+
+int appReportWrite(const char *db, const char *txn, int top, FILE *out, const char *page, TqBuf *err) {
+  TqDiag d = {0};
+  RtStore *st = rtStoreOpen(db, &d);
+  if (!st) {
+    tqBufPrintf(err, "cannot open the profile's store %s", db);
+    tqDiagFree(&d);
+    return -1;
+  }
+  Source src = {{0}, 0};
+  int rc = writeReport(st, &src, txn, top, out, page, err);
   rtStoreFree(st);
   tqDiagFree(&d);
+  return rc;
+}
+
+int appReportStore(const char *store, int nfiles, const char *const *files, const char *txn, int top, FILE *out, const char *page,
+                   TqDiag *d, TqBuf *err) {
+  /* the program's files, then the report's queries */
+  TqSource **srcs = tqCalloc((size_t)nfiles + 1, sizeof *srcs);
+  int n = 0, bad = 0;
+  for (; n < nfiles && !bad; n++)
+    if (!(srcs[n] = tqSourceRead(files[n], d))) bad = 1;
+  CpProgram *p = bad ? NULL : cpCompileSources(n, srcs, d);
+  if (!p) {
+    for (int i = 0; bad && i < n; i++) tqSourceFree(srcs[i]);
+    free(srcs);
+    return -1;
+  }
+  int first = p->queries.n;
+  char *q = appReportQueries(p, txn, err);
+  cpProgramFree(p);
+  p = NULL;
+  if (q) {
+    srcs = tqRealloc(srcs, sizeof *srcs * (size_t)(nfiles + 1));
+    for (int i = 0; i < nfiles; i++) srcs[i] = tqSourceRead(files[i], d); /* (the compiler took them) */
+    srcs[nfiles] = tqSourceFromString("(the report's queries)", q);
+    p = cpCompileSources(nfiles + 1, srcs, d);
+    free(q);
+  }
+  free(srcs);
+  if (!p) return -1;
+  /* the store: one of primitive relations (tqmon load), read only */
+  RtStore *st = rtStoreOpenReadOnly(store, d);
+  CpSqlParams par = {0, 0};
+  int64_t tick = 0;
+  int rc = -1;
+  Source src = {{0}, 1};
+  if (!st) {
+    tqBufPrintf(err, "cannot open the store %s", store);
+  } else if (rtStoreGetMeta(st, "first", &par.first) || rtStoreGetMeta(st, "last", &par.last) ||
+             rtStoreGetMeta(st, "tick", &tick)) {
+    tqBufPrintf(err, "%s is no store of primitive relations (tqmon load writes one; a store of results, run --db, holds "
+                     "the answers of its own queries, not the samples of Executing)", store);
+  } else if (tick != p->cat.tick) {
+    tqBufPrintf(err, "the store %s was loaded with a clock tick of %lld ns, the program says %lld", store, (long long)tick,
+                (long long)p->cat.tick);
+  } else {
+    rc = 0;
+    for (int i = first; i < p->queries.n && !rc; i++) {
+      const CpQuery *cq = p->queries.v[i];
+      for (int k = 0; k < R_N; k++) {
+        if (!cq->name || strcmp(cq->name, tableNames[k])) continue;
+        TqBuf sql = {0}, e2 = {0};
+        if (cpQuerySql(p, cq, &par, &sql, &e2)) {
+          tqBufPrintf(err, "%s cannot be translated into SQL: %s", cq->name, e2.s ? e2.s : "?");
+          rc = -1;
+          tqBufFree(&sql);
+        } else {
+          src.sql[k] = sql.s;
+        }
+        tqBufFree(&e2);
+      }
+    }
+    if (!rc) rc = writeReport(st, &src, txn, top, out, page, err);
+  }
+  for (int k = 0; k < R_N; k++) free(src.sql[k]);
+  rtStoreFree(st);
+  cpProgramFree(p);
   return rc ? -1 : 0;
 }

@@ -257,7 +257,11 @@ target $ok "kernel, a process not enabled: at most 5% slower on small reads and 
 # packet, and a read of a thread's stat
 pa=$(kstat $OUT/k-pingpong-none.cpuall median) pt=$(kstat $OUT/k-pingpong-tqmon.cpuall median)
 ops=$(cat $OUT/k-pingpong-tqmon.ops 2> /dev/null)
-pk=$(($(kfield "$(kmsg $OUT/k-pingpong-tqmon.stats.json kernel_runningon)" written) + $(kfield "$(kmsg $OUT/k-pingpong-tqmon.stats.json kernel_woke)" written)))
+# (a count missing from the stats, as with TQ_BENCH_KROUNDS=0 and no stats
+# file, is 0: the sum must not stop the script)
+pkr=$(kfield "$(kmsg $OUT/k-pingpong-tqmon.stats.json kernel_runningon)" written)
+pkw=$(kfield "$(kmsg $OUT/k-pingpong-tqmon.stats.json kernel_woke)" written)
+pk=$((${pkr:-0} + ${pkw:-0}))
 krun=$(awk -v a="$pa" -v t="$pt" -v p="$pk" -v o="${ops:-0}" 'BEGIN { if (p > 0 && o > 0 && t > a) printf "%.0f", (t - a) / (p / o); else print "" }')
 hs=$(kstat $OUT/k-procstat-none.cpurates median)
 hsamp=$(awk -v r="$hs" 'BEGIN { if (r > 0) printf "%.0f", 1e9 / r; else print "" }')

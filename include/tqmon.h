@@ -146,7 +146,15 @@ const char *tq_stats_json(tq_engine *e);
 **                       and starts again from nothing at the next watch);
 **   CURRENT_PHASE       it covers the current phase (without: the whole
 **                       session, global); at a new phase its open rows end
-**                       at the boundary and it starts again. */
+**                       at the boundary and it starts again.
+** While a persistent-collection query runs, the engine keeps the records
+** of the relations it reads (bounded: the option "session-history", 64M
+** unless set; the oldest go first).  A query added later is first run
+** over them, from the earliest point where they hold all it reads (within
+** the current phase for a current-phase query), then goes on live: its
+** answer covers from there (tq_query_info.covers_from), not from its
+** addition; where they do not hold it, from its addition, and covers_note
+** says why (docs/design.md, "a session"). */
 #define TQ_QUERY_PERSIST_DATA 1u
 #define TQ_QUERY_PERSIST_COLLECTION 2u
 #define TQ_QUERY_CURRENT_PHASE 4u
@@ -169,6 +177,9 @@ typedef struct tq_query_info {
   int watchers;
   int paused;           /* no watcher left and no persistent collection */
   int results;          /* the retrieve statements of its file */
+  tq_time covers_from;  /* its answer covers time from here: its addition, or earlier
+                        ** where kept records of persistent collection held what it reads */
+  const char *covers_note; /* why it does not cover earlier ("" when it does) */
 } tq_query_info;
 /* The session's queries in the order added; *out valid until the next
 ** call on e.  Returns their count. */
@@ -202,7 +213,7 @@ typedef struct tq_histogram {
   const int64_t *count;  /* per bucket: rows counted (NULL before the first row) */
   const double *sum;     /* per bucket: the sum of their values */
   int64_t added;         /* rows counted */
-  int64_t bytes;         /* memory the buckets hold (fixed) */
+  int64_t bytes;         /* memory the histogram holds now, as the allocator says (fixed at creation) */
   tq_time sample_period; /* the query's clock period now */
 } tq_histogram;
 /* The histogram of query name (pointers valid until the next snapshot or

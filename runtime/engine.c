@@ -12,6 +12,7 @@
 **   engine_deliver.c  delivery and enabling, samples, open intervals
 **   engine_snap.c     snapshots and delta relations
 **   engine_session.c  a session: queries that come and go, phases
+**   engine_hist.c     a session's kept records, and queries catching up
 ** engineInt.h holds their shared state (struct tq_engine).
 */
 #include <dlfcn.h>
@@ -450,6 +451,18 @@ int tq_set_option(tq_engine *e, const char *name, const char *value) {
     }
     free(e->sstorePath);
     e->sstorePath = tqStrdup(value);
+  } else if (!strcmp(name, "session-history")) {
+    /* the bound of the records kept for queries added later: bytes, or
+    ** with K, M or G (engine_hist.c) */
+    char *end;
+    long long v = strtoll(value, &end, 10);
+    long long mul = !strcmp(end, "K") ? 1LL << 10 : !strcmp(end, "M") ? 1LL << 20 : !strcmp(end, "G") ? 1LL << 30 : !*end ? 1 : 0;
+    if (*value < '0' || *value > '9' || !mul || v < 1 || v > (1LL << 40) / mul || v * mul < (1LL << 20)) {
+      enFail(e, "the bound of the kept records (session-history, tqmon daemon --kept) needs a size of at least 1M (bytes, or with K, M or G), at most 1024G, not '%s'", value);
+      enCollectErrors(e);
+      return -1;
+    }
+    e->histMax = v * mul;
   } else if (!strcmp(name, "trace-level")) {
     e->g.trace_level = atoi(value);
   } else if (!strcmp(name, "time-limit")) {
@@ -502,6 +515,7 @@ static uint64_t offKey(int rel, int64_t entity) { return tqHash64(((uint64_t)rel
 static void onFlag(void *ctx, RtSensor *s, int64_t entity, int on) {
   tq_engine *e = ctx;
   int rel = s->rel->id;
+  if (enHistOn(e, rel)) enHistFlag(e, s, entity, on);
   EnPm *p = e->producerOf[rel - 1];
   if (!p || p->priv.disabled || !p->pm->enable) return;
   if (on > 0) {
@@ -773,6 +787,11 @@ static int bindNet(tq_engine *e) {
     e->net->sensor[i].onFlag = onFlag;
     e->net->sensor[i].onFlagCtx = e;
   }
+  free(e->trimRel);
+  e->trimRel = tqMalloc(sizeof(int) * (size_t)(e->net->nsensor ? e->net->nsensor : 1));
+  e->ntrim = 0;
+  for (int i = 0; i < e->net->nsensor; i++)
+    if (e->rs[i].tracked) e->trimRel[e->ntrim++] = i;
   e->rowc.name = "pms";
   e->rowc.self = e;
   e->rowc.row = rowToPms;
@@ -949,6 +968,8 @@ void tq_finish(tq_engine *e) {
   free(e->prevSets);
   free(e->producerOf);
   free(e->inst);
+  free(e->trimRel);
+  free(e->instIvs);
   tqArenaDelete(e->instArena);
   free(e->gat);
   tqArenaDelete(e->gatArena);

@@ -122,6 +122,10 @@ struct tq_engine {
   EnPm **producerOf;      /* per relation id - 1 */
   RelState *rs;           /* per relation */
   int nrel;
+  int *trimRel;           /* the tracked relations (their queues trimmed after each instant) */
+  int ntrim;
+  OpenIv **instIvs;       /* processInstant: the open interval each record begins or ends */
+  int cinstIvs;
   /* the instant being gathered */
   TqTime instant;
   int haveInstant;
@@ -193,6 +197,12 @@ struct tq_engine {
   int nextWatch;          /* the last watch id given */
   tq_query_info *qinfo;   /* tq_query_list's answer */
   TqVec pastPhases;       /* char*: names of the phases that ended */
+  TqTime *pastFrom;       /* per past phase: when it began */
+  /* the records kept for queries added later (engine_hist.c) */
+  struct EnHist *hist;    /* NULL: none kept (no persistent-collection query) */
+  uint8_t *histRec;       /* per relation: its records are kept */
+  int64_t histMax;        /* option "session-history": the bound in bytes (0: the default) */
+  RtNet *catchNet;        /* a query catching up runs in this network (its rows' time) */
 };
 
 /* A replay ticks its Clock over the recording's whole span, also where no
@@ -286,7 +296,26 @@ void enToConsumers(tq_engine *e, const tq_record *r, int all);
 int enWholeTooLate(tq_engine *e, const tq_record *r);
 
 /* ---------------------------------------------------------------- engine_session.c: queries that come and go */
+void enSessionStart(tq_engine *e); /* the run started: records kept for the queries added before */
 void enSessionEnd(tq_engine *e);
+/* engine_hist.c: the records kept for queries added later */
+static inline int enHistOn(const tq_engine *e, int rel) { return e->histRec && e->histRec[rel - 1]; }
+/* Keeps the records of the relations marked in want (per relation) from
+** now on, and no longer those not marked (NULL: none; then all is freed).
+** atStart: the run starts (its first instant is still to come). */
+void enHistWant(tq_engine *e, const uint8_t *want, int atStart);
+void enHistRecord(tq_engine *e, const tq_record *r, TqTime t); /* an entity's or a delivered record */
+void enHistAsk(tq_engine *e, int rel, int attr, int64_t who, TqTime t); /* a sample request */
+void enHistSample(tq_engine *e, int rel, TqTime t, const int64_t *vals, int nvals); /* its answer */
+void enHistFlag(tq_engine *e, const RtSensor *s, int64_t entity, int on); /* an enabling changed */
+void enHistFree(tq_engine *e);
+void enHistStats(tq_engine *e, TqBuf *b);
+/* Runs res[0..nres) (compiled in prog) over the kept records from the
+** earliest point that holds all it reads, after time `after`, up to now,
+** and moves it into the running network.  Returns its part (running live
+** from here on) with *covers set to where its answer begins, or NULL with
+** the reason in why (nothing is left behind; *covers is now). */
+RtPart *enHistCatchUp(tq_engine *e, CpProgram *prog, RtResult *res, int nres, TqTime after, TqTime *covers, TqBuf *why);
 void enSessionFree(tq_engine *e);
 void enSessionStats(tq_engine *e, TqBuf *b);
 

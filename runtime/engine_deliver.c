@@ -41,6 +41,7 @@ int enWholeTooLate(tq_engine *e, const tq_record *r) {
 static void answer(AnswerCtx *a, const int64_t *vals) {
   if (a->sink) a->sink(a->sinkCtx, vals);
   else rtSampleAnswer(a->cookie, vals);
+  if (a->record && !a->sink && enHistOn(a->e, a->rel->id)) enHistSample(a->e, a->rel->id, a->t, vals, a->rel->nattr);
   if (a->record) {
     tq_record r = {0};
     r.rel = a->rel->id;
@@ -62,14 +63,17 @@ int enSampleAnswer(tq_pm_global *g, void *cookie, const int64_t *vals) {
 /* The tuples of rel whose attribute attr is who, at t, each to ac: from the
 ** recorded state in an extraction, from the producer in a collection. */
 void enSampleRel(tq_engine *e, const AlgRel *rel, int attr, int64_t who, TqTime t, AnswerCtx *ac0) {
-  if (!alive(e, rel, attr, who)) return; /* a sensor lives in its entity */
-  EnPm *p = e->producerOf[rel->id - 1];
   AnswerCtx ac = *ac0;
   uint64_t key = tqHash64(((uint64_t)rel->id << 48) ^ (uint64_t)who ^ ((uint64_t)attr << 40)) | 2;
   if (!tqMapGet(&e->sampled, key)) {
     tqMapPut(&e->sampled, key, e);
     ac.record = 1;
+    /* a request kept for a query added later: asked, with what it got,
+    ** nothing when its entity does not exist (engine_hist.c) */
+    if (!ac.sink && enHistOn(e, rel->id)) enHistAsk(e, rel->id, attr, who, t);
   }
+  if (!alive(e, rel, attr, who)) return; /* a sensor lives in its entity */
+  EnPm *p = e->producerOf[rel->id - 1];
   if (e->extractor || !p) {
     /* from the recorded state: open intervals valid at t, and samples taken
     ** at t (another sensor of a relation reads the relation's) */
@@ -326,6 +330,7 @@ void enDeliver(tq_engine *e, const tq_record *r, OpenIv *iv, int active) {
   if (r->kind == TQ_REC_EVENT || r->kind == TQ_REC_DELTA) {
     if (!pass && rtSensorEnabled(s, r->vals[f])) s->filtered++;
     if (pass && rtSensorEnabled(s, r->vals[f]) && alive(e, rel, f, r->vals[f]) && !filtered(e, r)) {
+      if (enHistOn(e, r->rel)) enHistRecord(e, r, r->t);
       rtDeliverEvent(net, s, r->t, r->vals);
       if (!rel->deltaOf) enToConsumers(e, r, 0); /* deltas are computed again from the samples */
       enSnapAdd(e, r);
@@ -338,6 +343,7 @@ void enDeliver(tq_engine *e, const tq_record *r, OpenIv *iv, int active) {
     if (!pass && rtSensorEnabled(s, r->vals[f])) s->filtered++;
     if (iv && pass && rtSensorEnabled(s, r->vals[f]) && live && !filtered(e, r)) {
       iv->emitted |= 1;
+      if (enHistOn(e, r->rel)) enHistRecord(e, r, r->from);
       rtDeliverBegin(net, s, r->id, r->from, r->vals);
       enSnapAdd(e, r);
     }
@@ -351,6 +357,7 @@ void enDeliver(tq_engine *e, const tq_record *r, OpenIv *iv, int active) {
     ** would have delivered, whatever the enabling the optimizer chose */
     int seen = (ended && (ended->emitted & 4)) || alive(e, rel, f, r->vals[f]);
     if (emitted || (pass && rtSensorEnabled(s, r->vals[f]) && seen && !filtered(e, r))) {
+      if (enHistOn(e, r->rel)) enHistRecord(e, r, r->to);
       rtDeliverEnd(net, s, r->id, r->from, r->to, r->vals);
       tq_record c = *r;
       if (!emitted) c.kind = TQ_REC_WHOLE; /* delivered whole: its begin was not */

@@ -321,7 +321,12 @@ static void processInstant(tq_engine *e) {
   if (active) rtNetAdvance(net, t);
   /* 2. recorded state at t; ivs[i]: the open interval record i begins
   ** or ends */
-  OpenIv **ivs = tqArenaAllocRaw(e->instArena, sizeof(OpenIv *) * (size_t)(e->ninst ? e->ninst : 1));
+  if (e->ninst > e->cinstIvs) {
+    e->cinstIvs = e->ninst > 2 * e->cinstIvs ? e->ninst : 2 * e->cinstIvs;
+    free(e->instIvs);
+    e->instIvs = tqMalloc(sizeof(OpenIv *) * (size_t)e->cinstIvs);
+  }
+  OpenIv **ivs = e->instIvs;
   int consumers = e->allRecords || e->collectors;
   for (int i = 0; i < e->ninst; i++) {
     tq_record *r = &e->inst[i]->r;
@@ -343,6 +348,7 @@ static void processInstant(tq_engine *e) {
       if (rs->state) ivs[i] = enOpenEnd(e, m, r);
       if (s->rel->entity) enAliveAdd(rs, r->vals[0], -1);
     }
+    if (s->rel->entity && (r->kind == TQ_REC_BEGIN || r->kind == TQ_REC_END) && enHistOn(e, r->rel)) enHistRecord(e, r, t);
     /* every record, to the consumers that want them all; what the run
     ** collected, to the others: the entities (a sensor lives in its
     ** entity), the begins and ends of the traced relations a query uses
@@ -383,8 +389,8 @@ static void processInstant(tq_engine *e) {
     if (r->kind == TQ_REC_END && ivs[i]) enReleaseIv(&e->rs[r->rel - 1], ivs[i]);
     if (i == lastEnd) rtNetEndsDone(net);
   }
-  for (int i = 0; i < e->nrel; i++)
-    if (e->rs[i].tracked && e->rs[i].fn) enFifoTrim(&e->rs[i]);
+  for (int k = 0; k < e->ntrim; k++)
+    if (e->rs[e->trimRel[k]].fn) enFifoTrim(&e->rs[e->trimRel[k]]);
   if (active) rtNetEndInstant(net);
   if (e->sampled.n) tqMapFree(&e->sampled);
   e->ninst = 0;
@@ -449,6 +455,7 @@ static int start(tq_engine *e) {
   }
   TqTime t0 = e->rangeSet ? e->first : e->haveStart ? e->startTime : 0;
   if (rtNetStart(e->net, t0)) return enFail(e, "the result consumers could not start");
+  if (e->session) enSessionStart(e);
   if (e->net->clockGcd) {
     e->nextTick = tqTickAtOrAfter(t0, e->net->clockGcd);
   } else {

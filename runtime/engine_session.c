@@ -1,7 +1,7 @@
 /*
 ** engine_session.c - a session: queries that come and go while the
 ** operation runs (include/tqmon.h, "a session"), after Paradyn's Data
-** Manager (../shared/seeds/002: metric instances enabled and disabled as
+** Manager (its README, dyninst paradyn/src/DMthread/README: metric instances enabled and disabled as
 ** an investigation moves, persistence flags, phases).
 **
 ** A query is a file compiled after the engine's own program files, so its
@@ -69,6 +69,10 @@ typedef struct EnQuery {
   TqTime histWidth0;     /* its first width */
   TqTime samplePeriod;   /* the query's clock period now */
   int histSlow;          /* it folded: slow the clocks down (at the end of the instant) */
+  uint8_t *reads;        /* per relation: one its queries range over (the records it needs) */
+  TqTime pausedAt;       /* when it paused last (TQ_BEGINNING: never) */
+  TqTime covers;         /* its answer covers from here (a catch-up over kept records: before added) */
+  char *coverNote;       /* why not from earlier (owned; "" when it caught up) */
 } EnQuery;
 
 #define HIST_SAMPLES 4 /* samples a bucket */
@@ -97,6 +101,39 @@ static int goodName(const char *s, const char *more) {
 static const char *phaseName(tq_engine *e) {
   if (!e->phase) e->phase = tqStrdup("phase0");
   return e->phase;
+}
+
+/* The phase that held time t (a row decided while a query catches up). */
+static const char *phaseAt(tq_engine *e, TqTime t) {
+  if (!e->nphases || t >= e->phaseFrom) return phaseName(e);
+  for (int i = e->pastPhases.n - 1; i > 0; i--)
+    if (t >= e->pastFrom[i]) return e->pastPhases.v[i];
+  return e->pastPhases.v[0];
+}
+
+/* The relations the queries of p from `first` on range over (alphas and
+** entity sources), into mark. */
+static void treeRels(const AlgNode *n, uint8_t *mark) {
+  if (!n) return;
+  if ((n->kind == ALG_ALPHA || n->kind == ALG_SOURCE) && n->rel) mark[n->rel->id - 1] = 1;
+  for (int i = 0; i < n->nkid; i++) treeRels(n->kid[i], mark);
+}
+
+/* The records kept from now on: those of the relations the
+** persistent-collection queries range over (engine_hist.c).  `adding`
+** counts as one of them when it has the flag; `leaving` does not. */
+static void historyWant(tq_engine *e, const EnQuery *adding, const EnQuery *leaving, int atStart) {
+  if (e->state != 2) return;
+  uint8_t *want = tqCalloc((size_t)(e->nrel ? e->nrel : 1), 1);
+  int any = 0;
+  for (int i = 0; i <= e->squeries.n; i++) {
+    const EnQuery *q = i < e->squeries.n ? e->squeries.v[i] : adding;
+    if (!q || q == leaving || !(q->flags & TQ_QUERY_PERSIST_COLLECTION)) continue;
+    for (int k = 0; k < e->nrel; k++) want[k] |= q->reads[k];
+    any = 1;
+  }
+  enHistWant(e, any ? want : NULL, atStart);
+  free(want);
 }
 
 /* ================================================================ rows */
@@ -129,7 +166,8 @@ static int queryRow(void *self, RtResult *res, const RtRow *r) {
   EnQuery *q = self;
   tq_engine *e = q->e;
   int k = (int)(res - q->res);
-  const char *ph = phaseName(e); /* the phase the row is decided in */
+  /* the phase the row is decided in (catching up: the phase of its time) */
+  const char *ph = e->catchNet ? phaseAt(e, e->catchNet->now) : phaseName(e);
   if (r->op == RT_ROW_INSERT) q->rows++;
   if (r->op == RT_ROW_INSERT && k == 0 && q->histAttr >= 0) {
     int64_t raw = r->vals[q->histAttr];
@@ -214,9 +252,38 @@ static void retick(tq_engine *e) {
   if (deltas && e->deltaNext == TQ_FOREVER) e->deltaNext = tqTickAtOrAfter(tqTimeAdd(net->now, 1), e->prog->cat.tick);
 }
 
-/* Builds q's network into the running one from now.  0, or -1 (said). */
-static int queryStart(tq_engine *e, EnQuery *q) {
+/* Builds q's network into the running one from now (catchUp: first over
+** the records kept, from as early as they hold what it reads).  0, or -1
+** (said). */
+static int queryStart(tq_engine *e, EnQuery *q, int catchUp) {
   TqBuf msg = {0};
+  free(q->coverNote);
+  q->coverNote = NULL;
+  q->covers = e->state == 2 ? e->net->now : e->startTime;
+  if (catchUp && e->state == 2) {
+    /* within the current phase for a current-phase query; after its
+    ** pause for a query watched again (its rows until then are stored) */
+    TqTime after = (q->flags & TQ_QUERY_CURRENT_PHASE) && e->nphases ? e->phaseFrom : TQ_BEGINNING;
+    if (q->pausedAt > after) after = q->pausedAt;
+    q->part = enHistCatchUp(e, q->prog, q->res, q->nres, after, &q->covers, &msg);
+    if (e->net->failed) {
+      tqErrorAt(&e->diag, q->file, "query %s failed while it ran over the kept records", q->name);
+      tqBufFree(&msg);
+      return -1;
+    }
+    if (q->part) {
+      q->coverNote = tqStrdup("");
+      tqBufFree(&msg);
+      q->added = e->net->now;
+      q->paused = 0;
+      if (q->histAttr >= 0) q->samplePeriod = q->histWidth0 / HIST_SAMPLES;
+      retick(e);
+      return 0;
+    }
+    q->coverNote = tqStrdup(msg.s ? msg.s : "");
+    tqBufFree(&msg);
+  }
+  if (!q->coverNote) q->coverNote = tqStrdup(catchUp ? "" : "it started again from nothing");
   q->part = rtNetAddPart(e->net, q->res, q->nres, &msg);
   if (!q->part) {
     tqErrorAt(&e->diag, q->file, "cannot build the network of query %s: %s", q->name, msg.s ? msg.s : "?");
@@ -231,6 +298,14 @@ static int queryStart(tq_engine *e, EnQuery *q) {
       RtOp *op = src->v[i];
       const RelState *rs = &e->rs[op->node->rel->id - 1];
       for (int k = 0; k < rs->nopen; k++) rtPartReplay(op, rs->open[k]->id, rs->open[k]->from, rs->open[k]->vals);
+    }
+    /* the traced intervals whose begin went to the other queries: they
+    ** may come to it whole when they end, with their true begins */
+    for (int i = 0; i < e->nrel; i++) {
+      const RelState *rs = &e->rs[i];
+      if (!q->reads[i] || !rs->tracked) continue;
+      for (int k = 0; k < rs->nopen; k++)
+        if (rs->open[k]->emitted & 1) rtPartMissed(q->part, i + 1, rs->open[k]->id, rs->open[k]->from);
     }
   }
   rtPartStart(e->net, q->part);
@@ -292,6 +367,8 @@ static void queryFree(tq_engine *e, EnQuery *q, int dropped) {
   free(q->name);
   free(q->file);
   free(q->phase);
+  free(q->reads);
+  free(q->coverNote);
   free(q);
 }
 
@@ -391,6 +468,8 @@ int tq_query_add(tq_engine *e, const char *name, const char *file, const char *t
   q->phase = tqStrdup(phaseName(e));
   q->c = (RtConsumer){"query", q, NULL, queryRow, NULL, NULL};
   q->histAttr = -1;
+  q->reads = tqCalloc((size_t)(e->nrel ? e->nrel : 1), 1);
+  q->pausedAt = TQ_BEGINNING;
   int rc = 0;
   for (int k = 0; k < nres; k++) {
     CpQuery *cq = p->queries.v[first + k];
@@ -452,11 +531,16 @@ int tq_query_add(tq_engine *e, const char *name, const char *file, const char *t
       c->self = e;
       rtNetAddConsumer(e->net, c);
     }
-    rc = queryStart(e, q);
+    /* the relations it ranges over: kept from now on when it collects
+    ** persistently (before its enables, which are kept too) */
+    for (int k = 0; k < nres; k++) treeRels(q->res[k].q->opt && !e->opt.noOpt ? q->res[k].q->opt : q->res[k].q->tree, q->reads);
+    historyWant(e, q, NULL, 0);
+    rc = queryStart(e, q, 1);
   }
   if (rc) {
     q->flags &= ~TQ_QUERY_PERSIST_DATA; /* not added: nothing of it persists */
     queryFree(e, q, 1);
+    historyWant(e, NULL, NULL, 0);
     return sessionFail(e);
   }
   if (e->sstore && (rtStoreCommit(e->sstore) || rtStoreBegin(e->sstore))) return sessionFail(e);
@@ -475,6 +559,7 @@ int tq_query_remove(tq_engine *e, const char *name) {
   for (int i = 0; i < e->squeries.n; i++)
     if (e->squeries.v[i] != q) e->squeries.v[k++] = e->squeries.v[i];
   e->squeries.n = k;
+  if (q->flags & TQ_QUERY_PERSIST_COLLECTION) historyWant(e, NULL, q, 0);
   queryFree(e, q, 1);
   if (e->sstore && (rtStoreCommit(e->sstore) || rtStoreBegin(e->sstore))) return sessionFail(e);
   return 0;
@@ -485,7 +570,8 @@ int tq_query_list(tq_engine *e, const tq_query_info **out) {
   e->qinfo = tqCalloc((size_t)e->squeries.n + 1, sizeof(tq_query_info));
   for (int i = 0; i < e->squeries.n; i++) {
     EnQuery *q = e->squeries.v[i];
-    e->qinfo[i] = (tq_query_info){q->name, q->file, q->flags, q->phase, q->added, q->rows, q->nw, q->paused, q->nres};
+    e->qinfo[i] = (tq_query_info){q->name, q->file, q->flags, q->phase, q->added, q->rows, q->nw, q->paused, q->nres,
+                                  q->covers, q->coverNote ? q->coverNote : ""};
   }
   *out = e->qinfo;
   return e->squeries.n;
@@ -501,7 +587,7 @@ int tq_query_watch(tq_engine *e, const char *name, tq_watch_fn fn, void *ctx) {
   if (q->paused && e->state == 2) {
     free(q->phase);
     q->phase = tqStrdup(phaseName(e));
-    if (queryStart(e, q)) return sessionFail(e);
+    if (queryStart(e, q, 1)) return sessionFail(e); /* (from after its pause where records were kept) */
   }
   if (q->nw == q->cw) {
     q->cw = q->cw ? 2 * q->cw : 4;
@@ -522,6 +608,7 @@ int tq_query_unwatch(tq_engine *e, int id) {
       if (!q->nw && !(q->flags & TQ_QUERY_PERSIST_COLLECTION) && q->part && e->state == 2) {
         queryStop(e, q, "paused");
         q->paused = 1;
+        q->pausedAt = e->net->now;
       }
       return 0;
     }
@@ -584,7 +671,7 @@ int tq_query_histogram_get(tq_engine *e, const char *name, tq_histogram *out) {
   out->count = q->hist->count;
   out->sum = q->hist->sum;
   out->added = q->hist->added - q->hist->early;
-  out->bytes = q->hist->bytes;
+  out->bytes = rtHistBytes(q->hist);
   return 0;
 }
 
@@ -604,6 +691,8 @@ int tq_phase_start(tq_engine *e, const char *name) {
     enFail(e, "phase %s was started before: a phase's name is used once", name);
     return sessionFail(e);
   }
+  e->pastFrom = tqRealloc(e->pastFrom, sizeof(TqTime) * (size_t)(e->pastPhases.n + 1));
+  e->pastFrom[e->pastPhases.n] = e->nphases ? e->phaseFrom : TQ_BEGINNING;
   tqVecPush(&e->pastPhases, tqStrdup(phaseName(e)));
   free(e->phase);
   e->phase = tqStrdup(name);
@@ -619,13 +708,15 @@ int tq_phase_start(tq_engine *e, const char *name) {
     q->hist = NULL;
     if (!q->part) continue;
     queryStop(e, q, "phase");
-    if (queryStart(e, q)) return sessionFail(e);
+    if (queryStart(e, q, 0)) return sessionFail(e);
   }
   if (e->sstore && (rtStoreCommit(e->sstore) || rtStoreBegin(e->sstore))) return sessionFail(e);
   return 0;
 }
 
 /* ================================================================ the engine's side */
+
+void enSessionStart(tq_engine *e) { historyWant(e, NULL, NULL, 1); }
 
 void enSessionEnd(tq_engine *e) {
   for (int i = 0; i < e->squeries.n; i++) cutOpen(e, e->squeries.v[i], "stopped");
@@ -639,6 +730,9 @@ void enSessionEnd(tq_engine *e) {
 
 void enSessionFree(tq_engine *e) {
   for (int i = 0; i < e->squeries.n; i++) queryFree(e, e->squeries.v[i], 0);
+  enHistFree(e);
+  free(e->pastFrom);
+  e->pastFrom = NULL;
   tqVecFree(&e->squeries);
   if (e->sstore) rtStoreCommit(e->sstore);
   rtStoreFree(e->sstore);
@@ -681,8 +775,9 @@ static void sessionJson(tq_engine *e, TqBuf *b, int buckets) {
                 q->flags & TQ_QUERY_PERSIST_DATA ? "true" : "false", q->flags & TQ_QUERY_PERSIST_COLLECTION ? "true" : "false",
                 q->flags & TQ_QUERY_CURRENT_PHASE ? "current" : "global");
     rtJsonStr(b, q->phase);
-    tqBufPrintf(b, ", \"added\": %lld, \"rows\": %lld, \"watchers\": %d, \"paused\": %s", (long long)q->added,
-                (long long)q->rows, q->nw, q->paused ? "true" : "false");
+    tqBufPrintf(b, ", \"added\": %lld, \"covers_from\": %lld, \"covers_note\": ", (long long)q->added, (long long)q->covers);
+    rtJsonStr(b, q->coverNote ? q->coverNote : "");
+    tqBufPrintf(b, ", \"rows\": %lld, \"watchers\": %d, \"paused\": %s", (long long)q->rows, q->nw, q->paused ? "true" : "false");
     if (q->histAttr >= 0) {
       const RtHist *h = q->hist;
       tqBufPuts(b, ", \"histogram\": {\"attribute\": ");
@@ -690,7 +785,7 @@ static void sessionJson(tq_engine *e, TqBuf *b, int buckets) {
       tqBufPrintf(b, ", \"buckets\": %d, \"start\": %lld, \"width\": %lld, \"folds\": %d, \"values\": %lld, \"bytes\": %lld, "
                   "\"sample_period\": %lld}",
                   q->histBuckets, (long long)(h ? h->start : 0), (long long)(h ? h->width : q->histWidth0), h ? h->folds : 0,
-                  (long long)(h ? h->added - h->early : 0), (long long)(h ? h->bytes : 0), (long long)q->samplePeriod);
+                  (long long)(h ? h->added - h->early : 0), (long long)rtHistBytes(h), (long long)q->samplePeriod);
       if (buckets && h) {
         b->n--; /* reopen the histogram */
         tqBufPuts(b, ", \"count\": [");
@@ -726,7 +821,9 @@ static void sessionJson(tq_engine *e, TqBuf *b, int buckets) {
     }
     tqBufPuts(b, n > 256 ? "], \"more\": true}" : "]}");
   }
-  tqBufPrintf(b, "],\n    \"enabled_entities\": %d}", total);
+  tqBufPrintf(b, "],\n    \"enabled_entities\": %d,\n    \"kept\": ", total);
+  enHistStats(e, b);
+  tqBufPuts(b, "}");
 }
 
 void enSessionStats(tq_engine *e, TqBuf *b) {

@@ -94,6 +94,37 @@ RtExpr *rtExprCompile(const AlgExpr *e, const AlgSchema *s, TqBuf *msg) {
     static const uint8_t masks[] = {[OPB_EQ] = 2, [OPB_NE] = 5, [OPB_LT] = 1, [OPB_LE] = 3, [OPB_GT] = 4, [OPB_GE] = 6};
     r->cmask = r->op < (int)TQ_ARRAY_SIZE(masks) ? masks[r->op] : 0;
   }
+  if (r->fast == RX_CMP || r->fast == RX_ARITH) {
+    const RtExpr *k[2] = {r->a, r->b};
+    for (int i = 0; i < 2; i++) {
+      r->lc[i] = k[i]->fast == RX_CONST;
+      r->li[i] = k[i]->idx;
+      r->lk[i] = k[i]->ival;
+    }
+  }
+  if (r->fast == RX_AND) {
+    r->cx = tqCalloc((size_t)r->nconj, sizeof(RtCmpX));
+    for (int i = 0; i < r->nconj; i++) {
+      const RtExpr *c = r->conj[i];
+      RtCmpX *x = &r->cx[i];
+      if (c->lc[0] && c->lc[1]) { /* (two constants: the tree's loop) */
+        free(r->cx);
+        r->cx = NULL;
+        break;
+      }
+      x->cmask = c->cmask;
+      if (c->lc[0]) { /* k op col: col op' k, the bits for < and > swapped */
+        x->li[0] = c->li[1];
+        x->k = c->lk[0];
+        x->cmask = (uint8_t)((c->cmask & 2) | (c->cmask >> 2 & 1) | (c->cmask << 2 & 4));
+      } else {
+        x->li[0] = c->li[0];
+        x->cols = !c->lc[1];
+        x->li[1] = c->li[1];
+        x->k = c->lk[1];
+      }
+    }
+  }
   return r;
 }
 
@@ -102,6 +133,7 @@ void rtExprFree(RtExpr *e) {
   rtExprFree(e->a);
   rtExprFree(e->b);
   free(e->conj);
+  free(e->cx);
   free(e);
 }
 
@@ -220,18 +252,14 @@ static inline int cmpOp(int op, int c) {
   }
 }
 
-/* An RX_CMP comparison. */
-static inline int fastCmp(const RtExpr *e, const int64_t *v) {
-  int64_t a = rtLeafInt(e->a, v), b = rtLeafInt(e->b, v);
-  return (e->cmask >> ((a > b) - (a < b) + 1)) & 1; /* (no branch on the operator) */
-}
+#define fastCmp rtFastCmp
 
 int64_t rtEvalInt(const RtExpr *e, const int64_t *v) {
   switch (e->fast) {
     case RX_COL: return v[e->idx];
     case RX_CONST: return e->ival;
     case RX_CMP: return fastCmp(e, v);
-    case RX_ARITH: return rtArith(e->op, rtLeafInt(e->a, v), rtLeafInt(e->b, v));
+    case RX_ARITH: return rtArith(e->op, rtLeafInt(e, 0, v), rtLeafInt(e, 1, v));
     default: break;
   }
   switch (e->kind) {

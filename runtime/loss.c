@@ -122,7 +122,7 @@ int rtLossCovers(const RtLoss *v, int n, TqTime from, TqTime to) {
 
 char *rtLossCount(char *buf, size_t n, int64_t count, int unknown) {
   if (!unknown) snprintf(buf, n, "%lld packet%s", (long long)count, count == 1 ? "" : "s");
-  else if (count) snprintf(buf, n, "at least %lld packets", (long long)count);
+  else if (count) snprintf(buf, n, "at least %lld packet%s", (long long)count, count == 1 ? "" : "s");
   else snprintf(buf, n, "an unknown number of packets");
   return buf;
 }

@@ -25,6 +25,11 @@
 
 /* ================================================================ operators */
 
+/* The operator's own algebra node kind (a sink has its root's node: no
+** kind of its own), or 0. */
+static int opKind(const RtOp *op) { return op->node && strcmp(op->vt->name, "sink") ? (int)op->node->kind : 0; }
+
+
 RtOp *rtOpNew(RtNet *net, const RtOpVt *vt, size_t size, const AlgNode *node) {
   RtOp *op = tqCalloc(1, size);
   op->vt = vt;
@@ -202,7 +207,7 @@ RtNet *rtNetNew(CpProgram *prog, const RtOptions *opt, TqDiag *d) {
   net->armDue = TQ_FOREVER;
   for (int i = 0; i < net->ops.n; i++) {
     const RtOp *op = net->ops.v[i];
-    if (op->node && op->node->kind == ALG_ALPHA)
+    if (opKind(op) == ALG_ALPHA)
       for (int k = 0; k < op->nkid; k++)
         if (k != 1 && emitsAtFlush(op->kid[k])) net->flushEnables = 1;
   }
@@ -211,6 +216,20 @@ RtNet *rtNetNew(CpProgram *prog, const RtOptions *opt, TqDiag *d) {
     TqTime p = rtClockPeriod(net->clocks.v[i]);
     net->clockGcd = net->clockGcd ? gcd64(net->clockGcd, p) : p;
   }
+  return net;
+}
+
+RtNet *rtNetNewEmpty(CpProgram *prog, const RtOptions *opt, TqDiag *d) {
+  RtNet *net = tqCalloc(1, sizeof *net);
+  net->prog = prog;
+  net->opt = *opt;
+  net->diag = d;
+  net->now = TQ_BEGINNING;
+  net->nsensor = prog->cat.rels.n;
+  net->sensor = tqCalloc((size_t)(net->nsensor ? net->nsensor : 1), sizeof(RtSensor));
+  for (int i = 0; i < net->nsensor; i++) net->sensor[i].rel = prog->cat.rels.v[i];
+  net->result = tqCalloc(1, sizeof(RtResult));
+  net->armDue = TQ_FOREVER;
   return net;
 }
 
@@ -372,7 +391,7 @@ static void netDerive(RtNet *net) {
   net->flushEnables = 0;
   for (int i = 0; i < net->ops.n; i++) {
     const RtOp *op = net->ops.v[i];
-    if (op->node && op->node->kind == ALG_ALPHA)
+    if (opKind(op) == ALG_ALPHA)
       for (int k = 0; k < op->nkid; k++)
         if (k != 1 && emitsAtFlush(op->kid[k])) net->flushEnables = 1;
   }
@@ -427,6 +446,13 @@ const TqVec *rtPartSources(RtPart *p) { return &p->sources; }
 
 void rtPartReplay(void *op, uint64_t ivid, TqTime from, const int64_t *vals) { rtSourceBegin(op, ivid, from, vals); }
 
+void rtPartMissed(RtPart *p, int rel, uint64_t ivid, TqTime from) {
+  for (int i = 0; i < p->ops.n; i++) {
+    RtOp *op = p->ops.v[i];
+    if (opKind(op) == ALG_ALPHA && op->node->rel->id == rel) rtAlphaMissed(op, ivid, from);
+  }
+}
+
 void rtPartStart(RtNet *net, RtPart *p) {
   if (!net->started) return; /* rtNetStart flushes and primes everything */
   for (int i = 0; i < p->ops.n; i++) flushOp(p->ops.v[i], net->now);
@@ -440,7 +466,7 @@ void rtNetDropPart(RtNet *net, RtPart *p) {
   /* its enables first: the sensors hear of entities no other alpha wants */
   for (int i = 0; i < p->ops.n; i++) {
     RtOp *op = p->ops.v[i];
-    if (op->node && op->node->kind == ALG_ALPHA) rtAlphaRelease(op);
+    if (opKind(op) == ALG_ALPHA) rtAlphaRelease(op); /* (not the sink of a query that is an alpha) */
   }
   vecRemove(&net->ops, &set);
   vecRemove(&net->clocks, &set);
@@ -469,13 +495,42 @@ TqTime rtPartSlowClocks(RtNet *net, RtPart *p, TqTime period) {
   TqTime most = 0;
   for (int i = 0; i < p->ops.n; i++) {
     RtOp *op = p->ops.v[i];
-    if (op->node && op->node->kind == ALG_CLOCK) {
+    if (opKind(op) == ALG_CLOCK) {
       TqTime q = rtClockSlow(op, period);
       if (q > most) most = q;
     }
   }
   netDerive(net);
   return most;
+}
+
+void rtPartMove(RtNet *from, RtPart *p, RtNet *to) {
+  TqMap set = {0};
+  for (int i = 0; i < p->ops.n; i++) tqMapPut(&set, (uint64_t)(uintptr_t)p->ops.v[i], (void *)1);
+  vecRemove(&from->ops, &set);
+  vecRemove(&from->clocks, &set);
+  vecRemove(&from->consts, &set);
+  for (int i = 0; i < from->nsensor; i++) {
+    vecRemove(&from->sensor[i].alphas, &set);
+    vecRemove(&from->sensor[i].sources, &set);
+  }
+  tqMapFree(&set);
+  for (int i = 0; i < p->ops.n; i++) {
+    RtOp *op = p->ops.v[i];
+    op->net = to;
+    tqVecPush(&to->ops, op); /* (after every operator there: children before parents still holds) */
+    switch (opKind(op)) {
+      case ALG_CLOCK: tqVecPush(&to->clocks, op); break;
+      case ALG_CONST: tqVecPush(&to->consts, op); break;
+      case ALG_SOURCE: tqVecPush(&to->sensor[op->node->rel->id - 1].sources, op); break;
+      case ALG_ALPHA: rtAlphaMove(op, from, to); break; /* its enable units go with it */
+      default: break;
+    }
+  }
+  netDerive(from);
+  netDerive(to);
+  /* its marks, with the producers of `to` (no constant is primed again) */
+  for (int i = 0; i < p->ops.n; i++) flushOp(p->ops.v[i], to->now);
 }
 
 void rtPartFree(RtPart *p) {

@@ -188,7 +188,12 @@ static RtTup *mkTup(Alpha *a, TqTime from, TqTime to, const int64_t *vals) {
 
 void rtAlphaEvent(RtOp *op, TqTime t, int64_t flagEnt, const int64_t *vals) {
   Alpha *a = (Alpha *)op;
-  if (!rtAlphaEnabled(op, flagEnt)) return;
+  if (TQ_LIKELY((uint64_t)flagEnt < a->ents.ndense)) { /* entGet's dense case, inline */
+    const EntState *s = &a->ents.dense[flagEnt];
+    if (!s->listed || !entOn(s)) return;
+  } else if (!rtAlphaEnabled(op, flagEnt)) {
+    return;
+  }
   consume(a, flagEnt);
   RtTup *tp = mkTup(a, t, t + 1, vals);
   rtEmit(op, RT_ADD, tp);
@@ -396,6 +401,24 @@ void rtAlphaRelease(RtOp *op) {
     if (n > 0) rtSensorCount(op->net, a->sens, e, -n);
   }
   a->narm = 0; /* pending armings and timers: never */
+}
+
+void rtAlphaMove(RtOp *op, RtNet *from, RtNet *to) {
+  Alpha *a = (Alpha *)op;
+  RtSensor *fs = a->sens, *ts = &to->sensor[a->rel->id - 1];
+  for (uint32_t i = 0; i < a->ents.map.cap; i++) {
+    if (a->ents.map.slot[i].key <= 1) continue;
+    int64_t e = (int64_t)(a->ents.map.slot[i].key - 2);
+    const EntState *s = a->ents.map.slot[i].val == DENSE ? &a->ents.dense[e] : a->ents.map.slot[i].val;
+    int n = s->ival + s->persist + s->once;
+    if (n <= 0) continue;
+    rtSensorCount(from, fs, e, -n);
+    rtSensorCount(to, ts, e, +n);
+  }
+  a->sens = ts;
+  ts->used = 1;
+  tqVecPush(&ts->alphas, a);
+  for (int i = 0; i < a->narm; i++) armDue(a, &a->arms[i]);
 }
 
 static void freeStates(Ents *m) {

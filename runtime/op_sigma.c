@@ -16,7 +16,7 @@ typedef struct Sigma {
 
 static int sigmaPush(RtOp *op, int port, int kind, RtTup *t) {
   Sigma *s = (Sigma *)op;
-  if (rtEvalBool(s->pred, RT_VAL(t))) return rtEmit(op, kind, t);
+  if (rtEvalBoolQ(s->pred, RT_VAL(t))) return rtEmit(op, kind, t);
   t->flags |= RT_SETTLED; /* dropped for good: its ENDs change nothing */
   return 0;
 }
@@ -38,17 +38,61 @@ RtOp *rtOpSigma(RtNet *net, const AlgNode *n, TqBuf *msg) {
 }
 
 /* ================================================================ pi */
+/* A target list entry as the hot loop reads it: the one-step shapes with
+** their leaves copied in and the arithmetic's operator in the kind (one
+** switch, no pointer to follow); any other expression through rtEvalSlot. */
+enum { PX_COL, PX_CONST, PX_ADD, PX_SUB, PX_MUL, PX_ARITH, PX_GEN };
+typedef struct PiX {
+  uint8_t kind;      /* PX_* */
+  uint8_t op;        /* PX_ARITH: OPB_* */
+  uint8_t lc[2];     /* leaf is a constant (rtInt.h's RtExpr.lc) */
+  int32_t li[2];     /* leaf's column (PX_COL: the column) */
+  int64_t lk[2];     /* leaf's constant (PX_CONST: the constant) */
+  const RtExpr *e;   /* PX_GEN: the expression */
+} PiX;
+
 typedef struct Pi {
   RtOp op;
   int n;
   RtExpr **e;
+  PiX *x;            /* e as the hot loop reads it */
 } Pi;
 
-static void piFill(Pi *p, RtTup *out, const RtTup *in) {
-  for (int i = 0; i < in->nspan; i++) {
-    RT_FROM(out, i) = RT_FROM(in, i);
-    RT_TO(out, i) = RT_TO(in, i);
+static inline int64_t pxLeaf(const PiX *x, int i, const int64_t *v) { return x->lc[i] ? x->lk[i] : v[x->li[i]]; }
+static inline int64_t pxEval(const PiX *x, const int64_t *v) {
+  switch (x->kind) {
+    case PX_COL: return v[x->li[0]];
+    case PX_CONST: return x->lk[0];
+    case PX_ADD: return rtArith(OPB_ADD, pxLeaf(x, 0, v), pxLeaf(x, 1, v));
+    case PX_SUB: return rtArith(OPB_SUB, pxLeaf(x, 0, v), pxLeaf(x, 1, v));
+    case PX_MUL: return rtArith(OPB_MUL, pxLeaf(x, 0, v), pxLeaf(x, 1, v));
+    case PX_ARITH: return rtArith(x->op, pxLeaf(x, 0, v), pxLeaf(x, 1, v));
+    default: return rtEvalSlot(x->e, v);
   }
+}
+
+static PiX pxOf(const RtExpr *e) {
+  PiX x = {.kind = PX_GEN, .e = e};
+  if (e->fast == RX_COL) {
+    x.kind = PX_COL;
+    x.li[0] = e->idx;
+  } else if (e->fast == RX_CONST) {
+    x.kind = PX_CONST;
+    x.lk[0] = e->ival;
+  } else if (e->fast == RX_ARITH) {
+    x.kind = e->op == OPB_ADD ? PX_ADD : e->op == OPB_SUB ? PX_SUB : e->op == OPB_MUL ? PX_MUL : PX_ARITH;
+    x.op = e->op;
+    for (int i = 0; i < 2; i++) {
+      x.lc[i] = e->lc[i];
+      x.li[i] = e->li[i];
+      x.lk[i] = e->lk[i];
+    }
+  }
+  return x;
+}
+
+static void piFill(Pi *p, RtTup *out, const RtTup *in) {
+  rtWordsCopy(out->d, in->d, 2 * in->nspan);
   out->nopen = in->nopen;
 }
 
@@ -61,7 +105,11 @@ static int piPush(RtOp *op, int port, int kind, RtTup *t) {
     case RT_BEGIN:
       out = rtTupAlloc(t->nspan, p->n);
       piFill(p, out, t);
-      for (int i = 0; i < p->n; i++) RT_VAL(out)[i] = rtEvalSlotQ(p->e[i], RT_VAL(t));
+      {
+        int64_t *o = RT_VAL(out);
+        const int64_t *v = RT_VAL(t);
+        for (int i = 0; i < p->n; i++) o[i] = pxEval(&p->x[i], v);
+      }
       if (kind == RT_BEGIN) {
         t->link = out;
         rtTupRef(out);
@@ -84,6 +132,7 @@ static void piFree(RtOp *op) {
   Pi *p = (Pi *)op;
   for (int i = 0; i < p->n; i++) rtExprFree(p->e[i]);
   free(p->e);
+  free(p->x);
 }
 static const RtOpVt piVt = {"pi", piPush, sigmaFlush, sigmaFinish, piFree};
 
@@ -100,5 +149,7 @@ RtOp *rtOpPi(RtNet *net, const AlgNode *n, TqBuf *msg) {
   Pi *p = (Pi *)rtOpNew(net, &piVt, sizeof(Pi), n);
   p->n = n->npi;
   p->e = e;
+  p->x = tqCalloc((size_t)(n->npi ? n->npi : 1), sizeof(PiX));
+  for (int i = 0; i < n->npi; i++) p->x[i] = pxOf(e[i]);
   return &p->op;
 }

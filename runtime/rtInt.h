@@ -19,6 +19,16 @@
 #include "runtime.h"
 
 /* ---------------------------------------------------------------- values */
+/* One comparison of an RX_AND as its loop reads it: a column against a
+** constant (a constant against a column is turned round) or against a
+** column. */
+typedef struct RtCmpX {
+  uint8_t cols;     /* 1: column li[0] against column li[1]; 0: column li[0] against k */
+  uint8_t cmask;    /* RtExpr.cmask (turned round with the operands) */
+  int32_t li[2];    /* the columns */
+  int64_t k;        /* the constant */
+} RtCmpX;
+
 typedef struct RtExpr RtExpr;
 struct RtExpr {
   uint8_t kind;     /* AX_* */
@@ -34,6 +44,12 @@ struct RtExpr {
   RtExpr *a, *b;
   RtExpr **conj;    /* RX_AND: the comparisons it is the conjunction of (in the tree) */
   int nconj;
+  RtCmpX *cx;       /* RX_AND: conj flat, when no comparison is of two constants (else NULL) */
+  /* RX_CMP, RX_ARITH: the two leaves copied in (no pointer to follow on the
+  ** hot path): leaf i is the constant lk[i] when lc[i], else column li[i] */
+  uint8_t lc[2];    /* leaf is a constant */
+  int32_t li[2];    /* leaf's column */
+  int64_t lk[2];    /* leaf's constant */
 };
 
 /* Shapes that most expressions are made of, recognized at compile time
@@ -51,8 +67,8 @@ int64_t rtEvalInt(const RtExpr *e, const int64_t *vals);
 double rtEvalFloat(const RtExpr *e, const int64_t *vals);
 /* Value of e stored into a 64-bit slot (doubles as their bits). */
 int64_t rtEvalSlot(const RtExpr *e, const int64_t *vals);
-/* The value of an RX_COL or RX_CONST leaf. */
-static inline int64_t rtLeafInt(const RtExpr *e, const int64_t *v) { return e->fast == RX_COL ? v[e->idx] : e->ival; }
+/* The value of leaf i (0: a, 1: b) of an RX_CMP or RX_ARITH expression. */
+static inline int64_t rtLeafInt(const RtExpr *e, int i, const int64_t *v) { return e->lc[i] ? e->lk[i] : v[e->li[i]]; }
 /* Integer arithmetic as the language defines it: saturating, and a
 ** division by zero yields 0 (documented). */
 static inline int64_t rtArith(int op, int64_t a, int64_t b) {
@@ -72,11 +88,35 @@ static inline int64_t rtEvalSlotQ(const RtExpr *e, const int64_t *vals) {
   switch (e->fast) {
     case RX_COL: return vals[e->idx];
     case RX_CONST: return e->ival;
-    case RX_ARITH: return rtArith(e->op, rtLeafInt(e->a, vals), rtLeafInt(e->b, vals));
+    case RX_ARITH: return rtArith(e->op, rtLeafInt(e, 0, vals), rtLeafInt(e, 1, vals));
     default: return rtEvalSlot(e, vals);
   }
 }
 int rtEvalBool(const RtExpr *e, const int64_t *vals);
+/* An RX_CMP comparison: cmask's bit for a < b, a = b or a > b (no branch
+** on the operator). */
+static inline int rtFastCmp(const RtExpr *e, const int64_t *v) {
+  int64_t a = rtLeafInt(e, 0, v), b = rtLeafInt(e, 1, v);
+  return (e->cmask >> ((a > b) - (a < b) + 1)) & 1;
+}
+/* rtEvalBool, the one-step shapes inline (most where clauses). */
+static inline int rtEvalBoolQ(const RtExpr *e, const int64_t *v) {
+  if (TQ_LIKELY(e->fast == RX_AND)) {
+    if (TQ_LIKELY(e->cx != NULL)) {
+      for (int i = 0; i < e->nconj; i++) {
+        const RtCmpX *x = &e->cx[i];
+        int64_t a = v[x->li[0]], b = x->cols ? v[x->li[1]] : x->k;
+        if (!((x->cmask >> ((a > b) - (a < b) + 1)) & 1)) return 0;
+      }
+      return 1;
+    }
+    for (int i = 0; i < e->nconj; i++)
+      if (!rtFastCmp(e->conj[i], v)) return 0;
+    return 1;
+  }
+  if (e->fast == RX_CMP) return rtFastCmp(e, v);
+  return rtEvalBool(e, v);
+}
 /* Does string s match the pattern p of `like` (% any string, _ any one
 ** UTF-8 character, any other character itself, case-sensitive)? */
 int rtLikeMatch(const char *s, const char *p);
@@ -142,6 +182,10 @@ int rtAlphaEnabled(RtOp *op, int64_t e);
 /* Gives back every enable unit the alpha holds at its sensor (its query
 ** is being removed from a running network); it enables nothing after. */
 void rtAlphaRelease(RtOp *op);
+/* Moves alpha op from network `from` to `to` (rtPartMove): its enable
+** units leave the sensor of `from` and count at the sensor of `to`, its
+** pending armings tell `to` when they are due. */
+void rtAlphaMove(RtOp *op, RtNet *from, RtNet *to);
 void rtSourceBegin(RtOp *op, uint64_t ivid, TqTime from, const int64_t *vals);
 void rtSourceEnd(RtOp *op, uint64_t ivid, TqTime from, TqTime to);
 void rtClockTick(RtOp *op, TqTime t);
@@ -186,7 +230,12 @@ static inline int rtEmitInline(RtOp *op, int kind, RtTup *t) {
 /* Copies and compares n value words inline (a tuple holds a few: the
 ** library's calls cost more than the words). */
 static inline void rtWordsCopy(int64_t *d, const int64_t *v, int n) {
-  for (int i = 0; i < n; i++) d[i] = v[i];
+  int i = 0;
+  for (; i + 1 < n; i += 2) { /* (two a step: half the loop's own instructions) */
+    d[i] = v[i];
+    d[i + 1] = v[i + 1];
+  }
+  if (i < n) d[i] = v[i];
 }
 static inline int rtWordsEq(const int64_t *a, const int64_t *b, int n) {
   for (int i = 0; i < n; i++)
@@ -241,9 +290,20 @@ static inline RtTup *rtTupAlloc(int nspan, int nval) {
   }
   return rtTupAllocSlow(nspan, nval);
 }
-/* rtTupUnref of a tuple (not NULL), inline. */
+/* rtTupUnref of a tuple (not NULL), inline; the optimized build gives a
+** pooled tuple without a link back to its pool here (rtTupFree's common
+** case; the test build's rtTupFree also poisons it). */
 static inline void rtTupDrop(RtTup *t) {
-  if (--t->ref == 0) rtTupFree(t);
+  if (--t->ref) return;
+#ifndef TQ_TESTING
+  if (TQ_LIKELY(!t->link && t->cls <= RT_MAXCLASS)) {
+    rtTupCount--;
+    t->link = rtTupPool[t->cls];
+    rtTupPool[t->cls] = t;
+    return;
+  }
+#endif
+  rtTupFree(t);
 }
 
 /* ---------------------------------------------------------------- program lists (programs.c) */

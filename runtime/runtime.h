@@ -293,6 +293,9 @@ struct RtNet {
 ** !opt->noOpt).  Returns NULL with an error in d on failure. */
 RtNet *rtNetNew(CpProgram *prog, const RtOptions *opt, TqDiag *d);
 void rtNetFree(RtNet *net);
+/* A network of prog's sensors and no query: parts come later
+** (rtNetAddPart).  prog must outlive it. */
+RtNet *rtNetNewEmpty(CpProgram *prog, const RtOptions *opt, TqDiag *d);
 void rtNetAddConsumer(RtNet *net, RtConsumer *c);
 RtSensor *rtNetSensor(RtNet *net, const char *relName);
 /* Starts the run at time t0 (primes constants, calls consumers' begin). */
@@ -340,6 +343,11 @@ const TqVec *rtPartSources(RtPart *p);
 /* Entity tuple ivid of relation rel, alive since from, into source op of
 ** a part being started (before rtPartStart). */
 void rtPartReplay(void *op, uint64_t ivid, TqTime from, const int64_t *vals);
+/* Interval ivid of relation rel (its id), open since from, whose begin
+** went to other queries' alphas before part p was added: it may come to
+** p's alphas whole when it ends (they hold their low mark at from until
+** then; rtAlphaMissed).  Before rtPartStart. */
+void rtPartMissed(RtPart *p, int rel, uint64_t ivid, TqTime from);
 /* Flushes the part's operators at net->now and primes its constants. */
 void rtPartStart(RtNet *net, RtPart *p);
 /* Removes part p from net (see above) and frees it; accepts NULL. */
@@ -348,6 +356,13 @@ void rtNetDropPart(RtNet *net, RtPart *p);
 ** nearest below `period` (at least its own): what it samples is sampled
 ** less often.  Returns the longest period set. */
 TqTime rtPartSlowClocks(RtNet *net, RtPart *p, TqTime period);
+/* Moves part p, built into `from` and run there up to to->now (a
+** session's catch-up over kept records, engine_hist.c), into `to`: its
+** operators join the flush order of `to` after every operator there, its
+** alphas' enable units go from the sensors of `from` to those of `to` (the
+** producers of `to` hear of entities no alpha there had enabled: onFlag),
+** its constants are not primed again.  `from` keeps no operator of it. */
+void rtPartMove(RtNet *from, RtPart *p, RtNet *to);
 /* Frees the part's own bookkeeping only: its operators stay in the network
 ** and go with it (rtNetFree), after the operation ended. */
 void rtPartFree(RtPart *p);
@@ -439,11 +454,12 @@ typedef struct RtHist {
   double *sum;         /* per bucket: their sum (average: sum / count) */
   int64_t added;       /* values given */
   int64_t early;       /* of those, before start: not counted */
-  int64_t bytes;       /* memory it holds (fixed) */
 } RtHist;
 /* A histogram, or NULL when nb is odd or below 2, or width <= 0. */
 RtHist *rtHistNew(int nb, TqTime start, TqTime width);
 void rtHistFree(RtHist *h); /* accepts NULL */
+/* The bytes its blocks hold now, as the allocator says (0 for NULL). */
+int64_t rtHistBytes(const RtHist *h);
 /* Adds value v at time t.  Returns the folds it caused (0: none). */
 int rtHistAdd(RtHist *h, TqTime t, double v);
 
@@ -489,8 +505,12 @@ int rtStoreGetMeta(RtStore *st, const char *key, int64_t *value);
 /* A recording's loss (tq_pm.lost) into the table _tqmon_lost of a loaded
 ** store (relation, entity: NULL when not known; valid_from, valid_to, lost,
 ** spans), made on the first: the tables of the primitive relations miss
-** those records (docs/losses.md).  rel: NULL when not known. */
+** those records (docs/losses.md).  rel: NULL when not known; count
+** RT_LOSS_UNKNOWN: lost NULL. */
 int rtStoreLoss(RtStore *st, const char *rel, int64_t entity, TqTime from, TqTime to, int64_t count, int spans);
+/* A load begins: the losses of a recording loaded before into this store
+** go (the tables of the relations are made again too).  0 or -1. */
+int rtStoreLossReset(RtStore *st);
 int rtStoreCommit(RtStore *st);
 /* Runs a query and writes its rows as CSV to out (for `tqmon show`). */
 int rtStoreQueryCsv(RtStore *st, const char *sql, FILE *out);

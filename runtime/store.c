@@ -356,6 +356,8 @@ int rtStoreMeta(RtStore *st, const char *key, int64_t value) {
   return rc;
 }
 
+int rtStoreLossReset(RtStore *st) { return exec(st, "DROP TABLE IF EXISTS _tqmon_lost"); }
+
 int rtStoreLoss(RtStore *st, const char *rel, int64_t entity, TqTime from, TqTime to, int64_t count, int spans) {
   if (exec(st, "CREATE TABLE IF NOT EXISTS _tqmon_lost (relation TEXT, entity TEXT, valid_from INTEGER NOT NULL, "
                "valid_to INTEGER NOT NULL, lost INTEGER, spans INTEGER NOT NULL)"))
@@ -680,7 +682,7 @@ static tq_pm_status primCall(tq_pm_global *g, tq_pm_private *p, int what, const 
       pr = tqCalloc(1, sizeof *pr);
       p->data = pr;
       pr->st = rtStoreOpen(p->args, enDiag(g));
-      if (!pr->st || rtStoreBegin(pr->st)) {
+      if (!pr->st || rtStoreBegin(pr->st) || rtStoreLossReset(pr->st)) {
         snprintf(p->message, sizeof p->message, "cannot open the store %s", p->args);
         return TQ_PM_FATAL;
       }

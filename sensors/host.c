@@ -14,7 +14,10 @@
 **   host_runningon     PRODUCER of RunningOn_sampled, the sampled sensor of
 **                      the kernel's RunningOn (sensors/kernel.tq; rule
 **                      SENSOR): /proc/TID/stat of the enabled Threads of
-**                      the kernel sensors, their state R and CPU (field 39)
+**                      the kernel sensors, their state R and CPU (field 39);
+**                      not a member of host: a run names it (--pm
+**                      host_runningon), its answer being near the traced
+**                      sensor's, not the same
 **
 ** Entities are named by their kernel numbers: the Process "1234" is pid
 ** 1234, the Processor "cpu0" the first CPU.  Values are filled by attribute
@@ -797,8 +800,11 @@ const tq_pm snsHostProcessorPm = {
 
 static tq_pm_status hostInit(tq_pm_global *g, tq_pm_private *p) {
   p->caps = TQ_PM_GROUPER;
+  /* not host_runningon: its answer is near the traced RunningOn's, not the
+  ** same (state R holds the threads waiting for the CPU too), so a user
+  ** names it (--pm host_runningon) to let rule SENSOR read it */
   static const char *const members[] = {"host_process", "host_processor", "host_processstate", "host_lastprocessor",
-                                        "host_cputime", "host_memory",    "host_io",           "host_runningon"};
+                                        "host_cputime", "host_memory",    "host_io"};
   for (size_t i = 0; i < TQ_ARRAY_SIZE(members); i++) p->members[p->nmembers++] = members[i];
   return TQ_PM_OK;
 }

@@ -277,6 +277,7 @@ struct KSession {
   int64_t heldHead;  /* held.v[0..heldHead) are consumed (their names freed) */
   _Atomic int64_t heldN; /* held packets not consumed, for the drain thread's bound */
   TqTime start, prevNow, syncNow;
+  TqTime syncBefore; /* the snapshot before prevNow (a late enabling's loss begins after it) */
   TqTime readAt;     /* the last reading of the kernel's counters (CLOCK_REALTIME ns) */
   int synced;
   int64_t syncs;     /* snapshots so far */
@@ -372,6 +373,20 @@ static int64_t tidOfName(const char *text) {
   return ksbNumber(b);
 }
 
+/* The number N of a name the PM gives as PREFIX followed by N in decimal
+** ("cpu3", "syscall_335") up to max, or -1 when text is not such a name exactly
+** ("cpu03", "cpu 3" and "cpu+3" name no CPU: the engine compares names, so
+** <> holds for every CPU and = for none). */
+static int64_t numberOfName(const char *text, const char *prefix, int64_t max) {
+  size_t n = strlen(prefix);
+  if (!text || strncmp(text, prefix, n)) return -1;
+  int64_t v = ksbNumber(text + n);
+  char b[48];
+  if (v < 0 || v > max) return -1;
+  snprintf(b, sizeof b, "%s%lld", prefix, (long long)v);
+  return strcmp(b, text) ? -1 : v;
+}
+
 /* Is relation kr a lifecycle relation: its packets are the threads'
 ** lifecycle packets, written for Thread whatever the queries ask (its
 ** filter is checked by the PM, in user space)? */
@@ -420,10 +435,8 @@ static int rawCond(const KRel *r, int kr, const tq_pm_cond *c, struct ks_cond *d
     }
     case KA_PROCESSOR: {
       if (kr != KR_RUNNINGON || (c->op != TQ_PM_EQ && c->op != TQ_PM_NE)) return 0;
-      unsigned cpu;
-      char extra;
       d->field = KF_CPU;
-      d->val = c->text && sscanf(c->text, "cpu%u%c", &cpu, &extra) == 1 && cpu < 1u << 30 ? (int64_t)cpu : -1;
+      d->val = numberOfName(c->text, "cpu", UINT32_MAX); /* (cpuSym's names; -1: no CPU's) */
       return 1;
     }
     case KA_CALL: {
@@ -1386,6 +1399,7 @@ static void sessionSync(KSession *s) {
     s->heldHead = 0;
   }
   s->heldN = s->held.n - s->heldHead;
+  s->syncBefore = s->prevNow;
   s->prevNow = now;
   s->syncNow = now;
   if (++s->syncs == 2 && s->r[KR_THREAD].p) {
@@ -1689,12 +1703,24 @@ static tq_pm_status relEnable(tq_pm_global *g, tq_pm_private *p, int64_t entity,
     ** an event, a thread that became a named program) and now never left
     ** the kernel (sensors/kernel.md, Limits): counted and said */
     if (s->syncs >= 2 && s->b.flags && !tqMapGet(&r->on, key) && gen == curGen(s, (uint32_t)tid) &&
-        !(__atomic_load_n(&s->b.flags[tid], __ATOMIC_RELAXED) & (1u << kr)) && !r->lateOn++)
-      g->log(g, p, TQ_LOG_WARNING,
-             "%s enabled on thread %s at the snapshot after what decided it (an event that arms it, a thread that "
-             "became a named program): what it did in between did not leave the kernel, and the answers may miss "
-             "it (counted: late_enablings in --stats)",
-             r->def->rel, name ? name : "?");
+        !(__atomic_load_n(&s->b.flags[tid], __ATOMIC_RELAXED) & (1u << kr))) {
+      if (!r->lateOn++)
+        g->log(g, p, TQ_LOG_WARNING,
+               "%s enabled on thread %s at the snapshot after what decided it (an event that arms it, a thread that "
+               "became a named program): what it did in between did not leave the kernel, and the answers may miss "
+               "it (counted: late_enablings in --stats; the answers that read it are marked incomplete then)",
+               r->def->rel, name ? name : "?");
+      else /* each one after the first, for whoever traces (--trace-level 2) */
+        g->log(g, p, TQ_LOG_INFO, "%s enabled on thread %s at the snapshot after what decided it (late enabling %lld)",
+               r->def->rel, name ? name : "?", (long long)r->lateOn);
+      /* a loss of a count not known, on that thread, from the snapshot
+      ** before the one that decided it (what decided it lies after that)
+      ** to now, when the flag is set: an answer that reads the relation
+      ** says it may be incomplete there (docs/losses.md) */
+      TqTime from = s->syncBefore < s->start ? s->start : s->syncBefore, to = clockNs(CLOCK_REALTIME);
+      if (to < g->now) to = g->now;
+      if (g->version >= 12 && g->lost) g->lost(g, p->rel, entity, from, to, TQ_PM_LOST_UNKNOWN, r->def->kind == 1);
+    }
     tqMapPut(&r->on, key, (void *)(intptr_t)on);
     if (gen == curGen(s, (uint32_t)tid)) flagSet(s, (uint32_t)tid, 1u << kr); /* (a past incarnation: nothing) */
     if (r->on.n > (uint32_t)r->enabledMax) r->enabledMax = r->on.n;

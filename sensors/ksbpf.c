@@ -126,10 +126,14 @@ int64_t ksbCallNr(const char *name) {
   for (size_t k = 0; k < NCALLS; k++)
     if (ksSyscallNames[k] && !strcmp(ksSyscallNames[k], name)) return (int64_t)k;
 #endif
-  unsigned nr;
-  char extra;
-  if (sscanf(name, "syscall_%u%c", &nr, &extra) == 1 && !CALLNAME(nr)) return nr;
-  return -1;
+  /* exactly the name ksbCallName gives ("syscall_0335" and "syscall_+335"
+  ** name no call: the engine compares names) */
+  if (strncmp(name, "syscall_", 8)) return -1;
+  int64_t nr = ksbNumber(name + 8);
+  if (nr < 0 || nr > UINT32_MAX || CALLNAME((uint64_t)nr)) return -1;
+  char b[32];
+  snprintf(b, sizeof b, "syscall_%lld", (long long)nr);
+  return strcmp(b, name) ? -1 : nr;
 }
 
 KsVal ksbValue(int kr, int what, const struct ks_rec *r, const char *name) {

@@ -17,7 +17,10 @@
 **
 ** Entities.  An instance domain mapped by "-- pcp: entity R D.S" is the
 ** entity relation R: its entities are named HOST:INSTANCE (the instance
-** name up to its first space) and carry Host, Inst and Name.  Host is the
+** name up to its first space) and carry Host, Inst and Name.  With a
+** program list (monitor programs, --programs), a process of a live host
+** (instance domain 3.9) whose command the list does not name is no entity
+** (procLeftOut).  Host is the
 ** entity relation of the hosts themselves, named by pmcd's host name (or
 ** the archive's).  Instances are listed (pmGetInDom) only for entity
 ** relations the operation needs.
@@ -186,6 +189,7 @@ typedef struct Listing {
   int n;
   int *id;
   char **name;
+  TqMap cmd;    /* processes, with a program list: instance + 2 -> its command (proc.psinfo.cmd, malloc'd) */
 } Listing;
 
 enum { H_NEW = 0, H_UP, H_LOST, H_OUT, H_ENDED };
@@ -249,6 +253,8 @@ typedef struct Host {
   int fd;             /* the context's socket to pmcd (-1: not known) */
   int64_t bytesBefore, bytes; /* received on earlier sockets; in all (tcp_info) */
   int offsetKnown;
+  int64_t progOut;    /* processes of its last listing the program list left out */
+  pmID cmdPmid;       /* proc.psinfo.cmd on its context (0: not looked up; PM_ID_NULL: none) */
 } Host;
 
 struct Pcp {
@@ -275,6 +281,8 @@ struct Pcp {
                       ** caught up with its ticks */
   int64_t behindAtStart; /* those before (a start that took long: connecting through slow links) */
   int caughtUp;
+  int programs;       /* a program list is given (g->program_wanted): live hosts' processes outside it
+                      ** are no entities */
 };
 
 static Rel *relById(Pcp *pc, int rel) {
@@ -556,6 +564,50 @@ static int existing(Host *h, int e, Listing *l) {
   return 0;
 }
 
+/* Is entity relation en the processes of a host (the proc PMDA's
+** instance domain 3.9)? */
+static int isProcIndom(const Ent *en) {
+  return en->indom != PM_INDOM_NULL && pmInDom_domain(en->indom) == 3 && pmInDom_serial(en->indom) == 9;
+}
+
+static void cmdsFree(TqMap *m) {
+  for (uint32_t i = 0; i < m->cap; i++)
+    if (m->slot[i].key > 1) free(m->slot[i].val);
+  tqMapFree(m);
+}
+
+/* The command of every process of the listing l of entity relation e
+** (proc.psinfo.cmd: what the process runs now, also after an exec, which
+** its instance name, kept from its first listing, does not say), for the
+** program list.  Runs in the worker.  Returns 0, or a PMAPI error with
+** h->err. */
+static int listCommands(Host *h, int e, Listing *l) {
+  Pcp *pc = h->pcp;
+  cmdsFree(&l->cmd);
+  if (!h->cmdPmid) {
+    const char *nm = "proc.psinfo.cmd";
+    if (pmLookupName(1, &nm, &h->cmdPmid) < 0) h->cmdPmid = PM_ID_NULL;
+  }
+  if (h->cmdPmid == PM_ID_NULL) return 0; /* (the instance names say it then) */
+  pmInDom indom = pc->ent[e].indom;
+  pmHighResResult *res;
+  int sts;
+  if ((sts = pmDelProfile(indom, 0, NULL)) < 0 || (sts = pmAddProfile(indom, 0, NULL)) < 0 ||
+      (sts = pmFetchHighRes(1, &h->cmdPmid, &res)) < 0) {
+    pcpSay(h->err, sizeof h->err, "the commands of %s (proc.psinfo.cmd, for the program list): %s", pc->ent[e].name, pmErrStr(sts));
+    return sts;
+  }
+  pmValueSet *vs = res->numpmid ? res->vset[0] : NULL;
+  for (int k = 0; vs && k < vs->numval; k++) {
+    pmAtomValue a;
+    if (pmExtractValue(vs->valfmt, &vs->vlist[k], PM_TYPE_STRING, &a, PM_TYPE_STRING) < 0) continue;
+    free(tqMapDel(&l->cmd, (uint64_t)(uint32_t)vs->vlist[k].inst + 2));
+    tqMapPut(&l->cmd, (uint64_t)(uint32_t)vs->vlist[k].inst + 2, a.cp);
+  }
+  pmFreeHighResResult(res);
+  return 0;
+}
+
 /* One tick's job: the listings and fetches asked.  Runs in the worker.
 ** Returns 0, or the first PMAPI error (h->err says where). */
 static int workTick(Host *h) {
@@ -579,6 +631,7 @@ static int workTick(Host *h) {
     }
     l->n = sts;
     h->listings++;
+    if (pc->programs && !pc->archive && isProcIndom(&pc->ent[e]) && (sts = listCommands(h, e, l)) < 0) return sts;
   }
   for (int r = 0; r < pc->nrel; r++) {
     if (!h->fetch[r]) continue;
@@ -1190,13 +1243,46 @@ static int endHost(tq_pm_global *g, Pcp *pc, Host *h, int64_t t) {
   return rc;
 }
 
+/* Is `full`, an instance of entity relation en, a process that the
+** program list leaves out?  Processes are PCP's instance domain 3.9 (the
+** proc PMDA's), named "PID ARGUMENTS" ("PID (NAME)" for a kernel thread):
+** the pid is the leading number; the command matched is `now`, what it
+** runs (proc.psinfo.cmd, fetched with the listing), or without it the base
+** name of the first argument (the name for a kernel thread).  Only on live
+** hosts (a replay ignores the list) with a list given. */
+static int procLeftOut(tq_pm_global *g, const Pcp *pc, const Ent *en, const char *full, const char *now) {
+  if (!pc->programs || pc->archive || !isProcIndom(en)) return 0;
+  char *end;
+  long long pid = strtoll(full, &end, 10);
+  if (end == full) return 1; /* not a process's name: none of the list's */
+  while (*end == ' ') end++;
+  char cmd[256];
+  firstWord(end, cmd, sizeof cmd);
+  const char *c = cmd;
+  size_t n = strlen(c);
+  if (c[0] == '(' && n > 1 && c[n - 1] == ')') {
+    cmd[n - 1] = 0;
+    c++;
+  } else {
+    const char *slash = strrchr(c, '/');
+    if (slash && slash[1]) c = slash + 1;
+  }
+  if (!now) return !g->program_wanted(g, pid, c);
+  if (g->program_wanted(g, pid, now)) return 0;
+  /* the command is cut at 15 characters: the first argument's base name,
+  ** when it begins alike (as for --host, sensors/programs.c) */
+  return !(strlen(now) >= 15 && !strncmp(c, now, 15) && g->program_wanted(g, pid, c));
+}
+
 /* Applies a listing of entity relation e on h at t: new instances begin,
-** vanished ones end. */
+** vanished ones end.  Processes the program list leaves out never begin
+** (they are counted). */
 static int applyListing(tq_pm_global *g, Pcp *pc, Host *h, int e, Listing *l, int64_t t) {
   Ent *en = &pc->ent[e];
   InstSet *s = &h->inst[e];
   int64_t v[PCP_MAX_ATTRS];
   int rc = 0;
+  int64_t out = 0;
   for (int i = 0; i < s->n; i++) s->v[i].mark = 0;
   for (int k = 0; k < l->n; k++) {
     char nm[256];
@@ -1205,6 +1291,10 @@ static int applyListing(tq_pm_global *g, Pcp *pc, Host *h, int e, Listing *l, in
     if (in && strcmp(in->name, nm)) in = NULL; /* the id was reused: another instance */
     if (in) {
       in->mark = 1;
+      continue;
+    }
+    if (procLeftOut(g, pc, en, l->name[k], tqMapGet(&l->cmd, (uint64_t)(uint32_t)l->id[k] + 2))) {
+      out++;
       continue;
     }
     if (s->n == s->cap) {
@@ -1237,6 +1327,8 @@ static int applyListing(tq_pm_global *g, Pcp *pc, Host *h, int e, Listing *l, in
     free(in->full);
     s->v[i] = s->v[--s->n];
   }
+  if (pc->programs && !pc->archive && isProcIndom(en)) h->progOut = out;
+  cmdsFree(&l->cmd);
   return rc;
 }
 
@@ -1275,6 +1367,7 @@ static void report(tq_pm_global *g, tq_pm_private *p, Pcp *pc) {
                 (long long)h->fetches, (long long)h->values, (long long)h->listings, (long long)h->late,
                 (long long)h->missed, (long long)h->reconnects);
     if (!pc->archive) tqBufPrintf(&b, ", \"bytes_received\": %lld", (long long)h->bytes);
+    if (pc->programs && !pc->archive) tqBufPrintf(&b, ", \"programs_left_out\": %lld", (long long)h->progOut);
     if (pc->record)
       tqBufPrintf(&b, ", \"recorded\": %lld, \"record_refused\": %lld", (long long)h->recWritten, (long long)h->recLost);
     if (pc->archive && h->skew) tqBufPrintf(&b, ", \"clock_offset_ms_applied\": %.3f", (double)h->skew / 1e6);
@@ -1480,6 +1573,7 @@ static void pcpFree(Pcp *pc) {
     for (int e = 0; h->list && e < pc->nent; e++) {
       free(h->list[e].id);
       if (h->list[e].name) free(h->list[e].name); /* pmGetInDom: one allocation */
+      cmdsFree(&h->list[e].cmd);
     }
     free(h->cache), free(h->next), free(h->en), free(h->prof), free(h->nprof),
         free(h->fetch);
@@ -1515,6 +1609,7 @@ static tq_pm_status pcpStart(tq_pm_global *g, tq_pm_private *p) {
   Pcp *pc = pcpNew();
   p->data = pc;
   pc->tick = g->tick > 0 ? g->tick : SEC;
+  pc->programs = g->version >= 7 && g->program_wanted && !g->program_wanted(g, -1, NULL);
   if (parseArgs(pc, p->args, msg, sizeof msg) || bindProgram(g, pc, msg, sizeof msg)) {
     pcpSay(p->message, sizeof p->message, "%s", msg);
     return TQ_PM_FATAL; /* nothing produced: nothing half-stored */

@@ -171,11 +171,14 @@ typedef struct Src {
   Reader rd;             /* a collection file */
   int reading;           /* rd is open */
   int ranged;            /* rd's range is known (its header's, or read ahead) */
-  tq_record cur;         /* the next record, read ahead */
-  int64_t vals[TQ_MAX_ATTRS]; /* its values (a reader's are overwritten by the next) */
+  tq_record cur;         /* the next record, read ahead (its values: the reader's or the text's) */
   int have;              /* cur holds one */
   TqTime t;              /* its time */
   uint64_t idBits;       /* its intervals' ids apart from the other recordings' */
+  signed char *relNeed;  /* a text recording: RT_NEED_* of each relation (by id - 1; -1 not asked yet) */
+  unsigned char **entNeed; /* ... of a RT_NEED_SOME one, by entity: 0 not asked, 1 no, 2 yes */
+  int64_t *nentNeed;     /* ... their sizes */
+  int nrelNeed;          /* relations in relNeed */
 } Src;
 
 typedef struct Replay {
@@ -214,17 +217,62 @@ static int needOf(void *g, int rel, int64_t entity) { return ((tq_pm_global *)g)
 static TqTime periodOf(void *g, int rel) { return ((tq_pm_global *)g)->sample_period(g, rel); }
 static void announce(void *g, int rel, TqTime from) { ((tq_pm_global *)g)->announce_whole(g, rel, from); }
 
+/* Does the operation need packet pk of text recording s (g->needed_records,
+** asked once per relation and per entity, as the collection-file reader
+** asks)?  A packet not needed is never delivered whatever the enabling,
+** and keeps alive no entity a used sensor lives in: leaving it out
+** changes no answer (tq_pm_global.needed_records), and saves the engine
+** its instant. */
+static int textNeeded(tq_pm_global *g, Src *s, const SnsPacket *pk) {
+  const SnsTrace *tr = s->tr;
+  const CpProgram *prog = tr->prog;
+  int nrel = prog->cat.rels.n;
+  if (!s->relNeed) {
+    s->relNeed = tqMalloc((size_t)(nrel ? nrel : 1));
+    memset(s->relNeed, -1, (size_t)(nrel ? nrel : 1));
+    s->entNeed = tqCalloc((size_t)(nrel ? nrel : 1), sizeof *s->entNeed);
+    s->nentNeed = tqCalloc((size_t)(nrel ? nrel : 1), sizeof *s->nentNeed);
+    s->nrelNeed = nrel;
+  }
+  int ri = pk->rel;
+  if (s->relNeed[ri] < 0) s->relNeed[ri] = (signed char)g->needed_records(g, ri + 1, TQ_PM_NEED_ANY);
+  if (s->relNeed[ri] != TQ_PM_NEED_SOME) return s->relNeed[ri] == TQ_PM_NEED_ALL;
+  const AlgRel *rel = prog->cat.rels.v[ri];
+  int at = rel->entity ? 0 : rel->flagAttr;
+  if (at < 0) return 1;
+  int64_t v = pk->kind == PK_EVENT || pk->kind == PK_SAMPLE ? tr->vals[pk->vals + at] : tr->vals[tr->iv[pk->iv].vals + at];
+  if (v < 0 || v > (int64_t)1 << 40) return g->needed_records(g, ri + 1, v) != 0;
+  if (v >= s->nentNeed[ri]) {
+    int64_t n = s->nentNeed[ri], nc = n ? 2 * n : 256;
+    while (nc <= v) nc *= 2;
+    s->entNeed[ri] = tqRealloc(s->entNeed[ri], (size_t)nc);
+    memset(s->entNeed[ri] + n, 0, (size_t)(nc - n));
+    s->nentNeed[ri] = nc;
+  }
+  unsigned char *c = &s->entNeed[ri][v];
+  if (!*c) *c = g->needed_records(g, ri + 1, v) ? 2 : 1;
+  return *c == 2;
+}
+
 /* Reads s's next record into s->cur.  1, 0 at its end, -1 damaged (said). */
 static int srcNext(tq_pm_global *g, tq_pm_private *p, Src *s) {
   s->have = 0;
   if (s->tr) {
-    /* the loss lines before the packet (after the last one: at its end),
-    ** to be told as the recording run was told them */
-    for (; s->nextLoss < s->tr->nloss && s->tr->loss[s->nextLoss].at <= s->next; s->nextLoss++) {
-      const SnsLoss *l = &s->tr->loss[s->nextLoss];
-      keepLoss(s->x, l->rel, l->entity, l->from, l->to, l->count, l->spans);
+    RtNet *net = NULL;
+    for (;;) {
+      /* the loss lines before the packet (after the last one: at its end),
+      ** to be told as the recording run was told them */
+      for (; s->nextLoss < s->tr->nloss && s->tr->loss[s->nextLoss].at <= s->next; s->nextLoss++) {
+        const SnsLoss *l = &s->tr->loss[s->nextLoss];
+        keepLoss(s->x, l->rel, l->entity, l->from, l->to, l->count, l->spans);
+      }
+      if (s->next >= s->tr->npk) return 0;
+      const SnsPacket *pk = &s->tr->pk[s->next];
+      if (s->full || textNeeded(g, s, pk)) break;
+      /* (counted as a collection file's reader counts what it leaves out) */
+      if (net || (net = enNet(g))) net->sensor[pk->rel].skipped++;
+      s->next++;
     }
-    if (s->next >= s->tr->npk) return 0;
     snsTraceRecord(s->tr, s->next++, &s->cur);
   } else {
     int skip;
@@ -238,8 +286,8 @@ static int srcNext(tq_pm_global *g, tq_pm_private *p, Src *s) {
       }
       if (!skip) break;
     }
-    memcpy(s->vals, s->cur.vals, sizeof(int64_t) * (size_t)s->cur.nvals);
-    s->cur.vals = s->vals;
+    /* (s->cur.vals are the reader's own: they stay until s's next record
+    ** is read, after s->cur went to the engine) */
   }
   s->t = recTime(&s->cur);
   s->have = 1;
@@ -489,6 +537,10 @@ void snsReplayEnd(tq_pm_global *g, tq_pm_private *p) {
       snsInputClose(s->in);
     }
     free(s->path);
+    for (int k = 0; k < s->nrelNeed; k++) free(s->entNeed[k]);
+    free(s->entNeed);
+    free(s->nentNeed);
+    free(s->relNeed);
   }
   free(x->lost);
   free(x);

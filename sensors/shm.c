@@ -1167,6 +1167,22 @@ static tq_pm_status shmStart(tq_pm_global *g, tq_pm_private *p) {
   }
   /* the subject may have written anything: check the header again */
   if (checkHeader(p, s->h, s->size, s->name) || mapCatalog(s, g, p)) return TQ_PM_FATAL;
+  /* a program list (monitor programs, --programs) chooses among the
+  ** processes a source finds; --exec and --attach find none, they name the
+  ** one program they measure, whose entities are its own: it is matched
+  ** against the list (so that a pattern naming it is counted) and measured
+  ** all the same, said when the list does not name it */
+  if (!snsProcessWanted(g, s->pid, NULL)) {
+    char comm[64] = "?", path[64];
+    snprintf(path, sizeof path, "/proc/%d/comm", (int)s->pid);
+    FILE *cf = fopen(path, "r");
+    if (cf && fgets(comm, sizeof comm, cf)) comm[strcspn(comm, "\n")] = 0;
+    if (cf) fclose(cf);
+    g->log(g, p, TQ_LOG_WARNING,
+           "the program list does not name the program of --%s, %s (pid %d): measured all the same (--exec and --attach "
+           "name the one program they measure)",
+           s->child ? "exec" : "attach", comm, (int)s->pid);
+  }
   writeFilters(s, g);
   /* the sensor words: the intervals of a traced relation a query uses are
   ** all reported (the engine must know every open one: it may be delivered

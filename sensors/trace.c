@@ -30,6 +30,31 @@ typedef struct WordSlot {
 } WordSlot;
 #define WORD_BITS 10
 
+/* The tails seen last: the bytes of a line after its time (up to
+** TAIL_BYTES) and what the line parsed to, up to its values, when it
+** parsed without error.  Parsing them is a function of those bytes alone
+** (the catalog is fixed, symbols are interned once), and a recording
+** repeats a few thousand of them (a relation, its sign and its values),
+** so a tail seen before is not parsed again: its relation, sign and
+** values are taken from its slot, and the line goes on from there as if
+** parsed (what follows the values depends on the recording's state, not
+** on the bytes: it always runs). */
+#define TAIL_WORDS 5 /* (tailSet and tailIs take five) */
+#define TAIL_BYTES (8 * TAIL_WORDS)
+#define TAIL_VALS 4
+#define TAIL_BITS 12 /* sets, of TAIL_WAYS slots each (the newest first) */
+#define TAIL_WAYS 2
+typedef struct TailSlot {
+  uint64_t w[TAIL_WORDS]; /* the tail's bytes, zero-padded */
+  int32_t n;              /* its length; 0: empty slot */
+  int16_t nameOff;        /* the name's offset in the tail */
+  int16_t nn;             /* its length, without the sign */
+  int8_t sign, sample;    /* as parseLine's */
+  int8_t nv;              /* values given */
+  const AlgRel *r;        /* the relation */
+  int64_t v[TAIL_VALS];   /* the values */
+} TailSlot;
+
 typedef struct Parser {
   SnsTrace *tr;
   TqDiag *d;
@@ -41,9 +66,43 @@ typedef struct Parser {
   TqMap relBySym;      /* symbol of a name as written -> relation + 1 (cache) */
   TqTime lastT;
   int haveT;
+  int64_t lost;        /* records its loss lines say were lost, so far (at most TQ_PM_LOST_MAX) */
   WordSlot *wc;        /* 1 << WORD_BITS slots */
+  TailSlot *tc;        /* 1 << TAIL_BITS slots */
   const char *textEnd; /* end of the whole text */
+  uint64_t lastTw[2];  /* the last line's time word, zero-padded ... */
+  int lastTn;          /* ... its length (0: none) */
 } Parser;
+
+/* The bytes of each word of a tail of n bytes (keepMask[n][i]). */
+static uint64_t keepMask[TAIL_BYTES + 1][TAIL_WORDS];
+static void keepMaskInit(void) {
+  for (int n = 0; n <= TAIL_BYTES; n++)
+    for (int i = 0; i < TAIL_WORDS; i++) {
+      int k = n - 8 * i;
+      keepMask[n][i] = k >= 8 ? ~(uint64_t)0 : k <= 0 ? 0 : ((uint64_t)1 << (8 * k)) - 1;
+    }
+}
+
+/* The set of tail [s, s + n) (its bytes into w: TAIL_WAYS slots), or NULL
+** when it is too long to be kept. */
+static TailSlot *tailSet(Parser *ps, const char *s, int n, uint64_t *w) {
+  if (n <= 0 || n > TAIL_BYTES || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__) return NULL;
+  if (ps->textEnd - s >= TAIL_BYTES) {
+    memcpy(w, s, TAIL_BYTES); /* (the bytes past the tail are masked off) */
+  } else { /* near the end of the text */
+    memset(w, 0, TAIL_BYTES);
+    memcpy(w, s, (size_t)n);
+  }
+  const uint64_t *m = keepMask[n];
+  w[0] &= m[0], w[1] &= m[1], w[2] &= m[2], w[3] &= m[3], w[4] &= m[4]; /* (TAIL_WORDS) */
+  uint64_t h = ((w[0] + w[1] * 0xc2b2ae3d27d4eb4fULL) ^ (w[2] + w[3] * 0x165667b19e3779f9ULL) ^ (w[4] * 0x27d4eb2f165667c5ULL) ^
+                (uint64_t)n) * 0x9e3779b97f4a7c15ULL;
+  return &ps->tc[(h >> (64 - TAIL_BITS)) * TAIL_WAYS];
+}
+static int tailIs(const TailSlot *t, const uint64_t *w, int n) {
+  return t->n == n && !((t->w[0] ^ w[0]) | (t->w[1] ^ w[1]) | (t->w[2] ^ w[2]) | (t->w[3] ^ w[3]) | (t->w[4] ^ w[4]));
+}
 
 static WordSlot *wordSlot(Parser *ps, const char *s, int n) {
   if (n <= 0 || n > 16) return NULL;
@@ -374,6 +433,13 @@ static void parseLoss(Parser *ps, TqTime t, const char *ns, int nn) {
               wn[0], w[0]);
       return;
     }
+    /* (no run loses so many: the engine would ignore the loss, and the
+    ** sums of the counts must stay in range) */
+    if (count > TQ_PM_LOST_MAX - ps->lost) {
+      tqError(ps->d, locAt(ps, w[0]), "the losses of the recording add up to more than 2^62 records with '%.*s' (a damaged recording)",
+              wn[0], w[0]);
+      return;
+    }
   }
   TqTime ft[2];
   for (int i = 0; i < 2; i++) {
@@ -407,11 +473,13 @@ static void parseLoss(Parser *ps, TqTime t, const char *ns, int nn) {
   }
   ps->lastT = t;
   ps->haveT = 1;
+  ps->lastTn = 0; /* (its time word is not kept) */
   if (tr->nloss == tr->closs) {
     tr->closs = tr->closs ? 2 * tr->closs : 16;
     tr->loss = tqRealloc(tr->loss, sizeof(SnsLoss) * (size_t)tr->closs);
   }
   tr->loss[tr->nloss++] = (SnsLoss){tr->npk, r ? r->id : 0, spans, ent, ft[0], ft[1], count};
+  if (count != TQ_PM_LOST_UNKNOWN) ps->lost += count;
 }
 
 static void parseLine(Parser *ps) {
@@ -422,7 +490,26 @@ static void parseLine(Parser *ps) {
   TqTime t;
   if (n < 0) return;
   const char *ts = s;
-  int trc = tqTimeParse(s, (size_t)n, &t);
+  int trc = 0;
+  uint64_t tw[2] = {0, 0};
+  if (n <= 16 && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ && ps->textEnd - s >= 16) {
+    /* the same time as the last line's (an instant's lines): its bytes */
+    memcpy(tw, s, 16);
+    if (n < 8) {
+      tw[0] &= ((uint64_t)1 << (8 * n)) - 1;
+      tw[1] = 0;
+    } else if (n < 16) {
+      tw[1] &= ((uint64_t)1 << (8 * (n - 8))) - 1;
+    }
+  } else if (n <= 16) {
+    memcpy(tw, s, (size_t)n);
+  }
+  if (n == ps->lastTn && tw[0] == ps->lastTw[0] && tw[1] == ps->lastTw[1]) {
+    t = ps->lastT;
+  } else {
+    trc = tqTimeParse(s, (size_t)n, &t);
+    ps->lastTn = 0;
+  }
   if (trc) {
     if (trc == -2) tqError(ps->d, locAt(ps, s), "time '%.*s' is too large for 64-bit nanoseconds", n, s);
     else tqError(ps->d, locAt(ps, s), "malformed time '%.*s' (expected h:mm:ss[.frac], N[ns|us|ms|s|min|h] or ns)", n, s);
@@ -435,8 +522,34 @@ static void parseLine(Parser *ps) {
             tqTimeFormat(b2, sizeof b2, ps->lastT));
     return;
   }
+  /* (a line read without error sets lastT to t: then its time word is
+  ** the one to compare with) */
+  uint64_t lw[2] = {tw[0], tw[1]};
+  int ln = n <= 16 ? n : 0;
   const char *ns;
   int nn;
+  int64_t tmp[64];
+  int nv = 0;
+  int sign = 0, sample = 0, whole = 0, isIv = 0;
+  TqTime wholeFrom = 0;
+  const AlgRel *r = NULL;
+  uint64_t tailW[TAIL_WORDS];
+  const char *tail = s + n;
+  int tailN = (int)(ps->e - tail);
+  TailSlot *tset = tailSet(ps, tail, tailN, tailW), *tcs = NULL;
+  if (tset && (tailIs(&tset[0], tailW, tailN) || tailIs(tcs = &tset[1], tailW, tailN))) {
+    tcs = tcs ? tcs : &tset[0];
+    ns = tail + tcs->nameOff;
+    nn = tcs->nn;
+    sign = tcs->sign;
+    sample = tcs->sample;
+    r = tcs->r;
+    nv = tcs->nv;
+    isIv = !r->isEvent;
+    for (int i = 0; i < nv; i++) tmp[i] = tcs->v[i];
+    ps->p = ps->e;
+    goto parsed;
+  }
   if (!word(ps, &ns, &nn) || nn < 0) {
     tqError(ps->d, locAt(ps, ps->p), "expected a relation name after the time");
     return;
@@ -445,7 +558,6 @@ static void parseLine(Parser *ps) {
     parseLoss(ps, t, ns, nn - 1);
     return;
   }
-  int sign = 0, sample = 0, whole = 0;
   if (nn > 1 && (ns[nn - 1] == '+' || ns[nn - 1] == '-')) {
     sign = ns[nn - 1] == '+' ? 1 : -1;
     nn--;
@@ -458,11 +570,11 @@ static void parseLine(Parser *ps) {
   }
   char name[128];
   if (nn >= (int)sizeof name) nn = (int)sizeof name - 1;
-  memcpy(name, ns, (size_t)nn);
-  name[nn] = 0;
   WordSlot *ws = wordSlot(ps, ns, nn);
-  const AlgRel *r = ws ? ws->rel : NULL;
+  r = ws ? ws->rel : NULL;
   if (!r) {
+    memcpy(name, ns, (size_t)nn);
+    name[nn] = 0;
     int32_t nsym = tqSym(name, (size_t)nn);
     r = tqMapGet(&ps->relBySym, (uint64_t)nsym + 2);
     if (!r) {
@@ -485,8 +597,7 @@ static void parseLine(Parser *ps) {
             r->deltaOf->name, r->deltaOf->name);
     return;
   }
-  int isIv = !r->isEvent;
-  TqTime wholeFrom = 0;
+  isIv = !r->isEvent;
   if (whole) {
     if (!isIv) {
       tqError(ps->d, locAt(ps, ns + nn), "%s is an event relation: only intervals are delivered whole (NAME=)", r->name);
@@ -517,10 +628,7 @@ static void parseLine(Parser *ps) {
     ps->badRel[r->id - 1] = 1;
     return;
   }
-  int64_t tmp[64];
   if (r->nattr > 64) return;
-  int nv = 0;
-  const char *vs[64];
   while (word(ps, &s, &n)) {
     if (n < 0) return;
     if (nv == r->nattr) {
@@ -529,13 +637,28 @@ static void parseLine(Parser *ps) {
       ps->badRel[r->id - 1] = 1;
       return;
     }
-    vs[nv] = s;
     if (parseValue(ps, &r->attr[nv], s, n, &tmp[nv])) {
       ps->badRel[r->id - 1] = 1;
       return;
     }
     nv++;
   }
+  if (tset && !whole && nv <= TAIL_VALS && ps->p >= ps->e) {
+    /* parsed without error to here: kept for the next line with this
+    ** tail, first in its set (the oldest goes) */
+    tset[1] = tset[0];
+    tcs = &tset[0];
+    memcpy(tcs->w, tailW, sizeof tailW);
+    tcs->n = (int)(ps->e - tail);
+    tcs->nameOff = (int16_t)(ns - tail);
+    tcs->nn = (int16_t)nn;
+    tcs->sign = (int8_t)sign;
+    tcs->sample = (int8_t)sample;
+    tcs->nv = (int8_t)nv;
+    tcs->r = r;
+    for (int i = 0; i < nv; i++) tcs->v[i] = tmp[i];
+  }
+parsed:;
   int keyed = r->nkey > 0;
   if (sign < 0 && keyed && nv == r->nkey && nv < r->nattr) {
     /* NAME- with only the key: key attributes are the first ones given in key order */
@@ -556,7 +679,7 @@ static void parseLine(Parser *ps) {
     ps->badRel[r->id - 1] = 1;
     return;
   }
-  (void)vs;
+
   if (tr->nvals + r->nattr > (int64_t)SNS_MAX_VALS || tr->niv >= SNS_MAX_IVS) {
     tqError(ps->d, locAt(ps, ts), "the recording is too large to be read as text (more than %lld values or %d intervals): "
             "record it as a collection file", (long long)SNS_MAX_VALS, SNS_MAX_IVS);
@@ -564,6 +687,9 @@ static void parseLine(Parser *ps) {
   }
   ps->lastT = t;
   ps->haveT = 1;
+  ps->lastTw[0] = lw[0];
+  ps->lastTw[1] = lw[1];
+  ps->lastTn = ln;
   if (!tr->npk) tr->first = t;
   tr->last = t;
   if (whole) {
@@ -678,6 +804,8 @@ SnsTrace *snsTraceParse(TqSource *src, const CpProgram *prog, TqDiag *d) {
   }
   ps.badRel = tqCalloc((size_t)(prog->cat.rels.n + 1), 1);
   ps.wc = tqCalloc((size_t)1 << WORD_BITS, sizeof(WordSlot));
+  ps.tc = tqCalloc((size_t)TAIL_WAYS << TAIL_BITS, sizeof(TailSlot));
+  if (!keepMask[1][0]) keepMaskInit();
   int nerr0 = d->nerr;
   const char *p = src->text, *end = src->text + src->len;
   ps.textEnd = end;
@@ -705,6 +833,7 @@ SnsTrace *snsTraceParse(TqSource *src, const CpProgram *prog, TqDiag *d) {
   tqMapFree(&ps.open);
   tqMapFree(&ps.relBySym);
   free(ps.wc);
+  free(ps.tc);
   free(ps.badRel);
   if (d->nerr > nerr0) {
     snsTraceFree(tr);

@@ -41,6 +41,13 @@ $(B)/shm/garbage: tests/shm/garbage.c sensors/tqshm.h
 	$(CC) $(CSTD) $(WARN) $(OPT) -Isensors tests/shm/garbage.c -o $@
 TEST_DEPS += $(B)/shm/garbage
 
+# The enable words of a sensor in a segment, read from the producer's side
+# (daemon_exec.sh).
+$(B)/shm/flags: tests/shm/flags.c sensors/tqshm.h
+	@mkdir -p $(B)/shm
+	$(CC) $(CSTD) $(WARN) $(OPT) -Isensors tests/shm/flags.c -o $@
+TEST_DEPS += $(B)/shm/flags
+
 # Subjects of the generated sensors' tests (tests/shm/subject.tq): early
 # works from its first line (shm_start.sh).
 $(B)/shm/sensors.h: tests/shm/subject.tq $(B)/tqmon

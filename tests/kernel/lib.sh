@@ -25,7 +25,7 @@ bad() {
 kcheck() {
   [ -r /sys/kernel/btf/vmlinux ] || { echo "skipped: this kernel has no BTF (/sys/kernel/btf/vmlinux)"; exit 77; }
   [ "$(id -u)" = 0 ] || { echo "skipped: not root (the kernel sensors need CAP_BPF and CAP_PERFMON)"; exit 77; }
-  if [ -n "${KORACLE:-1}" ]; then
+  if [ -n "${KORACLE-1}" ]; then # (KORACLE= : this test needs no bpftrace)
     command -v bpftrace >/dev/null 2>&1 || { echo "skipped: bpftrace (the independent observation) is not installed"; exit 77; }
     [ -d /sys/kernel/tracing/events ] || mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null
     [ -d /sys/kernel/tracing/events ] || { echo "skipped: tracefs cannot be mounted (bpftrace needs it)"; exit 77; }

@@ -4,7 +4,8 @@
 # pkg-config gives the flags and cc builds the example client against the
 # installed header and library (tqmon.pc), and a program with generated
 # sensors against libtqsensor (tqsensor.pc); the installed tqmon runs; man
-# shows tqmon(1), libtqmon(3) and tqmon-language(7); the completion loads;
+# shows tqmon(1), libtqmon(3) (every function tqmon.h declares) and
+# tqmon-language(7); the completion loads;
 # the PCP agent pmdatqmon is in /usr/libexec/pcp/pmdas/tqmon with its
 # Install and Remove scripts (pmdaproc.sh's), namespace and help, and
 # served by a pmcd of the test's own, with its help (never the machine's
@@ -49,7 +50,12 @@ if command -v man >/dev/null 2>&1; then
     MANWIDTH=80 man -l "$root/usr/share/man/$p" >"$dir/$(basename $p).txt" 2>"$dir/man.err" || bad "man $p: $(cat "$dir/man.err")"
   done
   grep -q -- "--exec-output" "$dir/tqmon.1.txt" || bad "tqmon(1) lacks the options"
-  grep -q "tq_halt" "$dir/libtqmon.3.txt" || bad "libtqmon(3) lacks tq_halt"
+  # every function the installed header declares is in libtqmon(3)
+  fns=$(grep -o '^[a-z][a-z_ *]*\btq_[a-z_]*(' "$root/usr/include/tqmon.h" | sed 's/.*\(tq_[a-z_]*\)($/\1/' | sort -u)
+  [ "$(echo "$fns" | wc -l)" -ge 20 ] || bad "found only $(echo "$fns" | wc -l) functions in tqmon.h: $fns"
+  for fn in $fns; do
+    grep -q "\b$fn(" "$dir/libtqmon.3.txt" || bad "libtqmon(3) lacks $fn, which tqmon.h declares"
+  done
   grep -q "retrieve" "$dir/tqmon-language.7.txt" || bad "tqmon-language(7) lacks the language"
 fi
 bash -c ". '$root/usr/share/bash-completion/completions/tqmon' && complete -p tqmon" >/dev/null 2>&1 || bad "the completion does not load"

@@ -11,7 +11,10 @@
 #   2. an object of build/obj that uses a symbol an object of a later or
 #      sibling folder defines (nm: U against a definition);
 #   3. a cycle between folders in either graph, whatever the order says
-#      (so that no reordering of the line can hide one).
+#      (so that no reordering of the line can hide one);
+#   4. a source file of a layer folder, or a page of docs/, that cites a
+#      design document outside the repository (../shared/..., DESIGN.md):
+#      docs/design.md is the design.
 # Every violation is printed, with the file or the symbols.
 #
 # usage: layers.sh [ROOT [OBJDIR]]
@@ -189,6 +192,15 @@ cycles "$W/inc" include >"$W/cyc"
 cycles "$W/sym" symbol >>"$W/cyc"
 if [ -s "$W/cyc" ]; then
   cat "$W/cyc"
+  bad=1
+fi
+# design documents outside the repository
+for f in $folders docs; do
+  [ -d "$ROOT/$f" ] || continue
+  grep -rIn -e '\.\./shared/' -e 'DESIGN\.md' "$ROOT/$f" 2>/dev/null | sed "s|^$ROOT/||"
+done >"$W/cite"
+if [ -s "$W/cite" ]; then
+  sed 's/^/outside design document: /' "$W/cite"
   bad=1
 fi
 if [ $bad -ne 0 ]; then

@@ -5,6 +5,7 @@
 #   - one sideways include between siblings (display including sensors.h),
 #   - an include of another folder's private header (display: rtInt.h),
 #   - an include that resolves nowhere;
+#   - a source file citing a design document outside the repository;
 # and on objects it passes with calls down the layers, and fails on a call
 # up that makes a cycle (algebra calling display, which calls algebra).
 set -u
@@ -64,6 +65,10 @@ expect fail "display includes rtInt.h" "^include: display/out.c -> runtime (../r
 fresh
 addInclude base/tq.c '#include "nosuch.h"'
 expect fail "an include found nowhere" "^base/tq.c includes \"nosuch.h\", which is in no folder of the tree"
+
+fresh
+addInclude runtime/hist.c '/* after ../shared/seeds/002 */'
+expect fail "a citation of a design outside the repository" "^outside design document: runtime/hist.c:1:"
 
 # objects: display calls algebra (down), then algebra calls display (up)
 fresh

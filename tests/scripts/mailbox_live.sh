@@ -1,7 +1,9 @@
 #!/bin/sh
 # mailbox_live.sh - the paper's system as a live program under the monitor
 # (tqmon run --exec): the live answers against the program's own log, the
-# selectivity of enabling, and a run whose subject is killed mid-way.
+# selectivity of enabling, a program list beside --exec (counted when it
+# names the program, said when it does not), and a run whose subject is
+# killed mid-way.
 set -u
 T=${T:-build/asan/tqmon}
 OUT=${OUT:-build/test-out}
@@ -81,6 +83,20 @@ $T run examples/mailbox/monitor.tq --attach $sub --snapshots 5 --quiet 2>"$dir/a
 [ $? -eq 1 ] || bad "attach to a dead process: exit status"
 grep -q "no process $sub to attach to" "$dir/attach2.err" || bad "attach to a dead process: $(cat "$dir/attach2.err")"
 [ -e /dev/shm/tqmon.$sub ] && bad "attach: the dead subject's segment was left behind"
+
+# ---------------------------------------------------------------- a program list and --exec
+# --exec names the one program it measures (docs/language.md): a list that
+# names it counts it; one that does not says so, and it is measured all the same
+$T run examples/mailbox/monitor.tq --programs "mailbox" --quiet --stats "$dir/named.json" \
+  --exec $MB -n 40 -u 1000 -w -l "$dir/named.log" 2>"$dir/named.err" || bad "--programs mailbox --exec: exit $?: $(cat "$dir/named.err")"
+grep -q "matched no process\|does not name" "$dir/named.err" && bad "--programs mailbox --exec: $(cat "$dir/named.err")"
+tr -d '\n' <"$dir/named.json" | grep -q '"pattern": "mailbox", "processes": 1' || bad "--programs mailbox --exec: the stats do not count the program"
+$T run examples/mailbox/monitor.tq --programs "nothing_like_this*" --quiet --stats "$dir/other.json" \
+  --exec $MB -n 40 -u 1000 -w -l "$dir/other.log" 2>"$dir/other.err" || bad "--programs nothing_like_this* --exec: exit $?: $(cat "$dir/other.err")"
+grep -q "the program list does not name the program of --exec, mailbox (pid [0-9]*): measured all the same" "$dir/other.err" ||
+  bad "--programs nothing_like_this* --exec does not say the list leaves the program out: $(cat "$dir/other.err")"
+grep -q 'program pattern "nothing_like_this\*" matched no process' "$dir/other.err" || bad "the pattern that matched nothing is not said"
+[ "$(jsensor "$dir/other.json" SendMessage delivered)" -gt 0 ] || bad "--programs nothing_like_this* --exec: the program was not measured"
 
 # ---------------------------------------------------------------- killed mid-way
 $T run examples/mailbox/monitor.tq tests/mailbox/waits.tq --db "$dir/kill.db" --quiet \

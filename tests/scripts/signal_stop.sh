@@ -180,7 +180,8 @@ tp=$!
 while IFS= read -r l; do printf '%s %s\n' "$(date +%s.%N)" "$l"; done <"$d.fifo" >"$d.out" &
 rp=$!
 i=0
-until [ "$(grep -c ' [^#]*,[0-9][0-9]*$' "$d.out" 2>/dev/null)" -gt 0 ] || [ $i -ge 1200 ] || ! kill -0 $tp 2>/dev/null; do
+# (the reader may not have made $d.out yet: read through cat, grep counts 0)
+until [ "$(cat "$d.out" 2>/dev/null | grep -c ' [^#]*,[0-9][0-9]*$')" -gt 0 ] || [ $i -ge 1200 ] || ! kill -0 $tp 2>/dev/null; do
   sleep 0.1
   i=$((i + 1))
 done

@@ -59,6 +59,8 @@ $T run tests/strobe/tqtest.tq sensors/cpusample.tq tests/strobe/profile.tq "$dir
 rc=$?
 [ $rc -eq 0 ] || bad "the run: exit $rc: $(head -5 "$dir/run.err")"
 grep -q "Sanitizer\|runtime error" "$dir/run.err" && bad "sanitizer report: $(head -20 "$dir/run.err")"
+# the attribution queries are the example users copy (sensors/cpusample.md): no trap noted
+grep -q "note:" "$dir/run.err" && bad "the attribution queries set off a compiler note: $(grep -A2 "note:" "$dir/run.err")"
 msg=$(grep '"name": "cpusample"' "$dir/run.json" | sed 's/.*"message": "\([^"]*\)".*/\1/')
 echo "cpusample: $msg"
 pid=$(echo "$msg" | sed -n 's/^pids=1 \[\([0-9]*\):.*/\1/p')

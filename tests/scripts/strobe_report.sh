@@ -2,7 +2,10 @@
 # strobe_report.sh - tqmon report (issue 21): the Strobe-like profile of a
 # live run of tests/strobe/tqtest_profile (70% tqtest_hot, 30% tqtest_cold of
 # the program's code, in Query and Update transactions), written again from
-# the recording that run stored (the same text), its flame graph page in a
+# the recording that run stored (the same text), and from that recording
+# loaded into a store (tqmon load: the same text and page through the SQL
+# translation, the store unchanged; a store of answers refused with the
+# reason), its flame graph page in a
 # real browser (tests/browser/flame.mjs: widths are shares, zooming works),
 # and bad inputs: no Executing, a bad --transactions, a recording without
 # samples.  Skipped (77) when perf_event_open is refused; the browser part
@@ -60,6 +63,27 @@ $T report $S --transactions Transaction.Kind --top 5 --replay "$dir/run.trace" >
   bad "report of the recording: exit $?: $(head -5 "$dir/replay.err")"
 sed '/^flame graph/d' "$dir/live.txt" | sed '${/^$/d}' | diff - "$dir/replay.txt" >"$dir/replay.diff" ||
   bad "the report of the recording differs from the live one: $(head -20 "$dir/replay.diff")"
+
+# ---------------------------------------------------------------- from a store (tqmon load)
+# the recording loaded into a store of primitive relations: the report
+# reads it through the SQL translation of its queries (read only: the
+# store is not changed), the same text and the same flame graph
+$T load $S --replay "$dir/run.trace" --db "$dir/run.db" 2>"$dir/load.err" || bad "load: $(cat "$dir/load.err")"
+sum0=$(sha256sum "$dir/run.db" | cut -d' ' -f1)
+$T report $S --transactions Transaction.Kind --top 5 --db "$dir/run.db" -o "$dir/store.html" >"$dir/store.txt" 2>"$dir/store.err" ||
+  bad "report of the store: exit $?: $(head -5 "$dir/store.err")"
+sed '/^flame graph/d' "$dir/store.txt" | sed '${/^$/d}' | diff "$dir/replay.txt" - >"$dir/store.diff" ||
+  bad "the report of the store differs from the recording's: $(head -20 "$dir/store.diff")"
+cmp -s "$dir/flame.html" "$dir/store.html" || bad "the store's flame graph page differs from the live run's"
+[ "$(sha256sum "$dir/run.db" | cut -d' ' -f1)" = "$sum0" ] || bad "the report changed the store"
+# a store of a run's answers (run --db) holds no samples: said
+printf 'range of E is Executing\nretrieve into Fns (E.Function)\n' >"$dir/fns.tq"
+$T run $S "$dir/fns.tq" --replay "$dir/run.trace" --db "$dir/answers.db" --quiet 2>"$dir/answers.err" || bad "run --db: $(cat "$dir/answers.err")"
+$T report $S --db "$dir/answers.db" >"$dir/answers.out" 2>&1
+[ $? -eq 1 ] || bad "report of a store of answers: expected exit 1"
+grep -q "is no store of primitive relations (tqmon load writes one" "$dir/answers.out" || bad "report of a store of answers: $(cat "$dir/answers.out")"
+$T report $S --db "$dir/run.db" --replay "$dir/run.trace" >"$dir/both.out" 2>&1
+[ $? -eq 2 ] && grep -q "a store (--db) or a source" "$dir/both.out" || bad "--db with --replay: $(cat "$dir/both.out")"
 
 # ---------------------------------------------------------------- bad input
 $T report tests/strobe/tqtest.tq --replay "$dir/run.trace" >"$dir/noexec.out" 2>&1
