@@ -110,6 +110,7 @@ $(GEN)/ks_syscalls.h: | $(B)/.deps
 	    sed -n 's/^#define __NR_\([a-z0-9_]*\) \([0-9][0-9]*\)$$/  [\2] = "\1",/p' | sort -t '[' -k2 -n; \
 	  echo '};'; } > $@.tmp && mv $@.tmp $@
 $(B)/obj/sensors/kernel.o $(B)/asan/sensors/kernel.o $(B)/fuzz/sensors/kernel.o: $(KS_GEN) sensors/kernel/ks.h
+$(B)/obj/sensors/ksbpf.o $(B)/asan/sensors/ksbpf.o $(B)/fuzz/sensors/ksbpf.o: $(KS_GEN) sensors/kernel/ks.h
 
 # ---------------------------------------------------------------- release build
 $(B)/obj/%.o: %.c $(HDRS)
@@ -135,11 +136,12 @@ $(B)/libtqsensor.a: $(B)/obj/tqsensor.o
 # The tqmon PCP agent (sensors/pmdatqmon.md): a program of its own that
 # uses nothing of tqmon but the segment's header, and libpcp_pmda.
 # Its kernel part (-k, sensors/pmdatqmon_kernel.c) loads the kernel sensors'
-# BPF object itself (the skeleton of sensors/kernel/ks.bpf.c), without
-# tqmon's engine; without BTF it is built without BPF and says so at -k.
+# BPF object itself (the skeleton of sensors/kernel/ks.bpf.c) through
+# sensors/ksbpf.c, which the kernel PMs link too, without tqmon's engine;
+# without BTF it is built without BPF and says so at -k.
 PMDALIBS := -lpcp_pmda -lpcp -lpthread $(if $(KS_BTF),-lbpf -lelf -lz)
-PMDASRC  := sensors/pmdatqmon.c sensors/pmdatqmon_kernel.c
-PMDADEPS := $(PMDASRC) sensors/pmdatqmon_kernel.h sensors/tqshm.h sensors/tqshmgc.h sensors/kernel/ks.h $(KS_GEN)
+PMDASRC  := sensors/pmdatqmon.c sensors/pmdatqmon_kernel.c sensors/ksbpf.c
+PMDADEPS := $(PMDASRC) sensors/pmdatqmon_kernel.h sensors/ksbpf.h sensors/tqshm.h sensors/tqshmgc.h sensors/kernel/ks.h $(KS_GEN)
 $(B)/pmdatqmon: $(PMDADEPS)
 	@mkdir -p $(B)
 	$(CC) $(CSTD) $(WARN) $(OPT) -I$(GEN) -Isensors $(KS_NOBPF) $(PMDASRC) $(PMDALIBS) -o $@

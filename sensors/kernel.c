@@ -77,150 +77,20 @@
 #include "../base/tq.h"
 #include "sensors.h"
 
+#include "ksbpf.h" /* the relations, loading, clocks, decoding: shared with pmdatqmon -k */
+
 #ifndef TQ_KERNEL_NO_BPF
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
-#include "kernel/ks.h"
-#include "ks.skel.h"     /* generated from kernel/ks.bpf.c (build/gen) */
-#include "ks_syscalls.h" /* generated from the kernel headers: ksSyscallNames[] */
-#else
-#include "kernel/ks.h"
+#include "ks.skel.h" /* generated from kernel/ks.bpf.c (build/gen): the filters map */
 #endif
 
-/* ================================================================ relations */
-
-#define KR_PROCESSOR KS_NREL /* the one relation without a BPF program */
-#define KS_NPM (KS_NREL + 1)
-
-/* What an attribute holds. */
-enum {
-  KA_THREAD = 1, /* the thread (entity Thread) */
-  KA_PROCESS,    /* its process id (int) */
-  KA_COMMAND,    /* its command (string) */
-  KA_PROCESSOR,  /* a CPU (entity Processor) */
-  KA_PARENT,     /* Fork: the creating thread */
-  KA_CHILD,      /* Fork: the new thread */
-  KA_FILE,       /* Exec: the file executed */
-  KA_CODE,       /* Exit: the exit status */
-  KA_STATE,      /* Blocked: enum */
-  KA_WAKER,      /* Woke */
-  KA_WAKEE,
-  KA_CALL,       /* Syscall: the call's name */
-  KA_DEVICE,     /* BlockIo */
-  KA_OPERATION,
-  KA_SECTOR,
-  KA_BYTES,      /* BlockIo, Send, Receive */
-  KA_SOCKET,     /* Send, Receive: the socket's inode */
-  KA_FAMILY
-};
-
-typedef struct KAttr {
-  const char *name;
-  int what;          /* KA_* */
-  int type;          /* TQ_TY_* */
-  const char *ent;   /* TQ_TY_ENTITY: its type */
-  const char *const *values; /* TQ_TY_ENUM: the values, by index */
-  int nvalues;
-} KAttr;
-
-static const char *const stateValues[] = {"Sleeping", "DiskSleep", "Stopped", "Other"};
-static const char *const opValues[] = {"Read", "Write", "Flush", "Discard", "Other"};
-static const char *const familyValues[] = {"Unix", "Inet", "Inet6", "Netlink", "Other"};
-
-#define A_THREAD(n) {n, KA_THREAD, TQ_TY_ENTITY, "Thread", NULL, 0}
-#define A_END {NULL, 0, 0, NULL, NULL, 0}
-
-/* The programs a relation needs (bits). */
-enum {
-  P_FORK = 1 << 0,
-  P_EXEC = 1 << 1,
-  P_EXIT = 1 << 2,
-  P_RENAME = 1 << 3,
-  P_SWITCH = 1 << 4,
-  P_WAKING = 1 << 5,
-  P_WAKEUP_NEW = 1 << 6,
-  P_SYS_ENTER = 1 << 7,
-  P_SYS_EXIT = 1 << 8,
-  P_RQ_ISSUE = 1 << 9,
-  P_RQ_COMPLETE = 1 << 10,
-  P_SEND = 1 << 11,
-  P_RECV = 1 << 12,
-  P_WAKEUP = 1 << 13,
-  P_FE_SYS = 1 << 14,   /* fentry/fexit on the system call dispatchers: */
-  P_FX_SYS = 1 << 15,   /* Syscall's programs instead of P_SYS_ENTER and */
-  P_FE_SYS32 = 1 << 16, /* P_SYS_EXIT when the kernel allows them */
-  P_FX_SYS32 = 1 << 17, /* (sysHook) */
-  P_NPROG = 18
-};
-#define P_SYS_TP (P_SYS_ENTER | P_SYS_EXIT)
-#define P_SYS_FE (P_FE_SYS | P_FX_SYS | P_FE_SYS32 | P_FX_SYS32)
-/* Each program's tracepoint: subsystem and name (the raw tracepoint). */
-static const char *const progTp[P_NPROG][2] = {
-    {"sched", "sched_process_fork"}, {"sched", "sched_process_exec"}, {"sched", "sched_process_exit"},
-    {"task", "task_rename"},         {"sched", "sched_switch"},       {"sched", "sched_waking"},
-    {"sched", "sched_wakeup_new"},   {"raw_syscalls", "sys_enter"},   {"raw_syscalls", "sys_exit"},
-    {"block", "block_rq_issue"},     {"block", "block_rq_complete"},  {"sock", "sock_send_length"},
-    {"sock", "sock_recv_length"},    {"sched", "sched_wakeup"},       {"fentry", "x64_sys_call"},
-    {"fexit", "x64_sys_call"},       {"fentry", "ia32_sys_call"},     {"fexit", "ia32_sys_call"}};
-
-typedef struct KRelDef {
-  int kr;            /* KR_* */
-  const char *pm;    /* its PM */
-  const char *rel;   /* the relation's name */
-  int kind;          /* 0 event, 1 interval, 2 entity */
-  unsigned progs;    /* P_* it needs */
-  KAttr attrs[8];    /* the attributes it can fill */
-} KRelDef;
-
-#define LIFE (P_FORK | P_EXEC | P_EXIT | P_RENAME)
-static const KRelDef relDefs[KS_NPM] = {
-    {KR_FORK, "kernel_fork", "Fork", 0, LIFE,
-     {{"Parent", KA_PARENT, TQ_TY_ENTITY, "Thread", NULL, 0}, {"Child", KA_CHILD, TQ_TY_ENTITY, "Thread", NULL, 0}, A_END}},
-    {KR_EXEC, "kernel_exec", "Exec", 0, LIFE, {A_THREAD("Thread"), {"File", KA_FILE, TQ_TY_STRING, NULL, NULL, 0}, A_END}},
-    {KR_EXIT, "kernel_exit", "Exit", 0, LIFE, {A_THREAD("Thread"), {"Code", KA_CODE, TQ_TY_INT, NULL, NULL, 0}, A_END}},
-    {KR_RUNNINGON, "kernel_runningon", "RunningOn", 1, P_SWITCH,
-     {A_THREAD("Thread"), {"Processor", KA_PROCESSOR, TQ_TY_ENTITY, "Processor", NULL, 0}, A_END}},
-    {KR_READY, "kernel_ready", "Ready", 1, P_SWITCH | P_WAKING | P_WAKEUP | P_WAKEUP_NEW, {A_THREAD("Thread"), A_END}},
-    {KR_BLOCKED, "kernel_blocked", "Blocked", 1, P_SWITCH | P_WAKING | P_WAKEUP,
-     {A_THREAD("Thread"), {"State", KA_STATE, TQ_TY_ENUM, NULL, stateValues, 4}, A_END}},
-    {KR_WOKE, "kernel_woke", "Woke", 0, P_WAKING,
-     {{"Waker", KA_WAKER, TQ_TY_ENTITY, "Thread", NULL, 0}, {"Wakee", KA_WAKEE, TQ_TY_ENTITY, "Thread", NULL, 0}, A_END}},
-    {KR_SYSCALL, "kernel_syscall", "Syscall", 1, P_SYS_ENTER | P_SYS_EXIT,
-     {A_THREAD("Thread"), {"Call", KA_CALL, TQ_TY_STRING, NULL, NULL, 0}, A_END}},
-    {KR_BLOCKIO, "kernel_blockio", "BlockIo", 1, P_RQ_ISSUE | P_RQ_COMPLETE,
-     {A_THREAD("Thread"),
-      {"Device", KA_DEVICE, TQ_TY_STRING, NULL, NULL, 0},
-      {"Operation", KA_OPERATION, TQ_TY_ENUM, NULL, opValues, 5},
-      {"Sector", KA_SECTOR, TQ_TY_INT, NULL, NULL, 0},
-      {"Bytes", KA_BYTES, TQ_TY_INT, NULL, NULL, 0},
-      A_END}},
-    {KR_SEND, "kernel_send", "Send", 0, P_SEND,
-     {A_THREAD("Thread"),
-      {"Socket", KA_SOCKET, TQ_TY_INT, NULL, NULL, 0},
-      {"Family", KA_FAMILY, TQ_TY_ENUM, NULL, familyValues, 5},
-      {"Bytes", KA_BYTES, TQ_TY_INT, NULL, NULL, 0},
-      A_END}},
-    {KR_RECEIVE, "kernel_receive", "Receive", 0, P_RECV,
-     {A_THREAD("Thread"),
-      {"Socket", KA_SOCKET, TQ_TY_INT, NULL, NULL, 0},
-      {"Family", KA_FAMILY, TQ_TY_ENUM, NULL, familyValues, 5},
-      {"Bytes", KA_BYTES, TQ_TY_INT, NULL, NULL, 0},
-      A_END}},
-    {KR_THREAD, "kernel_thread", "Thread", 2, LIFE,
-     {A_THREAD("Thread"), {"Process", KA_PROCESS, TQ_TY_INT, NULL, NULL, 0},
-      {"Command", KA_COMMAND, TQ_TY_STRING, NULL, NULL, 0}, A_END}},
-    {KR_PROCESSOR, "kernel_processor", "Processor", 2, 0, {{"Processor", KA_PROCESSOR, TQ_TY_ENTITY, "Processor", NULL, 0}, A_END}},
-};
-
-/* The tracepoints of programs progs, as "sched:sched_switch, ..." into buf. */
-static void tpList(unsigned progs, char *buf, size_t n) {
-  size_t k = 0;
-  buf[0] = 0;
-  for (int i = 0; i < P_NPROG && k < n; i++)
-    if (progs & (1u << i)) k += (size_t)snprintf(buf + k, n - k, "%s%s:%s", k ? ", " : "", progTp[i][0], progTp[i][1]);
-}
+/* (ksbpf.h's attribute types are the interface's) */
+_Static_assert((int)KT_INT == (int)TQ_TY_INT && (int)KT_FLOAT == (int)TQ_TY_FLOAT && (int)KT_STRING == (int)TQ_TY_STRING &&
+                   (int)KT_ENUM == (int)TQ_TY_ENUM && (int)KT_ENTITY == (int)TQ_TY_ENTITY,
+               "ksbpf.h's KT_* are TQ_TY_*");
 
 /* A PM's message (vsnprintf: a long one is cut at the message's size). */
 static void setMsg(tq_pm_private *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -286,18 +156,6 @@ static int layoutBind(tq_pm_global *g, int rel, const KRelDef *def, Layout *l, c
   }
   return 0;
 }
-
-/* Is there a /proc of this host's threads to enumerate? */
-static int64_t pidOf(const char *s) {
-  if (!s || !*s || strlen(s) > 10) return -1;
-  int64_t v = 0;
-  for (; *s; s++) {
-    if (!isdigit((unsigned char)*s)) return -1;
-    v = v * 10 + (*s - '0');
-  }
-  return v;
-}
-
 
 /* ================================================================ session state */
 
@@ -393,22 +251,13 @@ struct KSession {
   int fatal;         /* loading or attaching failed */
   char fatalWhy[400];
   KRel r[KS_NPM];
-  unsigned progs;    /* P_* loaded and attached */
+  unsigned progs;    /* KP_* loaded and attached */
   uint32_t attachedRels;
   int sysWant;       /* args syscalls=: 0 auto, 1 fentry, 2 tracepoint */
   char sysWhy[200];  /* why Syscall is on the tracepoints (fentry refused; "": it is not) */
-  struct ks_bpf *skel;
-  struct bpf_link *links[P_NPROG]; /* the attached programs */
-  struct ring_buffer *rb;
-  uint64_t *flags;   /* the flag words (mmapped array map) */
-  size_t flagsBytes;
-  struct ks_sysbeg *sysbeg; /* the pending system calls' begins (mmapped) */
-  size_t sysbegBytes;
+  KsBpf b;           /* the BPF object: programs, rings, mmapped flags and pending begins (ksbpf.h) */
   int64_t claimed;   /* pending begins claimed at snapshots (written by us) */
   _Atomic uint64_t drainPasses; /* the drain thread's passes over the ring */
-  uint32_t nflags;
-  int ncpu;
-  int useTai;
   uint32_t ringBytes;
   /* the drain thread */
   pthread_t th;
@@ -439,7 +288,7 @@ struct KSession {
   TqMap threads;     /* tid + 2 -> KThread* */
   TqMap gens;        /* tid + 2 -> the latest incarnation of that id in the run */
   KThread **initial; /* enumerated at START, begun at the first snapshot */
-  int ninitial;
+  int ninitial, cinitial;
   KProv *prov;
   int nprov, cprov;
   uint64_t *offs;    /* pending disables: kr << 32 | tid */
@@ -468,7 +317,7 @@ static KSession *sessionGet(tq_pm_global *g) {
   s = tqCalloc(1, sizeof *s);
   s->g = g;
   pthread_mutex_init(&s->mu, NULL);
-  for (int i = 0; i < KS_NPM; i++) s->r[i].def = &relDefs[i];
+  for (int i = 0; i < KS_NPM; i++) s->r[i].def = &ksbRelDefs[i];
   pthread_mutex_lock(&sessionsMu);
   s->next = sessions;
   sessions = s;
@@ -482,138 +331,15 @@ static TqTime clockNs(clockid_t c) {
   return (TqTime)ts.tv_sec * TQ_SEC + ts.tv_nsec;
 }
 
-/* The kernel clock minus CLOCK_REALTIME: TAI's offset is whole seconds (the
-** leap seconds); boot time's is measured (it moves when the wall clock is
-** set). */
-static TqTime clockOffset(const KSession *s) {
-  TqTime best = 0, bestGap = INT64_MAX;
-  for (int i = 0; i < 3; i++) {
-    TqTime a = clockNs(CLOCK_REALTIME), k = clockNs(s->useTai ? CLOCK_TAI : CLOCK_BOOTTIME), b = clockNs(CLOCK_REALTIME);
-    if (b - a < bestGap) {
-      bestGap = b - a;
-      best = k - a - (b - a) / 2;
-    }
-  }
-  if (s->useTai) best = (best + (best >= 0 ? TQ_SEC / 2 : -TQ_SEC / 2)) / TQ_SEC * TQ_SEC;
-  return best;
-}
+/* The kernel clock minus CLOCK_REALTIME (ksbClockOffset). */
+static TqTime clockOffset(const KSession *s) { return ksbClockOffset(s->b.useTai); }
 
 /* ================================================================ loading */
-
-/* libbpf's messages while loading: the first warning is kept (the most
-** specific: which program the kernel refused, and why); TQMON_BPF_DEBUG set
-** shows all of them on standard error. */
-static char bpfLog[512];
-static int bpfPrint(enum libbpf_print_level level, const char *fmt, va_list ap) {
-  char line[512];
-  va_list cp;
-  va_copy(cp, ap);
-  if (getenv("TQMON_BPF_DEBUG")) vfprintf(stderr, fmt, cp);
-  va_end(cp);
-  vsnprintf(line, sizeof line, fmt, ap);
-  if (level == LIBBPF_DEBUG || bpfLog[0]) return 0;
-  size_t k = strlen(line);
-  while (k && line[k - 1] == '\n') line[--k] = 0;
-  snprintf(bpfLog, sizeof bpfLog, "%s", line);
-  return 0;
-}
-
-/* Tracepoints a test asks to treat as missing (TQMON_KERNEL_HIDE, names
-** separated by commas): the path of a kernel without them. */
-static int hidden(const char *tp) {
-  const char *h = getenv("TQMON_KERNEL_HIDE");
-  size_t n = strlen(tp);
-  for (const char *p = h; p && *p;) {
-    const char *e = strchr(p, ',');
-    size_t k = e ? (size_t)(e - p) : strlen(p);
-    if (k == n && !strncmp(p, tp, n)) return 1;
-    p = e ? e + 1 : NULL;
-  }
-  return 0;
-}
-
-/* The first tracepoint of progs this kernel lacks (its BTF has no
-** btf_trace_NAME), or NULL. */
-static const char *missingTp(const struct btf *vm, unsigned progs) {
-  for (int i = 0; i < P_NPROG; i++) {
-    if (!(progs & (1u << i))) continue;
-    char name[96];
-    snprintf(name, sizeof name, "btf_trace_%s", progTp[i][1]);
-    if (hidden(progTp[i][1]) || (vm && btf__find_by_name_kind(vm, name, BTF_KIND_TYPEDEF) < 0)) return progTp[i][1];
-  }
-  return NULL;
-}
-
-/* Can a program attach with fentry to function fn of the running kernel?
-** 0, or -1 with the reason in why: loads a program that returns at once,
-** attaches it and closes both.  (TQMON_KERNEL_HIDE=fn: a test's path of
-** a kernel that refuses.) */
-static int fentryOk(const struct btf *vm, const char *fn, char *why, size_t n) {
-  int id = vm ? btf__find_by_name_kind(vm, fn, BTF_KIND_FUNC) : -1;
-  if (hidden(fn)) {
-    snprintf(why, n, "fentry on %s: hidden (TQMON_KERNEL_HIDE)", fn);
-    return -1;
-  }
-  if (id < 0) {
-    snprintf(why, n, "the kernel has no function %s (Linux 6.9 on x86-64 has)", fn);
-    return -1;
-  }
-  const struct bpf_insn ret0[2] = {{.code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0},
-                                   {.code = BPF_JMP | BPF_EXIT}};
-  LIBBPF_OPTS(bpf_prog_load_opts, o, .expected_attach_type = BPF_TRACE_FENTRY, .attach_btf_id = (uint32_t)id);
-  int fd = bpf_prog_load(BPF_PROG_TYPE_TRACING, "tqmon_probe", "GPL", ret0, 2, &o);
-  if (fd < 0) {
-    snprintf(why, n, "fentry on %s: the kernel refused the program: %s", fn, strerror(-fd));
-    return -1;
-  }
-  int l = bpf_link_create(fd, 0, BPF_TRACE_FENTRY, NULL);
-  close(fd);
-  if (l < 0) {
-    snprintf(why, n, "fentry on %s: cannot attach: %s", fn, strerror(-l));
-    return -1;
-  }
-  close(l);
-  return 0;
-}
-
-/* Syscall's programs (want: args syscalls=, 0 auto, 1 fentry, 2
-** tracepoint): fentry and fexit on the dispatchers of the 64-bit and
-** 32-bit system calls when the kernel allows them, else the raw_syscalls
-** tracepoints, with the reason in why.  On the tracepoints every system
-** call of every thread takes the kernel's traced path and runs both
-** programs; fentry costs a thread no query enabled only the programs
-** (docs: sensors/kernel.md, "What a system call costs"). */
-static unsigned sysHook(const struct btf *vm, int want, char *why, size_t n) {
-  if (want == 2) {
-    snprintf(why, n, "--pm kernel=syscalls=tracepoint");
-    return P_SYS_TP;
-  }
-  if (fentryOk(vm, "x64_sys_call", why, n)) return P_SYS_TP;
-  if (vm && btf__find_by_name_kind(vm, "ia32_sys_call", BTF_KIND_FUNC) < 0) {
-    why[0] = 0;
-    return P_FE_SYS | P_FX_SYS; /* (no 32-bit system calls) */
-  }
-  if (fentryOk(vm, "ia32_sys_call", why, n)) return P_SYS_TP; /* (the 32-bit calls too, or none) */
-  why[0] = 0;
-  return P_SYS_FE;
-}
 
 /* The programs relation d uses in session s (NULL: as explain would). */
 static unsigned relProgs(const KSession *s, const KRelDef *d) {
   if (d->kr != KR_SYSCALL || !s) return d->progs;
-  return s->progs & P_SYS_FE ? s->progs & P_SYS_FE : d->progs;
-}
-
-/* Does the kernel know bpf_ktime_get_tai_ns (Linux 6.1)? */
-static int haveTai(const struct btf *vm) {
-  if (!vm) return 0;
-  int id = btf__find_by_name_kind(vm, "bpf_func_id", BTF_KIND_ENUM);
-  if (id < 0) return 0;
-  const struct btf_type *t = btf__type_by_id(vm, (uint32_t)id);
-  const struct btf_enum *e = btf_enum(t);
-  for (int i = 0; i < btf_vlen(t); i++)
-    if (!strcmp(btf__name_by_offset(vm, e[i].name_off), "BPF_FUNC_ktime_get_tai_ns")) return 1;
-  return 0;
+  return s->progs & KP_SYS_FE ? s->progs & KP_SYS_FE : d->progs;
 }
 
 static int fatal(KSession *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -624,16 +350,6 @@ static int fatal(KSession *s, const char *fmt, ...) {
   va_end(ap);
   s->fatal = 1;
   return -1;
-}
-
-static struct bpf_program *progOf(struct ks_bpf *k, int i) {
-  struct bpf_program *const all[P_NPROG] = {
-      k->progs.ks_fork,    k->progs.ks_exec,      k->progs.ks_exit,     k->progs.ks_rename,
-      k->progs.ks_switch,  k->progs.ks_waking,    k->progs.ks_wakeup_new, k->progs.ks_sys_enter,
-      k->progs.ks_sys_exit, k->progs.ks_rq_issue, k->progs.ks_rq_complete, k->progs.ks_send,
-      k->progs.ks_recv,    k->progs.ks_wakeup,    k->progs.ks_fe_sys,   k->progs.ks_fx_sys,
-      k->progs.ks_fe_sys32, k->progs.ks_fx_sys32};
-  return all[i];
 }
 
 static void *drainMain(void *arg);
@@ -651,10 +367,10 @@ static int64_t tidOfName(const char *text) {
   snprintf(b, sizeof b, "%s", text);
   char *h = strchr(b, '#');
   if (h) {
-    if (pidOf(h + 1) < 2) return -1;
+    if (ksbNumber(h + 1) < 2) return -1;
     *h = 0;
   }
-  return pidOf(b);
+  return ksbNumber(b);
 }
 
 /* The number N of a name the PM gives as PREFIX followed by N in decimal
@@ -664,7 +380,7 @@ static int64_t tidOfName(const char *text) {
 static int64_t numberOfName(const char *text, const char *prefix, int64_t max) {
   size_t n = strlen(prefix);
   if (!text || strncmp(text, prefix, n)) return -1;
-  int64_t v = pidOf(text + n);
+  int64_t v = ksbNumber(text + n);
   char b[48];
   if (v < 0 || v > max) return -1;
   snprintf(b, sizeof b, "%s%lld", prefix, (long long)v);
@@ -725,21 +441,9 @@ static int rawCond(const KRel *r, int kr, const tq_pm_cond *c, struct ks_cond *d
     }
     case KA_CALL: {
       if (kr != KR_SYSCALL || !c->text || (c->op != TQ_PM_EQ && c->op != TQ_PM_NE)) return 0;
-      for (size_t k = 0; k < TQ_ARRAY_SIZE(ksSyscallNames); k++)
-        if (ksSyscallNames[k] && !strcmp(ksSyscallNames[k], c->text)) {
-          d->field = KF_A32;
-          d->val = (int64_t)k;
-          return 1;
-        }
-      int64_t nr = numberOfName(c->text, "syscall_", UINT32_MAX); /* (fill's names of the calls without one) */
-      if (nr >= 0 && !(nr < (int64_t)TQ_ARRAY_SIZE(ksSyscallNames) && ksSyscallNames[nr])) {
-        d->field = KF_A32;
-        d->val = nr;
-        return 1;
-      }
-      /* a name no system call has: equal to none, different from all */
+      /* (a name no system call has: -1, equal to none, different from all) */
       d->field = KF_A32;
-      d->val = -1;
+      d->val = ksbCallNr(c->text);
       return 1;
     }
     default: return 0;
@@ -777,7 +481,7 @@ static int kernelFilter(const KRel *r, int kr, const tq_pm_cond *c, int n, struc
 static void writeFilters(KSession *s) {
   tq_pm_global *g = s->g;
   if (g->version < 10 || !g->sensor_filter) return;
-  int fd = bpf_map__fd(s->skel->maps.filters);
+  int fd = bpf_map__fd(s->b.skel->maps.filters);
   for (int kr = 0; kr < KS_NREL; kr++) {
     KRel *r = &s->r[kr];
     if (r->rel <= 0 || !r->needed || r->bad || kr == KR_THREAD) continue;
@@ -799,142 +503,43 @@ static void writeFilters(KSession *s) {
 /* Loads and attaches the programs of the needed relations, maps the flags,
 ** enumerates the threads and starts the drain.  Returns 0 or -1 (fatal). */
 static int loadBpf(KSession *s) {
-  libbpf_print_fn_t old = libbpf_set_print(bpfPrint);
-  bpfLog[0] = 0;
-  int rc = -1;
-again:
-  s->skel = ks_bpf__open();
-  if (!s->skel) {
-    fatal(s, "cannot open the BPF object: %s", bpfLog[0] ? bpfLog : strerror(errno));
-    goto out;
+  char why[400];
+  int rc = ksbLoad(&s->b, s->progs, s->attachedRels, s->ringBytes, why, sizeof why);
+  if (rc == -2 && (s->progs & KP_SYS_FE) && !s->sysWant) {
+    /* the probe passed, Syscall's programs did not: on the tracepoints */
+    snprintf(s->sysWhy, sizeof s->sysWhy, "fentry on x64_sys_call: the kernel refused the programs: %.140s",
+             ksbLog()[0] ? ksbLog() : "?");
+    s->progs = (s->progs & ~(unsigned)KP_SYS_FE) | KP_SYS_TP;
+    rc = ksbLoad(&s->b, s->progs, s->attachedRels, s->ringBytes, why, sizeof why);
   }
-  struct bpf_program *p;
-  bpf_object__for_each_program(p, s->skel->obj) bpf_program__set_autoload(p, false);
-  for (int i = 0; i < P_NPROG; i++)
-    if (s->progs & (1u << i)) bpf_program__set_autoload(progOf(s->skel, i), true);
-  s->skel->rodata->use_tai = s->useTai;
-  s->skel->rodata->attached = s->attachedRels;
-  /* the flag array covers every thread id (pid_max) */
-  long pidMax = 32768;
-  FILE *f = fopen("/proc/sys/kernel/pid_max", "re");
-  if (f) {
-    if (fscanf(f, "%ld", &pidMax) != 1) pidMax = 32768;
-    fclose(f);
-  }
-  if (pidMax < 1024) pidMax = 1024;
-  if (pidMax > 4194304) pidMax = 4194304;
-  s->nflags = (uint32_t)pidMax;
-  if (bpf_map__set_max_entries(s->skel->maps.flags, s->nflags) ||
-      bpf_map__set_max_entries(s->skel->maps.wakets, s->nflags) ||
-      bpf_map__set_max_entries(s->skel->maps.sysbeg, s->nflags) ||
-      bpf_map__set_max_entries(s->skel->maps.ring, s->ringBytes)) {
-    fatal(s, "cannot size the BPF maps: %s", bpfLog);
-    goto out;
-  }
-  if (ks_bpf__load(s->skel)) {
-    if ((s->progs & P_SYS_FE) && !s->sysWant) {
-      /* the probe passed, Syscall's programs did not: on the tracepoints */
-      snprintf(s->sysWhy, sizeof s->sysWhy, "fentry on x64_sys_call: the kernel refused the programs: %.140s",
-               bpfLog[0] ? bpfLog : strerror(errno));
-      s->progs = (s->progs & ~(unsigned)P_SYS_FE) | P_SYS_TP;
-      ks_bpf__destroy(s->skel);
-      s->skel = NULL;
-      bpfLog[0] = 0;
-      goto again;
-    }
-    fatal(s, "the kernel refused the BPF programs: %s", bpfLog[0] ? bpfLog : strerror(errno));
-    goto out;
-  }
-  long page = sysconf(_SC_PAGESIZE);
-  s->flagsBytes = ((size_t)s->nflags * sizeof(uint64_t) + (size_t)page - 1) / (size_t)page * (size_t)page;
-  void *m = mmap(NULL, s->flagsBytes, PROT_READ | PROT_WRITE, MAP_SHARED, bpf_map__fd(s->skel->maps.flags), 0);
-  if (m == MAP_FAILED) {
-    fatal(s, "cannot map the enable flags: %s", strerror(errno));
-    goto out;
-  }
-  s->flags = m;
-  s->sysbegBytes = ((size_t)s->nflags * sizeof(struct ks_sysbeg) + (size_t)page - 1) / (size_t)page * (size_t)page;
-  m = mmap(NULL, s->sysbegBytes, PROT_READ, MAP_SHARED, bpf_map__fd(s->skel->maps.sysbeg), 0);
-  if (m == MAP_FAILED) {
-    fatal(s, "cannot map the system calls' begins: %s", strerror(errno));
-    goto out;
-  }
-  s->sysbeg = m;
+  if (rc) return fatal(s, "%s", why);
   writeFilters(s);
-  s->rb = ring_buffer__new(bpf_map__fd(s->skel->maps.ring), ksOnPacket, s, NULL);
-  if (!s->rb || ring_buffer__add(s->rb, bpf_map__fd(s->skel->maps.life), ksOnPacket, s)) {
-    fatal(s, "cannot open the ring buffers: %s", bpfLog[0] ? bpfLog : strerror(errno));
-    goto out;
-  }
+  if (ksbRings(&s->b, ksOnPacket, s, why, sizeof why)) return fatal(s, "%s", why);
   /* the lifecycle first, so no thread is missed between it and /proc */
-  for (int i = 0; i < P_NPROG; i++) {
-    if (!(s->progs & (1u << i))) continue;
-    struct bpf_link *l = bpf_program__attach(progOf(s->skel, i));
-    if (!l) {
-      fatal(s, "cannot attach to %s %s:%s: %s%s", (1u << i) & P_SYS_FE ? "the function" : "the tracepoint", progTp[i][0],
-            progTp[i][1], bpfLog[0] ? bpfLog : strerror(errno),
-            (1u << i) & P_SYS_FE ? " (--pm kernel=syscalls=tracepoint traces system calls on raw_syscalls)" : "");
-      goto out;
-    }
-    s->links[i] = l;
-  }
-  if (enumerateThreads(s)) goto out;
-  if (pthread_create(&s->th, NULL, drainMain, s)) {
-    fatal(s, "cannot start the drain thread");
-    goto out;
-  }
+  for (int i = 0; i < KP_NPROG; i++)
+    if ((s->progs & (1u << i)) && ksbAttach(&s->b, i, why, sizeof why)) return fatal(s, "%s", why);
+  if (enumerateThreads(s)) return -1;
+  if (pthread_create(&s->th, NULL, drainMain, s)) return fatal(s, "cannot start the drain thread");
   s->thRunning = 1;
-  rc = 0;
-out:
-  libbpf_set_print(old);
-  return rc;
+  return 0;
 }
 
-/* The threads alive now, from /proc/PID/task/TID/stat (zombies left out):
-** they begin at the collection's start. */
-static int enumerateThreads(KSession *s) {
-  DIR *d = opendir("/proc");
-  if (!d) return fatal(s, "cannot list /proc: %s", strerror(errno));
-  struct dirent *de;
-  int cap = 0;
-  while ((de = readdir(d))) {
-    int64_t pid = pidOf(de->d_name);
-    if (pid < 0) continue;
-    char path[64];
-    snprintf(path, sizeof path, "/proc/%lld/task", (long long)pid);
-    DIR *t = opendir(path);
-    if (!t) continue; /* gone */
-    struct dirent *te;
-    while ((te = readdir(t))) {
-      int64_t tid = pidOf(te->d_name);
-      if (tid <= 0) continue;
-      char sp[96], buf[512];
-      snprintf(sp, sizeof sp, "/proc/%lld/task/%lld/stat", (long long)pid, (long long)tid);
-      int fd = open(sp, O_RDONLY | O_CLOEXEC);
-      if (fd < 0) continue;
-      ssize_t n = read(fd, buf, sizeof buf - 1);
-      close(fd);
-      if (n <= 0) continue;
-      buf[n] = 0;
-      char *lp = strchr(buf, '('), *rp = strrchr(buf, ')');
-      if (!lp || !rp || rp < lp || !rp[1] || !rp[2]) continue;
-      char st = rp[2];
-      if (st == 'Z' || st == 'X' || st == 'x') continue;
-      if (tqMapGet(&s->threads, (uint64_t)tid + 2)) continue;
-      char comm[KS_COMM] = "";
-      size_t k = (size_t)(rp - lp - 1);
-      if (k >= sizeof comm) k = sizeof comm - 1;
-      memcpy(comm, lp + 1, k);
-      KThread *th = newThread(s, (uint32_t)tid, (uint32_t)pid, comm, 0, 0);
-      if (s->ninitial == cap) {
-        cap = cap ? 2 * cap : 1024;
-        s->initial = tqRealloc(s->initial, sizeof(KThread *) * (size_t)cap);
-      }
-      s->initial[s->ninitial++] = th;
-    }
-    closedir(t);
+/* One thread that exists at the start (ksbThreads). */
+static void initialThread(void *ctx, uint32_t tid, uint32_t tgid, const char *comm) {
+  KSession *s = ctx;
+  if (tqMapGet(&s->threads, (uint64_t)tid + 2)) return;
+  KThread *th = newThread(s, tid, tgid, comm, 0, 0);
+  if (s->ninitial == s->cinitial) {
+    s->cinitial = s->cinitial ? 2 * s->cinitial : 1024;
+    s->initial = tqRealloc(s->initial, sizeof(KThread *) * (size_t)s->cinitial);
   }
-  closedir(d);
+  s->initial[s->ninitial++] = th;
+}
+
+/* The threads alive now (ksbThreads: /proc, zombies left out): they begin
+** at the collection's start. */
+static int enumerateThreads(KSession *s) {
+  if (ksbThreads(initialThread, s)) return fatal(s, "cannot list /proc: %s", strerror(errno));
   return 0;
 }
 
@@ -1006,7 +611,7 @@ static void *drainMain(void *arg) {
   KSession *s = arg;
   struct timespec d = {0, 2 * 1000 * 1000};
   while (!s->stop) {
-    int n = ring_buffer__consume(s->rb);
+    int n = ring_buffer__consume(s->b.rb);
     if (s->fill.n) {
       pthread_mutex_lock(&s->mu);
       if (!s->ready.n) {
@@ -1034,12 +639,8 @@ static void *drainMain(void *arg) {
 
 /* ================================================================ flags */
 
-static void flagSet(KSession *s, uint32_t tid, uint32_t bit) {
-  if (s->flags && tid && tid < s->nflags) __atomic_fetch_or(&s->flags[tid], (uint64_t)bit, __ATOMIC_RELAXED);
-}
-static void flagClear(KSession *s, uint32_t tid, uint32_t bit) {
-  if (s->flags && tid && tid < s->nflags) __atomic_fetch_and(&s->flags[tid], ~(uint64_t)bit, __ATOMIC_RELAXED);
-}
+static void flagSet(KSession *s, uint32_t tid, uint32_t bit) { ksbFlags(&s->b, tid, bit, 1); }
+static void flagClear(KSession *s, uint32_t tid, uint32_t bit) { ksbFlags(&s->b, tid, bit, 0); }
 
 static int64_t symOf(tq_pm_global *g, const char *text) { return g->symbol(g, text, -1); }
 
@@ -1074,14 +675,14 @@ static KThread *newThread(KSession *s, uint32_t tid, uint32_t tgid, const char *
   else snprintf(b, sizeof b, "%u#%d", tid, th->gen);
   th->sym = symOf(s->g, b);
   tqMapPut(&s->threads, (uint64_t)tid + 2, th);
-  if (th->gen > 1 && th->gen != gen && s->flags && tid < s->nflags) {
+  if (th->gen > 1 && th->gen != gen && s->b.flags && tid < s->b.nflags) {
     uint32_t bits = 0;
     for (int kr = 0; kr < KS_NREL; kr++)
       if ((inherit >> kr & 1) || engineOn(s, kr, tid)) bits |= 1u << kr;
-    uint64_t old = __atomic_load_n(&s->flags[tid], __ATOMIC_RELAXED);
+    uint64_t old = __atomic_load_n(&s->b.flags[tid], __ATOMIC_RELAXED);
     for (;;) {
       uint64_t nw = (old & ~(uint64_t)KS_ENABLE_MASK) | bits;
-      if (__atomic_compare_exchange_n(&s->flags[tid], &old, nw, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) break;
+      if (__atomic_compare_exchange_n(&s->b.flags[tid], &old, nw, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) break;
     }
   }
   return th;
@@ -1139,43 +740,23 @@ static int fill(KSession *s, int kr, const KPkt *k, const KThread *th, int64_t *
   tq_pm_global *g = s->g;
   const Layout *l = &s->r[kr].l;
   for (int i = 0; i < l->nattr; i++) {
-    switch (l->what[i]) {
-      case KA_THREAD: v[i] = th ? th->sym : tidSym(s, k->r.tid); break;
-      case KA_PROCESS: v[i] = th ? th->tgid : k->r.tgid; break;
-      case KA_COMMAND: v[i] = symOf(g, th ? th->comm : k->r.comm); break;
-      case KA_PROCESSOR: v[i] = cpuSym(g, k->r.cpu); break;
-      case KA_PARENT: v[i] = tidSym(s, k->r.a32); break;
-      case KA_CHILD: v[i] = tidSym(s, k->r.tid); break;
-      case KA_FILE: v[i] = symOf(g, k->name ? k->name : ""); break;
-      case KA_CODE: {
-        int64_t c = k->r.a64;
-        v[i] = (c & 0x7f) ? -(c & 0x7f) : (c >> 8) & 0xff; /* the status, or minus the signal */
-        break;
-      }
-      case KA_STATE: v[i] = l->enumv[i][k->r.a32 < 4 ? k->r.a32 : KB_OTHER]; break;
-      case KA_WAKER: v[i] = tidSym(s, k->r.a32); break;
-      case KA_WAKEE: v[i] = tidSym(s, k->r.tid); break;
-      case KA_CALL: {
-        uint32_t nr = k->r.a32;
-        if (nr < TQ_ARRAY_SIZE(ksSyscallNames) && ksSyscallNames[nr]) {
-          v[i] = symOf(g, ksSyscallNames[nr]);
-        } else {
-          char b[32];
-          snprintf(b, sizeof b, "syscall_%u", nr);
-          v[i] = symOf(g, b);
-        }
-        break;
-      }
-      case KA_DEVICE: v[i] = symOf(g, k->name ? k->name : ""); break;
-      case KA_OPERATION: v[i] = l->enumv[i][k->r.a32 < 5 ? k->r.a32 : KI_OTHER]; break;
-      case KA_SECTOR: v[i] = k->r.a64; break;
-      case KA_BYTES: v[i] = kr == KR_BLOCKIO ? k->r.b64 : k->r.a64; break;
-      case KA_SOCKET: v[i] = k->r.b64; break;
-      case KA_FAMILY: {
-        uint32_t f = k->r.a32;
-        v[i] = l->enumv[i][f == 1 ? 0 : f == 2 ? 1 : f == 10 ? 2 : f == 16 ? 3 : 4];
-        break;
-      }
+    if (th && (l->what[i] == KA_THREAD || l->what[i] == KA_PROCESS || l->what[i] == KA_COMMAND)) {
+      v[i] = l->what[i] == KA_THREAD ? th->sym : l->what[i] == KA_PROCESS ? th->tgid : symOf(g, th->comm);
+      continue;
+    }
+    if (l->what[i] == KA_PROCESS || l->what[i] == KA_COMMAND) { /* (a packet's thread: Thread's attributes) */
+      v[i] = l->what[i] == KA_PROCESS ? k->r.tgid : symOf(g, k->r.comm);
+      continue;
+    }
+    KsVal x = ksbValue(kr, l->what[i], &k->r, k->name);
+    char b[32];
+    switch (x.tag) {
+      case KV_THREAD: v[i] = tidSym(s, (uint32_t)x.i); break;
+      case KV_CPU: v[i] = cpuSym(g, (uint32_t)x.i); break;
+      case KV_CALL: v[i] = symOf(g, ksbCallName((uint32_t)x.i, b, sizeof b)); break;
+      case KV_STRING: v[i] = symOf(g, x.s); break;
+      case KV_ENUM: v[i] = l->enumv[i][x.i]; break;
+      case KV_INT: v[i] = x.i; break;
       default: v[i] = 0;
     }
   }
@@ -1356,7 +937,7 @@ static void lifecycle(KSession *s, KPkt *k) {
           s->untilSeen[u] = 1;
           if (--s->untilLeft == 0 && !s->untilState) s->untilState = 1;
         }
-      if (s->progs & P_SWITCH) { /* it still runs, in the kernel, until its last switch */
+      if (s->progs & KP_SWITCH) { /* it still runs, in the kernel, until its last switch */
         th->exited = 1;
         break;
       }
@@ -1416,18 +997,11 @@ static int pktCmp(const void *a, const void *b) {
 
 /* Reads the kernel's counters into each relation. */
 static void readCounters(KSession *s) {
-  if (!s->skel) return;
-  int fd = bpf_map__fd(s->skel->maps.counters);
-  uint64_t *vals = tqCalloc((size_t)s->ncpu, sizeof(uint64_t));
-  for (uint32_t k = 0; k < KS_NCOUNTERS; k++) {
-    if (bpf_map_lookup_elem(fd, &k, vals)) continue;
-    uint64_t sum = 0;
-    for (int c = 0; c < s->ncpu; c++) sum += vals[c];
-    if (k == KR_SYSCALL * KS_NCNT + KC_WRITTEN) sum += (uint64_t)s->claimed; /* (begins written by us) */
-    if (k < KS_CNT_GLOBAL) s->r[k / KS_NCNT].cnt[k % KS_NCNT] = sum;
-    else if (k == KS_CNT_GLOBAL + KG_BEYOND) s->beyond = sum;
-  }
-  free(vals);
+  uint64_t c[KS_NCOUNTERS];
+  if (ksbCounters(&s->b, c)) return;
+  c[KR_SYSCALL * KS_NCNT + KC_WRITTEN] += (uint64_t)s->claimed; /* (begins written by us) */
+  for (uint32_t k = 0; k < KS_CNT_GLOBAL; k++) s->r[k / KS_NCNT].cnt[k % KS_NCNT] = c[k];
+  s->beyond = c[KS_CNT_GLOBAL + KG_BEYOND];
   /* what the filters suppressed goes to the engine (--stats: "suppressed") */
   for (int kr = 0; kr < KS_NREL; kr++) {
     KRel *r = &s->r[kr];
@@ -1532,7 +1106,7 @@ static void reportLosses(KSession *s, int kr, int final) {
   s->queueLostReported = ql;
   if (s->beyond > s->beyondReported || (final && s->beyond))
     g->log(g, r->p, TQ_LOG_WARNING, "%llu events of threads with ids past %u (pid_max grew during the run) not traced",
-           (unsigned long long)s->beyond, s->nflags);
+           (unsigned long long)s->beyond, s->b.nflags);
   s->beyondReported = s->beyond;
 }
 
@@ -1554,12 +1128,12 @@ static void setMessages(KSession *s) {
              (unsigned long long)r->cnt[KC_SEEN], (unsigned long long)r->cnt[KC_WRITTEN],
              (unsigned long long)r->cnt[KC_DROPPED], (unsigned long long)r->cnt[KC_UNBEGUN], (long long)r->late,
              (long long)r->enabledNow, (long long)r->enabledMax,
-             kr != KR_SYSCALL ? "" : s->progs & P_SYS_FE ? " hook=fentry" : " hook=tracepoint");
+             kr != KR_SYSCALL ? "" : s->progs & KP_SYS_FE ? " hook=fentry" : " hook=tracepoint");
     /* the same figures as JSON, the PM's "detail" in --stats */
     char tps[400], json[1600];
     for (char *c = s->sysWhy; *c; c++) /* (a kernel's message, as a JSON string) */
       if (*c == '"' || *c == '\\' || (unsigned char)*c < 32) *c = '\'';
-    tpList(relProgs(s, r->def), tps, sizeof tps);
+    ksbTpList(relProgs(s, r->def), tps, sizeof tps);
     int n = snprintf(json, sizeof json,
                      "{\"relation\": \"%s\", \"tracepoints\": \"%s\", \"attached\": %s, \"seen\": %llu, "
                      "\"written\": %llu, \"dropped\": %llu, ",
@@ -1579,9 +1153,9 @@ static void setMessages(KSession *s) {
                (unsigned long long)r->cnt[KC_UNBEGUN], (long long)r->late, (long long)r->enabledNow,
                (long long)r->enabledMax, r->nfilter + r->nufilter, (unsigned long long)(r->cnt[KC_SUPPRESSED] + r->usupp),
                (long long)r->early, (long long)r->lateOn,
-               kr != KR_SYSCALL ? "" : s->progs & P_SYS_FE ? ", \"hook\": \"fentry\"" : ", \"hook\": \"tracepoint\", \"hook_why\": \"",
-               kr == KR_SYSCALL && !(s->progs & P_SYS_FE) ? s->sysWhy : "",
-               kr == KR_SYSCALL && !(s->progs & P_SYS_FE) ? "\"" : "");
+               kr != KR_SYSCALL ? "" : s->progs & KP_SYS_FE ? ", \"hook\": \"fentry\"" : ", \"hook\": \"tracepoint\", \"hook_why\": \"",
+               kr == KR_SYSCALL && !(s->progs & KP_SYS_FE) ? s->sysWhy : "",
+               kr == KR_SYSCALL && !(s->progs & KP_SYS_FE) ? "\"" : "");
     /* the loss periods, before the closing brace */
     size_t k = strlen(json);
     if (k && json[k - 1] == '}') {
@@ -1687,17 +1261,9 @@ static void takeReady(KSession *s, KVec *in, TqTime off) {
 ** BEGIN is appended to in.  Returns -1 when the call returned meanwhile
 ** (its packet may not be drained yet), else 0. */
 static int claimOne(KSession *s, uint32_t tid, KVec *in, TqTime off, TqTime now) {
-  if (!tid || tid >= s->nflags) return 0;
-  uint64_t w = __atomic_load_n(&s->flags[tid], __ATOMIC_ACQUIRE);
-  if (!(w & KS_PEND_SYSCALL)) return 0;
   struct ks_sysbeg b;
-  memcpy(&b, (const void *)&s->sysbeg[tid], sizeof b);
-  __atomic_thread_fence(__ATOMIC_ACQUIRE);
-  TqTime t = (TqTime)b.t - off;
-  if (t > now) return 0; /* (the next snapshot's) */
-  uint64_t nw = (w & ~(uint64_t)KS_PEND_SYSCALL) | KS_OPEN_SYSCALL;
-  if (!__atomic_compare_exchange_n(&s->flags[tid], &w, nw, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
-    return (w & KS_PEND_SYSCALL) && (w >> 32) == (nw >> 32) ? claimOne(s, tid, in, off, now) : -1;
+  int rc = ksbClaim(&s->b, tid, off, now, &b);
+  if (rc <= 0) return rc;
   KPkt *k = vecPush(in);
   memset(k, 0, sizeof *k);
   k->r.t = b.t;
@@ -1706,7 +1272,7 @@ static int claimOne(KSession *s, uint32_t tid, KVec *in, TqTime off, TqTime now)
   k->r.tid = tid;
   k->r.cpu = b.cpu;
   k->r.a32 = b.nr;
-  k->t = t;
+  k->t = (TqTime)b.t - off;
   s->claimed++;
   return 0;
 }
@@ -1791,7 +1357,7 @@ static void sessionSync(KSession *s) {
   TqTime off = clockOffset(s);
   KVec in = {0};
   takeReady(s, &in, off);
-  if (live(s, KR_SYSCALL) && s->sysbeg) claimSyscalls(s, &in, off, now);
+  if (live(s, KR_SYSCALL) && s->b.sysbeg) claimSyscalls(s, &in, off, now);
   if (in.n > 1) qsort(in.v, (size_t)in.n, sizeof(KPkt), pktCmp);
   heldMerge(s, &in);
   free(in.v);
@@ -1840,7 +1406,7 @@ static void sessionSync(KSession *s) {
     /* the first snapshot has been through the queries: what they enabled
     ** from the start is enabled in the kernel */
     char tps[400];
-    tpList(s->progs, tps, sizeof tps);
+    ksbTpList(s->progs, tps, sizeof tps);
     g->log(g, s->r[KR_THREAD].p, TQ_LOG_INFO, "tracing since the first snapshot: %s", tps);
   }
   s->synced = 1;
@@ -1855,11 +1421,7 @@ static void sessionFree(KSession *s) {
     s->stop = 1;
     pthread_join(s->th, NULL);
   }
-  for (int i = 0; i < P_NPROG; i++) bpf_link__destroy(s->links[i]); /* (NULL: nothing) */
-  if (s->rb) ring_buffer__free(s->rb);
-  if (s->flags) munmap(s->flags, s->flagsBytes);
-  if (s->sysbeg) munmap(s->sysbeg, s->sysbegBytes);
-  if (s->skel) ks_bpf__destroy(s->skel);
+  ksbFree(&s->b);
   vecFree(&s->fill);
   vecFree(&s->ready);
   for (int64_t i = 0; i < s->heldHead; i++) s->held.v[i].name = NULL; /* freed when consumed */
@@ -1988,7 +1550,7 @@ static void sessionSetUp(KSession *s, tq_pm_global *g, const char *args) {
       fatal(s, "--pm kernel=syscalls=%.*s: say fentry, tracepoint or auto", (int)k, sw);
   }
   struct btf *vm = btf__load_vmlinux_btf();
-  s->useTai = haveTai(vm);
+  s->b.useTai = ksbHaveTai(vm);
   for (int kr = 0; kr < KS_NPM; kr++) {
     KRel *r = &s->r[kr];
     r->rel = g->relation(g, r->def->rel);
@@ -1999,22 +1561,20 @@ static void sessionSetUp(KSession *s, tq_pm_global *g, const char *args) {
       continue;
     }
     if (!r->needed || kr == KR_PROCESSOR) continue;
-    const char *miss = missingTp(vm, r->def->progs);
+    const char *miss = ksbMissingTp(vm, r->def->progs);
     if (miss) {
       r->bad = 2;
       snprintf(r->why, sizeof r->why, "%s needs the tracepoint %s, which this kernel does not have", r->def->rel, miss);
       continue;
     }
-    s->progs |= kr == KR_SYSCALL ? sysHook(vm, s->sysWant, s->sysWhy, sizeof s->sysWhy) : r->def->progs;
+    s->progs |= kr == KR_SYSCALL ? ksbSysHook(vm, s->sysWant, s->sysWhy, sizeof s->sysWhy) : r->def->progs;
     s->attachedRels |= 1u << kr;
   }
   btf__free(vm);
-  if (s->sysWant == 1 && (s->progs & P_SYS_TP))
+  if (s->sysWant == 1 && (s->progs & KP_SYS_TP))
     fatal(s, "--pm kernel=syscalls=fentry: %s; --pm kernel=syscalls=tracepoint (or auto) traces them on the raw_syscalls tracepoints", s->sysWhy);
   if (!s->progs || s->fatal) return; /* (a bad argument: nothing loaded) */
-  s->progs |= LIFE; /* threads begin and end as the kernel says */
-  int n = libbpf_num_possible_cpus();
-  s->ncpu = n > 0 ? n : 1;
+  s->progs |= KP_LIFE; /* threads begin and end as the kernel says */
   loadBpf(s);
 }
 
@@ -2049,28 +1609,17 @@ static tq_pm_status processorSnapshot(KSession *s, tq_pm_private *p) {
   tq_pm_global *g = s->g;
   KRel *r = &s->r[KR_PROCESSOR];
   if (r->produced || r->bad) return TQ_PM_OK;
-  FILE *f = fopen(path, "re");
-  char line[512];
-  if (!f || !fgets(line, sizeof line, f)) {
-    if (f) fclose(f);
+  static uint32_t cpus[4096];
+  int n = ksbCpus(cpus, (int)TQ_ARRAY_SIZE(cpus));
+  if (n < 0) {
     snprintf(p->message, sizeof p->message, "cannot read %s", path);
     return TQ_PM_ERROR;
   }
-  fclose(f);
-  int n = 0;
-  for (char *q = line; *q && *q != '\n';) {
-    char *e;
-    long a = strtol(q, &e, 10), b = a;
-    if (e == q) break;
-    if (*e == '-') b = strtol(e + 1, &e, 10);
-    for (long c = a; c <= b; c++) {
-      int64_t v = cpuSym(g, (uint32_t)c);
-      TqTime t0 = startAt(s, g->now); /* (as sessionSync) */
-      tq_record rec = {r->rel, TQ_REC_BEGIN, t0, t0, 0, (uint64_t)c + 1, 1, &v};
-      if (g->produce(g, &rec)) return TQ_PM_FATAL;
-      n++;
-    }
-    q = *e == ',' ? e + 1 : e;
+  for (int i = 0; i < n; i++) {
+    int64_t v = cpuSym(g, cpus[i]);
+    TqTime t0 = startAt(s, g->now); /* (as sessionSync) */
+    tq_record rec = {r->rel, TQ_REC_BEGIN, t0, t0, 0, (uint64_t)cpus[i] + 1, 1, &v};
+    if (g->produce(g, &rec)) return TQ_PM_FATAL;
   }
   r->produced = n;
   snprintf(p->message, sizeof p->message, "cpus=%d (%s)", n, path);
@@ -2107,7 +1656,7 @@ static tq_pm_status relCall(tq_pm_global *g, tq_pm_private *p, int what, const t
       s = sessionFind(g);
       if (!s) return TQ_PM_OK;
       if (s->r[kr].p == p) {
-        if (!s->fatal && s->skel) {
+        if (!s->fatal && s->b.skel) {
           readCounters(s);
           reportLosses(s, kr, 1);
           setMessages(s);
@@ -2136,13 +1685,13 @@ static tq_pm_status relEnable(tq_pm_global *g, tq_pm_private *p, int64_t entity,
   if (hash) {
     *hash = 0;
     gen = atoi(hash + 1);
-    if (gen < 2 || pidOf(hash + 1) < 0) gen = -1;
+    if (gen < 2 || ksbNumber(hash + 1) < 0) gen = -1;
   }
-  int64_t tid = gen > 0 ? pidOf(idb) : -1;
-  if (tid <= 0 || tid >= (int64_t)s->nflags) {
+  int64_t tid = gen > 0 ? ksbNumber(idb) : -1;
+  if (tid <= 0 || tid >= (int64_t)s->b.nflags) {
     if (on && !r->notThread++)
       g->log(g, p, TQ_LOG_WARNING, "%s enabled on '%s', which is no thread id of this host (1 to %u): nothing will come",
-             r->def->rel, name ? name : "?", s->nflags ? s->nflags - 1 : 0);
+             r->def->rel, name ? name : "?", s->b.nflags ? s->b.nflags - 1 : 0);
     return TQ_PM_OK;
   }
   uint64_t key = onKey((uint32_t)tid, gen);
@@ -2153,8 +1702,8 @@ static tq_pm_status relEnable(tq_pm_global *g, tq_pm_private *p, int64_t entity,
     ** thread did between the event or tuple that decided it (O3 arming on
     ** an event, a thread that became a named program) and now never left
     ** the kernel (sensors/kernel.md, Limits): counted and said */
-    if (s->syncs >= 2 && s->flags && !tqMapGet(&r->on, key) && gen == curGen(s, (uint32_t)tid) &&
-        !(__atomic_load_n(&s->flags[tid], __ATOMIC_RELAXED) & (1u << kr))) {
+    if (s->syncs >= 2 && s->b.flags && !tqMapGet(&r->on, key) && gen == curGen(s, (uint32_t)tid) &&
+        !(__atomic_load_n(&s->b.flags[tid], __ATOMIC_RELAXED) & (1u << kr))) {
       if (!r->lateOn++)
         g->log(g, p, TQ_LOG_WARNING,
                "%s enabled on thread %s at the snapshot after what decided it (an event that arms it, a thread that "
@@ -2292,20 +1841,20 @@ static tq_pm_status relDescribe(tq_pm_global *g, tq_pm_private *p, int rel, char
     int want = !sw ? 0 : !strncmp(sw + 9, "tracepoint", 10) ? 2 : !strncmp(sw + 9, "fentry", 6) ? 1 : 0;
     struct btf *vm = btf__load_vmlinux_btf();
     char why[200];
-    progs = sysHook(vm, want, why, sizeof why);
+    progs = ksbSysHook(vm, want, why, sizeof why);
     btf__free(vm);
-    if (progs & P_SYS_FE) snprintf(hook, sizeof hook, "; fentry and fexit, not the raw_syscalls tracepoints");
+    if (progs & KP_SYS_FE) snprintf(hook, sizeof hook, "; fentry and fexit, not the raw_syscalls tracepoints");
     else snprintf(hook, sizeof hook, "; on the raw_syscalls tracepoints: %s", why);
   }
 #endif
-  tpList(progs, tps, sizeof tps);
+  ksbTpList(progs, tps, sizeof tps);
   if (d->kr == KR_THREAD)
     snprintf(out, (size_t)n, "kernel tracepoints %s (BPF); the threads alive at the start from /proc", tps);
   else {
     TqBuf f = {0};
     filterNote(g, rel, d, &f);
     snprintf(out, (size_t)n, "kernel %s %s (BPF), enable flag per thread in the kernel%s%s",
-             progs & P_SYS_FE ? "functions" : "tracepoints", tps, f.s ? f.s : "", hook);
+             progs & KP_SYS_FE ? "functions" : "tracepoints", tps, f.s ? f.s : "", hook);
     tqBufFree(&f);
   }
   return TQ_PM_OK;
@@ -2315,8 +1864,8 @@ static tq_pm_status relDescribe(tq_pm_global *g, tq_pm_private *p, int rel, char
 
 #define KERNEL_PM(var, idx, what, desc)                                                                      \
   static tq_pm_status var##Init(tq_pm_global *g, tq_pm_private *p) {                                      \
-    p->data = (void *)&relDefs[idx];                                                                      \
-    return relInit(g, p, &relDefs[idx]);                                                                  \
+    p->data = (void *)&ksbRelDefs[idx];                                                                      \
+    return relInit(g, p, &ksbRelDefs[idx]);                                                                  \
   }                                                                                                       \
   const tq_pm var = {.version = TQ_PM_VERSION,                                                            \
                      .name = what,                                                                        \
@@ -2356,7 +1905,7 @@ KERNEL_PM(snsKernelProcessorPm, KR_PROCESSOR, "kernel_processor",
 /* The grouper (tqmon run --kernel); args: ring=KB, the ring buffer's size. */
 static tq_pm_status groupInit(tq_pm_global *g, tq_pm_private *p) {
   p->caps = TQ_PM_GROUPER;
-  for (int i = 0; i < KS_NPM; i++) p->members[p->nmembers++] = relDefs[i].pm;
+  for (int i = 0; i < KS_NPM; i++) p->members[p->nmembers++] = ksbRelDefs[i].pm;
   if (p->args && strlen(p->args) >= sizeof groupArgs) { /* never cut short */
     setMsg(p, "--pm kernel=ARGS: %zu characters, more than the %zu the kernel sensors take", strlen(p->args),
            sizeof groupArgs - 1);

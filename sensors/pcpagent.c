@@ -88,7 +88,10 @@ typedef struct PaHost {
   char name[64];        /* pmcd.hostname */
   int ctx;              /* PMAPI context, -1 when lost */
   uint32_t agentPid;    /* the agent's process (another one: pmcd started it again) */
-  int pid;              /* the program's pid on the host */
+  int pid;              /* the program's pid on the host (0: the kernel's relations) */
+  char prog[16];        /* its instance in the agent: the pid, or "kernel" (pmdatqmon -k) */
+  char *perEntity;      /* by relation id: the agent enables it per entity only, never whole
+                        ** (its catalog line says per-entity: the kernel's traced relations) */
   int up, done;         /* connected; its program exited or it was lost */
   int *inst;            /* by relation id: instance of PID/REL in tqmon.records (-1) */
   TqTime lastT;         /* time of its last record */
@@ -278,7 +281,19 @@ static int connectHost(Pa *s, tq_pm_global *g, PaHost *h) {
     }
     if (ok) {
       h->pid = atoi(inames[i]);
+      snprintf(h->prog, sizeof h->prog, "%s", inames[i]);
       found = 1;
+      /* the relations the agent enables per entity only */
+      h->perEntity = tqCalloc((size_t)s->nrel + 1, 1);
+      for (int rel = 1; rel <= s->nrel; rel++) {
+        size_t k = strlen(g->relation_name(g, rel));
+        for (const char *l = cat; *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : l + strlen(l)) {
+          const char *e = strchr(l, '\n');
+          size_t len = e ? (size_t)(e - l) : strlen(l);
+          if (!strncmp(l, g->relation_name(g, rel), k) && l[k] == ' ' && len > 11 && !strncmp(l + len - 11, " per-entity", 11))
+            h->perEntity[rel] = 1;
+        }
+      }
     }
   }
   tqBufFree(&want);
@@ -295,7 +310,7 @@ static int connectHost(Pa *s, tq_pm_global *g, PaHost *h) {
   for (int rel = 0; rel <= s->nrel; rel++) h->inst[rel] = -1;
   for (int rel = 1; rel <= s->nrel; rel++) {
     char nm[128];
-    snprintf(nm, sizeof nm, "%d/%s", h->pid, g->relation_name(g, rel));
+    snprintf(nm, sizeof nm, "%s/%s", h->prog, g->relation_name(g, rel));
     int in = pmLookupInDom(rd.indom, nm);
     if (in >= 0) h->inst[rel] = in;
   }
@@ -527,15 +542,15 @@ static tq_pm_status paStart(tq_pm_global *g, tq_pm_private *p) {
       int mode = g->relation_mode(g, rel);
       int whole = mode == TQ_MODE_ENTITY ||
                   ((mode == TQ_MODE_TRACED || mode == TQ_MODE_DISABLE) && !g->is_event(g, rel) && g->needed(g, rel));
-      if (!whole || h->inst[rel] < 0) continue;
+      if (!whole || h->inst[rel] < 0 || (h->perEntity[rel] && mode != TQ_MODE_ENTITY)) continue;
       char cmd[160];
-      snprintf(cmd, sizeof cmd, "set %d/%s * 1", h->pid, g->relation_name(g, rel));
+      snprintf(cmd, sizeof cmd, "set %s/%s * 1", h->prog, g->relation_name(g, rel));
       int rc = store(h, cmd);
       h->stores++;
       if (rc < 0) h->storeErrors++;
       if (rc < 0) g->log(g, p, TQ_LOG_WARNING, "host %s: '%s' refused: %s", h->name, cmd, pmErrStr(rc));
     }
-    g->log(g, p, TQ_LOG_INFO, "host %s (%s): program %d", h->name, h->spec, h->pid);
+    g->log(g, p, TQ_LOG_INFO, "host %s (%s): program %s", h->name, h->spec, h->prog);
     if (pthread_create(&h->th, NULL, worker, h)) {
       snprintf(p->message, sizeof p->message, "cannot start a thread: %s", strerror(errno));
       return TQ_PM_FATAL;
@@ -781,8 +796,8 @@ static void produceRec(Pa *s, tq_pm_global *g, tq_pm_private *p, PaRec *r) {
     ** hosts go on, the run says so: what it watches has shrunk */
     int others = 0;
     for (int i = 0; i < s->nh; i++) others += !s->h[i].done;
-    g->log(g, p, others ? TQ_LOG_WARNING : TQ_LOG_INFO, "host %s: program %d exited at %lld: its entities end%s", h->name,
-           h->pid, (long long)r->t, others ? "; the other hosts go on" : "");
+    g->log(g, p, others ? TQ_LOG_WARNING : TQ_LOG_INFO, "host %s: program %s exited at %lld: its entities end%s", h->name,
+           h->prog, (long long)r->t, others ? "; the other hosts go on" : "");
     return;
   }
   if (r->t > s->outT) s->outT = r->t; /* (never back: an end a chronon after its begin went past r->t) */
@@ -870,6 +885,8 @@ static tq_pm_status paSnapshot(tq_pm_global *g, tq_pm_private *p) {
   if (k) memmove(s->q, s->q + k, sizeof(PaRec) * (size_t)(s->nq - k));
   s->nq -= k;
   s->closed = s->outT > g->now ? s->outT : g->now;
+  /* (--trace-level 3: a test waits for the snapshot after its workload) */
+  g->log(g, p, TQ_LOG_DEBUG, "snapshot %lld taken: %lld records produced so far", (long long)g->now, (long long)s->produced);
   int live = 0;
   for (int i = 0; i < s->nh; i++) live += !s->h[i].done;
   if (!live && !s->nq) s->ending++;
@@ -913,7 +930,7 @@ static tq_pm_status paEnd(tq_pm_global *g, tq_pm_private *p) {
                 "\"late\": %lld, \"missed\": %lld, \"invalid\": %lld, \"fetches\": %lld, \"stores\": %lld, "
                 "\"store_errors\": %lld, \"slow\": %lld, \"clock_offset_ms\": %.3f, \"rtt_ms\": %.3f, \"applied_offset_ms\": %.3f}",
                 i ? ", " : "", h->name[0] ? h->name : h->spec, h->spec, h->pid,
-                h->up ? (h->done ? "exited" : "up") : (h->pid ? "lost" : "left out"), (long long)h->records,
+                h->up ? (h->done ? "exited" : "up") : (h->prog[0] ? "lost" : "left out"), (long long)h->records,
                 (long long)h->late, (long long)h->missed, (long long)h->bad, (long long)h->fetches, (long long)h->stores,
                 (long long)h->storeErrors, (long long)h->slow, h->offset / 1e6, h->rtt / 1e6, h->applied / 1e6);
     if (h->late + h->missed + h->bad)
@@ -921,6 +938,7 @@ static tq_pm_status paEnd(tq_pm_global *g, tq_pm_private *p) {
              h->name, (long long)(h->late + h->missed + h->bad), (long long)h->late, (long long)h->missed, (long long)h->bad,
              h->bad ? ": first " : "", h->badWhy);
     free(h->inst);
+    free(h->perEntity);
     free(h->cmds);
   }
   tqBufPrintf(&b, "]}");
@@ -955,7 +973,7 @@ static tq_pm_status paEnable(tq_pm_global *g, tq_pm_private *p, int64_t entity, 
   PaHost *h = full ? hostOf(s, full, &local) : NULL;
   if (!h || !h->up || h->inst[p->rel] < 0 || !*local || strchr(local, ' ')) return TQ_PM_OK; /* not an entity of ours */
   char cmd[200];
-  snprintf(cmd, sizeof cmd, "set %d/%s %s %d", h->pid, g->relation_name(g, p->rel), local, on > 0 ? on : 0);
+  snprintf(cmd, sizeof cmd, "set %s/%s %s %d", h->prog, g->relation_name(g, p->rel), local, on > 0 ? on : 0);
   /* made by the host's worker, in order: a slow host holds no enable of another */
   pthread_mutex_lock(&s->mu);
   if (h->ncmd == h->ccmd) {

@@ -28,15 +28,21 @@
 ** program) and the records sent to clients, per program packets, losses
 ** (full rings, invalid packets, late packets) and state.
 **
-** With -k it serves the kernel's relation Syscall too, as the program slot
-** "kernel" (instances kernel/Syscall, entities the thread ids): its BPF
-** programs are the kernel sensors' (sensors/kernel/ks.bpf.c), loaded by
-** pmdatqmon_kernel.c; a client's "set kernel/Syscall TID COUNT" sets the
-** thread's flag in the kernel while some client counts it.
+** With -k it serves the kernel's relations too (every relation of
+** sensors/kernel.tq: Thread and Processor, the lifecycle, the scheduler,
+** system calls, block I/O, sockets), as the program slot "kernel"
+** (instances kernel/REL, entities the threads "TID" or "TID#N" and the
+** CPUs "cpuN"): its BPF programs are the kernel sensors'
+** (sensors/kernel/ks.bpf.c), loaded and followed by pmdatqmon_kernel.c; a
+** client's "set kernel/REL TID COUNT" sets the thread's flag in the kernel
+** while some client counts it (a new thread's inherited flags count for
+** the clients of its creator for a while: inherit()), and "set
+** kernel/Thread * 1" asks for the threads' tuples.
 **
 ** It uses nothing of tqmon's engine: tqshm.h (like the sensors' own
-** runtime), the kernel sensors' BPF object and ks.h, libpcp_pmda and
-** libbpf.  Every field of a segment is validated before use.
+** runtime), the kernel sensors' BPF object, ks.h and ksbpf.c (what the
+** kernel PMs share with it), libpcp_pmda and libbpf.  Every field of a
+** segment is validated before use.
 **
 ** Why one file of over 1,000 lines: pmdatqmon is a program of its own, built
 ** apart from libtqmon, and its parts (segments, drain, clients, PMDA
@@ -139,6 +145,7 @@ typedef struct Sub {            /* one enable of a client */
   int prog, sens;
   char entity[TQ_SHM_NAME_LEN]; /* "*": the relation whole */
   uint32_t count;
+  int64_t prov;                 /* the kernel's: inherited by a new thread, until then (ns; 0: the client's own) */
 } Sub;
 
 typedef struct Client {
@@ -255,19 +262,10 @@ static const tq_shm_entity *entityAt(Prog *g, int64_t h) {
 }
 
 /* The name of handle h (cached for good: handles are never reused); NULL
-** when it is not a valid entity or string. */
-#define KH_CALL (INT64_C(1) << 40) /* kernel: handles of call names are KH_CALL + nr, of threads their tid */
-
+** when it is not a valid entity or string.  The kernel's handles are its
+** own (pmdatqmon_kernel.h). */
 static const char *nameOf(Prog *g, int64_t h) {
-  if (g->kernel) {
-    if (h >= KH_CALL) return akCallName((uint32_t)(h - KH_CALL));
-    static char tids[8][24];
-    static int k;
-    if (h <= 0 || h > 0x7fffffff) return NULL;
-    char *b = tids[k++ & 7];
-    snprintf(b, sizeof tids[0], "%lld", (long long)h);
-    return b;
-  }
+  if (g->kernel) return akName(h);
   if (h > 0 && (uint64_t)h < g->cnames && g->names[h]) return g->names[h];
   const tq_shm_entity *e = entityAt(g, h);
   if (!e) return NULL;
@@ -804,16 +802,94 @@ static void scan(void) {
 
 /* ================================================================ the kernel's relations (-k) */
 
-static AkPkt *kv;               /* drained from the kernel, not yet released */
-static size_t kvn, kcap;
-static uint32_t *kOn;           /* the threads whose Syscall flag the agent set */
-static size_t nOn, cOn;
+#define AG_INHERIT_NS 3000000000LL /* a new thread's inherited enables wait this long for a client's own */
 
-static int akCmp(const void *a, const void *b) {
-  const AkPkt *x = a, *y = b;
-  if (x->t != y->t) return x->t < y->t ? -1 : 1;
-  if (x->id != y->id) return x->id < y->id ? -1 : 1;
-  return y->begin - x->begin; /* (a call of no duration: its begin first) */
+static AkRec *kv;               /* the kernel's records, to release */
+static size_t kvn, kcap;
+
+static uint32_t total(int prog, int sens, const char *entity);
+static void applyFlags(int prog, int sens);
+static Client *clientOf(int ctx, int make);
+
+/* Drops the open tuples of relation sens (its programs were detached: no
+** client wants them, and their ends will not come). */
+static void openDrop(Prog *g, int sens) {
+  for (int k = 0; k < 1024; k++)
+    for (Open **pp = &g->open[k]; *pp;) {
+      if ((*pp)->sens == sens) {
+        Open *o = *pp;
+        *pp = o->next;
+        free(o);
+      } else {
+        pp = &(*pp)->next;
+      }
+    }
+}
+
+/* A client's enable of (prog, sens, entity), made when absent (count 0). */
+static Sub *subOf(Client *c, int prog, int sens, const char *ent, int make) {
+  for (int i = 0; i < c->nsubs; i++)
+    if (c->subs[i].prog == prog && c->subs[i].sens == sens && !strcmp(c->subs[i].entity, ent)) return &c->subs[i];
+  if (!make) return NULL;
+  if (c->nsubs == c->csubs) {
+    c->csubs = c->csubs ? 2 * c->csubs : 16;
+    Sub *ns = xcalloc((size_t)c->csubs, sizeof(Sub));
+    if (c->subs) memcpy(ns, c->subs, sizeof(Sub) * (size_t)c->nsubs);
+    free(c->subs);
+    c->subs = ns;
+  }
+  Sub *s = &c->subs[c->nsubs++];
+  memset(s, 0, sizeof *s);
+  s->prog = prog;
+  s->sens = sens;
+  snprintf(s->entity, sizeof s->entity, "%s", ent);
+  return s;
+}
+
+/* A new thread got its creator's enable flags in the kernel: each client
+** that counts the creator on such a relation counts the new thread too,
+** provisionally (AG_INHERIT_NS), until it says so itself (its monitor
+** enables the threads it sees begin: the first packets of a thread a query
+** watches are not lost meanwhile); then its provisional count goes. */
+static void inherit(int prog, const AkRec *a, int64_t now) {
+  char child[TQ_SHM_NAME_LEN], parent[TQ_SHM_NAME_LEN];
+  const char *cn = akName(a->v[0]), *pn = akName(a->v[1]);
+  if (!cn || !pn) return;
+  snprintf(child, sizeof child, "%s", cn);
+  snprintf(parent, sizeof parent, "%s", pn);
+  for (int sens = 0; sens < KS_NREL; sens++) {
+    if (!(a->inherit >> sens & 1)) continue;
+    for (Client *c = clients; c; c = c->next) {
+      Sub *ps = subOf(c, prog, sens, parent, 0);
+      if (!ps || !ps->count) continue;
+      Sub *s = subOf(c, prog, sens, child, 1);
+      if (!s->count) {
+        s->count = 1;
+        s->prov = now + AG_INHERIT_NS;
+      }
+    }
+    applyFlags(prog, sens);
+  }
+}
+
+/* The provisional counts no client made its own in time go. */
+static void inheritExpire(int prog, int64_t now) {
+  uint32_t dirty = 0;
+  for (Client *c = clients; c; c = c->next) {
+    int k = 0;
+    for (int i = 0; i < c->nsubs; i++) {
+      Sub *s = &c->subs[i];
+      if (s->prog == prog && s->prov && s->prov <= now) {
+        dirty |= 1u << s->sens;
+        continue;
+      }
+      if (s->prog == prog && !s->count && !s->prov) continue; /* (a withdrawn one of the kernel's: forgotten) */
+      c->subs[k++] = *s;
+    }
+    c->nsubs = k;
+  }
+  for (int sens = 0; sens < KS_NREL; sens++)
+    if (dirty >> sens & 1) applyFlags(prog, sens);
 }
 
 /* What the kernel wrote, and the begins of open calls of enabled threads,
@@ -822,61 +898,61 @@ static int akCmp(const void *a, const void *b) {
 static void kernelPass(int prog, int64_t now) {
   Prog *g = &progs[prog];
   int64_t limit = now - AG_WINDOW_NS;
-  size_t before = kvn;
-  akDrain(&kv, &kvn, &kcap, kOn, nOn, limit);
-  g->packets += kvn - before;
-  if (!kvn) return;
-  qsort(kv, kvn, sizeof *kv, akCmp);
-  size_t k = 0;
-  for (; k < kvn && kv[k].t <= limit; k++) {
+  uint32_t dropped = 0;
+  kvn = 0;
+  akDrain(&kv, &kvn, &kcap, limit, &dropped);
+  for (int sens = 0; sens < KS_NREL; sens++)
+    if (dropped >> sens & 1) openDrop(g, sens);
+  for (size_t k = 0; k < kvn; k++) {
+    const AkRec *a = &kv[k];
+    if (a->kind == AK_INHERIT) {
+      inherit(prog, a, now);
+      continue;
+    }
     Pkt p;
     memset(&p, 0, sizeof p);
-    p.t = kv[k].t;
-    p.sens = 0;
-    p.kind = kv[k].begin ? TQ_SHM_BEGIN : TQ_SHM_END;
-    p.id = kv[k].id;
-    p.n = 2;
+    p.t = a->t;
+    p.sens = (uint8_t)a->rel;
+    p.kind = (uint8_t)a->kind;
+    p.id = a->id;
+    p.n = (uint8_t)(a->kind == AK_END ? g->cat[a->rel].nattr : a->n);
     p.prog = (uint16_t)prog;
-    p.v[0] = kv[k].tid;
-    p.v[1] = KH_CALL + kv[k].nr;
+    memcpy(p.v, a->v, sizeof a->v);
+    g->packets++;
     release(prog, &p);
   }
-  memmove(kv, kv + k, sizeof *kv * (kvn - k));
-  kvn -= k;
+  inheritExpire(prog, now);
 }
 
 /* The kernel's flags of (prog, sens) from the clients' counts: a thread's
 ** flag is set while some client counts it, cleared when none does. */
-static uint32_t total(int prog, int sens, const char *entity);
-static void kernelFlags(int prog, int sens) {
-  size_t keep = 0;
-  for (size_t i = 0; i < nOn; i++) { /* those no client counts any more */
-    char nm[24];
-    snprintf(nm, sizeof nm, "%u", kOn[i]);
-    if (total(prog, sens, nm)) kOn[keep++] = kOn[i];
-    else akEnable(kOn[i], 0);
-  }
-  nOn = keep;
+static int kernelFlags(int prog, int sens) {
+  int64_t *h = NULL;
+  size_t n = 0, cap = 0;
   for (Client *c = clients; c; c = c->next)
     for (int i = 0; i < c->nsubs; i++) {
       const Sub *s = &c->subs[i];
       if (s->prog != prog || s->sens != sens || !s->count) continue;
-      uint32_t tid = (uint32_t)strtoul(s->entity, NULL, 10);
-      int known = 0;
-      for (size_t j = 0; j < nOn && !known; j++) known = kOn[j] == tid;
-      if (known || akEnable(tid, 1)) continue;
-      if (nOn == cOn) {
-        cOn = cOn ? 2 * cOn : 64;
-        uint32_t *nv = xcalloc(cOn, sizeof(uint32_t));
-        if (kOn) memcpy(nv, kOn, sizeof(uint32_t) * nOn);
-        free(kOn);
-        kOn = nv;
+      int64_t x = akHandle(sens, s->entity);
+      if (x < 0) continue;
+      if (n == cap) {
+        cap = cap ? 2 * cap : 64;
+        int64_t *nh = xcalloc(cap, sizeof(int64_t));
+        if (h) memcpy(nh, h, sizeof(int64_t) * n);
+        free(h);
+        h = nh;
       }
-      kOn[nOn++] = tid;
+      h[n++] = x;
     }
+  char why[300];
+  int rc = akWant(sens, h, n, why, sizeof why);
+  if (rc) pmNotifyErr(LOG_ERR, "the kernel's %s: %s", progs[prog].cat[sens].name, why);
+  free(h);
+  return rc;
 }
 
-/* Loads the kernel's relations (-k) as the program slot "kernel".  0, or
+/* Loads the kernel's relations (-k) as the program slot "kernel": every
+** relation of sensors/kernel.tq whose tracepoints this kernel has.  0, or
 ** -1 with the reason logged. */
 static int kernelStart(void) {
   char why[300];
@@ -892,17 +968,30 @@ static int kernelStart(void) {
   memset(g, 0, sizeof *g);
   g->used = 1;
   g->kernel = 1;
-  tq_shm_sensor *x = &g->cat[0];
-  snprintf(x->name, sizeof x->name, "Syscall"); /* interval Syscall (Thread: Thread initiator, Call: string) */
-  x->nattr = 2;
-  x->kind[0] = TQ_SHM_ENTITY;
-  x->kind[1] = TQ_SHM_STRING;
-  x->flag_attr = 0;
-  g->nsens = 1;
+  /* the catalog: kernel.tq's declarations, by KR_* (a relation not served
+  ** has no name: it is neither listed nor found) */
+  pmInDom rel = pmInDom_build(dispatch.domain, IND_REL);
+  for (int kr = 0; kr < KS_NPM; kr++) {
+    const KRelDef *d = &ksbRelDefs[kr];
+    tq_shm_sensor *x = &g->cat[kr];
+    if (!akServed(kr)) continue;
+    snprintf(x->name, sizeof x->name, "%s", d->rel);
+    x->is_entity = d->kind == 2;
+    x->is_event = d->kind == 0;
+    x->flag_attr = (uint8_t)d->flag;
+    for (const KAttr *a = d->attrs; a->name; a++) {
+      x->kind[x->nattr] = (uint8_t)a->type;
+      if (a->type == KT_ENUM) x->nenum[x->nattr] = (uint8_t)a->nvalues;
+      x->nattr++;
+    }
+    char inst[128];
+    snprintf(inst, sizeof inst, "kernel/%s", d->rel);
+    pmdaCacheStore(rel, PMDA_CACHE_ADD, inst, g);
+  }
+  g->nsens = KS_NPM;
   g->outT = g->lastT = realNow();
-  pmdaCacheStore(pmInDom_build(dispatch.domain, IND_REL), PMDA_CACHE_ADD, "kernel/Syscall", g);
   pmdaCacheStore(pmInDom_build(dispatch.domain, IND_PROG), PMDA_CACHE_ADD, "kernel", g);
-  pmNotifyErr(LOG_INFO, "serving the kernel's relation Syscall (raw_syscalls tracepoints)");
+  pmNotifyErr(LOG_INFO, "serving the kernel's relations");
   return 0;
 }
 
@@ -960,7 +1049,7 @@ static uint32_t total(int prog, int sens, const char *entity) {
 static void applyFlags(int prog, int sens) {
   Prog *g = &progs[prog];
   if (g->kernel) {
-    kernelFlags(prog, sens);
+    if (!g->cat[sens].is_entity) kernelFlags(prog, sens);
     return;
   }
   if (!g->h) return;
@@ -1015,7 +1104,8 @@ static Client *clientOf(int ctx, int make) {
   return c;
 }
 
-/* "set PID/Relation ENTITY COUNT": validated field by field. */
+/* "set PID/Relation ENTITY COUNT" (or "set kernel/Relation ENTITY COUNT"):
+** validated field by field. */
 static int control(int ctx, const char *cmd) {
   char rel[128], ent[TQ_SHM_NAME_LEN + 8], extra[8];
   unsigned long count;
@@ -1023,12 +1113,7 @@ static int control(int ctx, const char *cmd) {
   int prog = -1, sens = -1;
   if (strlen(cmd) > 200) return PM_ERR_BADSTORE;
   if (!strncmp(cmd, "set kernel/", 11)) {
-    /* the kernel's relations: per thread (a tid); never "*", every thread */
-    char *end;
     if (sscanf(cmd, "set kernel/%127s %55s %lu %7s", rel, ent, &count, extra) != 3 || count > 1000000) return PM_ERR_BADSTORE;
-    unsigned long tid = strtoul(ent, &end, 10);
-    if (!strcmp(ent, "*")) return PM_ERR_PERMISSION;
-    if (*end || !tid || tid > 0x7fffffff || ent[0] == '0' || ent[0] == '+') return PM_ERR_BADSTORE;
     for (int i = 0; i < AG_MAXPROG; i++)
       if (progs[i].used && progs[i].kernel) prog = i;
   } else {
@@ -1040,30 +1125,41 @@ static int control(int ctx, const char *cmd) {
   if (prog < 0) return PM_ERR_INST;
   Prog *g = &progs[prog];
   for (int i = 0; i < g->nsens; i++)
-    if (!strcmp(g->cat[i].name, rel)) sens = i;
+    if (g->cat[i].name[0] && !strcmp(g->cat[i].name, rel)) sens = i;
   if (sens < 0) return PM_ERR_INST;
   if (g->cat[sens].sampled) return PM_ERR_PERMISSION; /* sampled relations are not traced */
   if (g->exited) return 0; /* gone: nothing to enable (its clients got its exit record) */
+  int64_t handle = 0;
+  if (g->kernel) {
+    /* per thread (or processor), by its name; "*" only on Thread and
+    ** Processor: a traced relation's flags are per thread in the kernel */
+    if (!strcmp(ent, "*")) {
+      if (!g->cat[sens].is_entity) return PM_ERR_PERMISSION;
+    } else if ((handle = akHandle(sens, ent)) < 0) {
+      return PM_ERR_BADSTORE;
+    }
+  }
   Client *c = clientOf(ctx, 1);
-  Sub *s = NULL;
-  for (int i = 0; i < c->nsubs; i++)
-    if (c->subs[i].prog == prog && c->subs[i].sens == sens && !strcmp(c->subs[i].entity, ent)) s = &c->subs[i];
+  Sub *s = subOf(c, prog, sens, ent, 0);
   if (!s) {
     if (!count) return 0;
-    if (c->nsubs == c->csubs) {
-      c->csubs = c->csubs ? 2 * c->csubs : 16;
-      Sub *ns = xcalloc((size_t)c->csubs, sizeof(Sub));
-      if (c->subs) memcpy(ns, c->subs, sizeof(Sub) * (size_t)c->nsubs);
-      free(c->subs);
-      c->subs = ns;
-    }
-    s = &c->subs[c->nsubs++];
-    s->prog = prog;
-    s->sens = sens;
-    memcpy(s->entity, ent, strlen(ent) + 1); /* (checked: shorter than TQ_SHM_NAME_LEN) */
+    s = subOf(c, prog, sens, ent, 1); /* (checked: shorter than TQ_SHM_NAME_LEN) */
     if (!strcmp(ent, "*") && !g->cat[sens].is_event) openNow(c, prog, sens);
   }
+  uint32_t was = s->count;
+  int64_t wasProv = s->prov;
   s->count = (uint32_t)count;
+  s->prov = 0; /* (an inherited count the client now makes its own) */
+  if (g->kernel && handle && !g->cat[sens].is_entity) {
+    if (count) statOf(prog, sens, handle); /* (its counters answer from now on: tqmon.entity.enabled) */
+    if (kernelFlags(prog, sens)) {
+      s->count = was; /* (the programs cannot be attached: nothing changed) */
+      s->prov = wasProv;
+      kernelFlags(prog, sens);
+      return PM_ERR_GENERIC;
+    }
+    return 0;
+  }
   applyFlags(prog, sens);
   return 0;
 }
@@ -1384,6 +1480,7 @@ static char *catalogText(const Prog *g) {
   buf[0] = 0;
   for (int i = 0; i < g->nsens && o < sizeof buf - 256; i++) {
     const tq_shm_sensor *x = &g->cat[i];
+    if (!x->name[0]) continue; /* (a kernel relation not served here) */
     o += (size_t)snprintf(buf + o, sizeof buf - o, "%s %s%s%s", x->name,
                           x->is_entity ? "entity" : x->sampled ? "sampled" : x->is_event ? "event" : "interval",
                           x->disable ? " disable" : "", " ");
@@ -1392,7 +1489,9 @@ static char *catalogText(const Prog *g) {
       if (x->kind[k] == TQ_SHM_ENUM) o += (size_t)snprintf(buf + o, sizeof buf - o, "%senum%u", k ? "," : "", x->nenum[k]);
       else o += (size_t)snprintf(buf + o, sizeof buf - o, "%s%s", k ? "," : "", kn[x->kind[k] <= 5 ? x->kind[k] : 0]);
     }
-    o += (size_t)snprintf(buf + o, sizeof buf - o, " flag=%u\n", x->flag_attr);
+    /* per-entity: enabled per entity only, never asked whole (the
+    ** kernel's traced relations: their flags are per thread) */
+    o += (size_t)snprintf(buf + o, sizeof buf - o, " flag=%u%s\n", x->flag_attr, g->kernel && !x->is_entity ? " per-entity" : "");
   }
   return buf;
 }
@@ -1429,10 +1528,7 @@ static int fetchCallBack(pmdaMetric *mdesc, unsigned int inst, pmAtomValue *atom
     }
     case 3: {
       Prog *g = priv;
-      if (g->kernel) { /* (the ring full: counted in the kernel) */
-        uint64_t written, unbegun;
-        akCounters(&written, &g->dropped, &unbegun);
-      }
+      if (g->kernel) g->dropped = akLost(); /* (the rings full: counted in the kernel) */
       switch (it) {
         case 0: atom->ull = g->packets; return 1;
         case 1: atom->ull = g->dropped; return 1;
@@ -1527,7 +1623,7 @@ int main(int argc, char **argv) {
   static pmLongOptions longopts[] = {PMDA_OPTIONS_HEADER("Options"), PMOPT_DEBUG, PMDAOPT_DOMAIN, PMDAOPT_HELPTEXT,
                                       PMDAOPT_LOGFILE,
                                       {"command", 1, 'c', "COMMAND", "watch only programs whose command is COMMAND"},
-                                      {"kernel", 0, 'k', NULL, "serve the kernel's relations (Syscall; BPF: root)"},
+                                      {"kernel", 0, 'k', NULL, "serve the kernel's relations (sensors/kernel.tq; BPF: root)"},
                                       {"queue", 1, 'q', "N", "records queued per client at most (default 65536)"},
                                       PMOPT_HELP, PMDA_OPTIONS_END};
   static pmdaOptions opts = {.short_options = "D:d:h:l:c:kq:?", .long_options = longopts};
