@@ -173,7 +173,8 @@ static int emitsAtFlush(const RtOp *op) {
   return 0;
 }
 
-RtNet *rtNetNew(CpProgram *prog, const RtOptions *opt, TqDiag *d) {
+/* A network of prog's sensors and no operator yet. */
+static RtNet *netAlloc(CpProgram *prog, const RtOptions *opt, TqDiag *d) {
   RtNet *net = tqCalloc(1, sizeof *net);
   net->prog = prog;
   net->opt = *opt;
@@ -182,6 +183,11 @@ RtNet *rtNetNew(CpProgram *prog, const RtOptions *opt, TqDiag *d) {
   net->nsensor = prog->cat.rels.n;
   net->sensor = tqCalloc((size_t)(net->nsensor ? net->nsensor : 1), sizeof(RtSensor));
   for (int i = 0; i < net->nsensor; i++) net->sensor[i].rel = prog->cat.rels.v[i];
+  return net;
+}
+
+RtNet *rtNetNew(CpProgram *prog, const RtOptions *opt, TqDiag *d) {
+  RtNet *net = netAlloc(prog, opt, d);
   net->nresult = prog->queries.n;
   net->result = tqCalloc((size_t)(net->nresult ? net->nresult : 1), sizeof(RtResult));
   for (int i = 0; i < net->nresult; i++) {
@@ -220,14 +226,7 @@ RtNet *rtNetNew(CpProgram *prog, const RtOptions *opt, TqDiag *d) {
 }
 
 RtNet *rtNetNewEmpty(CpProgram *prog, const RtOptions *opt, TqDiag *d) {
-  RtNet *net = tqCalloc(1, sizeof *net);
-  net->prog = prog;
-  net->opt = *opt;
-  net->diag = d;
-  net->now = TQ_BEGINNING;
-  net->nsensor = prog->cat.rels.n;
-  net->sensor = tqCalloc((size_t)(net->nsensor ? net->nsensor : 1), sizeof(RtSensor));
-  for (int i = 0; i < net->nsensor; i++) net->sensor[i].rel = prog->cat.rels.v[i];
+  RtNet *net = netAlloc(prog, opt, d);
   net->result = tqCalloc(1, sizeof(RtResult));
   net->armDue = TQ_FOREVER;
   return net;
