@@ -203,6 +203,23 @@ tqAgentStart() {
   PCP_EXTRA_AGENTS="tqmon	212	pipe	binary	$PWD/$AG -d 212 -h $PWD/build/pmdatqmon.help -c $2 -l \$d/log/tqmon.log"
   pcpStart "$1"
 }
+# pcpKernelSetup: pcpSetup for a pmcd whose pmdatqmon serves the kernel's
+# relations (-k), stores allowed.  pcpKernelStart: starts it as k1, sets H
+# (its host:port) and log (the agent's log); a failure says so and returns 1
+# when the agent does not serve them.
+pcpKernelSetup() {
+  PCP_EXTRA_PMNS="$PWD/build/pmdatqmon.pmns"
+  PCP_ACCESS="fetch, store"
+  PCP_EXTRA_AGENTS="tqmon	212	pipe	binary	$PWD/$AG -d 212 -h $PWD/build/pmdatqmon.help -k -c none -l \$d/log/tqmon.log"
+  pcpSetup
+}
+pcpKernelStart() {
+  pcpStart k1 || return 1
+  H=127.0.0.1:$PORT_k1
+  log=$PCPDIR/k1/log/tqmon.log
+  _v=$(pcpVal "$H" tqmon.program.state kernel)
+  [ "$_v" = '"running"' ] || { bad "the agent does not serve the kernel's relations: '$_v': $(cat "$log")"; return 1; }
+}
 pcpVal() { pminfo -h "$1" -f "$2" 2>/dev/null | sed -n "s|^ *inst \[[0-9]* or \"$3\"\] value \(.*\)$|\1|p"; }
 tqAgentWaitRunning() {
   i=0

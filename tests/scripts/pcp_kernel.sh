@@ -22,19 +22,12 @@ CL=${CL:-build/asan/tqpcpclient}
 . tests/kernel/lib.sh
 kcheck
 . tests/pcp/lib.sh
-PCP_EXTRA_PMNS="$PWD/build/pmdatqmon.pmns"
-PCP_ACCESS="fetch, store"
-PCP_EXTRA_AGENTS="tqmon	212	pipe	binary	$PWD/$AG -d 212 -h $PWD/build/pmdatqmon.help -k -c none -l \$d/log/tqmon.log"
-pcpSetup
+pcpKernelSetup
 pids=""
 trap 'kcleanup; progsStop $pids; pcpStopAll' EXIT
 td=$OUT/pcp_kernel
 rm -rf "$td" && mkdir -p "$td"
-pcpStart k1 || exit 1
-H=127.0.0.1:$PORT_k1
-log=$PCPDIR/k1/log/tqmon.log
-v=$(pcpVal "$H" tqmon.program.state kernel)
-[ "$v" = '"running"' ] || { bad "the agent does not serve the kernel's relations: '$v': $(cat "$log")"; exit 1; }
+pcpKernelStart || exit 1
 pminfo -h "$H" -f tqmon.program.catalog >"$td/catalog" 2>&1
 grep -q 'Syscall interval entity,string flag=0' "$td/catalog" || bad "the kernel's catalog: $(cat "$td/catalog")"
 

@@ -28,20 +28,13 @@ AG=${AG:-build/asan/pmdatqmon}
 . tests/kernel/lib.sh
 kcheck
 . tests/pcp/lib.sh
-PCP_EXTRA_PMNS="$PWD/build/pmdatqmon.pmns"
-PCP_ACCESS="fetch, store"
-PCP_EXTRA_AGENTS="tqmon	212	pipe	binary	$PWD/$AG -d 212 -h $PWD/build/pmdatqmon.help -k -c none -l \$d/log/tqmon.log"
-pcpSetup
+pcpKernelSetup
 rpid=""
 trap 'kcleanup; [ -n "$rpid" ] && kill $rpid 2>/dev/null; pcpStopAll' EXIT
-pcpStart k1 || exit 1
+pcpKernelStart || exit 1
 # (after pcpStart, which sets d to the pmcd's directory)
 d=$OUT/pcp_kernel_life
 rm -rf "$d" && mkdir -p "$d"
-H=127.0.0.1:$PORT_k1
-log=$PCPDIR/k1/log/tqmon.log
-v=$(pcpVal "$H" tqmon.program.state kernel)
-[ "$v" = '"running"' ] || { bad "the agent does not serve the kernel's relations: '$v': $(cat "$log")"; exit 1; }
 
 kstart "$d" life || exit 1
 sed -e "s/LIFE/$life/g" tests/pcp/kernel_life.tq >"$d/q.tq"
