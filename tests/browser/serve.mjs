@@ -6,8 +6,14 @@
 //     follows the run live, then shows P2 flashing at 2:54:20.
 //
 //   node tests/browser/serve.mjs http URL OUTDIR
-//   node tests/browser/serve.mjs browser URL OUTDIR CHROMIUM
-const [mode, url, out, exe] = process.argv.slice(2);
+//   node tests/browser/serve.mjs browser - OUTDIR CHROMIUM
+// In browser mode chromium starts first: the script then creates
+// OUTDIR/browser.ready, and serve.sh starts the server only then and writes
+// its URL to OUTDIR/url.  However slowly chromium starts, the run it must
+// see live has not begun before the page is there to see it.
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+const [mode, urlArg, out, exe] = process.argv.slice(2);
+let url = urlArg;
 let failed = 0;
 function check(ok, what) {
   console.log((ok ? "ok   " : "FAIL ") + what);
@@ -59,10 +65,16 @@ if (mode === "browser") {
     const p = await browser.newPage({ viewport: { width: 1280, height: 1000 } });
     const errors = [];
     p.on("pageerror", (e) => errors.push(String(e)));
+    writeFileSync(`${out}/browser.ready`, "");
+    const t0 = Date.now();
+    while (!existsSync(`${out}/url`) && Date.now() - t0 < 120000) await new Promise((r) => setTimeout(r, 50));
+    url = readFileSync(`${out}/url`, "utf8").trim();
     await p.goto(url);
-    await p.waitForFunction(() => window.tqmon && window.tqmon.ready);
+    await p.waitForFunction(() => window.tqmon && window.tqmon.ready, null, { timeout: 120000 });
     const n0 = await p.evaluate(() => window.tqmon.steps());
-    await p.waitForFunction((n) => window.tqmon.steps() > n + 20, n0, { timeout: 60000 });
+    const endedEarly = await p.evaluate(() => document.getElementById("live").textContent === "run ended");
+    check(!endedEarly, `the page is ready while the run goes on (${Date.now() - t0} ms after the server started, ${n0} steps)`);
+    if (!endedEarly) await p.waitForFunction((n) => window.tqmon.steps() > n + 20, n0, { timeout: 60000 });
     const n1 = await p.evaluate(() => window.tqmon.steps());
     check(n1 > n0 + 20, `the open page receives new steps while the run goes on (${n0} -> ${n1})`);
     check(await p.evaluate(() => window.tqmon.step() === window.tqmon.steps() - 1), "the page follows the newest step");

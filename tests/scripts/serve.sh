@@ -3,7 +3,8 @@
 # paper's example is replayed slowly (--display pace=S) so that the run
 # lasts: node (tests/browser/serve.mjs) reads the page, the event stream
 # and /model.json; then chromium, when installed, opens the page of a
-# second run and sees it follow the run live.  The servers listen on
+# second run and sees it follow the run live: chromium starts before that
+# run, so that a slow start cannot make it miss the run.  The servers listen on
 # 127.0.0.1 at a free port and stop on SIGINT with exit status 0.
 # Exits 77 (skipped, with the reason) without node.
 set -eu
@@ -51,9 +52,21 @@ stop http
 
 CHROMIUM=${CHROMIUM:-$(command -v chromium || command -v chromium-browser || true)}
 if [ -n "$CHROMIUM" ] && [ -d tests/browser/node_modules/playwright-core ]; then
-  serve browser 0.02
-  node tests/browser/serve.mjs browser "$url" "$dir" "$CHROMIUM"
+  # chromium first (however long it takes to start), then the run it watches
+  node tests/browser/serve.mjs browser - "$dir" "$CHROMIUM" &
+  node=$!
+  for i in $(seq 1 1200); do
+    [ -e "$dir/browser.ready" ] && break
+    kill -0 $node 2> /dev/null || break
+    sleep 0.1
+  done
+  [ -e "$dir/browser.ready" ] || { echo "chromium did not start in 120 s"; kill $node 2> /dev/null; exit 1; }
+  serve browser 0.03
+  echo "$url" > "$dir/url.tmp" && mv "$dir/url.tmp" "$dir/url"
+  st=0
+  wait $node || st=$?
   stop browser
+  [ $st = 0 ] || exit 1
 else
   echo "(the browser part needs chromium and playwright-core: not run)"
 fi
