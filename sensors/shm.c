@@ -65,6 +65,7 @@ extern char **environ;
 #else
 #define SHM_TSC 0
 #endif
+#define SHM_LINES 64 /* TSC-to-ns lines kept (one a snapshot) */
 
 #include "../runtime/engine.h"
 #include "sensorsInt.h"
@@ -133,6 +134,12 @@ typedef struct Shm {
   uint64_t tsc0;            /* TSC to ns: ns = ns0 + (tsc - tsc0) * nsPerTick */
   TqTime ns0;
   double nsPerTick;
+  struct {                  /* the lines before tsc0, newest last (reanchor): a */
+    uint64_t tsc0;          /* stamp is converted by the line of its own time, */
+    TqTime ns0;             /* however late it is drained */
+    double nsPerTick;
+  } past[SHM_LINES];
+  int npast;
   uint64_t anchorTsc;       /* the last (TSC, CLOCK_REALTIME) pair measured */
   TqTime anchorNs;
   uint32_t seq;             /* sample requests */
@@ -222,6 +229,10 @@ static void calibrate(Shm *s) {
 
 static TqTime toNs(Shm *s, uint64_t stamp) {
   if (!s->h->time_kind) return (TqTime)stamp;
+  if (stamp < s->tsc0) /* (the newest line that began before it; before all, the oldest) */
+    for (int i = s->npast - 1; i >= 0; i--)
+      if (stamp >= s->past[i].tsc0 || i == 0)
+        return s->past[i].ns0 + (TqTime)((double)(int64_t)(stamp - s->past[i].tsc0) * s->past[i].nsPerTick);
   return s->ns0 + (TqTime)((double)(int64_t)(stamp - s->tsc0) * s->nsPerTick);
 }
 
@@ -232,17 +243,35 @@ static TqTime toNs(Shm *s, uint64_t stamp) {
 ** NTP): the line goes on from where it is now (continuous, so the order of
 ** packets converted before and after is kept), at the rate measured since
 ** the last anchor, corrected so that the offset measured now is worked off
-** by the next snapshot, a base tick on. */
+** by the next snapshot, a base tick on.  The old line is kept for the
+** stamps before the new anchor (SHM_LINES of them): a packet written
+** before it and drained after it must not move against the packets of
+** other rings drained before it (the two lines differ in slope, and a
+** process's end of state in one thread's ring and its next state in
+** another's came out in the wrong order, "end of interval N, which is not
+** open", a few times a second on a loaded machine). */
 static void reanchor(Shm *s, TqTime tick) {
 #if SHM_TSC
   uint64_t t;
   TqTime n;
   tscPair(&t, &n);
+#ifdef TQ_TESTING
+  /* (tests: a clock that jumps by +-TQMON_TEST_CLOCK_JITTER ns at every
+  ** other snapshot, so that the lines' slopes swing: mailbox_sends.sh) */
+  static long long jitter = -1;
+  static int flip;
+  if (jitter < 0) jitter = getenv("TQMON_TEST_CLOCK_JITTER") ? atoll(getenv("TQMON_TEST_CLOCK_JITTER")) : 0;
+  n += (flip ^= 1) ? jitter : -jitter;
+#endif
   if (t <= s->anchorTsc || t <= s->tsc0 || n <= s->anchorNs) return;
   double rate = (double)(n - s->anchorNs) / (double)(t - s->anchorTsc);
   TqTime cur = toNs(s, t);
   double correct = (double)(n - cur) / ((double)(tick > 0 ? tick : TQ_SEC) / rate);
   if (rate + correct < rate / 2) correct = -rate / 2; /* (the line only rises) */
+  if (s->npast == SHM_LINES) memmove(s->past, s->past + 1, sizeof s->past[0] * (SHM_LINES - 1)), s->npast--;
+  s->past[s->npast].tsc0 = s->tsc0;
+  s->past[s->npast].ns0 = s->ns0;
+  s->past[s->npast++].nsPerTick = s->nsPerTick;
   s->tsc0 = t;
   s->ns0 = cur;
   s->nsPerTick = rate + correct;
