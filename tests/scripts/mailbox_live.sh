@@ -43,7 +43,13 @@ allsends=$(awk '$2 == "SEND"' "$dir/run.log" | wc -l | tr -d ' ')
 [ "$(jsensor "$dir/run.json" SendMessage recorded)" -lt "$allsends" ] || bad "the subject reported sends of other processes"
 w=$(jsensor "$dir/run.json" Waiting max_enabled)
 [ "$w" -ge 1 ] && [ "$w" -le "$boxes" ] || bad "Waiting enabled on $w mailboxes, P1 sent to $boxes"
-grep -q "lost" "$dir/run.err" && bad "packets lost: $(cat "$dir/run.err")"
+# nothing lost; but for a sample request the subject did not answer within
+# its bound (200 ms: a heavily loaded machine), counted and said of the
+# answer that samples RunningOn
+if grep -q "lost" "$dir/run.err"; then
+  grep -q "packets lost: 0 ring full, 0 no ring or entity slot, 0 late .* 0 invalid, [0-9]* sample requests unanswered" "$dir/run.err" &&
+    grep -q "RunningOnEvery10Ticks may be incomplete" "$dir/run.err" || bad "packets lost: $(cat "$dir/run.err")"
+fi
 
 # ---------------------------------------------------------------- recorded live, answered later
 # tqmon record: every sensor enabled on every entity, samples at every
