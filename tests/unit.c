@@ -824,20 +824,46 @@ static void histRow(void *ctx, const char *line) {
 /* The recording's Load of M1 at t (seconds): a new value every 10 minutes. */
 static int64_t loadAt(int64_t sec) { return (sec / 600) * 7 % 13 + 1; }
 
+/* A temporary folder for a run of the engine: s.tq holds SENSORS; r.trace
+** and s.db are only named (the test makes them).  0, or -1. */
+#define LOAD_SENSORS "clock 1s;\nentity Machine;\ninterval Load (Machine: Machine performer, Value: int) sampled on performer;\n"
+typedef struct {
+  char dir[48], sens[64], rec[64], db[64];
+} TmpRun;
+static int tmpRunMake(TmpRun *t, const char *name, const char *sensors) {
+  snprintf(t->dir, sizeof t->dir, "/tmp/tqmon-unit-%s.XXXXXX", name);
+  if (!mkdtemp(t->dir)) return -1;
+  snprintf(t->sens, sizeof t->sens, "%s/s.tq", t->dir);
+  snprintf(t->rec, sizeof t->rec, "%s/r.trace", t->dir);
+  snprintf(t->db, sizeof t->db, "%s/s.db", t->dir);
+  FILE *f = fopen(t->sens, "w");
+  if (!f) return -1;
+  fputs(sensors, f);
+  fclose(f);
+  return 0;
+}
+
+/* Removes it, and whatever SQLite left beside the store. */
+static void tmpRunRemove(const TmpRun *t) {
+  char side[80];
+  unlink(t->rec);
+  unlink(t->sens);
+  unlink(t->db);
+  snprintf(side, sizeof side, "%s-wal", t->db);
+  unlink(side);
+  snprintf(side, sizeof side, "%s-shm", t->db);
+  unlink(side);
+  rmdir(t->dir);
+}
+
 /* The heap a session histogram's replay of `hours` of the recording above
 ** grows by (the allocator's count of bytes in use, ASan's), after its
 ** first snapshot: the most it reached, less what it held then.  *folds:
 ** the histogram's folds at the end; *hbytes: what its blocks hold. */
 static int64_t histHeapGrowth(int64_t hours, int *folds, int64_t *hbytes) {
-  char dir[] = "/tmp/tqmon-unit-heap.XXXXXX";
-  if (!mkdtemp(dir)) return -1;
-  char sens[64], rec[64];
-  snprintf(sens, sizeof sens, "%s/s.tq", dir);
-  snprintf(rec, sizeof rec, "%s/r.trace", dir);
-  FILE *f = fopen(sens, "w");
-  fputs("clock 1s;\nentity Machine;\ninterval Load (Machine: Machine performer, Value: int) sampled on performer;\n", f);
-  fclose(f);
-  f = fopen(rec, "w");
+  TmpRun tr;
+  if (tmpRunMake(&tr, "heap", LOAD_SENSORS)) return -1;
+  FILE *f = fopen(tr.rec, "w");
   const int64_t end = hours * 3600;
   fprintf(f, "0:00:00 Machine+ M1\n0:00:00 Load+ M1 %lld\n", (long long)loadAt(0));
   for (int64_t t = 600; t <= end; t += 600) {
@@ -849,8 +875,8 @@ static int64_t histHeapGrowth(int64_t hours, int *folds, int64_t *hbytes) {
   }
   fclose(f);
   tq_engine *e = tq_init();
-  const char *files[1] = {sens};
-  int ok = tq_register(e, "trace", rec) == 0 && tq_set_option(e, "session", "1") == 0 && tq_prepare(e, 1, files) == 0 &&
+  const char *files[1] = {tr.sens};
+  int ok = tq_register(e, "trace", tr.rec) == 0 && tq_set_option(e, "session", "1") == 0 && tq_prepare(e, 1, files) == 0 &&
            tq_query_add(e, "L", "load.tq", "range of L is Load\nretrieve (L.Value) where L.Machine = \"M1\"\n", 0) == 0 &&
            tq_query_histogram(e, "L", "Value", 1000) == 0 && tq_read_snapshot(e) > 0;
   int64_t base = (int64_t)__sanitizer_get_current_allocated_bytes(), most = base;
@@ -865,9 +891,7 @@ static int64_t histHeapGrowth(int64_t hours, int *folds, int64_t *hbytes) {
   *hbytes = h.bytes;
   if (ok) tq_end(e);
   tq_finish(e);
-  unlink(rec);
-  unlink(sens);
-  rmdir(dir);
+  tmpRunRemove(&tr);
   return r == 0 ? most - base : -1;
 }
 
@@ -877,18 +901,12 @@ static int64_t histHeapGrowth(int64_t hours, int *folds, int64_t *hbytes) {
 ** computation over the rows gives, the rows are the recording's values,
 ** the memory is flat and the samples follow the bucket width. */
 static void testHistFold(void) {
-  char dir[] = "/tmp/tqmon-unit-hist.XXXXXX";
-  if (!mkdtemp(dir)) {
+  TmpRun tr;
+  if (tmpRunMake(&tr, "hist", LOAD_SENSORS)) {
     CHECK(0, "hist replay: a temporary folder");
     return;
   }
-  char sens[64], rec[64];
-  snprintf(sens, sizeof sens, "%s/s.tq", dir);
-  snprintf(rec, sizeof rec, "%s/r.trace", dir);
-  FILE *f = fopen(sens, "w");
-  fputs("clock 1s;\nentity Machine;\ninterval Load (Machine: Machine performer, Value: int) sampled on performer;\n", f);
-  fclose(f);
-  f = fopen(rec, "w");
+  FILE *f = fopen(tr.rec, "w");
   const int64_t hours = 12, end = hours * 3600;
   fprintf(f, "0:00:00 Machine+ M1\n0:00:00 Load+ M1 %lld\n", (long long)loadAt(0));
   for (int64_t t = 600; t <= end; t += 600) {
@@ -900,9 +918,9 @@ static void testHistFold(void) {
   }
   fclose(f);
   tq_engine *e = tq_init();
-  const char *files[1] = {sens};
+  const char *files[1] = {tr.sens};
   HistRows rows = {0};
-  int ok = tq_register(e, "trace", rec) == 0 && tq_set_option(e, "session", "1") == 0 && tq_prepare(e, 1, files) == 0 &&
+  int ok = tq_register(e, "trace", tr.rec) == 0 && tq_set_option(e, "session", "1") == 0 && tq_prepare(e, 1, files) == 0 &&
            tq_query_add(e, "L", "load.tq", "range of L is Load\nretrieve (L.Value) where L.Machine = \"M1\"\n", 0) == 0 &&
            tq_query_histogram(e, "L", "Value", 1000) == 0 && tq_query_watch(e, "L", histRow, &rows) > 0;
   CHECK(ok, "hist replay: the session query and its histogram");
@@ -975,9 +993,7 @@ static void testHistFold(void) {
   tq_finish(e);
   free(rows.at);
   free(rows.v);
-  unlink(rec);
-  unlink(sens);
-  rmdir(dir);
+  tmpRunRemove(&tr);
 }
 
 /* Two queries of a session never share a table of its store: SQLite's
@@ -985,27 +1001,20 @@ static void testHistFold(void) {
 ** tables x_b and x_c.  Sharing one, their rows were mixed, and removing
 ** one dropped the table under the other. */
 static void testSessionTables(void) {
-  char dir[] = "/tmp/tqmon-unit-tables.XXXXXX";
-  if (!mkdtemp(dir)) {
+  TmpRun tr;
+  if (tmpRunMake(&tr, "tables", LOAD_SENSORS)) {
     CHECK(0, "session tables: a temporary folder");
     return;
   }
-  char sens[64], rec[64], db[64];
-  snprintf(sens, sizeof sens, "%s/s.tq", dir);
-  snprintf(rec, sizeof rec, "%s/r.trace", dir);
-  snprintf(db, sizeof db, "%s/s.db", dir);
-  FILE *f = fopen(sens, "w");
-  fputs("clock 1s;\nentity Machine;\ninterval Load (Machine: Machine performer, Value: int) sampled on performer;\n", f);
-  fclose(f);
-  f = fopen(rec, "w");
+  FILE *f = fopen(tr.rec, "w");
   fputs("0:00:00 Machine+ M1\n0:00:00 Load+ M1 1\n0:00:10 Load- M1 1\n", f);
   fclose(f);
   tq_engine *e = tq_init();
-  const char *files[1] = {sens};
+  const char *files[1] = {tr.sens};
   const char *one = "range of L is Load\nretrieve (L.Value)\n";
   const char *two = "range of L is Load\nretrieve b (L.Value)\nretrieve c (L.Machine)\n";
-  int ok = tq_register(e, "trace", rec) == 0 && tq_set_option(e, "session", "1") == 0 &&
-           tq_set_option(e, "session-db", db) == 0 && tq_prepare(e, 1, files) == 0 && tq_query_add(e, "Q", "q.tq", one, 0) == 0;
+  int ok = tq_register(e, "trace", tr.rec) == 0 && tq_set_option(e, "session", "1") == 0 &&
+           tq_set_option(e, "session-db", tr.db) == 0 && tq_prepare(e, 1, files) == 0 && tq_query_add(e, "Q", "q.tq", one, 0) == 0;
   CHECK(ok, "session tables: the first query");
   if (!ok) printf("# %s\n", tq_errors(e));
   int caseRefused = ok && tq_query_add(e, "q", "q2.tq", one, 0) != 0;
@@ -1015,10 +1024,7 @@ static void testSessionTables(void) {
   CHECK(ok && tq_query_add(e, "y", "y.tq", two, 0) == 0, "session tables: a query of tables of its own is added");
   if (ok) tq_end(e);
   tq_finish(e);
-  unlink(rec);
-  unlink(sens);
-  unlink(db);
-  rmdir(dir);
+  tmpRunRemove(&tr);
 }
 
 /* ---------------------------------------------------------------- kept records: catching up */
@@ -1089,24 +1095,17 @@ static int64_t sqlDiff(sqlite3 *db, const char *a, const char *b, const char *co
 ** addition and says why; D about P2, added after E (persistent collection
 ** of P2) began, answers from E's first kept sample. */
 static void testSessionCatchUp(void) {
-  char dir[] = "/tmp/tqmon-unit-catch.XXXXXX";
-  if (!mkdtemp(dir)) {
+  TmpRun tr;
+  if (tmpRunMake(&tr, "catch", CATCH_SENSORS)) {
     CHECK(0, "catch-up: a temporary folder");
     return;
   }
-  char sens[64], rec[64], db[64];
-  snprintf(sens, sizeof sens, "%s/s.tq", dir);
-  snprintf(rec, sizeof rec, "%s/r.trace", dir);
-  snprintf(db, sizeof db, "%s/s.db", dir);
-  FILE *f = fopen(sens, "w");
-  fputs(CATCH_SENSORS, f);
-  fclose(f);
-  catchRecording(rec, 240, 2);
+  catchRecording(tr.rec, 240, 2);
   char *q1 = catchQuery("P1"), *q2 = catchQuery("P2");
   tq_engine *e = tq_init();
-  const char *files[1] = {sens};
-  int ok = tq_register(e, "trace", rec) == 0 && tq_set_option(e, "session", "1") == 0 &&
-           tq_set_option(e, "session-db", db) == 0 && tq_prepare(e, 1, files) == 0 &&
+  const char *files[1] = {tr.sens};
+  int ok = tq_register(e, "trace", tr.rec) == 0 && tq_set_option(e, "session", "1") == 0 &&
+           tq_set_option(e, "session-db", tr.db) == 0 && tq_prepare(e, 1, files) == 0 &&
            tq_query_add(e, "A", "a.tq", q1, TQ_QUERY_PERSIST_COLLECTION) == 0;
   CHECK(ok, "catch-up: the persistent-collection query");
   if (!ok) printf("# %s\n", tq_errors(e));
@@ -1155,7 +1154,7 @@ static void testSessionCatchUp(void) {
   tq_end(e);
   tq_finish(e);
   sqlite3 *h = NULL;
-  ok = sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK;
+  ok = sqlite3_open_v2(tr.db, &h, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK;
   const char *res[4] = {"BA", "GA", "LA", "CA"};
   int same = ok, before = ok;
   for (int k = 0; k < 4 && ok; k++) {
@@ -1196,15 +1195,7 @@ static void testSessionCatchUp(void) {
   sqlite3_close(h);
   free(q1);
   free(q2);
-  unlink(rec);
-  unlink(sens);
-  unlink(db);
-  char wal[80];
-  snprintf(wal, sizeof wal, "%s-wal", db);
-  unlink(wal);
-  snprintf(wal, sizeof wal, "%s-shm", db);
-  unlink(wal);
-  rmdir(dir);
+  tmpRunRemove(&tr);
 }
 
 /* A relation kept, then no more, then again: what was enabled while it was
@@ -1215,24 +1206,18 @@ static void testSessionCatchUp(void) {
 ** from its addition (taking X's enablings for live, it covered from 40 s
 ** with none of P2's records). */
 static void testSessionKeptStop(void) {
-  char dir[] = "/tmp/tqmon-unit-stop.XXXXXX";
-  if (!mkdtemp(dir)) {
+  TmpRun tr;
+  if (tmpRunMake(&tr, "stop", CATCH_SENSORS)) {
     CHECK(0, "kept again: a temporary folder");
     return;
   }
-  char sens[64], rec[64];
-  snprintf(sens, sizeof sens, "%s/s.tq", dir);
-  snprintf(rec, sizeof rec, "%s/r.trace", dir);
-  FILE *f = fopen(sens, "w");
-  fputs(CATCH_SENSORS, f);
-  fclose(f);
-  catchRecording(rec, 100, 2);
+  catchRecording(tr.rec, 100, 2);
   const char *traced = "range of B is Busy\nrange of G is Ping\n"
                        "retrieve into BA (B.P, B.K) where B.P = \"%s\"\nretrieve into GA (G.P, G.N) where G.P = \"%s\"\n";
   char *x = tqMprintf(traced, "P2", "P2"), *y = tqMprintf(traced, "P1", "P1");
   tq_engine *e = tq_init();
-  const char *files[1] = {sens};
-  int ok = tq_register(e, "trace", rec) == 0 && tq_set_option(e, "session", "1") == 0 && tq_prepare(e, 1, files) == 0 &&
+  const char *files[1] = {tr.sens};
+  int ok = tq_register(e, "trace", tr.rec) == 0 && tq_set_option(e, "session", "1") == 0 && tq_prepare(e, 1, files) == 0 &&
            tq_query_add(e, "W", "w.tq", "range of L is Load\nretrieve (L.V) where L.P = \"P1\"\n", TQ_QUERY_PERSIST_COLLECTION) == 0 &&
            tq_query_add(e, "X", "x.tq", x, TQ_QUERY_PERSIST_COLLECTION) == 0;
   for (int i = 0; ok && i < 20; i++) ok = tq_read_snapshot(e) > 0;
@@ -1254,29 +1239,20 @@ static void testSessionKeptStop(void) {
   tq_finish(e);
   free(x);
   free(y);
-  unlink(rec);
-  unlink(sens);
-  rmdir(dir);
+  tmpRunRemove(&tr);
 }
 
 /* The kept records within their bound (session-history 1M): the oldest
 ** go, and a query added late covers from the oldest kept, row for row as
 ** the query collecting from the start over that time. */
 static void testSessionKeptBound(void) {
-  char dir[] = "/tmp/tqmon-unit-kept.XXXXXX";
-  if (!mkdtemp(dir)) {
+  TmpRun tr;
+  if (tmpRunMake(&tr, "kept", CATCH_SENSORS)) {
     CHECK(0, "kept bound: a temporary folder");
     return;
   }
-  char sens[64], rec[64], db[64];
-  snprintf(sens, sizeof sens, "%s/s.tq", dir);
-  snprintf(rec, sizeof rec, "%s/r.trace", dir);
-  snprintf(db, sizeof db, "%s/s.db", dir);
-  FILE *f = fopen(sens, "w");
-  fputs(CATCH_SENSORS, f);
-  fclose(f);
   /* 40 pings a second of each process for 900 s: some 2 MiB kept of P1's */
-  f = fopen(rec, "w");
+  FILE *f = fopen(tr.rec, "w");
   fputs("0:00:00 Proc+ P1\n0:00:00 Proc+ P2\n0:00:00 Load+ P1 1\n0:00:00 Load+ P2 1\n", f);
   for (int t = 1; t < 900; t++) {
     char ts[32];
@@ -1291,9 +1267,9 @@ static void testSessionKeptBound(void) {
   fclose(f);
   char *q1 = catchQuery("P1");
   tq_engine *e = tq_init();
-  const char *files[1] = {sens};
-  int ok = tq_register(e, "trace", rec) == 0 && tq_set_option(e, "session", "1") == 0 &&
-           tq_set_option(e, "session-db", db) == 0 && tq_set_option(e, "session-history", "1M") == 0 &&
+  const char *files[1] = {tr.sens};
+  int ok = tq_register(e, "trace", tr.rec) == 0 && tq_set_option(e, "session", "1") == 0 &&
+           tq_set_option(e, "session-db", tr.db) == 0 && tq_set_option(e, "session-history", "1M") == 0 &&
            tq_prepare(e, 1, files) == 0 && tq_query_add(e, "A", "a.tq", q1, TQ_QUERY_PERSIST_COLLECTION) == 0;
   CHECK(ok, "kept bound: the persistent-collection query");
   CHECK(tq_set_option(e, "session-history", "1000") != 0 && strstr(tq_errors(e), "needs a size of at least 1M"),
@@ -1337,7 +1313,7 @@ static void testSessionKeptBound(void) {
   tq_end(e);
   tq_finish(e);
   sqlite3 *h = NULL;
-  ok = ok && sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK;
+  ok = ok && sqlite3_open_v2(tr.db, &h, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK;
   char cond[128];
   snprintf(cond, sizeof cond, "valid_at >= %lld", (long long)bFrom);
   int64_t dg = ok ? sqlDiff(h, "A_GA", "B_GA", cond) : -1, dl = ok ? sqlDiff(h, "A_LA", "B_LA", cond) : -1;
@@ -1351,15 +1327,7 @@ static void testSessionKeptBound(void) {
   CHECK(ok && df == 0, "kept bound: F's rows are C2's");
   sqlite3_close(h);
   free(q1);
-  unlink(rec);
-  unlink(sens);
-  unlink(db);
-  char wal[80];
-  snprintf(wal, sizeof wal, "%s-wal", db);
-  unlink(wal);
-  snprintf(wal, sizeof wal, "%s-shm", db);
-  unlink(wal);
-  rmdir(dir);
+  tmpRunRemove(&tr);
 }
 
 int main(void) {
