@@ -3,7 +3,9 @@
 // chromium through playwright-core, the page lists the queries, adds one
 // through its form (a histogram of 4 buckets), draws its histogram as it
 // folds, shows the compiler's message for a query that does not compile,
-// and removes the query with its button.  The API refuses a request
+// removes the query with its button, and shows from when each answer
+// covers (a query added after one of persistent collection: from before
+// its addition).  The API refuses a request
 // without the page's token.
 //
 //   node tests/browser/session.mjs URL PID OUTDIR CHROMIUM
@@ -67,6 +69,37 @@ try {
   await page.click("#q-Hp button.rm");
   await page.waitForFunction(() => !document.getElementById("q-Hp") && !document.getElementById("h-Hp"), null, { timeout: 60000 });
   check(true, "the remove button removes the query and its histogram");
+
+  // from when each answer covers: a query of persistent collection keeps
+  // the records; one added later on the same relation begins before its
+  // addition, and the page says so (the daemon's own figures beside it)
+  const same = 'range of S is ProcessState\nretrieve (S.Threads) where S.Process = "' + pid + '"';
+  await page.fill("#hattr", "");
+  await page.check("#pcoll");
+  await page.fill("#name", "Keep");
+  await page.fill("#text", same);
+  await page.click("#addbtn");
+  await page.waitForSelector("#q-Keep", { timeout: 60000 });
+  const keepCov = await page.textContent("#q-Keep .covers");
+  check(keepCov.startsWith("from its addition, 20"), "a first query's answer covers from its addition (" + keepCov + ")");
+  // records kept: Keep has answered at least two snapshots
+  await page.waitForFunction(() => window.tqmonSession.queries.some((q) => q.name === "Keep" && q.rows >= 2), null,
+                             { timeout: 60000 });
+  await page.uncheck("#pcoll");
+  await page.fill("#name", "Late");
+  await page.click("#addbtn");
+  await page.waitForSelector("#q-Late", { timeout: 60000 });
+  const lateCov = await page.textContent("#q-Late .covers");
+  const qs = await page.evaluate(() => window.tqmonSession.queries);
+  const late = qs.find((q) => q.name === "Late"), keep = qs.find((q) => q.name === "Keep");
+  check(late && keep && late.covers_from < late.added && late.covers_from >= keep.covers_from,
+        "a query added later covers from before its addition (" + (late && (late.added - late.covers_from) / 1e9) + " s)");
+  check(/^from 20\d\d-\d\d-\d\d \d\d:\d\d:\d\d\.\d, \d+\.\d s before its addition \(records kept by persistent collection\)$/.test(lateCov),
+        "the page says the late query's answer covers from before its addition (" + lateCov + ")");
+  for (const n of ["Late", "Keep"]) {
+    await page.click("#q-" + n + " button.rm");
+    await page.waitForFunction((n) => !document.getElementById("q-" + n), n, { timeout: 60000 });
+  }
   await page.waitForFunction(() => document.getElementById("enabled").textContent.startsWith("enabled now: 0 "), null, { timeout: 60000 });
   check(true, "nothing is enabled any more");
   check(errors.length === 0, "no script error (" + errors.join("; ") + ")");
