@@ -135,8 +135,9 @@ typedef struct Pa {
   int nh, nrel;
   pthread_mutex_t mu;   /* the workers' fields of the hosts */
   pthread_cond_t work, done;
-  PaRec *q;             /* fetched, not yet produced */
-  int64_t nq, cq;
+  PaRec *q;             /* fetched, not yet produced: q[q0, nq); q[q0, nsorted) in merge order, */
+  int64_t q0, nq, cq;   /* the rest fetched since the last snapshot */
+  int64_t nsorted;
   TqMap open;           /* (host, rel, id) -> PaOpen */
   TqTime start, outT;  /* the collection's start; the time of the last record produced */
   TqTime closed;        /* the last instant the engine has processed: nothing may come at or before it */
@@ -398,7 +399,7 @@ static void loseHost(Pa *s, tq_pm_global *g, tq_pm_private *p, int hi, const cha
   h->done = 1;
   snprintf(h->why, sizeof h->why, "%s", why);
   TqTime t = h->lastT;
-  for (int64_t k = 0; k < s->nq; k++)
+  for (int64_t k = s->q0; k < s->nq; k++)
     if (s->q[k].host == hi && s->q[k].t > t) t = s->q[k].t;
   t = t + 1 > s->closed + 1 ? t + 1 : s->closed + 1; /* (a chronon after its last record: after any begin) */
   g->log(g, p, TQ_LOG_WARNING, "host %s (%s) lost at %lld: %s: its entities end", h->name, h->spec, (long long)t, why);
@@ -769,6 +770,21 @@ static int recCmp(const void *a, const void *b) {
   return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
+/* Merges the waiting records, q[q0, nsorted), with those fetched since,
+** q[nsorted, nq), each run in merge order (where their times interleave:
+** a host's records that came late, or a lag's worth at once). */
+static void mergeRuns(Pa *s) {
+  int64_t a = s->q0, b = s->nsorted;
+  while (a < b && recCmp(&s->q[a], &s->q[b]) <= 0) a++; /* (those before the second run's first stay) */
+  int64_t na = b - a, i = 0, j = b, k = 0;
+  PaRec *m = tqMalloc(sizeof(PaRec) * (size_t)na);
+  memcpy(m, s->q + a, sizeof(PaRec) * (size_t)na); /* the first run's rest, out of the way */
+  while (i < na && j < s->nq) s->q[a + k++] = recCmp(&m[i], &s->q[j]) <= 0 ? m[i++] : s->q[j++];
+  while (i < na) s->q[a + k++] = m[i++];
+  /* (what is left of the second run is in place) */
+  free(m);
+}
+
 /* Produces record r in merge order. */
 static void produceRec(Pa *s, tq_pm_global *g, tq_pm_private *p, PaRec *r) {
   PaHost *h = &s->h[r->host];
@@ -879,17 +895,28 @@ static tq_pm_status paSnapshot(tq_pm_global *g, tq_pm_private *p) {
   ** late: a run that is behind waits for its hosts as one on time) */
   TqTime deadline = g->now + 2 * lag;
   fetchAll(s, g, p, now < g->now + lag ? now : g->now + lag, deadline > now + lag ? deadline : now + lag);
-  if (s->nq) qsort(s->q, (size_t)s->nq, sizeof(PaRec), recCmp);
-  int64_t k = 0;
-  for (; k < s->nq && s->q[k].t <= g->now; k++) produceRec(s, g, p, &s->q[k]);
-  if (k) memmove(s->q, s->q + k, sizeof(PaRec) * (size_t)(s->nq - k));
-  s->nq -= k;
+  /* the records fetched since the last snapshot are sorted, and merged
+  ** with the waiting ones only where their times interleave: a snapshot
+  ** costs what came and what goes, not what waits (a lag of every host's
+  ** records: sorting them all at every snapshot held a run with a lag of
+  ** a second behind its hosts) */
+  if (s->nq - s->nsorted > 1) qsort(s->q + s->nsorted, (size_t)(s->nq - s->nsorted), sizeof(PaRec), recCmp);
+  if (s->nsorted > s->q0 && s->nq > s->nsorted && recCmp(&s->q[s->nsorted - 1], &s->q[s->nsorted]) > 0) mergeRuns(s);
+  for (; s->q0 < s->nq && s->q[s->q0].t <= g->now; s->q0++) produceRec(s, g, p, &s->q[s->q0]);
+  if (s->q0 == s->nq) {
+    s->q0 = s->nq = 0;
+  } else if (s->q0 >= 1024 && 2 * s->q0 >= s->nq) { /* (the room produced is used again) */
+    memmove(s->q, s->q + s->q0, sizeof(PaRec) * (size_t)(s->nq - s->q0));
+    s->nq -= s->q0;
+    s->q0 = 0;
+  }
+  s->nsorted = s->nq;
   s->closed = s->outT > g->now ? s->outT : g->now;
   /* (--trace-level 3: a test waits for the snapshot after its workload) */
   g->log(g, p, TQ_LOG_DEBUG, "snapshot %lld taken: %lld records produced so far", (long long)g->now, (long long)s->produced);
   int live = 0;
   for (int i = 0; i < s->nh; i++) live += !s->h[i].done;
-  if (!live && !s->nq) s->ending++;
+  if (!live && s->nq == s->q0) s->ending++;
   if (s->ending > 1) g->halt(g); /* a snapshot after the last records: their instant is over */
   return TQ_PM_OK;
 }
