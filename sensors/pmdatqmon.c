@@ -1186,7 +1186,11 @@ static void endContext(int ctx) {
 static int tqStore(pmResult *res, pmdaExt *pmda) {
   int rc = 0;
   pthread_mutex_lock(&mu);
-  int ctx = pmdaGetContext();
+  /* the client that stores: pmcd names it in the store's own request
+  ** (pmdaGetContext() is the client of the last request libpcp_pmda's
+  ** callbacks served, a fetch of another client, perhaps: an enable
+  ** counted for that one was released when it went) */
+  int ctx = pmda->e_context;
   for (int i = 0; i < res->numpmid && !rc; i++) {
     pmValueSet *vs = res->vset[i];
     if (vs->pmid != pidOf(M_CONTROL)) {

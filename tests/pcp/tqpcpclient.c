@@ -4,10 +4,12 @@
 ** prints every record as a line, then withdraws its enables (or, with -x,
 ** exits without withdrawing them: the agent must release them itself).
 **
-**   tqpcpclient -h HOST [-t SECONDS] [-i MS] [-d SECONDS] [-x] [-w FILE] 'set PID/REL ENTITY N' ...
+**   tqpcpclient -h HOST [-t SECONDS] [-i MS] [-d SECONDS] [-x] [-o] [-w FILE] 'set PID/REL ENTITY N' ...
 **
 ** -d: wait that long after enabling before the first fetch (the agent's
-** queue for this client fills).
+** queue for this client fills).  -o: another context of this client
+** fetches from the agent just before each store, and ends after them
+** (the enables are this context's all the same, not the other's).
 **
 ** A record line: INSTANCE SEC.NSEC kind=K id=I [from=F] VALUES...; a lost
 ** stretch (the agent's queue for this client was full): ... kind=101 N missed=N.  -w FILE: stop when FILE exists.
@@ -55,16 +57,17 @@ static int store(pmID ctl, const char *cmd) {
 int main(int argc, char **argv) {
   const char *host = "local:", *waitFile = NULL;
   double secs = 2, delay = 0;
-  int ms = 100, keep = 0, opt;
-  while ((opt = getopt(argc, argv, "h:t:i:d:xw:")) != -1) {
+  int ms = 100, keep = 0, other = 0, opt;
+  while ((opt = getopt(argc, argv, "h:t:i:d:xow:")) != -1) {
     switch (opt) {
       case 'h': host = optarg; break;
       case 't': secs = atof(optarg); break;
       case 'i': ms = atoi(optarg); break;
       case 'd': delay = atof(optarg); break;
       case 'x': keep = 1; break;
+      case 'o': other = 1; break;
       case 'w': waitFile = optarg; break;
-      default: fprintf(stderr, "usage: tqpcpclient -h HOST [-t S] [-i MS] [-x] [-w FILE] CMD...\n"); return 2;
+      default: fprintf(stderr, "usage: tqpcpclient -h HOST [-t S] [-i MS] [-x] [-o] [-w FILE] CMD...\n"); return 2;
     }
   }
   int ctx = pmNewContext(PM_CONTEXT_HOST, host);
@@ -77,12 +80,32 @@ int main(int argc, char **argv) {
   pmID pn = lookup("tqmon.param.int"), pd = lookup("tqmon.param.float"), ps = lookup("tqmon.param.string");
   pmDesc desc;
   if (pmLookupDesc(rec, &desc) < 0) return 1;
+  int octx = -1;
+  pmID apid = lookup("tqmon.agent.pid");
+  if (other && (octx = pmNewContext(PM_CONTEXT_HOST, host)) < 0) {
+    fprintf(stderr, "tqpcpclient: %s (the other context): %s\n", host, pmErrStr(octx));
+    return 1;
+  }
   for (int i = optind; i < argc; i++) {
+    if (other) { /* the agent's last request is the other context's */
+      pmResult *ores;
+      pmUseContext(octx);
+      if (pmFetch(1, &apid, &ores) < 0) {
+        fprintf(stderr, "tqpcpclient: the other context's fetch failed\n");
+        return 1;
+      }
+      pmFreeResult(ores);
+      pmUseContext(ctx);
+    }
     int rc = store(ctl, argv[i]);
     if (rc < 0) {
       fprintf(stderr, "tqpcpclient: store '%s': %s\n", argv[i], pmErrStr(rc));
       return 1;
     }
+  }
+  if (other) {
+    pmDestroyContext(octx);
+    pmUseContext(ctx);
   }
   printf("# enabled\n");
   fflush(stdout);

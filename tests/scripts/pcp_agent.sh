@@ -7,8 +7,9 @@
 #   - a client (tests/pcp/tqpcpclient.c) enables SendMessage on P1 only:
 #     every record it receives is a send of P1, and the agent's counters
 #     show that only P1's packets were written and sent, as many as it got;
-#   - enables are per client: a pmstore (a context that ends at once)
-#     leaves nothing enabled; a client killed without disabling has its
+#   - enables are per client: an enable stored just after another
+#     client's request is the storing client's; a pmstore (a context that
+#     ends at once) leaves nothing enabled; a client killed without disabling has its
 #     enables released (the program's flag goes back to 0);
 #   - a client that does not fetch while its queue (-q) is full is told how
 #     many records it missed, and tqmon.agent.dropped counts them;
@@ -71,6 +72,17 @@ grep "SendMessage/" "$dir/written" | grep -v "SendMessage/P1\"" | grep -q inst &
 all=$(awk '$2 == "SEND" && $3 == "P1"' "$dir/mb.log" | wc -l)
 [ "$all" -ge "$got" ] || bad "the client got $got sends of P1, the program made $all"
 [ "$(val tqmon.entity.enabled "$mb/SendMessage/P1")" = 0 ] || bad "P1 still enabled after the client withdrew"
+
+# ---------------------------------------------------------------- an enable is the storing client's
+# another client's request just before the store (-o: a second context of
+# the client fetches from the agent, then ends): the enable stays the
+# storing client's, and its records come to it.  (It was counted for the
+# client of the agent's last request, released when that one ended: the
+# storing client got nothing.)
+$CL -h "$H" -t 2 -o "set $mb/SendMessage P1 1" >"$dir/other.out" 2>"$dir/other.err" || bad "client -o: $(cat "$dir/other.err")"
+got=$(grep -c "^$mb/SendMessage .* kind=1 " "$dir/other.out")
+[ "$got" -gt 0 ] || bad "an enable stored after another client's fetch brought its client nothing: $(tail -3 "$agentlog")"
+[ "$(val tqmon.entity.enabled "$mb/SendMessage/P1")" = 0 ] || bad "P1 still enabled after the client -o withdrew"
 
 # ---------------------------------------------------------------- per client: released when the context ends
 pmstore -h "$H" tqmon.control "set $mb/SendMessage P2 1" >"$dir/pmstore.out" 2>&1 || bad "pmstore: $(cat "$dir/pmstore.out")"
