@@ -511,20 +511,26 @@ static uint64_t offKey(int rel, int64_t entity) { return tqHash64(((uint64_t)rel
 ** it reported in that window, and nobody would count it: the engine holds
 ** the entity enabled at that time.  Told late, the producer writes a few
 ** more packets, which the engine does not deliver (its own count says
-** off). */
+** off).  A flag that goes on again while its off waits was never off for
+** the producer: it is not told again (a traced relation's flag; a
+** disable-traced sensor's counter has counted down as it fired, and is
+** told its count), and the off, found on at the flush, is not told either.
+** (Told again, every new state of an entity cost its producer a call: a
+** store to the agent of a remote host, one round trip each.) */
 static void onFlag(void *ctx, RtSensor *s, int64_t entity, int on) {
   tq_engine *e = ctx;
   int rel = s->rel->id;
   if (enHistOn(e, rel)) enHistFlag(e, s, entity, on);
   EnPm *p = e->producerOf[rel - 1];
   if (!p || p->priv.disabled || !p->pm->enable) return;
-  if (on > 0) {
-    tellFlag(e, rel, entity, on);
-    return;
-  }
   uint64_t k = offKey(rel, entity);
   intptr_t at = (intptr_t)tqMapGet(&e->offMap, k);
-  if (at > 0 && e->offs[at - 1].rel == rel && e->offs[at - 1].entity == entity) {
+  int waiting = at > 0 && e->offs[at - 1].rel == rel && e->offs[at - 1].entity == entity;
+  if (on > 0) {
+    if (!waiting || s->rel->mode == ALG_MODE_DISABLE) tellFlag(e, rel, entity, on);
+    return;
+  }
+  if (waiting) {
     e->offs[at - 1].seq = e->snapSeq; /* already waiting: from now */
     return;
   }

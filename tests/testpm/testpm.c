@@ -15,7 +15,8 @@
 **   disk    PRODUCER of Disk
 **   load    PRODUCER of Load
 **   hosts   PRODUCER of the entity relation Host: hosts A and B begin at
-**           the first snapshot; B ends at snapshot leave=N
+**           the first snapshot; B ends at snapshot leave=N; A ends and
+**           begins again (a new state) at snapshot renew=N
 ** The relations are those of tests/testpm/sensors.tq.  An event producer
 ** makes, at its k-th snapshot, one record per host (A, B) valued 10k+1 and
 ** 10k+2, at g->now; it also logs every enable call.
@@ -35,6 +36,7 @@
 **   deperr          answers DEP_DISABLED with TQ_PM_ERROR
 **   drop=ENTITY     filter: the host whose records it drops
 **   leave=N         hosts: B ends at snapshot N
+**   renew=N         hosts: A's tuple ends at snapshot N and a new one begins
 ** "Its N-th snapshot" counts SNAPSHOT calls, or SNAPSHOT_END calls for a PM
 ** not synchronised on SNAPSHOT.  A producer fails before it produces.
 **
@@ -78,6 +80,7 @@ typedef struct Conf {
   Trigger error, fatal, warn; /* when it returns those statuses */
   int depErr;           /* answer DEP_DISABLED with an error */
   int leave;            /* hosts: the snapshot B ends at */
+  int renew;            /* hosts: the snapshot A ends and begins again at */
   int count[K_N];       /* calls seen, per kind */
   tq_time began;        /* hosts: when the hosts began */
   int rels[NPM];        /* relation ids of relNames, found at START */
@@ -210,6 +213,7 @@ static tq_pm_status initRole(tq_pm_global *g, tq_pm_private *p, int role) {
     else if (KEY("deperr")) c->depErr = 1;
     else if (KEY("drop")) snprintf(c->drop, sizeof c->drop, "%.*s", (int)vlen, v);
     else if (KEY("leave")) c->leave = atoi(v);
+    else if (KEY("renew")) c->renew = atoi(v);
     else snprintf(p->message, sizeof p->message, "unknown argument '%.*s'", (int)len, a);
 #undef KEY
     a += len + (comma ? 1 : 0);
@@ -270,6 +274,24 @@ static tq_pm_status produce(tq_pm_global *g, tq_pm_private *p, Conf *c, int k) {
         r.kind = TQ_REC_END;
         r.from = c->began;
         r.to = g->now;
+      } else if (h == 0 && k == c->renew) {
+        /* its tuple ends, and one with the same values begins (id 3) */
+        r.kind = TQ_REC_END;
+        r.id = 1;
+        r.from = c->began;
+        r.to = g->now;
+        if (g->produce(g, &r)) {
+          snprintf(p->message, sizeof p->message, "a record was refused");
+          return TQ_PM_FATAL;
+        }
+        r.kind = TQ_REC_BEGIN;
+        r.from = g->now;
+        r.id = 3;
+        if (g->produce(g, &r)) {
+          snprintf(p->message, sizeof p->message, "a record was refused");
+          return TQ_PM_FATAL;
+        }
+        continue;
       } else {
         continue;
       }
