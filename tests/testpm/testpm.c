@@ -253,6 +253,13 @@ static tq_pm_status statusOf(tq_pm_private *p, Conf *c, int kind) {
   return st;
 }
 
+/* Produces r: 0, or -1 with the message (the engine refused it). */
+static int put(tq_pm_global *g, tq_pm_private *p, const tq_record *r) {
+  if (!g->produce(g, r)) return 0;
+  snprintf(p->message, sizeof p->message, "a record was refused");
+  return -1;
+}
+
 /* A producer's records at its k-th snapshot, at g->now. */
 static tq_pm_status produce(tq_pm_global *g, tq_pm_private *p, Conf *c, int k) {
   int64_t vals[2];
@@ -280,17 +287,11 @@ static tq_pm_status produce(tq_pm_global *g, tq_pm_private *p, Conf *c, int k) {
         r.id = 1;
         r.from = c->began;
         r.to = g->now;
-        if (g->produce(g, &r)) {
-          snprintf(p->message, sizeof p->message, "a record was refused");
-          return TQ_PM_FATAL;
-        }
+        if (put(g, p, &r)) return TQ_PM_FATAL;
         r.kind = TQ_REC_BEGIN;
         r.from = g->now;
         r.id = 3;
-        if (g->produce(g, &r)) {
-          snprintf(p->message, sizeof p->message, "a record was refused");
-          return TQ_PM_FATAL;
-        }
+        if (put(g, p, &r)) return TQ_PM_FATAL;
         continue;
       } else {
         continue;
@@ -301,10 +302,7 @@ static tq_pm_status produce(tq_pm_global *g, tq_pm_private *p, Conf *c, int k) {
       r.t = g->now;
       vals[1] = 10 * k + h + 1;
     }
-    if (g->produce(g, &r)) {
-      snprintf(p->message, sizeof p->message, "a record was refused");
-      return TQ_PM_FATAL;
-    }
+    if (put(g, p, &r)) return TQ_PM_FATAL;
   }
   return TQ_PM_OK;
 }
