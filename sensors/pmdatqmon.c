@@ -452,6 +452,8 @@ static void deliver(int prog, Pkt *p) {
   }
 }
 
+static void settle(int prog, int64_t h);
+
 /* Packet p is the next in time order: its interval state, its counters,
 ** then its clients. */
 static void release(int prog, Pkt *p) {
@@ -465,6 +467,7 @@ static void release(int prog, Pkt *p) {
   const tq_shm_sensor *x = &g->cat[p->sens];
   if (p->kind == TQ_SHM_BEGIN) {
     openPut(g, p);
+    if (x->is_entity) settle(prog, p->v[0]);
   } else if (p->kind == TQ_SHM_END) {
     Open *o = openTake(g, p->sens, p->id);
     if (!o) return; /* began before the agent came: its begin was cut */
@@ -1042,10 +1045,23 @@ static uint32_t total(int prog, int sens, const char *entity) {
   return t > UINT32_MAX ? UINT32_MAX : (uint32_t)t;
 }
 
+/* Does a client ask for (prog, sens) at all? */
+static int asked(int prog, int sens) {
+  for (Client *c = clients; c; c = c->next)
+    for (int i = 0; i < c->nsubs; i++)
+      if (c->subs[i].prog == prog && c->subs[i].sens == sens && c->subs[i].count) return 1;
+  return 0;
+}
+
 /* Writes the segment's flags of (prog, sens) from the clients' counts:
 ** the counters of every entity named, and the sensor word (the number of
 ** entities with a count, plus one while the relation is asked whole; an
-** event relation asked whole is on for every entity). */
+** event relation asked whole is on for every entity).  While a client
+** asks for the relation the word has TQ_SHM_USED: an entity the program
+** declares then reports from its first packet (its counters
+** TQ_SHM_PENDING) until its begin comes through here (settle), so that
+** an entity named before the program declared it is enabled from its
+** start, as the monitor's own shm PM does. */
 static void applyFlags(int prog, int sens) {
   Prog *g = &progs[prog];
   if (g->kernel) {
@@ -1072,7 +1088,30 @@ static void applyFlags(int prog, int sens) {
     if (t || *w) __atomic_store_n(w, t, __ATOMIC_RELEASE);
     if (t) word++;
   }
+  if (asked(prog, sens)) word |= TQ_SHM_USED;
   __atomic_store_n(&on[sens], word, __ATOMIC_RELEASE);
+}
+
+/* Entity h's begin came through: its counters still pending (declared
+** while a client asked for the relation) become the clients' counts for
+** its name, none when nobody named it.  (Only pending ones: a
+** disable-traced sensor's counter counts down as it fires, and a new
+** state of the entity must not arm it again.) */
+static void settle(int prog, int64_t h) {
+  Prog *g = &progs[prog];
+  if (g->kernel || !g->h || h <= 0 || (uint64_t)h >= g->h->max_entities) return;
+  const char *nm = nameOf(g, h);
+  if (!nm) return;
+  volatile uint32_t *on = (volatile uint32_t *)((char *)g->h + g->h->off_on);
+  volatile uint32_t *cnt = (volatile uint32_t *)((char *)g->h + g->h->off_counters);
+  for (int sens = 0; sens < g->nsens; sens++) {
+    volatile uint32_t *w = &cnt[(uint64_t)h * g->h->max_sensors + (uint64_t)sens];
+    if (__atomic_load_n(w, __ATOMIC_ACQUIRE) != TQ_SHM_PENDING) continue;
+    uint32_t t = total(prog, sens, nm), pend = TQ_SHM_PENDING;
+    if (t >= TQ_SHM_USED) t = TQ_SHM_USED - 1;
+    if (__atomic_compare_exchange_n(w, &pend, t, 0, __ATOMIC_RELEASE, __ATOMIC_RELAXED) && t)
+      __atomic_fetch_add(&on[sens], 1, __ATOMIC_RELEASE);
+  }
 }
 
 /* A client asks for a relation whole: the tuples open now come first. */

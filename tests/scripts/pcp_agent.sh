@@ -7,6 +7,8 @@
 #   - a client (tests/pcp/tqpcpclient.c) enables SendMessage on P1 only:
 #     every record it receives is a send of P1, and the agent's counters
 #     show that only P1's packets were written and sent, as many as it got;
+#   - an entity named before the program declares it is enabled from its
+#     first packet (tests/shm/early.c declares W2 late);
 #   - enables are per client: an enable stored just after another
 #     client's request is the storing client's; a pmstore (a context that
 #     ends at once) leaves nothing enabled; a client killed without disabling has its
@@ -83,6 +85,29 @@ $CL -h "$H" -t 2 -o "set $mb/SendMessage P1 1" >"$dir/other.out" 2>"$dir/other.e
 got=$(grep -c "^$mb/SendMessage .* kind=1 " "$dir/other.out")
 [ "$got" -gt 0 ] || bad "an enable stored after another client's fetch brought its client nothing: $(tail -3 "$agentlog")"
 [ "$(val tqmon.entity.enabled "$mb/SendMessage/P1")" = 0 ] || bad "P1 still enabled after the client -o withdrew"
+
+# ---------------------------------------------------------------- an entity named before the program declares it
+# early (tests/shm/early.c) declares W1 and works, then declares W2 once
+# the file go exists, which the test makes after the client enabled
+# Enqueue on W2: every one of W2's 1000 jobs comes to the client, from
+# its first (none came: the agent wrote the counters of the entities the
+# program had at the store only)
+mkdir -p "$dir/e"
+cp build/shm/early "$dir/e/$MBC"
+"$dir/e/$MBC" 1000 after "$dir/go" >"$dir/early.log" 2>&1 &
+ep=$!
+pids="$pids $ep"
+i=0
+while [ $i -lt 300 ] && [ "$(val tqmon.program.state "$ep")" != '"running"' ]; do sleep 0.1; i=$((i + 1)); done
+$CL -h "$H" -t 3 "set $ep/Enqueue W2 1" >"$dir/named.out" 2>"$dir/named.err" &
+cl=$!
+i=0
+while [ $i -lt 300 ] && ! grep -q "^# enabled" "$dir/named.out"; do sleep 0.1; i=$((i + 1)); done
+touch "$dir/go"
+wait $cl || bad "client of early: $(cat "$dir/named.err")"
+wait $ep
+got=$(grep "^$ep/Enqueue .* kind=1 .* W2 [0-9]*$" "$dir/named.out" | awk '{print $NF}' | sort -n | uniq | awk 'NR - 1 == $1 { n++ } END { print n + 0 }')
+[ "$got" = 1000 ] || bad "W2, named before it was declared: $got of its 1000 jobs 0.. came ($(grep -c "^$ep/Enqueue" "$dir/named.out") Enqueue records)"
 
 # ---------------------------------------------------------------- per client: released when the context ends
 pmstore -h "$H" tqmon.control "set $mb/SendMessage P2 1" >"$dir/pmstore.out" 2>&1 || bad "pmstore: $(cat "$dir/pmstore.out")"

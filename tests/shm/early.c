@@ -7,6 +7,8 @@
 **   early [N]        (default 1000)
 **   early N fork     W1, then a child of fork (no exec) works as C1 and
 **                    exits; then W2 (tests/scripts/shm_fork.sh)
+**   early N after F  W1, then W2 once file F exists (at most 60 s): W2 is
+**                    declared after a monitor named it (pcp_agent.sh)
 */
 #include <stdlib.h>
 #include <string.h>
@@ -37,6 +39,8 @@ int main(int argc, char **argv) {
     }
     if (c < 0 || waitpid(c, NULL, 0) != c) return 1;
   }
+  if (argc > 3 && !strcmp(argv[2], "after"))
+    for (int i = 0; i < 6000 && access(argv[3], F_OK); i++) usleep(10 * 1000);
   work("W2", n);
   return 0;
 }
