@@ -5,12 +5,14 @@
 //  2. in chromium (when playwright-core and chromium are there): the page
 //     follows the run live, then shows P2 flashing at 2:54:20.
 //
-//   node tests/browser/serve.mjs http URL OUTDIR
+//   node tests/browser/serve.mjs http - OUTDIR
 //   node tests/browser/serve.mjs browser - OUTDIR CHROMIUM
-// In browser mode chromium starts first: the script then creates
-// OUTDIR/browser.ready, and serve.sh starts the server only then and writes
-// its URL to OUTDIR/url.  However slowly chromium starts, the run it must
-// see live has not begun before the page is there to see it.
+// Node (and in browser mode chromium) starts first: the script then
+// creates OUTDIR/http.ready (OUTDIR/browser.ready), and serve.sh starts
+// the server only then and writes its URL to OUTDIR/url.  However slowly
+// node or chromium starts, the run it must see live has not begun before
+// it is there to see it (node started after the server once took longer
+// than the 2.6 s run on a busy machine, and saw every step at once).
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 const [mode, urlArg, out, exe] = process.argv.slice(2);
 let url = urlArg;
@@ -20,8 +22,17 @@ function check(ok, what) {
   if (!ok) failed++;
 }
 
+// OUTDIR/url, once serve.sh has written it (at most 120 s)
+async function urlFile() {
+  const t0 = Date.now();
+  while (!existsSync(`${out}/url`) && Date.now() - t0 < 120000) await new Promise((r) => setTimeout(r, 20));
+  return readFileSync(`${out}/url`, "utf8").trim();
+}
+
 // 1. HTTP
 if (mode === "http") {
+writeFileSync(`${out}/http.ready`, "");
+url = await urlFile();
 const page = await (await fetch(url)).text();
 check(page.includes('"live":true') && page.includes("tqmon-model"), "GET / serves the live page with its model");
 check((await fetch(url + "nothing-here")).status === 404, "an unknown path is 404");
@@ -67,8 +78,7 @@ if (mode === "browser") {
     p.on("pageerror", (e) => errors.push(String(e)));
     writeFileSync(`${out}/browser.ready`, "");
     const t0 = Date.now();
-    while (!existsSync(`${out}/url`) && Date.now() - t0 < 120000) await new Promise((r) => setTimeout(r, 50));
-    url = readFileSync(`${out}/url`, "utf8").trim();
+    url = await urlFile();
     await p.goto(url);
     await p.waitForFunction(() => window.tqmon && window.tqmon.ready, null, { timeout: 120000 });
     const n0 = await p.evaluate(() => window.tqmon.steps());

@@ -3,9 +3,11 @@
 # paper's example is replayed slowly (--display pace=S) so that the run
 # lasts: node (tests/browser/serve.mjs) reads the page, the event stream
 # and /model.json; then chromium, when installed, opens the page of a
-# second run and sees it follow the run live: chromium starts before that
-# run, so that a slow start cannot make it miss the run.  The servers listen on
-# 127.0.0.1 at a free port and stop on SIGINT with exit status 0.
+# second run and sees it follow the run live.  Node, and then chromium,
+# starts before the run it watches, so that a slow start cannot make it
+# miss the run (node once started after the 2.6 s run was over, on a busy
+# machine, and saw every step at once).  The servers listen on 127.0.0.1
+# at a free port and stop on SIGINT with exit status 0.
 # Exits 77 (skipped, with the reason) without node.
 set -eu
 T=${T:-build/asan/tqmon}
@@ -46,21 +48,33 @@ stop() {
   grep -q "the run is over; still serving" "$dir/$1.stderr"
 }
 
+# ready WHO: waits (at most 120 s) until node made $dir/WHO.ready, or exited
+ready() {
+  for i in $(seq 1 1200); do
+    [ -e "$dir/$1.ready" ] && break
+    kill -0 $node 2> /dev/null || break
+    sleep 0.1
+  done
+  [ -e "$dir/$1.ready" ] || { echo "node ($1) did not start in 120 s"; kill $node 2> /dev/null; exit 1; }
+}
+# (node first, however long it takes to start, then the run it reads)
+node tests/browser/serve.mjs http - "$dir" &
+node=$!
+ready http
 serve http 0.004
-node tests/browser/serve.mjs http "$url" "$dir"
+echo "$url" > "$dir/url.tmp" && mv "$dir/url.tmp" "$dir/url"
+st=0
+wait $node || st=$?
 stop http
+[ $st = 0 ] || exit 1
+rm -f "$dir/url"
 
 CHROMIUM=${CHROMIUM:-$(command -v chromium || command -v chromium-browser || true)}
 if [ -n "$CHROMIUM" ] && [ -d tests/browser/node_modules/playwright-core ]; then
   # chromium first (however long it takes to start), then the run it watches
   node tests/browser/serve.mjs browser - "$dir" "$CHROMIUM" &
   node=$!
-  for i in $(seq 1 1200); do
-    [ -e "$dir/browser.ready" ] && break
-    kill -0 $node 2> /dev/null || break
-    sleep 0.1
-  done
-  [ -e "$dir/browser.ready" ] || { echo "chromium did not start in 120 s"; kill $node 2> /dev/null; exit 1; }
+  ready browser
   serve browser 0.03
   echo "$url" > "$dir/url.tmp" && mv "$dir/url.tmp" "$dir/url"
   st=0
