@@ -100,6 +100,7 @@ static void mark(void) {
 }
 
 static void logLine(const char *fmt, const char *a, const char *b) {
+  if (!logFile) return; /* closed: the program is leaving */
   long long after = logTimes ? realNs() : 0;
   fprintf(logFile, "%ld ", ++seq);
   fprintf(logFile, fmt, a, b);
@@ -276,7 +277,13 @@ int main(int argc, char **argv) {
   pthread_mutex_unlock(&lock);
   /* stay a moment so the last samples can be answered, then leave */
   nanosleep(&d, NULL);
+  /* (under the lock: the service thread may answer a sample meanwhile, and
+  ** logs it under the lock; it wrote into the closed log and crashed the
+  ** program, once in a bench's run) */
+  pthread_mutex_lock(&lock);
   if (logFile != stdout) fclose(logFile);
+  logFile = NULL;
+  pthread_mutex_unlock(&lock);
   uint64_t lost = tqs_dropped();
   if (lost) fprintf(stderr, "mailbox: %llu packets dropped (rings full)\n", (unsigned long long)lost);
   return 0;
