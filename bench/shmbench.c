@@ -55,9 +55,16 @@ int snsBenchDrain(const char *self, long n, double rate) {
   /* the catalog as mapCatalog would map it, every sensor kept */
   s->nsens = (int)s->h->nsensors;
   memcpy(s->cat, (char *)s->h + s->h->off_catalog, sizeof(tq_shm_sensor) * (size_t)s->nsens);
+  /* (bench/sensorbench.tq declares one entity type, Worker: every
+  ** entity-typed value is one, as mapCatalog reads from the program) */
+  int worker = -1;
+  for (int i = 0; i < s->nsens; i++)
+    if (s->cat[i].is_entity) worker = i;
   for (int i = 0; i < s->nsens; i++) {
     s->relOf[i] = i + 1;
     memset(s->entOf[i], -1, sizeof s->entOf[i]);
+    for (int k = 0; k < s->cat[i].nattr; k++)
+      if (s->cat[i].kind[k] == TQ_SHM_ENTITY) s->entOf[i][k] = (signed char)worker;
   }
   calibrate(s);
   /* enable the child's worker (handle 1) on Tick */
@@ -70,7 +77,7 @@ int snsBenchDrain(const char *self, long n, double rate) {
   ** and the wait for its end is no draining) */
   for (;;) {
     int64_t was = produced;
-    drain(s);
+    uint64_t took = drain(s);
     merge(s, TQ_FOREVER - 1);
     if (produced > 1 && !t0) {
       t0 = benchNow();
@@ -91,6 +98,7 @@ int snsBenchDrain(const char *self, long n, double rate) {
       }
       break;
     }
+    drainPause(took); /* (as the monitor's drain thread waits when it caught up) */
   }
   uint64_t dropped = 0; /* (the rings' counts: the producer's drops) */
   for (uint32_t i = 0; i < s->h->nrings; i++)

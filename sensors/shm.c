@@ -1358,15 +1358,19 @@ static tq_pm_status shmEnd(tq_pm_global *g, tq_pm_private *p) {
 /* The drain thread takes what the rings hold in batches: when it caught
 ** up (less than a quarter of a chunk came) it waits a little, so that it
 ** does not read the slots the producers are writing one by one. */
+static void drainPause(uint64_t took) {
+  static const struct timespec idle = {0, 200 * 1000}, caught = {0, 50 * 1000};
+  if (!took) nanosleep(&idle, NULL);
+  else if (took < SHM_CHUNK / 4) nanosleep(&caught, NULL);
+}
+
 static void *drainMain(void *arg) {
   Shm *s = arg;
-  struct timespec idle = {0, 200 * 1000}, caught = {0, 50 * 1000};
   while (!s->thStop) {
     pthread_mutex_lock(&s->mu);
     uint64_t took = drain(s);
     pthread_mutex_unlock(&s->mu);
-    if (!took) nanosleep(&idle, NULL);
-    else if (took < SHM_CHUNK / 4) nanosleep(&caught, NULL);
+    drainPause(took);
   }
   return NULL;
 }
