@@ -122,6 +122,7 @@ typedef struct Shm {
   int nrel;
   signed char entOf[64][TQ_SHM_MAX_ATTRS]; /* entity-typed attribute: catalog index of its entity relation */
   int64_t *symOf;           /* by handle: symbol + 1 (0: not seen yet) */
+  uint8_t *ownOf;           /* by handle, once seen: its owner (0 a string, else its entity sensor + 1) */
   uint64_t csymOf;
   TqMap handleOf;           /* symbol + 2 -> handle */
   TqMap open;               /* (sensor, id) -> OpenRec* */
@@ -630,7 +631,8 @@ static void noteBad(Shm *s, const char *fmt, ...) {
 ** ent (ent < 0: a string). */
 static int handleValue(Shm *s, int64_t h, int ent, int64_t *out) {
   if (h <= 0 || (uint64_t)h > s->h->entities_taken || (uint64_t)h >= s->h->max_entities) return -1;
-  if ((uint64_t)h < s->csymOf && s->symOf[h]) {
+  if ((uint64_t)h < s->csymOf && s->symOf[h]) { /* (seen: its owner is checked again, as below) */
+    if (s->ownOf[h] != (uint8_t)(ent + 1)) return -1;
     *out = s->symOf[h] - 1;
     return 0;
   }
@@ -646,10 +648,13 @@ static int handleValue(Shm *s, int64_t h, int ent, int64_t *out) {
     uint64_t nc = s->csymOf ? 2 * s->csymOf : 1024;
     while (nc <= (uint64_t)h) nc *= 2;
     s->symOf = tqRealloc(s->symOf, sizeof(int64_t) * nc);
+    s->ownOf = tqRealloc(s->ownOf, nc);
     memset(s->symOf + s->csymOf, 0, sizeof(int64_t) * (nc - s->csymOf));
+    memset(s->ownOf + s->csymOf, 0, nc - s->csymOf);
     s->csymOf = nc;
   }
   s->symOf[h] = v + 1;
+  s->ownOf[h] = (uint8_t)(ent + 1);
   *out = v;
   return 0;
 }
@@ -1331,6 +1336,7 @@ static tq_pm_status shmEnd(tq_pm_global *g, tq_pm_private *p) {
     if (s->open.slot[k].key > 1) free(s->open.slot[k].val);
   tqMapFree(&s->open);
   free(s->symOf);
+  free(s->ownOf);
   tqMapFree(&s->handleOf);
   tqMapFree(&s->want);
   for (uint32_t i = 0; s->rq && s->h && i < s->h->nrings; i++) free(s->rq[i].q);

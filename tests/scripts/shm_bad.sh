@@ -26,6 +26,10 @@ check catalog 1 "corrupt catalog (1000 sensors)"
 check packets 0 "7 packets lost: .* 7 invalid: first packet of sensor 9, the subject has 2"
 grep -q "^P1,High," "$dir/packets.out" || bad "packets: the good packet among the bad was lost"
 check random 0 "invalid: first ring 0: packet of"
+# a handle the monitor has seen as a string is no entity the next time
+check cached 0 "1 invalid: first Ping: bad entity handle 2"
+grep -q "^S," "$dir/cached.out" && bad "cached: a string was taken for an entity: $(cat "$dir/cached.out")"
+grep -q "^P1,Low" "$dir/cached.out" || bad "cached: the good packet was lost: $(cat "$dir/cached.out")"
 # a segment that is no segment at all: --attach to a process without one
 $T run tests/shm/ping.tq --attach 1 >"$dir/attach.out" 2>"$dir/attach.err"
 [ $? -eq 1 ] || bad "attach: exit status"

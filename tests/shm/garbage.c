@@ -9,6 +9,8 @@
 **            enum values, in two rings
 **   random   fills its ring with random bytes, each slot published (its
 **            generation byte set)
+**   cached   uses a string's handle, after a sensor the monitor does not
+**            declare wrote it as a string, as Ping's Process (an entity)
 ** and stays alive a moment so the monitor reads what it wrote.
 */
 #include <fcntl.h>
@@ -47,6 +49,15 @@ int main(int argc, char **argv) {
   cat[1].kind[1] = TQ_SHM_ENUM;
   cat[1].nenum[1] = 2;
   h->nsensors = 2;
+  if (!strcmp(mode, "cached")) { /* a sensor ping.tq does not declare */
+    memset(&cat[2], 0, sizeof cat[2]);
+    strcpy(cat[2].name, "Note");
+    cat[2].is_event = 1;
+    cat[2].flag_attr = 255;
+    cat[2].nattr = 1;
+    cat[2].kind[0] = TQ_SHM_STRING;
+    h->nsensors = 3;
+  }
   h->time_kind = 0;
   if (!strcmp(mode, "magic")) memcpy(h->magic, "GARBAGE!", 8);
   if (!strcmp(mode, "version")) h->version = 99;
@@ -91,6 +102,26 @@ int main(int argc, char **argv) {
     tq_shm_packet *slots2 = (tq_shm_packet *)(r2 + 1);
     p = (tq_shm_packet){now + 8, 1, 1, TQ_SHM_EVENT, 0, 0, 0, {1, 1}};
     slots2[0] = p;
+  }
+  if (!strcmp(mode, "cached")) {
+    tq_shm_entity *ents = (tq_shm_entity *)((char *)h + h->off_entities);
+    strcpy(ents[1].name, "P1");
+    ents[1].state = 1;
+    ents[1].sensor = 1;
+    strcpy(ents[2].name, "S"); /* a string: of no sensor */
+    h->entities_taken = 2;
+    tq_shm_packet p;
+    memset(&p, 0, sizeof p);
+    p = (tq_shm_packet){now, 0, 1, TQ_SHM_BEGIN, 1, 0, 7, {1}};
+    slots[0] = p;
+    p = (tq_shm_packet){now + 1, 2, 1, TQ_SHM_EVENT, 1, 0, 0, {2}};    /* Note("S"): valid */
+    slots[1] = p;
+    p = (tq_shm_packet){now + 2, 1, 1, TQ_SHM_EVENT, 1, 0, 0, {2, 1}}; /* Ping with a string for Process */
+    slots[2] = p;
+    p = (tq_shm_packet){now + 3, 1, 1, TQ_SHM_EVENT, 1, 0, 0, {1, 0}}; /* a good one */
+    slots[3] = p;
+    __atomic_store_n(&r->tid, 1, __ATOMIC_RELEASE);
+    __atomic_store_n(&h->rings_taken, 1, __ATOMIC_RELEASE);
   }
   if (!strcmp(mode, "random")) {
     unsigned s = 12345;
