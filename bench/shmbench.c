@@ -43,6 +43,7 @@ int snsBenchDrain(const char *self, long n, double rate) {
   memset(&p, 0, sizeof p);
   Shm *s = tqCalloc(1, sizeof *s);
   s->g = &g;
+  s->qLimit = SHM_QBYTES; /* (the queues' bound, as shmStart sets it) */
   char cmd[512];
   snprintf(cmd, sizeof cmd, "%s\x1fproduce\x1f%ld\x1f%.0f", self, n, rate);
   setenv("TQMON_RING_BITS", "20", 0);
@@ -98,7 +99,7 @@ int snsBenchDrain(const char *self, long n, double rate) {
       }
       break;
     }
-    drainPause(took); /* (as the monitor's drain thread waits when it caught up) */
+    drainPause(s, took); /* (as the monitor's drain thread waits when it caught up) */
   }
   uint64_t dropped = 0; /* (the rings' counts: the producer's drops) */
   for (uint32_t i = 0; i < s->h->nrings; i++)
