@@ -664,15 +664,10 @@ static int attach(pid_t pid) {
   close(fd);
   if (m == MAP_FAILED) return -1;
   tq_shm_header *h = m;
-  tq_shm_header l = *h;
-  tq_shm_layout(&l, h->max_sensors, h->max_entities, h->nrings, h->ring_slots);
   const char *why = NULL;
   if (memcmp(h->magic, TQ_SHM_MAGIC, 8)) why = "not a tqmon sensor segment";
   else if (h->version != TQ_SHM_VERSION) why = "another segment version";
-  else if (h->header_bytes != sizeof(tq_shm_header) || h->size != (uint64_t)st.st_size || l.size != h->size ||
-           l.off_rings != h->off_rings || l.ring_bytes != h->ring_bytes || !h->ring_slots ||
-           (h->ring_slots & (h->ring_slots - 1)) || h->max_sensors > 64 || !h->nrings)
-    why = "corrupt header";
+  else if (!tq_shm_geometry_ok(h, (uint64_t)st.st_size)) why = "corrupt header";
   else if (h->state != TQ_SHM_READY) why = NULL; /* not ready yet: tried again later */
   else if (h->subject_pid != pid || h->creator_pid != pid) why = "not the program's own segment (creator)";
   else if (st.st_nlink != 1 || (st.st_mode & 0777) != 0600 || st.st_uid != progUid(pid))

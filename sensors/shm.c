@@ -305,10 +305,7 @@ static int checkHeader(tq_pm_private *p, const tq_shm_header *h, size_t size, co
   if (h->version != TQ_SHM_VERSION)
     return fail(p, "%s: sensor segment version %u, this tqmon speaks %u (rebuild the subject with this tqmon's sensors)",
                 name, h->version, TQ_SHM_VERSION);
-  tq_shm_header g = *h;
-  tq_shm_layout(&g, h->max_sensors, h->max_entities, h->nrings, h->ring_slots);
-  if (h->header_bytes != sizeof(tq_shm_header) || h->size != size || g.size != size || g.off_rings != h->off_rings ||
-      g.ring_bytes != h->ring_bytes || (h->ring_slots & (h->ring_slots - 1)) || h->max_sensors > 64 || !h->nrings)
+  if (!tq_shm_geometry_ok(h, size))
     return fail(p, "%s: corrupt sensor segment header (geometry)", name);
   return 0;
 }
@@ -326,6 +323,7 @@ static int createSegment(Shm *s, tq_pm_private *p) {
   const char *ents = getenv("TQMON_ENTITIES");
   uint32_t maxEnt = ents ? (uint32_t)atol(ents) : 65536;
   if (maxEnt < 16) maxEnt = 16;
+  if (maxEnt > (1u << 24)) maxEnt = 1u << 24; /* (as the sensors bound it) */
   const char *bits = getenv("TQMON_RING_BITS");
   int rb = bits ? atoi(bits) : 14;
   if (rb < 4 || rb > 24) rb = 14;
@@ -591,6 +589,11 @@ static int mapCatalog(Shm *s, tq_pm_global *g, tq_pm_private *p) {
     tq_shm_sensor *x = &s->cat[i];
     x->name[TQ_SHM_NAME_LEN - 1] = 0;
     s->relOf[i] = 0;
+    /* every sensor's shape is checked, declared or not: convert reads the
+    ** packets of all of them */
+    int shape = x->nattr <= TQ_SHM_MAX_ATTRS;
+    for (int k = 0; shape && k < x->nattr; k++) shape = x->kind[k] >= TQ_SHM_INT && x->kind[k] <= TQ_SHM_ENTITY;
+    if (!shape) return fail(p, "%s: corrupt catalog (sensor %d: %u attributes, or one of no known kind)", s->name, i, x->nattr);
     const AlgRel *r = algCatRel(&prog->cat, x->name);
     if (!r || r->deltaOf) continue; /* a sensor the program does not declare: ignored */
     int ok = x->nattr == r->nattr && x->nattr <= TQ_SHM_MAX_ATTRS && x->is_event == r->isEvent &&
@@ -810,7 +813,14 @@ static uint64_t drain(Shm *s) {
       }
       const tq_shm_packet *at = &slots[tail & mask];
       if (tail + SHM_AHEAD < hint) __builtin_prefetch(&slots[(tail + SHM_AHEAD) & mask], 0, 3);
-      if (__atomic_load_n(&at->gen, __ATOMIC_ACQUIRE) != tq_shm_gen(tail, h->ring_slots)) break; /* not yet */
+      if (__atomic_load_n(&at->gen, __ATOMIC_ACQUIRE) != tq_shm_gen(tail, h->ring_slots)) {
+        if (tail >= hint) break; /* not yet */
+        /* below the producer's head every slot is published: this one is
+        ** no packet (what follows a packet of a bad size): counted, skipped */
+        noteBad(s, "ring %u: a slot that is no packet", i);
+        tail++;
+        continue;
+      }
       if (s->rq && s->rq[i].n == s->rq[i].cap && s->rq[i].cap >= SHM_Q0 &&
           s->qBytes + sizeof(Pkt) * (uint64_t)s->rq[i].cap > s->qLimit) {
         more = 1; /* the queues are full: the rest waits in the ring */
@@ -819,10 +829,11 @@ static uint64_t drain(Shm *s) {
       tq_shm_packet sp = *at;
       uint32_t ns = sp.nslots;
       if (ns < 1 || ns > 3) {
-        /* garbage: the ring's position is lost; what it holds now is skipped */
+        /* garbage: counted, and the next slot read (a continuation slot
+        ** has generation 0: it is never taken for a packet) */
         noteBad(s, "ring %u: packet of %u slots", i, ns);
-        tail = frontier(h, r, tail + 1);
-        break;
+        tail++;
+        continue;
       }
       tq_shm_cont cont[2];
       for (uint32_t c = 1; c < ns; c++) memcpy(&cont[c - 1], &slots[(tail + c) & mask], sizeof(tq_shm_cont));

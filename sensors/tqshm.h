@@ -262,6 +262,21 @@ static inline void tq_shm_layout(tq_shm_header *h, uint32_t max_sensors, uint32_
   h->header_bytes = sizeof(tq_shm_header);
 }
 
+/* Whether a header's geometry is one a subject makes (sensors/tqsensor.c
+** bounds its sizes): every offset the layout's for the sizes it claims, the
+** whole within size bytes, so that no sum of them wraps or leaves it. */
+static inline int tq_shm_geometry_ok(const tq_shm_header *h, uint64_t size) {
+  if (h->ring_slots < 16 || h->ring_slots > (1u << 24) || (h->ring_slots & (h->ring_slots - 1)) || !h->max_sensors ||
+      h->max_sensors > 64 || !h->nrings || h->nrings > 1024 || h->max_entities < 2 || h->max_entities > (1u << 26))
+    return 0;
+  tq_shm_header g = *h;
+  tq_shm_layout(&g, h->max_sensors, h->max_entities, h->nrings, h->ring_slots);
+  return h->header_bytes == sizeof(tq_shm_header) && h->size == size && g.size == size && g.off_catalog == h->off_catalog &&
+         g.off_on == h->off_on && g.off_counters == h->off_counters && g.off_entities == h->off_entities &&
+         g.off_requests == h->off_requests && g.off_gloss == h->off_gloss && g.off_losses == h->off_losses &&
+         g.off_filters == h->off_filters && g.off_rings == h->off_rings && g.ring_bytes == h->ring_bytes;
+}
+
 /* The loss record of sensor s in ring i. */
 static inline tq_shm_loss *tq_shm_loss_at(tq_shm_header *h, uint32_t i, uint32_t s) {
   return (tq_shm_loss *)((char *)h + h->off_losses) + (uint64_t)i * h->max_sensors + s;

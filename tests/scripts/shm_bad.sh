@@ -26,6 +26,13 @@ check catalog 1 "corrupt catalog (1000 sensors)"
 check packets 0 "7 packets lost: .* 7 invalid: first packet of sensor 9, the subject has 2"
 grep -q "^P1,High," "$dir/packets.out" || bad "packets: the good packet among the bad was lost"
 check random 0 "invalid: first ring 0: packet of"
+# a sensor of more attributes than a packet holds, even one the program
+# does not declare (its packets are read); an offset outside the segment
+check wide 1 "corrupt catalog (sensor 2: 19 attributes"
+check offsets 1 "corrupt sensor segment header (geometry)"
+# a slot of a bad size loses itself, not the packets after it
+check resync 0 "1 packets lost: .* 1 invalid: first ring 0: packet of 0 slots"
+[ "$(grep -c "^P1,High," "$dir/resync.out")" = 100 ] || bad "resync: $(grep -c "^P1,High," "$dir/resync.out") of the 100 good packets"
 # a handle the monitor has seen as a string is no entity the next time
 check cached 0 "1 invalid: first Ping: bad entity handle 2"
 grep -q "^S," "$dir/cached.out" && bad "cached: a string was taken for an entity: $(cat "$dir/cached.out")"

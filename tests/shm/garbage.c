@@ -11,6 +11,10 @@
 **            generation byte set)
 **   cached   uses a string's handle, after a sensor the monitor does not
 **            declare wrote it as a string, as Ping's Process (an entity)
+**   wide     declares a sensor the monitor does not declare with 19
+**            attributes (at most 16), and writes one of its packets
+**   offsets  claims an offset of its table of sensor words far outside
+**   resync   writes one slot of a bad size, then 100 good packets
 ** and stays alive a moment so the monitor reads what it wrote.
 */
 #include <fcntl.h>
@@ -58,6 +62,16 @@ int main(int argc, char **argv) {
     cat[2].kind[0] = TQ_SHM_STRING;
     h->nsensors = 3;
   }
+  if (!strcmp(mode, "wide")) {
+    memset(&cat[2], 0, sizeof cat[2]);
+    strcpy(cat[2].name, "Wide");
+    cat[2].is_event = 1;
+    cat[2].flag_attr = 255;
+    cat[2].nattr = 19;
+    for (int k = 0; k < TQ_SHM_MAX_ATTRS; k++) cat[2].kind[k] = TQ_SHM_INT;
+    h->nsensors = 3;
+  }
+  if (!strcmp(mode, "offsets")) h->off_on = (uint64_t)1 << 40;
   h->time_kind = 0;
   if (!strcmp(mode, "magic")) memcpy(h->magic, "GARBAGE!", 8);
   if (!strcmp(mode, "version")) h->version = 99;
@@ -120,6 +134,40 @@ int main(int argc, char **argv) {
     slots[2] = p;
     p = (tq_shm_packet){now + 3, 1, 1, TQ_SHM_EVENT, 1, 0, 0, {1, 0}}; /* a good one */
     slots[3] = p;
+    __atomic_store_n(&r->tid, 1, __ATOMIC_RELEASE);
+    __atomic_store_n(&h->rings_taken, 1, __ATOMIC_RELEASE);
+  }
+  if (!strcmp(mode, "wide") || !strcmp(mode, "offsets") || !strcmp(mode, "resync")) {
+    tq_shm_entity *ents = (tq_shm_entity *)((char *)h + h->off_entities);
+    strcpy(ents[1].name, "P1");
+    ents[1].state = 1;
+    ents[1].sensor = 1;
+    h->entities_taken = 1;
+    uint32_t rs = h->ring_slots;
+    uint64_t n = 0;
+    tq_shm_packet p;
+    p = (tq_shm_packet){now, 0, tq_shm_gen(n, rs), TQ_SHM_BEGIN, 1, 0, 7, {1}};
+    slots[n] = p, n++;
+    if (!strcmp(mode, "resync")) { /* a packet of no slots */
+      p = (tq_shm_packet){now + 1, 1, tq_shm_gen(n, rs), TQ_SHM_EVENT, 0, 0, 0, {1, 1}};
+      slots[n] = p, n++;
+    }
+    for (int i = 0; i < 100; i++) {
+      p = (tq_shm_packet){now + 2 + (uint64_t)i, 1, tq_shm_gen(n, rs), TQ_SHM_EVENT, 1, 0, 0, {1, 1}};
+      slots[n] = p, n++;
+    }
+    if (!strcmp(mode, "wide")) { /* 19 values in 3 slots */
+      p = (tq_shm_packet){now + 500, 2, 0, TQ_SHM_EVENT, 3, 0, 0, {1, 2, 3, 4, 5}};
+      slots[n] = p;
+      tq_shm_cont c;
+      memset(&c, 0x41, sizeof c);
+      c.gen = 0;
+      memcpy(&slots[n + 1], &c, sizeof c);
+      memcpy(&slots[n + 2], &c, sizeof c);
+      __atomic_store_n(&slots[n].gen, tq_shm_gen(n, rs), __ATOMIC_RELEASE);
+      n += 3;
+    }
+    __atomic_store_n(&r->head, n, __ATOMIC_RELEASE);
     __atomic_store_n(&r->tid, 1, __ATOMIC_RELEASE);
     __atomic_store_n(&h->rings_taken, 1, __ATOMIC_RELEASE);
   }
