@@ -122,6 +122,8 @@ typedef struct Prog {
   pid_t pid;
   char shmName[64];
   tq_shm_header *h;             /* NULL once unmapped */
+  tq_shm_header geo;            /* its header as checked: the geometry is read here, never
+                                ** again from the segment the program can write */
   size_t size;
   tq_shm_sensor cat[64];        /* its catalog (copied, checked) */
   int nsens;
@@ -255,10 +257,10 @@ static void qPop(PktQ *q) {
 /* ================================================================ programs */
 
 static const tq_shm_entity *entityAt(Prog *g, int64_t h) {
-  if (!g->h || h <= 0 || (uint64_t)h >= g->h->max_entities) return NULL;
+  if (!g->h || h <= 0 || (uint64_t)h >= g->geo.max_entities) return NULL;
   uint64_t taken = __atomic_load_n(&g->h->entities_taken, __ATOMIC_ACQUIRE);
   if ((uint64_t)h > taken) return NULL;
-  return (const tq_shm_entity *)((const char *)g->h + g->h->off_entities) + h;
+  return (const tq_shm_entity *)((const char *)g->h + g->geo.off_entities) + h;
 }
 
 /* The name of handle h (cached for good: handles are never reused); NULL
@@ -382,8 +384,8 @@ static int64_t flagOf(const Prog *g, const Pkt *p) {
 /* Checks the catalog of a mapped segment. */
 static int checkCatalog(Prog *g) {
   uint32_t n = __atomic_load_n(&g->h->nsensors, __ATOMIC_ACQUIRE);
-  if (n > g->h->max_sensors || n > 64) return -1;
-  memcpy(g->cat, (const char *)g->h + g->h->off_catalog, sizeof(tq_shm_sensor) * n);
+  if (n > g->geo.max_sensors || n > 64) return -1;
+  memcpy(g->cat, (const char *)g->h + g->geo.off_catalog, sizeof(tq_shm_sensor) * n);
   for (uint32_t i = 0; i < n; i++) {
     tq_shm_sensor *x = &g->cat[i];
     x->name[TQ_SHM_NAME_LEN - 1] = 0;
@@ -522,12 +524,12 @@ static uint64_t drain(int prog, int64_t *cap) {
   Prog *g = &progs[prog];
   tq_shm_header *h = g->h;
   uint64_t took = 0, dropped = 0;
-  uint32_t taken = __atomic_load_n(&h->rings_taken, __ATOMIC_ACQUIRE), nr = taken < h->nrings ? taken : h->nrings;
-  if (!g->rq) g->rq = xcalloc(h->nrings, sizeof(PktQ));
+  uint32_t taken = __atomic_load_n(&h->rings_taken, __ATOMIC_ACQUIRE), nr = taken < g->geo.nrings ? taken : g->geo.nrings;
+  if (!g->rq) g->rq = xcalloc(g->geo.nrings, sizeof(PktQ));
   for (uint32_t i = 0; i < nr; i++) {
-    tq_shm_ring *r = (tq_shm_ring *)((char *)h + h->off_rings + h->ring_bytes * i);
+    tq_shm_ring *r = (tq_shm_ring *)((char *)h + g->geo.off_rings + g->geo.ring_bytes * i);
     tq_shm_packet *slots = (tq_shm_packet *)(r + 1);
-    uint64_t tail = r->tail, start = tail, mask = h->ring_slots - 1;
+    uint64_t tail = r->tail, start = tail, mask = g->geo.ring_slots - 1;
     dropped += __atomic_load_n(&r->dropped, __ATOMIC_RELAXED);
     int64_t lastT = INT64_MAX;
     int more = 0;
@@ -537,7 +539,7 @@ static uint64_t drain(int prog, int64_t *cap) {
         break;
       }
       const tq_shm_packet *at = &slots[tail & mask];
-      if (__atomic_load_n(&at->gen, __ATOMIC_ACQUIRE) != tq_shm_gen(tail, h->ring_slots)) break;
+      if (__atomic_load_n(&at->gen, __ATOMIC_ACQUIRE) != tq_shm_gen(tail, g->geo.ring_slots)) break;
       tq_shm_packet sp = *at;
       uint32_t ns = sp.nslots;
       if (ns < 1 || ns > 3) {
@@ -571,7 +573,7 @@ static void merge(int prog, int64_t limit) {
   for (;;) {
     int best = -1;
     int64_t bt = 0;
-    for (uint32_t i = 0; i < g->h->nrings; i++) {
+    for (uint32_t i = 0; i < g->geo.nrings; i++) {
       Pkt *p = qFront(&g->rq[i]);
       if (p && (best < 0 || p->t < bt)) {
         best = (int)i;
@@ -622,7 +624,7 @@ static void finish(int prog) {
   pmNotifyErr(LOG_INFO, "program %d exited: %llu packets, %llu lost (%llu ring full or no ring, %llu invalid, %llu late)",
               (int)g->pid, (unsigned long long)g->packets, (unsigned long long)(g->dropped + g->bad + g->late),
               (unsigned long long)g->dropped, (unsigned long long)g->bad, (unsigned long long)g->late);
-  for (uint32_t i = 0; g->rq && i < g->h->nrings; i++) free(g->rq[i].q);
+  for (uint32_t i = 0; g->rq && i < g->geo.nrings; i++) free(g->rq[i].q);
   free(g->rq);
   g->rq = NULL;
   munmap(g->h, g->size);
@@ -663,11 +665,12 @@ static int attach(pid_t pid) {
   void *m = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   close(fd);
   if (m == MAP_FAILED) return -1;
-  tq_shm_header *h = m;
+  tq_shm_header *h = m, copy;
+  memcpy(&copy, h, sizeof copy); /* (checked, and kept: the program may change its own) */
   const char *why = NULL;
-  if (memcmp(h->magic, TQ_SHM_MAGIC, 8)) why = "not a tqmon sensor segment";
-  else if (h->version != TQ_SHM_VERSION) why = "another segment version";
-  else if (!tq_shm_geometry_ok(h, (uint64_t)st.st_size)) why = "corrupt header";
+  if ((size_t)st.st_size < sizeof copy || memcmp(copy.magic, TQ_SHM_MAGIC, 8)) why = "not a tqmon sensor segment";
+  else if (copy.version != TQ_SHM_VERSION) why = "another segment version";
+  else if (!tq_shm_geometry_ok(&copy, (uint64_t)st.st_size)) why = "corrupt header";
   else if (h->state != TQ_SHM_READY) why = NULL; /* not ready yet: tried again later */
   else if (h->subject_pid != pid || h->creator_pid != pid) why = "not the program's own segment (creator)";
   else if (st.st_nlink != 1 || (st.st_mode & 0777) != 0600 || st.st_uid != progUid(pid))
@@ -700,6 +703,7 @@ static int attach(pid_t pid) {
   g->pid = pid;
   snprintf(g->shmName, sizeof g->shmName, "%s", name);
   g->h = h;
+  g->geo = copy;
   g->size = (size_t)st.st_size;
   if (checkCatalog(g)) {
     pmNotifyErr(LOG_WARNING, "%s: not watched: corrupt catalog", name);
@@ -710,12 +714,12 @@ static int attach(pid_t pid) {
   }
   anchor(g, 1);
   /* what the rings held before the agent came is cut (a history with holes) */
-  uint32_t nr = h->rings_taken < h->nrings ? h->rings_taken : h->nrings;
+  uint32_t nr = h->rings_taken < g->geo.nrings ? h->rings_taken : g->geo.nrings;
   for (uint32_t i = 0; i < nr; i++) {
-    tq_shm_ring *r = (tq_shm_ring *)((char *)h + h->off_rings + h->ring_bytes * i);
+    tq_shm_ring *r = (tq_shm_ring *)((char *)h + g->geo.off_rings + g->geo.ring_bytes * i);
     tq_shm_packet *slots = (tq_shm_packet *)(r + 1);
-    uint64_t pos = r->tail, end = pos + h->ring_slots, mask = h->ring_slots - 1;
-    while (pos < end && __atomic_load_n(&slots[pos & mask].gen, __ATOMIC_ACQUIRE) == tq_shm_gen(pos, h->ring_slots)) {
+    uint64_t pos = r->tail, end = pos + g->geo.ring_slots, mask = g->geo.ring_slots - 1;
+    while (pos < end && __atomic_load_n(&slots[pos & mask].gen, __ATOMIC_ACQUIRE) == tq_shm_gen(pos, g->geo.ring_slots)) {
       uint32_t ns = slots[pos & mask].nslots;
       pos += ns >= 1 && ns <= 3 ? ns : 1;
     }
@@ -724,7 +728,7 @@ static int attach(pid_t pid) {
   }
   /* the entities that exist now are open from now on */
   int64_t now = realNow();
-  uint64_t n = h->entities_taken < h->max_entities ? h->entities_taken : h->max_entities - 1;
+  uint64_t n = h->entities_taken < g->geo.max_entities ? h->entities_taken : g->geo.max_entities - 1;
   for (uint64_t k = 1; k <= n; k++) {
     const tq_shm_entity *e = entityAt(g, (int64_t)k);
     uint32_t owner = e ? __atomic_load_n(&e->sensor, __ATOMIC_ACQUIRE) : 0;
@@ -1065,13 +1069,13 @@ static void applyFlags(int prog, int sens) {
   }
   if (!g->h) return;
   tq_shm_header *h = g->h;
-  volatile uint32_t *on = (volatile uint32_t *)((char *)h + h->off_on);
-  volatile uint32_t *cnt = (volatile uint32_t *)((char *)h + h->off_counters);
+  volatile uint32_t *on = (volatile uint32_t *)((char *)h + g->geo.off_on);
+  volatile uint32_t *cnt = (volatile uint32_t *)((char *)h + g->geo.off_counters);
   const tq_shm_sensor *x = &g->cat[sens];
   uint32_t word = 0;
   uint32_t whole = total(prog, sens, "*");
   if (whole) word = x->is_event && !x->sampled ? TQ_SHM_ALL | 1 : 1;
-  uint64_t n = h->entities_taken < h->max_entities ? h->entities_taken : h->max_entities - 1;
+  uint64_t n = h->entities_taken < g->geo.max_entities ? h->entities_taken : g->geo.max_entities - 1;
   for (uint64_t k = 1; k <= n; k++) {
     const tq_shm_entity *e = entityAt(g, (int64_t)k);
     uint32_t owner = e ? __atomic_load_n(&e->sensor, __ATOMIC_ACQUIRE) : 0;
@@ -1079,7 +1083,7 @@ static void applyFlags(int prog, int sens) {
     const char *nm = nameOf(g, (int64_t)k);
     if (!nm) continue;
     uint32_t t = total(prog, sens, nm);
-    volatile uint32_t *w = &cnt[k * h->max_sensors + (uint64_t)sens];
+    volatile uint32_t *w = &cnt[k * g->geo.max_sensors + (uint64_t)sens];
     if (t || *w) __atomic_store_n(w, t, __ATOMIC_RELEASE);
     if (t) word++;
   }
@@ -1094,13 +1098,13 @@ static void applyFlags(int prog, int sens) {
 ** state of the entity must not arm it again.) */
 static void settle(int prog, int64_t h) {
   Prog *g = &progs[prog];
-  if (g->kernel || !g->h || h <= 0 || (uint64_t)h >= g->h->max_entities) return;
+  if (g->kernel || !g->h || h <= 0 || (uint64_t)h >= g->geo.max_entities) return;
   const char *nm = nameOf(g, h);
   if (!nm) return;
-  volatile uint32_t *on = (volatile uint32_t *)((char *)g->h + g->h->off_on);
-  volatile uint32_t *cnt = (volatile uint32_t *)((char *)g->h + g->h->off_counters);
+  volatile uint32_t *on = (volatile uint32_t *)((char *)g->h + g->geo.off_on);
+  volatile uint32_t *cnt = (volatile uint32_t *)((char *)g->h + g->geo.off_counters);
   for (int sens = 0; sens < g->nsens; sens++) {
-    volatile uint32_t *w = &cnt[(uint64_t)h * g->h->max_sensors + (uint64_t)sens];
+    volatile uint32_t *w = &cnt[(uint64_t)h * g->geo.max_sensors + (uint64_t)sens];
     if (__atomic_load_n(w, __ATOMIC_ACQUIRE) != TQ_SHM_PENDING) continue;
     uint32_t t = total(prog, sens, nm), pend = TQ_SHM_PENDING;
     if (t >= TQ_SHM_USED) t = TQ_SHM_USED - 1;

@@ -99,6 +99,8 @@ typedef struct OpenRec {
 
 typedef struct Shm {
   tq_shm_header *h;
+  tq_shm_header geo;        /* the header as checked: its geometry is read here, never
+                            ** again from the segment the subject can write */
   size_t size;
   char name[96];            /* its path, for messages */
   int own;                  /* we created the segment (exec) */
@@ -298,15 +300,23 @@ static int fail(tq_pm_private *p, const char *fmt, ...) {
   return -1;
 }
 
-/* Checks a mapped segment's header: magic, version, geometry. */
-static int checkHeader(tq_pm_private *p, const tq_shm_header *h, size_t size, const char *name) {
-  if (size < sizeof(tq_shm_header) || memcmp(h->magic, TQ_SHM_MAGIC, 8))
+/* Checks a mapped segment's header: magic, version, geometry, in a copy
+** (kept in s->geo) that the subject cannot change after the check. */
+static int checkHeader(tq_pm_private *p, Shm *s) {
+  size_t size = s->size;
+  const char *name = s->name;
+  if (size < sizeof(tq_shm_header)) return fail(p, "%s is not a tqmon sensor segment (wrong magic)", name);
+  tq_shm_header copy;
+  memcpy(&copy, s->h, sizeof copy);
+  const tq_shm_header *h = &copy;
+  if (memcmp(h->magic, TQ_SHM_MAGIC, 8))
     return fail(p, "%s is not a tqmon sensor segment (wrong magic)", name);
   if (h->version != TQ_SHM_VERSION)
     return fail(p, "%s: sensor segment version %u, this tqmon speaks %u (rebuild the subject with this tqmon's sensors)",
                 name, h->version, TQ_SHM_VERSION);
   if (!tq_shm_geometry_ok(h, size))
     return fail(p, "%s: corrupt sensor segment header (geometry)", name);
+  s->geo = copy;
   return 0;
 }
 
@@ -340,6 +350,7 @@ static int createSegment(Shm *s, tq_pm_private *p) {
   s->h = m;
   s->size = (size_t)h.size;
   memcpy(s->h, &h, sizeof h);
+  s->geo = h;
   memcpy(s->h->magic, TQ_SHM_MAGIC, 8);
   s->h->version = TQ_SHM_VERSION;
   s->h->creator_pid = s->h->monitor_pid = (int32_t)getpid();
@@ -412,7 +423,7 @@ static int mapSegment(Shm *s, tq_pm_private *p, const char *name) {
   if (m == MAP_FAILED) return fail(p, "cannot map the sensor segment %s: %s", s->name, strerror(errno));
   s->h = m;
   s->size = (size_t)st.st_size;
-  if (checkHeader(p, s->h, s->size, s->name)) {
+  if (checkHeader(p, s)) {
     munmap(m, s->size);
     s->h = NULL;
     return -1;
@@ -453,9 +464,9 @@ static int claim(Shm *s, tq_pm_private *p) {
 ** one branch, and another monitor may attach. */
 static void unclaim(Shm *s) {
   if (!s->claimed || s->own) return;
-  volatile uint32_t *on_ = (volatile uint32_t *)((char *)s->h + s->h->off_on);
-  for (uint32_t i = 0; i < s->h->max_sensors; i++) __atomic_store_n(&on_[i], 0, __ATOMIC_RELEASE);
-  memset((char *)s->h + s->h->off_counters, 0, sizeof(uint32_t) * (size_t)s->h->max_sensors * s->h->max_entities);
+  volatile uint32_t *on_ = (volatile uint32_t *)((char *)s->h + s->geo.off_on);
+  for (uint32_t i = 0; i < s->geo.max_sensors; i++) __atomic_store_n(&on_[i], 0, __ATOMIC_RELEASE);
+  memset((char *)s->h + s->geo.off_counters, 0, sizeof(uint32_t) * (size_t)s->geo.max_sensors * s->geo.max_entities);
   int32_t me = (int32_t)getpid();
   __atomic_compare_exchange_n(&s->h->monitor_pid, &me, 0, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
   s->claimed = 0;
@@ -577,8 +588,8 @@ static int howEnded(Shm *s, char *why, size_t n) {
 /* Maps the subject's catalog onto the program's relations. */
 static int mapCatalog(Shm *s, tq_pm_global *g, tq_pm_private *p) {
   uint32_t n = __atomic_load_n(&s->h->nsensors, __ATOMIC_ACQUIRE);
-  if (n > s->h->max_sensors || n > 64) return fail(p, "%s: corrupt catalog (%u sensors)", s->name, n);
-  const tq_shm_sensor *c = (const tq_shm_sensor *)((const char *)s->h + s->h->off_catalog);
+  if (n > s->geo.max_sensors || n > 64) return fail(p, "%s: corrupt catalog (%u sensors)", s->name, n);
+  const tq_shm_sensor *c = (const tq_shm_sensor *)((const char *)s->h + s->geo.off_catalog);
   s->nsens = (int)n;
   memcpy(s->cat, c, sizeof(tq_shm_sensor) * n);
   CpProgram *prog = enProgram(g);
@@ -636,13 +647,13 @@ static void noteBad(Shm *s, const char *fmt, ...) {
 /* The symbol of entity handle h, which must be an entity of catalog sensor
 ** ent (ent < 0: a string). */
 static int handleValue(Shm *s, int64_t h, int ent, int64_t *out) {
-  if (h <= 0 || (uint64_t)h > s->h->entities_taken || (uint64_t)h >= s->h->max_entities) return -1;
+  if (h <= 0 || (uint64_t)h > s->h->entities_taken || (uint64_t)h >= s->geo.max_entities) return -1;
   if ((uint64_t)h < s->csymOf && s->symOf[h]) { /* (seen: its owner is checked again, as below) */
     if (s->ownOf[h] != (uint8_t)(ent + 1)) return -1;
     *out = s->symOf[h] - 1;
     return 0;
   }
-  const tq_shm_entity *x = (const tq_shm_entity *)((const char *)s->h + s->h->off_entities) + h;
+  const tq_shm_entity *x = (const tq_shm_entity *)((const char *)s->h + s->geo.off_entities) + h;
   uint32_t owner = __atomic_load_n(&x->sensor, __ATOMIC_ACQUIRE);
   if ((ent >= 0 && owner != (uint32_t)ent + 1) || (ent < 0 && owner != 0)) return -1;
   char name[TQ_SHM_NAME_LEN];
@@ -724,7 +735,7 @@ static int convert(Shm *s, const tq_shm_packet *sp, const tq_shm_cont *cont, int
         int ent = x->kind[a] == TQ_SHM_STRING ? -1 : (x->is_entity && a == 0) ? si : s->entOf[si][a];
         if (x->kind[a] == TQ_SHM_ENTITY && ent < 0) {
           int64_t h = pk->v[a];
-          const tq_shm_entity *e = (const tq_shm_entity *)((const char *)s->h + s->h->off_entities) + (h > 0 && (uint64_t)h < s->h->max_entities ? h : 0);
+          const tq_shm_entity *e = (const tq_shm_entity *)((const char *)s->h + s->geo.off_entities) + (h > 0 && (uint64_t)h < s->geo.max_entities ? h : 0);
           uint32_t owner = __atomic_load_n(&e->sensor, __ATOMIC_ACQUIRE);
           if (!owner || owner > (uint32_t)s->nsens || !s->cat[owner - 1].is_entity)
             return noteBad(s, "%s: value %lld is not an entity", x->name, (long long)h), -1;
@@ -770,10 +781,10 @@ static void settlePending(Shm *s);
 
 /* The position of ring r's first slot not published, from pos on (at
 ** most a ring's length further: a producer that wrote garbage). */
-static uint64_t frontier(const tq_shm_header *h, tq_shm_ring *r, uint64_t pos) {
+static uint64_t frontier(const tq_shm_header *geo, tq_shm_ring *r, uint64_t pos) {
   const tq_shm_packet *slots = (const tq_shm_packet *)(r + 1);
-  uint64_t mask = h->ring_slots - 1, end = pos + h->ring_slots;
-  while (pos < end && __atomic_load_n(&slots[pos & mask].gen, __ATOMIC_ACQUIRE) == tq_shm_gen(pos, h->ring_slots)) {
+  uint64_t mask = geo->ring_slots - 1, end = pos + geo->ring_slots;
+  while (pos < end && __atomic_load_n(&slots[pos & mask].gen, __ATOMIC_ACQUIRE) == tq_shm_gen(pos, geo->ring_slots)) {
     uint32_t ns = slots[pos & mask].nslots;
     pos += ns >= 1 && ns <= 3 ? ns : 1;
   }
@@ -792,17 +803,17 @@ static uint64_t drain(Shm *s) {
   s->chunked = 0;
   tq_shm_header *h = s->h;
   /* threads take the lowest free ring: rings past the number ever taken are unused */
-  uint32_t taken = __atomic_load_n(&h->rings_taken, __ATOMIC_ACQUIRE), nr = taken < h->nrings ? taken : h->nrings;
+  uint32_t taken = __atomic_load_n(&h->rings_taken, __ATOMIC_ACQUIRE), nr = taken < s->geo.nrings ? taken : s->geo.nrings;
   for (uint32_t i = 0; i < nr; i++) {
-    tq_shm_ring *r = (tq_shm_ring *)((char *)h + h->off_rings + h->ring_bytes * i);
+    tq_shm_ring *r = (tq_shm_ring *)((char *)h + s->geo.off_rings + s->geo.ring_bytes * i);
     tq_shm_packet *slots = (tq_shm_packet *)(r + 1);
-    uint64_t tail = r->tail, start = tail, mask = h->ring_slots - 1;
+    uint64_t tail = r->tail, start = tail, mask = s->geo.ring_slots - 1;
     /* the producer's head hint (stored every 256 slots): the slots below it
     ** are published, and are fetched ahead of their turn; those past it are
     ** not touched before their generation says so (a line the producer is
     ** writing, read early, would go back and forth between them) */
     uint64_t hint = __atomic_load_n(&r->head, __ATOMIC_ACQUIRE);
-    if (hint - tail > h->ring_slots) hint = tail; /* (garbage, or not yet stored: no hint) */
+    if (hint - tail > s->geo.ring_slots) hint = tail; /* (garbage, or not yet stored: no hint) */
     TqTime lastT = TQ_FOREVER;
     int more = 0; /* stopped at SHM_CHUNK, not at the first slot not published */
     for (;;) {
@@ -813,7 +824,7 @@ static uint64_t drain(Shm *s) {
       }
       const tq_shm_packet *at = &slots[tail & mask];
       if (tail + SHM_AHEAD < hint) __builtin_prefetch(&slots[(tail + SHM_AHEAD) & mask], 0, 3);
-      if (__atomic_load_n(&at->gen, __ATOMIC_ACQUIRE) != tq_shm_gen(tail, h->ring_slots)) {
+      if (__atomic_load_n(&at->gen, __ATOMIC_ACQUIRE) != tq_shm_gen(tail, s->geo.ring_slots)) {
         if (tail >= hint) break; /* not yet */
         /* below the producer's head every slot is published: this one is
         ** no packet (what follows a packet of a bad size): counted, skipped */
@@ -838,7 +849,7 @@ static uint64_t drain(Shm *s) {
       tq_shm_cont cont[2];
       for (uint32_t c = 1; c < ns; c++) memcpy(&cont[c - 1], &slots[(tail + c) & mask], sizeof(tq_shm_cont));
       tail += ns;
-      if (!s->rq) s->rq = tqCalloc(h->nrings, sizeof(PktQ));
+      if (!s->rq) s->rq = tqCalloc(s->geo.nrings, sizeof(PktQ));
       PktQ *q = &s->rq[i];
       Pkt *pk = qSlot(s, q); /* converted in place: kept by q->n++ */
       if (convert(s, &sp, cont, (int)ns - 1, pk)) continue;
@@ -952,7 +963,7 @@ static void emit(Shm *s, Pkt *pk) {
 static void merge(Shm *s, TqTime limit) {
   if (!s->rq) return;
   if (s->cap < limit) limit = s->cap;
-  uint32_t nr = s->h->rings_taken < s->h->nrings ? s->h->rings_taken : s->h->nrings;
+  uint32_t nr = s->h->rings_taken < s->geo.nrings ? s->h->rings_taken : s->geo.nrings;
   for (;;) {
     int best = -1, nonEmpty = 0;
     TqTime bt = 0;
@@ -987,7 +998,7 @@ static void merge(Shm *s, TqTime limit) {
 
 static int64_t pending(Shm *s) {
   int64_t n = 0;
-  for (uint32_t i = 0; s->rq && i < s->h->nrings; i++) n += s->rq[i].n;
+  for (uint32_t i = 0; s->rq && i < s->geo.nrings; i++) n += s->rq[i].n;
   return n;
 }
 
@@ -1041,18 +1052,18 @@ static void answerSample(Shm *s, const Pkt *pk) {
 ** collection's start. */
 static void attachState(Shm *s) {
   tq_shm_header *h = s->h;
-  uint32_t nr = h->rings_taken < h->nrings ? h->rings_taken : h->nrings;
+  uint32_t nr = h->rings_taken < s->geo.nrings ? h->rings_taken : s->geo.nrings;
   for (uint32_t i = 0; i < nr; i++) {
-    tq_shm_ring *r = (tq_shm_ring *)((char *)h + h->off_rings + h->ring_bytes * i);
-    uint64_t head = frontier(h, r, r->tail);
+    tq_shm_ring *r = (tq_shm_ring *)((char *)h + s->geo.off_rings + s->geo.ring_bytes * i);
+    uint64_t head = frontier(&s->geo, r, r->tail);
     s->before += (int64_t)(head - r->tail);
     __atomic_store_n(&r->tail, head, __ATOMIC_RELEASE);
   }
   /* every interval whose begin was cut has a lower id (ids are taken
   ** before their packets are published) */
   s->idFloor = __atomic_load_n(&h->next_id, __ATOMIC_ACQUIRE);
-  uint64_t n = h->entities_taken < h->max_entities ? h->entities_taken : h->max_entities - 1;
-  const tq_shm_entity *ents = (const tq_shm_entity *)((const char *)h + h->off_entities);
+  uint64_t n = h->entities_taken < s->geo.max_entities ? h->entities_taken : s->geo.max_entities - 1;
+  const tq_shm_entity *ents = (const tq_shm_entity *)((const char *)h + s->geo.off_entities);
   s->synth = tqCalloc(n + 1, sizeof(Pkt));
   for (uint64_t k = 1; k <= n; k++) {
     const tq_shm_entity *e = &ents[k];
@@ -1110,7 +1121,7 @@ static tq_pm_status shmInit(tq_pm_global *g, tq_pm_private *p) {
 ** every packet (the engine filters). */
 static void writeFilters(Shm *s, tq_pm_global *g) {
   if (g->version < 10 || !g->sensor_filter) return;
-  tq_shm_filter *fl = (tq_shm_filter *)((char *)s->h + s->h->off_filters);
+  tq_shm_filter *fl = (tq_shm_filter *)((char *)s->h + s->geo.off_filters);
   for (int si = 0; si < s->nsens; si++) {
     int rel = s->relOf[si];
     const tq_pm_cond *c = NULL;
@@ -1150,7 +1161,7 @@ static void writeFilters(Shm *s, tq_pm_global *g) {
 /* Tells the engine what the sensors' filters suppressed since last time. */
 static void reportSuppressed(Shm *s, tq_pm_global *g) {
   if (g->version < 10 || !g->suppressed || !s->h) return;
-  const tq_shm_filter *fl = (const tq_shm_filter *)((const char *)s->h + s->h->off_filters);
+  const tq_shm_filter *fl = (const tq_shm_filter *)((const char *)s->h + s->geo.off_filters);
   for (int si = 0; si < s->nsens; si++) {
     if (!s->relOf[si]) continue;
     uint64_t n = __atomic_load_n(&fl[si].suppressed, __ATOMIC_RELAXED);
@@ -1216,7 +1227,7 @@ static tq_pm_status shmStart(tq_pm_global *g, tq_pm_private *p) {
     s->fd = -1;
   }
   /* the subject may have written anything: check the header again */
-  if (checkHeader(p, s->h, s->size, s->name) || mapCatalog(s, g, p)) return TQ_PM_FATAL;
+  if (checkHeader(p, s) || mapCatalog(s, g, p)) return TQ_PM_FATAL;
   /* a program list (monitor programs, --programs) chooses among the
   ** processes a source finds; --exec and --attach find none, they name the
   ** one program they measure, whose entities are its own: it is matched
@@ -1238,7 +1249,7 @@ static tq_pm_status shmStart(tq_pm_global *g, tq_pm_private *p) {
   ** all reported (the engine must know every open one: it may be delivered
   ** whole at its end); an event sensor a query uses reports on the entities
   ** the monitor has not seen yet (TQ_SHM_USED, TQ_SHM_PENDING) */
-  volatile uint32_t *on_ = (volatile uint32_t *)((char *)s->h + s->h->off_on);
+  volatile uint32_t *on_ = (volatile uint32_t *)((char *)s->h + s->geo.off_on);
   for (int i = 0; i < s->nsens; i++) {
     int rel = s->relOf[i];
     if (!rel) continue;
@@ -1333,7 +1344,7 @@ static tq_pm_status shmEnd(tq_pm_global *g, tq_pm_private *p) {
     if (full)
       g->log(g, p, TQ_LOG_WARNING,
              "%llu entity and string declarations found no slot: the table holds %u (TQMON_ENTITIES; sensors/README.md)",
-             (unsigned long long)full, (unsigned)s->h->max_entities);
+             (unsigned long long)full, (unsigned)s->geo.max_entities);
     snprintf(p->message, sizeof p->message, "%lld packets, %lld lost%s", (long long)s->packets, (long long)lost,
              s->gapFrom ? ", and more not counted before the monitor was ready" : "");
     char json[768];
@@ -1355,7 +1366,7 @@ static tq_pm_status shmEnd(tq_pm_global *g, tq_pm_private *p) {
   free(s->ownOf);
   tqMapFree(&s->handleOf);
   tqMapFree(&s->want);
-  for (uint32_t i = 0; s->rq && s->h && i < s->h->nrings; i++) free(s->rq[i].q);
+  for (uint32_t i = 0; s->rq && s->h && i < s->geo.nrings; i++) free(s->rq[i].q);
   free(s->rq);
   free(s->sensOf);
   free(s->synth);
@@ -1400,7 +1411,7 @@ static void drainPause(Shm *s, uint64_t took) {
   s->pauseRate = rate > s->pauseRate / 2 ? rate : s->pauseRate / 2;
   s->pauseT = now; /* (the slots the next drain takes came from here on) */
   if (s->chunked) return;
-  double w = s->pauseRate > 0 ? (double)(s->h->ring_slots / 4) / s->pauseRate : SHM_PAUSE_MAX;
+  double w = s->pauseRate > 0 ? (double)(s->geo.ring_slots / 4) / s->pauseRate : SHM_PAUSE_MAX;
   struct timespec d = {0, w < SHM_PAUSE_MIN ? SHM_PAUSE_MIN : w > SHM_PAUSE_MAX ? SHM_PAUSE_MAX : (long)w};
   nanosleep(&d, NULL);
 }
@@ -1450,11 +1461,11 @@ static void reportLosses(Shm *s, tq_pm_global *g) {
   /* (the drops went on until the monitor looked: now, which the engine's
   ** time may lag behind) */
   TqTime now = realNow() > g->now ? realNow() : g->now;
-  uint32_t taken = __atomic_load_n(&h->rings_taken, __ATOMIC_ACQUIRE), nr = taken < h->nrings ? taken : h->nrings;
-  if (!s->spansSeen) s->spansSeen = tqCalloc((size_t)h->nrings * 64, sizeof(uint32_t));
+  uint32_t taken = __atomic_load_n(&h->rings_taken, __ATOMIC_ACQUIRE), nr = taken < s->geo.nrings ? taken : s->geo.nrings;
+  if (!s->spansSeen) s->spansSeen = tqCalloc((size_t)s->geo.nrings * 64, sizeof(uint32_t));
   for (uint32_t i = 0; i < nr; i++)
     for (int si = 0; si < s->nsens; si++) {
-      tq_shm_loss *l = tq_shm_loss_at(h, i, (uint32_t)si);
+      tq_shm_loss *l = (tq_shm_loss *)((char *)h + s->geo.off_losses) + (uint64_t)i * s->geo.max_sensors + (uint32_t)si;
       uint64_t c = __atomic_load_n(&l->count, __ATOMIC_ACQUIRE), seen = l->seen;
       if (c == seen) continue;
       uint64_t first = l->first;
@@ -1470,7 +1481,7 @@ static void reportLosses(Shm *s, tq_pm_global *g) {
       s->ringLost += (int64_t)(c - seen);
       if (s->relOf[si]) g->lost(g, s->relOf[si], lossEntity(s, ent), lossTime(s, first, now), now, (int64_t)(c - seen), sp);
     }
-  tq_shm_gloss *gl = (tq_shm_gloss *)((char *)h + h->off_gloss);
+  tq_shm_gloss *gl = (tq_shm_gloss *)((char *)h + s->geo.off_gloss);
   for (int si = 0; si < s->nsens; si++) {
     uint64_t c = __atomic_load_n(&gl[si].count, __ATOMIC_ACQUIRE);
     if (c <= s->glossSeen[si]) continue;
@@ -1545,9 +1556,9 @@ static uint64_t wantKey(int si, int64_t sym) { return tqHash64(((uint64_t)si << 
 ** of the sensor word count the entities enabled; a pending counter is
 ** none of them). */
 static void setCounter(Shm *s, int si, intptr_t h, int on) {
-  volatile uint32_t *on_ = (volatile uint32_t *)((char *)s->h + s->h->off_on);
-  volatile uint32_t *cnt = (volatile uint32_t *)((char *)s->h + s->h->off_counters);
-  uint32_t old = __atomic_exchange_n(&cnt[(uint64_t)h * s->h->max_sensors + (uint64_t)si],
+  volatile uint32_t *on_ = (volatile uint32_t *)((char *)s->h + s->geo.off_on);
+  volatile uint32_t *cnt = (volatile uint32_t *)((char *)s->h + s->geo.off_counters);
+  uint32_t old = __atomic_exchange_n(&cnt[(uint64_t)h * s->geo.max_sensors + (uint64_t)si],
                                      (uint32_t)(on > 0 ? (on < (int)TQ_SHM_USED ? on : (int)TQ_SHM_USED - 1) : 0),
                                      __ATOMIC_RELEASE);
   int was = old && !(old & TQ_SHM_PENDING);
@@ -1559,13 +1570,13 @@ static void setCounter(Shm *s, int si, intptr_t h, int on) {
 ** since (it processed them after that call): their counters still
 ** pending are settled to what the queries asked for, none. */
 static void settlePending(Shm *s) {
-  volatile uint32_t *cnt = (volatile uint32_t *)((char *)s->h + s->h->off_counters);
+  volatile uint32_t *cnt = (volatile uint32_t *)((char *)s->h + s->geo.off_counters);
   for (int i = 0; i < s->nack; i++) {
     uint64_t h = (uint64_t)s->ack[i];
-    if (!h || h >= s->h->max_entities) continue;
+    if (!h || h >= s->geo.max_entities) continue;
     for (int si = 0; si < s->nsens; si++) {
       uint32_t pend = TQ_SHM_PENDING;
-      __atomic_compare_exchange_n(&cnt[h * s->h->max_sensors + (uint64_t)si], &pend, 0, 0, __ATOMIC_RELEASE,
+      __atomic_compare_exchange_n(&cnt[h * s->geo.max_sensors + (uint64_t)si], &pend, 0, 0, __ATOMIC_RELEASE,
                                   __ATOMIC_RELAXED);
     }
   }
@@ -1590,7 +1601,7 @@ static tq_pm_status shmEnable(tq_pm_global *g, tq_pm_private *p, int64_t entity,
   if (on > 0) tqMapPut(&s->want, wantKey(si, entity), (void *)(intptr_t)(on + 1));
   else tqMapDel(&s->want, wantKey(si, entity));
   intptr_t h = (intptr_t)tqMapGet(&s->handleOf, (uint64_t)entity + 2);
-  if (h <= 0 || (uint64_t)h >= s->h->max_entities) return TQ_PM_OK; /* applied when it appears */
+  if (h <= 0 || (uint64_t)h >= s->geo.max_entities) return TQ_PM_OK; /* applied when it appears */
   setCounter(s, si, h, on);
   return TQ_PM_OK;
 }

@@ -33,6 +33,10 @@ check offsets 1 "corrupt sensor segment header (geometry)"
 # a slot of a bad size loses itself, not the packets after it
 check resync 0 "1 packets lost: .* 1 invalid: first ring 0: packet of 0 slots"
 [ "$(grep -c "^P1,High," "$dir/resync.out")" = 100 ] || bad "resync: $(grep -c "^P1,High," "$dir/resync.out") of the 100 good packets"
+# a header changed after the monitor checked it is not read again
+$T run tests/shm/ping.tq --format csv --exec $G nrings >"$dir/nrings.out" 2>"$dir/nrings.err" || bad "nrings: exit $?: $(cat "$dir/nrings.err")"
+grep -q "Sanitizer\|runtime error" "$dir/nrings.err" && bad "nrings: sanitizer report"
+[ "$(grep -c "^P1,High," "$dir/nrings.out")" = 100 ] || bad "nrings: $(grep -c "^P1,High," "$dir/nrings.out") of the 100 good packets"
 # a handle the monitor has seen as a string is no entity the next time
 check cached 0 "1 invalid: first Ping: bad entity handle 2"
 grep -q "^S," "$dir/cached.out" && bad "cached: a string was taken for an entity: $(cat "$dir/cached.out")"

@@ -15,6 +15,7 @@
 **            attributes (at most 16), and writes one of its packets
 **   offsets  claims an offset of its table of sensor words far outside
 **   resync   writes one slot of a bad size, then 100 good packets
+**   nrings   writes 100 good packets, then claims 100000 rings
 ** and stays alive a moment so the monitor reads what it wrote.
 */
 #include <fcntl.h>
@@ -137,7 +138,7 @@ int main(int argc, char **argv) {
     __atomic_store_n(&r->tid, 1, __ATOMIC_RELEASE);
     __atomic_store_n(&h->rings_taken, 1, __ATOMIC_RELEASE);
   }
-  if (!strcmp(mode, "wide") || !strcmp(mode, "offsets") || !strcmp(mode, "resync")) {
+  if (!strcmp(mode, "wide") || !strcmp(mode, "offsets") || !strcmp(mode, "resync") || !strcmp(mode, "nrings")) {
     tq_shm_entity *ents = (tq_shm_entity *)((char *)h + h->off_entities);
     strcpy(ents[1].name, "P1");
     ents[1].state = 1;
@@ -170,6 +171,12 @@ int main(int argc, char **argv) {
     __atomic_store_n(&r->head, n, __ATOMIC_RELEASE);
     __atomic_store_n(&r->tid, 1, __ATOMIC_RELEASE);
     __atomic_store_n(&h->rings_taken, 1, __ATOMIC_RELEASE);
+    if (!strcmp(mode, "nrings")) { /* after the monitor checked the header and drained */
+      struct timespec d2 = {0, 200 * 1000 * 1000};
+      nanosleep(&d2, NULL);
+      h->nrings = 100000;
+      h->max_sensors = 1000000;
+    }
   }
   if (!strcmp(mode, "random")) {
     unsigned s = 12345;
