@@ -184,12 +184,19 @@ typedef struct Shm {
   double pauseRate;         /* drainPause: slots a nanosecond the last wakes saw */
   TqTime pauseT;            /* drainPause: the monotonic time of its last call */
   int chunked;              /* the last drain left a ring at SHM_CHUNK slots */
+  uint64_t aheadStamp;      /* a packet stamped after it is invalid (the clock at the drain + SHM_AHEAD_NS, in the stamps' unit) */
+  uint64_t ticksAhead;      /* SHM_AHEAD_NS in TSC ticks (by the calibration; not the line, which slews) */
 } Shm;
 
 /* The queues of packets drained and not yet produced hold at most this
 ** (a ring's first 1,024 packets always fit); past it, rings are left to
 ** fill (and their producers to drop, counted and told). */
 #define SHM_QBYTES ((uint64_t)256 << 20)
+/* A stamp later than the monitor's clock when it drains the packet (its
+** TSC for TSC stamps: the converted time may run ahead of the clock while
+** the conversion's line catches up) by more than this is garbage: taken,
+** it would hold every later packet of its ring back to it */
+#define SHM_AHEAD_NS ((TqTime)1000000000)
 #define SHM_Q0 1024
 
 static TqTime realNow(void) {
@@ -228,6 +235,7 @@ static void calibrate(Shm *s) {
   s->tsc0 = s->anchorTsc = a;
   s->ns0 = s->anchorNs = na;
   s->nsPerTick = b > a ? (double)(nb - na) / (double)(b - a) : 1.0;
+  s->ticksAhead = (uint64_t)((double)SHM_AHEAD_NS / (s->nsPerTick > 1e-3 ? s->nsPerTick : 1e-3));
 #else
   s->nsPerTick = 1.0;
 #endif
@@ -705,6 +713,9 @@ static int convert(Shm *s, const tq_shm_packet *sp, const tq_shm_cont *cont, int
     return noteBad(s, "packet of %s with %d slots, expected %d", x->name, sp->nslots, need), -1;
   if ((kind == TQ_SHM_EVENT) != (x->is_event && !x->sampled) && kind != TQ_SHM_SAMPLE && kind != TQ_SHM_SAMPLE_DONE)
     return noteBad(s, "packet of %s of the wrong kind %d", x->name, kind), -1;
+  if (sp->time > s->aheadStamp) /* (no packet is stamped after the monitor drains it) */
+    return noteBad(s, "%s: a packet stamped %.3f s after the monitor's clock", x->name,
+                   (double)(toNs(s, sp->time) - realNow()) * 1e-9), -1;
   pk->t = toNs(s, sp->time);
   pk->sens = si;
   pk->kind = kind;
@@ -802,6 +813,10 @@ static uint64_t drain(Shm *s) {
   s->cap = TQ_FOREVER;
   s->chunked = 0;
   tq_shm_header *h = s->h;
+  s->aheadStamp = (uint64_t)realNow() + SHM_AHEAD_NS;
+#if SHM_TSC
+  if (h->time_kind) s->aheadStamp = __rdtsc() + s->ticksAhead;
+#endif
   /* threads take the lowest free ring: rings past the number ever taken are unused */
   uint32_t taken = __atomic_load_n(&h->rings_taken, __ATOMIC_ACQUIRE), nr = taken < s->geo.nrings ? taken : s->geo.nrings;
   for (uint32_t i = 0; i < nr; i++) {

@@ -14,7 +14,7 @@ bad() {
   fails=$((fails + 1))
 }
 check() { # mode expected-exit message
-  $T run tests/shm/ping.tq --format csv --exec $G "$1" >"$dir/$1.out" 2>"$dir/$1.err"
+  timeout 60 $T run tests/shm/ping.tq --format csv --exec $G "$1" >"$dir/$1.out" 2>"$dir/$1.err"
   rc=$?
   [ $rc -eq "$2" ] || bad "$1: exit $rc (expected $2): $(cat "$dir/$1.err")"
   grep -q "Sanitizer\|runtime error" "$dir/$1.err" && bad "$1: sanitizer report"
@@ -33,6 +33,11 @@ check offsets 1 "corrupt sensor segment header (geometry)"
 # a slot of a bad size loses itself, not the packets after it
 check resync 0 "1 packets lost: .* 1 invalid: first ring 0: packet of 0 slots"
 [ "$(grep -c "^P1,High," "$dir/resync.out")" = 100 ] || bad "resync: $(grep -c "^P1,High," "$dir/resync.out") of the 100 good packets"
+# a stamp far ahead of the clock is invalid: taken, it held the ring's
+# later packets back to its time, and the run never ended
+check future 0 "1 invalid: first Ping: a packet stamped 3[56][0-9][0-9]\.[0-9]* s after the monitor.s clock"
+[ "$(grep -c "^P1,High," "$dir/future.out")" = 100 ] || bad "future: $(grep -c "^P1,High," "$dir/future.out") of the 100 good packets"
+grep -q "^P1,Low," "$dir/future.out" && bad "future: the packet stamped an hour ahead was taken"
 # a header changed after the monitor checked it is not read again
 $T run tests/shm/ping.tq --format csv --exec $G nrings >"$dir/nrings.out" 2>"$dir/nrings.err" || bad "nrings: exit $?: $(cat "$dir/nrings.err")"
 grep -q "Sanitizer\|runtime error" "$dir/nrings.err" && bad "nrings: sanitizer report"

@@ -16,6 +16,7 @@
 **   offsets  claims an offset of its table of sensor words far outside
 **   resync   writes one slot of a bad size, then 100 good packets
 **   nrings   writes 100 good packets, then claims 100000 rings
+**   future   writes a packet stamped an hour ahead, then 100 good ones
 ** and stays alive a moment so the monitor reads what it wrote.
 */
 #include <fcntl.h>
@@ -138,7 +139,8 @@ int main(int argc, char **argv) {
     __atomic_store_n(&r->tid, 1, __ATOMIC_RELEASE);
     __atomic_store_n(&h->rings_taken, 1, __ATOMIC_RELEASE);
   }
-  if (!strcmp(mode, "wide") || !strcmp(mode, "offsets") || !strcmp(mode, "resync") || !strcmp(mode, "nrings")) {
+  if (!strcmp(mode, "wide") || !strcmp(mode, "offsets") || !strcmp(mode, "resync") || !strcmp(mode, "nrings") ||
+      !strcmp(mode, "future")) {
     tq_shm_entity *ents = (tq_shm_entity *)((char *)h + h->off_entities);
     strcpy(ents[1].name, "P1");
     ents[1].state = 1;
@@ -151,6 +153,10 @@ int main(int argc, char **argv) {
     slots[n] = p, n++;
     if (!strcmp(mode, "resync")) { /* a packet of no slots */
       p = (tq_shm_packet){now + 1, 1, tq_shm_gen(n, rs), TQ_SHM_EVENT, 0, 0, 0, {1, 1}};
+      slots[n] = p, n++;
+    }
+    if (!strcmp(mode, "future")) {
+      p = (tq_shm_packet){now + 3600000000000ull, 1, tq_shm_gen(n, rs), TQ_SHM_EVENT, 1, 0, 0, {1, 0}};
       slots[n] = p, n++;
     }
     for (int i = 0; i < 100; i++) {
