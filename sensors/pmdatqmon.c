@@ -122,6 +122,7 @@ typedef struct Prog {
   pid_t pid;
   char shmName[64];
   tq_shm_header *h;             /* NULL once unmapped */
+  int shrunk;                   /* it shrank its segment (maps[].shrunk, told) */
   tq_shm_header geo;            /* its header as checked: the geometry is read here, never
                                 ** again from the segment the program can write */
   size_t size;
@@ -162,6 +163,37 @@ typedef struct Client {
 
 static Prog progs[AG_MAXPROG];
 static Client *clients;
+
+/* A program can shrink its segment under the agent (ftruncate): a read or
+** write of a page past its new end raises SIGBUS, which would end the
+** agent and every user's monitoring with it.  The handler maps zeros over
+** the rest of that program's mapping (reads see nothing published, writes
+** go nowhere) and marks the program; its next pass lets it go, said in the
+** log.  A SIGBUS anywhere else ends the agent as before. */
+static struct {
+  char *volatile base;          /* progs[i]'s mapping (NULL: none) */
+  volatile size_t size;
+  volatile sig_atomic_t shrunk;
+} maps[AG_MAXPROG];
+
+static void onBus(int sig, siginfo_t *si, void *uc) {
+  (void)uc;
+  char *a = si->si_addr;
+  long ps = sysconf(_SC_PAGESIZE);
+  for (int i = 0; i < AG_MAXPROG; i++) {
+    char *b = maps[i].base;
+    size_t n = maps[i].size;
+    if (!b || a < b || a >= b + n) continue;
+    char *page = (char *)((uintptr_t)a & ~(uintptr_t)(ps - 1));
+    if (mmap(page, (size_t)(b + n - page), PROT_READ | PROT_WRITE, MAP_FIXED | MAP_PRIVATE | MAP_ANONYMOUS, -1, 0) ==
+        MAP_FAILED)
+      break;
+    maps[i].shrunk = 1;
+    return;
+  }
+  signal(sig, SIG_DFL);
+  raise(sig);
+}
 static Stat *stats[1024];
 static uint64_t aDropped;       /* records dropped over all clients */
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
@@ -627,6 +659,7 @@ static void finish(int prog) {
   for (uint32_t i = 0; g->rq && i < g->geo.nrings; i++) free(g->rq[i].q);
   free(g->rq);
   g->rq = NULL;
+  maps[prog].base = NULL;
   munmap(g->h, g->size);
   g->h = NULL;
   if (kill(g->pid, 0) && errno == ESRCH) shm_unlink(g->shmName); /* a killed program could not */
@@ -705,6 +738,9 @@ static int attach(pid_t pid) {
   g->h = h;
   g->geo = copy;
   g->size = (size_t)st.st_size;
+  maps[slot].shrunk = 0;
+  maps[slot].size = g->size;
+  maps[slot].base = (char *)h;
   if (checkCatalog(g)) {
     pmNotifyErr(LOG_WARNING, "%s: not watched: corrupt catalog", name);
     __atomic_compare_exchange_n(&h->monitor_pid, &me, 0, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED); /* given back */
@@ -1019,6 +1055,11 @@ static void *drainMain(void *arg) {
       }
       if (now - g->anchorAt > 1000000000LL) anchor(g, 0);
       int gone = !alive(g);
+      if (maps[i].shrunk && !g->shrunk) {
+        g->shrunk = 1;
+        pmNotifyErr(LOG_WARNING, "program %d shrank its segment under the agent: not watched from here on", (int)g->pid);
+      }
+      gone |= g->shrunk;
       int64_t cap = INT64_MAX;
       drain(i, &cap);
       int64_t limit = gone ? INT64_MAX : now - AG_WINDOW_NS;
@@ -1703,6 +1744,12 @@ int main(int argc, char **argv) {
   for (int i = 0; i < 5; i++) pmdaCacheOp(indomtab[i].it_indom, PMDA_CACHE_CULL);
   if (kernel) kernelStart();
   pmdaConnect(&dispatch);
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_sigaction = onBus;
+  sa.sa_flags = SA_SIGINFO;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGBUS, &sa, NULL);
   pthread_t th;
   if (pthread_create(&th, NULL, drainMain, NULL)) {
     pmNotifyErr(LOG_ERR, "cannot start the drain thread");

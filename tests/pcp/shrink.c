@@ -1,0 +1,64 @@
+/*
+** shrink.c - a hostile program for tests/scripts/pcp_hostile.sh: it makes
+** its own sensor segment (/tqmon.PID, mode 0600, one ring, a catalog of one
+** event sensor Ev) as an instrumented program would, waits until an agent
+** has attached, writes a few packets, then shrinks the segment to one page
+** under the agent (ftruncate) and stays a moment.
+*/
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "tqshm.h"
+
+int main(void) {
+  char name[64];
+  snprintf(name, sizeof name, "/tqmon.%d", (int)getpid());
+  int fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL, 0600);
+  if (fd < 0) return perror("shm_open"), 1;
+  tq_shm_header g;
+  memset(&g, 0, sizeof g);
+  tq_shm_layout(&g, 4, 64, 1, 1024);
+  if (ftruncate(fd, (off_t)g.size)) return perror("ftruncate"), 1;
+  tq_shm_header *h = mmap(NULL, g.size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  if (h == MAP_FAILED) return perror("mmap"), 1;
+  *h = g;
+  memcpy(h->magic, TQ_SHM_MAGIC, 8);
+  h->version = TQ_SHM_VERSION;
+  tq_shm_sensor *cat = (tq_shm_sensor *)((char *)h + h->off_catalog);
+  strcpy(cat[0].name, "Ev");
+  cat[0].is_event = 1;
+  cat[0].flag_attr = 255;
+  cat[0].nattr = 1;
+  cat[0].kind[0] = TQ_SHM_INT;
+  h->nsensors = 1;
+  h->subject_pid = h->creator_pid = getpid();
+  __atomic_store_n(&h->state, TQ_SHM_READY, __ATOMIC_RELEASE);
+  for (int i = 0; i < 10000 && !__atomic_load_n(&h->monitor_pid, __ATOMIC_ACQUIRE); i++) usleep(1000);
+  if (!h->monitor_pid) return fprintf(stderr, "shrink: no agent attached\n"), 1;
+  tq_shm_ring *r = (tq_shm_ring *)((char *)h + h->off_rings);
+  tq_shm_packet *slots = (tq_shm_packet *)(r + 1);
+  struct timespec ts;
+  for (uint64_t pos = 0; pos < 10; pos++) {
+    clock_gettime(CLOCK_REALTIME, &ts);
+    tq_shm_packet p;
+    memset(&p, 0, sizeof p);
+    p.time = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+    p.kind = TQ_SHM_EVENT;
+    p.nslots = 1;
+    p.v[0] = (int64_t)pos;
+    slots[pos] = p;
+    __atomic_store_n(&slots[pos].gen, tq_shm_gen(pos, 1024), __ATOMIC_RELEASE);
+  }
+  __atomic_store_n(&h->rings_taken, 1, __ATOMIC_RELEASE);
+  sleep(1);
+  if (ftruncate(fd, 4096)) return perror("ftruncate"), 1;
+  fprintf(stderr, "shrink: shrunk\n");
+  sleep(2);
+  shm_unlink(name);
+  return 0;
+}

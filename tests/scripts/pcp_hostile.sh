@@ -1,0 +1,38 @@
+#!/bin/sh
+# pcp_hostile.sh - pmdatqmon (run by pmcd, as root on a real host) maps the
+# segments that users' programs make, so a program can try to harm it:
+# tests/pcp/shrink.c shrinks its segment under the agent (ftruncate).  The
+# agent must live on (a read past the new end raised SIGBUS and ended it),
+# say so in its log, and let the program go.
+set -u
+T=${T:-build/asan/tqmon}
+OUT=${OUT:-build/test-out}
+AG=${AG:-build/asan/pmdatqmon}
+SH=build/shm/shrink
+. tests/pcp/lib.sh
+PCP_EXTRA_PMNS="$PWD/build/pmdatqmon.pmns"
+SHC=shrk$$
+PCP_EXTRA_AGENTS="tqmon	212	pipe	binary	$PWD/$AG -d 212 -h $PWD/build/pmdatqmon.help -c $SHC -l \$d/log/tqmon.log"
+PCP_ACCESS="fetch, store"
+pcpTest pcp_hostile
+pcpStart a1 || exit 1
+H=127.0.0.1:$PORT_a1
+agentlog=$PCPDIR/a1/log/tqmon.log
+pminfo -h "$H" -f tqmon.agent >/dev/null 2>&1
+agent=$(pgrep -f "$AG -d 212 .* -c $SHC" | head -1)
+[ -n "$agent" ] || { bad "no agent: $(cat "$agentlog")"; exit 1; }
+
+cp $SH "$dir/$SHC"
+"$dir/$SHC" 2>"$dir/shrink.err"
+[ $? -eq 0 ] || bad "the program: $(cat "$dir/shrink.err")"
+grep -q "shrunk" "$dir/shrink.err" || bad "the program did not shrink its segment: $(cat "$dir/shrink.err")"
+i=0
+while [ $i -lt 50 ] && ! grep -q "shrank its segment" "$agentlog"; do sleep 0.1; i=$((i + 1)); done
+st=$(ps -o stat= -p "$agent" 2>/dev/null)
+[ -n "$st" ] && [ "${st#Z}" = "$st" ] || bad "the agent died: $(tail -5 "$agentlog")"
+grep -q "program [0-9]* shrank its segment under the agent: not watched from here on" "$agentlog" ||
+  bad "the agent's log does not say so: $(tail -5 "$agentlog")"
+pminfo -h "$H" -f tqmon.agent.clients >"$dir/after" 2>&1 || bad "the agent does not answer after: $(cat "$dir/after")"
+grep -q "ERROR: AddressSanitizer\|runtime error" "$agentlog" && bad "sanitizer: $(cat "$agentlog")"
+[ $fails -eq 0 ] || { echo "agent log:"; cat "$agentlog"; }
+[ $fails -eq 0 ]
