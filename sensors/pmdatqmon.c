@@ -78,6 +78,10 @@
 
 #define AG_DOMAIN 212           /* default domain (-d): not in PCP's stdpmid */
 #define AG_MAXPROG 256          /* programs watched at once */
+/* A stamp later than the agent's clock when it drains the packet by more
+** than this (compared in the stamps' unit, before conversion) is garbage:
+** taken, it would hold its ring's later packets back, queued, until it. */
+#define AG_AHEAD_NS 1000000000LL
 #define AG_QMAX 65536           /* records queued per client, by default (-q) */
 #define AG_WINDOW_NS 20000000LL /* reorder window: rings merged this far behind now */
 #define AG_EXIT 100             /* record kind: the program exited (after its last records) */
@@ -138,6 +142,8 @@ typedef struct Prog {
   uint64_t tsc0;                /* TSC to ns: ns0 + (tsc - tsc0) * nsPerTick */
   int64_t ns0;
   double nsPerTick;
+  uint64_t ticksAhead;          /* AG_AHEAD_NS in ticks (by the first measure) */
+  uint64_t aheadStamp;          /* a stamp after it is invalid (set at each drain) */
   uint64_t packets, bad, late, before; /* drained, invalid, late, cut at attach */
   uint64_t dropped;             /* full rings and no ring, as the program counted */
   char badWhy[160];             /* the first invalid packet */
@@ -341,8 +347,8 @@ static void tscPair(uint64_t *tsc, int64_t *ns) {
 ** since, so the order of converted stamps is kept). */
 static void anchor(Prog *g, int first) {
 #if AG_TSC
-  uint64_t t;
-  int64_t n;
+  uint64_t t = 0;
+  int64_t n = 0;
   if (first) {
     uint64_t a;
     int64_t na;
@@ -353,6 +359,7 @@ static void anchor(Prog *g, int first) {
     g->tsc0 = a;
     g->ns0 = na;
     g->nsPerTick = t > a ? (double)(n - na) / (double)(t - a) : 1.0;
+    g->ticksAhead = (uint64_t)((double)AG_AHEAD_NS / (g->nsPerTick > 1e-3 ? g->nsPerTick : 1e-3));
   } else {
     tscPair(&t, &n);
     if (t <= g->tsc0) return;
@@ -527,6 +534,9 @@ static int convert(Prog *g, const tq_shm_packet *sp, const tq_shm_cont *cont, in
     return noteBad(g, "packet of %s with %d slots, expected %d", x->name, sp->nslots, need), -1;
   if ((kind == TQ_SHM_EVENT) != (x->is_event && !x->sampled) && kind != TQ_SHM_SAMPLE && kind != TQ_SHM_SAMPLE_DONE)
     return noteBad(g, "packet of %s of the wrong kind %d", x->name, kind), -1;
+  if (sp->time > g->aheadStamp)
+    return noteBad(g, "%s: a packet stamped %.3f s after the agent's clock", x->name,
+                   (double)(toNs(g, sp->time) - realNow()) * 1e-9), -1;
   memset(pk, 0, sizeof *pk);
   pk->t = toNs(g, sp->time);
   pk->sens = (uint8_t)si;
@@ -558,10 +568,16 @@ static uint64_t drain(int prog, int64_t *cap) {
   uint64_t took = 0, dropped = 0;
   uint32_t taken = __atomic_load_n(&h->rings_taken, __ATOMIC_ACQUIRE), nr = taken < g->geo.nrings ? taken : g->geo.nrings;
   if (!g->rq) g->rq = xcalloc(g->geo.nrings, sizeof(PktQ));
+  g->aheadStamp = (uint64_t)(realNow() + AG_AHEAD_NS);
+#if AG_TSC
+  if (h->time_kind) g->aheadStamp = __rdtsc() + g->ticksAhead;
+#endif
   for (uint32_t i = 0; i < nr; i++) {
     tq_shm_ring *r = (tq_shm_ring *)((char *)h + g->geo.off_rings + g->geo.ring_bytes * i);
     tq_shm_packet *slots = (tq_shm_packet *)(r + 1);
     uint64_t tail = r->tail, start = tail, mask = g->geo.ring_slots - 1;
+    uint64_t hint = __atomic_load_n(&r->head, __ATOMIC_ACQUIRE); /* (below it, every slot is published) */
+    if (hint - tail > g->geo.ring_slots) hint = tail;
     dropped += __atomic_load_n(&r->dropped, __ATOMIC_RELAXED);
     int64_t lastT = INT64_MAX;
     int more = 0;
@@ -571,7 +587,12 @@ static uint64_t drain(int prog, int64_t *cap) {
         break;
       }
       const tq_shm_packet *at = &slots[tail & mask];
-      if (__atomic_load_n(&at->gen, __ATOMIC_ACQUIRE) != tq_shm_gen(tail, g->geo.ring_slots)) break;
+      if (__atomic_load_n(&at->gen, __ATOMIC_ACQUIRE) != tq_shm_gen(tail, g->geo.ring_slots)) {
+        if (tail >= hint) break; /* not yet */
+        noteBad(g, "ring %u: a slot that is no packet", i); /* (after a packet of a bad size): counted, skipped */
+        tail++;
+        continue;
+      }
       tq_shm_packet sp = *at;
       uint32_t ns = sp.nslots;
       if (ns < 1 || ns > 3) {
@@ -750,7 +771,8 @@ static int attach(pid_t pid) {
   }
   anchor(g, 1);
   /* what the rings held before the agent came is cut (a history with holes) */
-  uint32_t nr = h->rings_taken < g->geo.nrings ? h->rings_taken : g->geo.nrings;
+  uint32_t taken = __atomic_load_n(&h->rings_taken, __ATOMIC_ACQUIRE); /* (read once: the program may change it) */
+  uint32_t nr = taken < g->geo.nrings ? taken : g->geo.nrings;
   for (uint32_t i = 0; i < nr; i++) {
     tq_shm_ring *r = (tq_shm_ring *)((char *)h + g->geo.off_rings + g->geo.ring_bytes * i);
     tq_shm_packet *slots = (tq_shm_packet *)(r + 1);
@@ -764,7 +786,8 @@ static int attach(pid_t pid) {
   }
   /* the entities that exist now are open from now on */
   int64_t now = realNow();
-  uint64_t n = h->entities_taken < g->geo.max_entities ? h->entities_taken : g->geo.max_entities - 1;
+  uint64_t ents = __atomic_load_n(&h->entities_taken, __ATOMIC_ACQUIRE); /* (read once) */
+  uint64_t n = ents < g->geo.max_entities ? ents : g->geo.max_entities - 1;
   for (uint64_t k = 1; k <= n; k++) {
     const tq_shm_entity *e = entityAt(g, (int64_t)k);
     uint32_t owner = e ? __atomic_load_n(&e->sensor, __ATOMIC_ACQUIRE) : 0;
@@ -1116,7 +1139,8 @@ static void applyFlags(int prog, int sens) {
   uint32_t word = 0;
   uint32_t whole = total(prog, sens, "*");
   if (whole) word = x->is_event && !x->sampled ? TQ_SHM_ALL | 1 : 1;
-  uint64_t n = h->entities_taken < g->geo.max_entities ? h->entities_taken : g->geo.max_entities - 1;
+  uint64_t ents = __atomic_load_n(&h->entities_taken, __ATOMIC_ACQUIRE); /* (read once) */
+  uint64_t n = ents < g->geo.max_entities ? ents : g->geo.max_entities - 1;
   for (uint64_t k = 1; k <= n; k++) {
     const tq_shm_entity *e = entityAt(g, (int64_t)k);
     uint32_t owner = e ? __atomic_load_n(&e->sensor, __ATOMIC_ACQUIRE) : 0;

@@ -40,11 +40,11 @@ $(B)/shm/garbage: tests/shm/garbage.c sensors/tqshm.h
 	@mkdir -p $(B)/shm
 	$(CC) $(CSTD) $(WARN) $(OPT) -Isensors tests/shm/garbage.c -o $@
 TEST_DEPS += $(B)/shm/garbage
-# A program that shrinks its segment under pmdatqmon (pcp_hostile.sh).
-$(B)/shm/shrink: tests/pcp/shrink.c sensors/tqshm.h
+# A program that harms pmdatqmon through its own segment (pcp_hostile.sh).
+$(B)/shm/hostile: tests/pcp/hostile.c sensors/tqshm.h
 	@mkdir -p $(B)/shm
-	$(CC) $(CSTD) $(WARN) $(OPT) -Isensors tests/pcp/shrink.c -o $@
-TEST_DEPS += $(B)/shm/shrink
+	$(CC) $(CSTD) $(WARN) $(OPT) -Isensors tests/pcp/hostile.c -o $@
+TEST_DEPS += $(B)/shm/hostile
 
 # The enable words of a sensor in a segment, read from the producer's side
 # (daemon_exec.sh).

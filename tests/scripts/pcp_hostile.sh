@@ -1,14 +1,18 @@
 #!/bin/sh
 # pcp_hostile.sh - pmdatqmon (run by pmcd, as root on a real host) maps the
-# segments that users' programs make, so a program can try to harm it:
-# tests/pcp/shrink.c shrinks its segment under the agent (ftruncate).  The
-# agent must live on (a read past the new end raised SIGBUS and ended it),
-# say so in its log, and let the program go.
+# segments that users' programs make, so a program can try to harm it
+# (tests/pcp/hostile.c):
+#   - it shrinks its segment under the agent (ftruncate): the agent must
+#     live on (a read past the new end raised SIGBUS and ended it), say so
+#     in its log, and let the program go;
+#   - it stamps a packet an hour ahead: the packet is invalid, counted, and
+#     the 100 good packets after it are not held back (they were queued
+#     until the program exited, and the queue grew without bound).
 set -u
 T=${T:-build/asan/tqmon}
 OUT=${OUT:-build/test-out}
 AG=${AG:-build/asan/pmdatqmon}
-SH=build/shm/shrink
+SH=build/shm/hostile
 . tests/pcp/lib.sh
 PCP_EXTRA_PMNS="$PWD/build/pmdatqmon.pmns"
 SHC=shrk$$
@@ -23,7 +27,15 @@ agent=$(pgrep -f "$AG -d 212 .* -c $SHC" | head -1)
 [ -n "$agent" ] || { bad "no agent: $(cat "$agentlog")"; exit 1; }
 
 cp $SH "$dir/$SHC"
-"$dir/$SHC" 2>"$dir/shrink.err"
+"$dir/$SHC" future 2>"$dir/future.err" || bad "the program: $(cat "$dir/future.err")"
+i=0
+while [ $i -lt 50 ] && ! grep -q "exited: " "$agentlog"; do sleep 0.1; i=$((i + 1)); done
+grep -q "invalid packet: Ev: a packet stamped 3[56][0-9][0-9]\.[0-9]* s after the agent's clock" "$agentlog" ||
+  bad "future: the agent's log: $(tail -3 "$agentlog")"
+grep -q "exited: 100 packets, 1 lost (0 ring full or no ring, 1 invalid, 0 late)" "$agentlog" ||
+  bad "future: the agent's count: $(grep "exited: " "$agentlog")"
+
+"$dir/$SHC" shrink 2>"$dir/shrink.err"
 [ $? -eq 0 ] || bad "the program: $(cat "$dir/shrink.err")"
 grep -q "shrunk" "$dir/shrink.err" || bad "the program did not shrink its segment: $(cat "$dir/shrink.err")"
 i=0

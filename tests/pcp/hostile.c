@@ -1,9 +1,12 @@
 /*
-** shrink.c - a hostile program for tests/scripts/pcp_hostile.sh: it makes
+** hostile.c - a hostile program for tests/scripts/pcp_hostile.sh: it makes
 ** its own sensor segment (/tqmon.PID, mode 0600, one ring, a catalog of one
 ** event sensor Ev) as an instrumented program would, waits until an agent
-** has attached, writes a few packets, then shrinks the segment to one page
-** under the agent (ftruncate) and stays a moment.
+** has attached, then by mode:
+**   shrink   writes 10 packets, then shrinks the segment to one page under
+**            the agent (ftruncate) and stays a moment
+**   future   writes a packet stamped an hour ahead, then 100 good ones,
+**            and stays a moment
 */
 #include <fcntl.h>
 #include <stdio.h>
@@ -15,7 +18,9 @@
 
 #include "tqshm.h"
 
-int main(void) {
+int main(int argc, char **argv) {
+  const char *mode = argc > 1 ? argv[1] : "shrink";
+  int future = !strcmp(mode, "future");
   char name[64];
   snprintf(name, sizeof name, "/tqmon.%d", (int)getpid());
   int fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL, 0600);
@@ -39,25 +44,33 @@ int main(void) {
   h->subject_pid = h->creator_pid = getpid();
   __atomic_store_n(&h->state, TQ_SHM_READY, __ATOMIC_RELEASE);
   for (int i = 0; i < 10000 && !__atomic_load_n(&h->monitor_pid, __ATOMIC_ACQUIRE); i++) usleep(1000);
-  if (!h->monitor_pid) return fprintf(stderr, "shrink: no agent attached\n"), 1;
+  if (!h->monitor_pid) return fprintf(stderr, "hostile: no agent attached\n"), 1;
+  usleep(300 * 1000); /* (what the ring holds when the agent attaches is cut) */
   tq_shm_ring *r = (tq_shm_ring *)((char *)h + h->off_rings);
   tq_shm_packet *slots = (tq_shm_packet *)(r + 1);
   struct timespec ts;
-  for (uint64_t pos = 0; pos < 10; pos++) {
+  uint64_t n = future ? 101 : 10;
+  for (uint64_t pos = 0; pos < n; pos++) {
     clock_gettime(CLOCK_REALTIME, &ts);
     tq_shm_packet p;
     memset(&p, 0, sizeof p);
     p.time = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+    if (future && pos == 0) p.time += 3600 * 1000000000ull;
     p.kind = TQ_SHM_EVENT;
     p.nslots = 1;
     p.v[0] = (int64_t)pos;
     slots[pos] = p;
     __atomic_store_n(&slots[pos].gen, tq_shm_gen(pos, 1024), __ATOMIC_RELEASE);
   }
+  __atomic_store_n(&r->head, n, __ATOMIC_RELEASE);
   __atomic_store_n(&h->rings_taken, 1, __ATOMIC_RELEASE);
   sleep(1);
+  if (future) {
+    shm_unlink(name);
+    return 0;
+  }
   if (ftruncate(fd, 4096)) return perror("ftruncate"), 1;
-  fprintf(stderr, "shrink: shrunk\n");
+  fprintf(stderr, "hostile: shrunk\n");
   sleep(2);
   shm_unlink(name);
   return 0;
