@@ -706,7 +706,13 @@ static int attach(pid_t pid) {
     if (progs[i].used && progs[i].pid == pid && !progs[i].exited) return -1; /* watched already */
     if (!progs[i].used && slot < 0) slot = i;
   }
-  if (slot < 0) return -1;
+  if (slot < 0) { /* (the slots of programs that exited are kept: not reused yet) */
+    static int told;
+    if (!told++)
+      pmNotifyErr(LOG_WARNING, "program %d: not watched: the agent has watched %d programs since it started, its most "
+                  "(restart it); no other program is watched from now on", (int)pid, AG_MAXPROG);
+    return -1;
+  }
   char name[64];
   snprintf(name, sizeof name, "/tqmon.%d", (int)pid);
   int fd = shm_open(name, O_RDWR | O_NOFOLLOW, 0);
