@@ -334,7 +334,7 @@ static int checkHeader(tq_pm_private *p, Shm *s) {
 static int createSegment(Shm *s, tq_pm_private *p) {
   snprintf(s->name, sizeof s->name, "the sensor segment");
   s->fd = -1;
-  int fd = memfd_create("tqmon-sensors", MFD_CLOEXEC);
+  int fd = memfd_create("tqmon-sensors", MFD_CLOEXEC | MFD_ALLOW_SEALING);
   if (fd < 0) return fail(p, "cannot create the sensor segment: %s", strerror(errno));
   tq_shm_header h;
   memset(&h, 0, sizeof h);
@@ -346,7 +346,9 @@ static int createSegment(Shm *s, tq_pm_private *p) {
   int rb = bits ? atoi(bits) : 14;
   if (rb < 4 || rb > 24) rb = 14;
   tq_shm_layout(&h, 64, maxEnt, 64, 1u << rb);
-  if (fchmod(fd, 0600) || ftruncate(fd, (off_t)h.size)) {
+  /* sealed at its size: a subject that shrank it would end the monitor
+  ** with SIGBUS at its next read past the new end */
+  if (fchmod(fd, 0600) || ftruncate(fd, (off_t)h.size) || fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL)) {
     close(fd);
     return fail(p, "cannot size the sensor segment: %s", strerror(errno));
   }

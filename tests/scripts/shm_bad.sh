@@ -38,6 +38,11 @@ check resync 0 "1 packets lost: .* 1 invalid: first ring 0: packet of 0 slots"
 check future 0 "1 invalid: first Ping: a packet stamped 3[56][0-9][0-9]\.[0-9]* s after the monitor.s clock"
 [ "$(grep -c "^P1,High," "$dir/future.out")" = 100 ] || bad "future: $(grep -c "^P1,High," "$dir/future.out") of the 100 good packets"
 grep -q "^P1,Low," "$dir/future.out" && bad "future: the packet stamped an hour ahead was taken"
+# a subject cannot shrink its segment under the monitor (sealed): it
+# would have ended the monitor with SIGBUS
+$T run tests/shm/ping.tq --format csv --exec $G shrink >"$dir/shrink.out" 2>"$dir/shrink.err" || bad "shrink: exit $?: $(cat "$dir/shrink.err")"
+grep -q "garbage: shrink refused: Operation not permitted" "$dir/shrink.err" || bad "shrink: $(cat "$dir/shrink.err")"
+[ "$(grep -c "^P1,High," "$dir/shrink.out")" = 100 ] || bad "shrink: $(grep -c "^P1,High," "$dir/shrink.out") of the 100 good packets"
 # a header changed after the monitor checked it is not read again
 $T run tests/shm/ping.tq --format csv --exec $G nrings >"$dir/nrings.out" 2>"$dir/nrings.err" || bad "nrings: exit $?: $(cat "$dir/nrings.err")"
 grep -q "Sanitizer\|runtime error" "$dir/nrings.err" && bad "nrings: sanitizer report"

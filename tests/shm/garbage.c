@@ -17,6 +17,8 @@
 **   resync   writes one slot of a bad size, then 100 good packets
 **   nrings   writes 100 good packets, then claims 100000 rings
 **   future   writes a packet stamped an hour ahead, then 100 good ones
+**   shrink   tries to shrink the segment to one page, and says whether it
+**            could; then writes 100 good packets
 ** and stays alive a moment so the monitor reads what it wrote.
 */
 #include <fcntl.h>
@@ -139,8 +141,12 @@ int main(int argc, char **argv) {
     __atomic_store_n(&r->tid, 1, __ATOMIC_RELEASE);
     __atomic_store_n(&h->rings_taken, 1, __ATOMIC_RELEASE);
   }
+  if (!strcmp(mode, "shrink")) {
+    if (ftruncate(fd, 4096)) perror("garbage: shrink refused");
+    else fprintf(stderr, "garbage: shrunk\n");
+  }
   if (!strcmp(mode, "wide") || !strcmp(mode, "offsets") || !strcmp(mode, "resync") || !strcmp(mode, "nrings") ||
-      !strcmp(mode, "future")) {
+      !strcmp(mode, "future") || !strcmp(mode, "shrink")) {
     tq_shm_entity *ents = (tq_shm_entity *)((char *)h + h->off_entities);
     strcpy(ents[1].name, "P1");
     ents[1].state = 1;
