@@ -78,6 +78,7 @@
 
 #define AG_DOMAIN 212           /* default domain (-d): not in PCP's stdpmid */
 #define AG_MAXPROG 256          /* programs watched at once */
+#define AG_MAXOPEN (1 << 18)    /* intervals a program has open at once (past it, a begin is invalid) */
 /* A stamp later than the agent's clock when it drains the packet by more
 ** than this (compared in the stamps' unit, before conversion) is garbage:
 ** taken, it would hold its ring's later packets back, queued, until it. */
@@ -137,6 +138,7 @@ typedef struct Prog {
   uint64_t cnames;
   PktQ *rq;                     /* per ring: drained, not yet released */
   Open *open[1024];             /* open intervals by hash of (sensor, id) */
+  int64_t nopen;                /* intervals in open */
   int64_t lastT;                /* time of its last packet */
   int64_t outT;                 /* time of the last packet released */
   uint64_t tsc0;                /* TSC to ns: ns0 + (tsc - tsc0) * nsPerTick */
@@ -447,6 +449,7 @@ static void openPut(Prog *g, const Pkt *p) {
   uint32_t k = (uint32_t)((p->id * 0x9E3779B97F4A7C15ull ^ p->sens) >> 54);
   o->next = g->open[k];
   g->open[k] = o;
+  g->nopen++;
 }
 static Open *openTake(Prog *g, int sens, uint64_t id) {
   uint32_t k = (uint32_t)((id * 0x9E3779B97F4A7C15ull ^ (uint64_t)sens) >> 54);
@@ -454,6 +457,7 @@ static Open *openTake(Prog *g, int sens, uint64_t id) {
     if ((*pp)->sens == sens && (*pp)->id == id) {
       Open *o = *pp;
       *pp = o->next;
+      g->nopen--;
       return o;
     }
   return NULL;
@@ -507,6 +511,12 @@ static void release(int prog, Pkt *p) {
   if (p->t > g->lastT) g->lastT = p->t;
   const tq_shm_sensor *x = &g->cat[p->sens];
   if (p->kind == TQ_SHM_BEGIN) {
+    /* (each open interval is the agent's memory, and a program could
+    ** begin intervals it never ends, as many as it likes) */
+    if (g->nopen >= AG_MAXOPEN) {
+      noteBad(g, "%s: more than %d intervals open at once", x->name, AG_MAXOPEN);
+      return;
+    }
     openPut(g, p);
     if (x->is_entity) settle(prog, p->v[0]);
   } else if (p->kind == TQ_SHM_END) {
@@ -664,6 +674,7 @@ static void finish(int prog) {
         p.prog = (uint16_t)prog;
         memcpy(p.v, o->v, sizeof p.v);
         free(o);
+        g->nopen--;
         if (!g->cat[p.sens].is_entity) statOf(prog, p.sens, flagOf(g, &p))->written++;
         deliver(prog, &p);
       }
@@ -887,6 +898,7 @@ static void openDrop(Prog *g, int sens) {
         Open *o = *pp;
         *pp = o->next;
         free(o);
+        g->nopen--;
       } else {
         pp = &(*pp)->next;
       }

@@ -7,6 +7,7 @@
 **            the agent (ftruncate) and stays a moment
 **   future   writes a packet stamped an hour ahead, then 100 good ones,
 **            and stays a moment
+**   opens    begins 270,000 intervals of Iv and ends none
 */
 #include <fcntl.h>
 #include <stdio.h>
@@ -20,7 +21,7 @@
 
 int main(int argc, char **argv) {
   const char *mode = argc > 1 ? argv[1] : "shrink";
-  int future = !strcmp(mode, "future");
+  int future = !strcmp(mode, "future"), opens = !strcmp(mode, "opens");
   char name[64];
   snprintf(name, sizeof name, "/tqmon.%d", (int)getpid());
   int fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL, 0600);
@@ -40,7 +41,11 @@ int main(int argc, char **argv) {
   cat[0].flag_attr = 255;
   cat[0].nattr = 1;
   cat[0].kind[0] = TQ_SHM_INT;
-  h->nsensors = 1;
+  strcpy(cat[1].name, "Iv");
+  cat[1].flag_attr = 255;
+  cat[1].nattr = 1;
+  cat[1].kind[0] = TQ_SHM_INT;
+  h->nsensors = 2;
   h->subject_pid = h->creator_pid = getpid();
   __atomic_store_n(&h->state, TQ_SHM_READY, __ATOMIC_RELEASE);
   for (int i = 0; i < 10000 && !__atomic_load_n(&h->monitor_pid, __ATOMIC_ACQUIRE); i++) usleep(1000);
@@ -49,23 +54,30 @@ int main(int argc, char **argv) {
   tq_shm_ring *r = (tq_shm_ring *)((char *)h + h->off_rings);
   tq_shm_packet *slots = (tq_shm_packet *)(r + 1);
   struct timespec ts;
-  uint64_t n = future ? 101 : 10;
+  uint64_t n = future ? 101 : opens ? 270000 : 10;
   for (uint64_t pos = 0; pos < n; pos++) {
+    while (pos - __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE) >= 1024) usleep(200); /* (the ring is full) */
     clock_gettime(CLOCK_REALTIME, &ts);
     tq_shm_packet p;
     memset(&p, 0, sizeof p);
     p.time = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
     if (future && pos == 0) p.time += 3600 * 1000000000ull;
     p.kind = TQ_SHM_EVENT;
+    if (opens) {
+      p.sensor = 1;
+      p.kind = TQ_SHM_BEGIN;
+      p.id = pos + 1;
+    }
     p.nslots = 1;
     p.v[0] = (int64_t)pos;
-    slots[pos] = p;
-    __atomic_store_n(&slots[pos].gen, tq_shm_gen(pos, 1024), __ATOMIC_RELEASE);
+    slots[pos & 1023] = p;
+    __atomic_store_n(&slots[pos & 1023].gen, tq_shm_gen(pos, 1024), __ATOMIC_RELEASE);
+    if (pos == 0) __atomic_store_n(&h->rings_taken, 1, __ATOMIC_RELEASE);
   }
   __atomic_store_n(&r->head, n, __ATOMIC_RELEASE);
   __atomic_store_n(&h->rings_taken, 1, __ATOMIC_RELEASE);
   sleep(1);
-  if (future) {
+  if (future || opens) {
     shm_unlink(name);
     return 0;
   }

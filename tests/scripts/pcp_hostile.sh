@@ -7,7 +7,9 @@
 #     in its log, and let the program go;
 #   - it stamps a packet an hour ahead: the packet is invalid, counted, and
 #     the 100 good packets after it are not held back (they were queued
-#     until the program exited, and the queue grew without bound).
+#     until the program exited, and the queue grew without bound);
+#   - it begins 270,000 intervals and ends none: past 262,144 open at once
+#     a begin is invalid, counted (each one was the agent's memory).
 set -u
 T=${T:-build/asan/tqmon}
 OUT=${OUT:-build/test-out}
@@ -34,6 +36,14 @@ grep -q "invalid packet: Ev: a packet stamped 3[56][0-9][0-9]\.[0-9]* s after th
   bad "future: the agent's log: $(tail -3 "$agentlog")"
 grep -q "exited: 100 packets, 1 lost (0 ring full or no ring, 1 invalid, 0 late)" "$agentlog" ||
   bad "future: the agent's count: $(grep "exited: " "$agentlog")"
+
+"$dir/$SHC" opens 2>"$dir/opens.err" || bad "the program: $(cat "$dir/opens.err")"
+i=0
+while [ $i -lt 300 ] && [ "$(grep -c "exited: " "$agentlog")" -lt 2 ]; do sleep 0.1; i=$((i + 1)); done
+grep -q "invalid packet: Iv: more than 262144 intervals open at once" "$agentlog" ||
+  bad "opens: the agent's log: $(tail -3 "$agentlog")"
+grep "exited: " "$agentlog" | tail -n 1 | grep -q "exited: 270000 packets, 7856 lost (0 ring full or no ring, 7856 invalid, 0 late)" ||
+  bad "opens: the agent's count: $(grep "exited: " "$agentlog" | tail -n 1)"
 
 "$dir/$SHC" shrink 2>"$dir/shrink.err"
 [ $? -eq 0 ] || bad "the program: $(cat "$dir/shrink.err")"
