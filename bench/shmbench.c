@@ -99,7 +99,7 @@ int snsBenchDrain(const char *self, long n, double rate) {
       }
       break;
     }
-    drainPause(s, took); /* (as the monitor's drain thread waits when it caught up) */
+    drainPause(s, took, s->chunked); /* (as the monitor's drain thread waits when it caught up) */
   }
   uint64_t dropped = 0; /* (the rings' counts: the producer's drops) */
   for (uint32_t i = 0; i < s->h->nrings; i++)

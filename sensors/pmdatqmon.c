@@ -380,6 +380,15 @@ static void anchor(Prog *g, int first) {
 #endif
 }
 
+/* The latest stamp a packet drained now may carry (the clock now, in the
+** stamps' unit, and AG_AHEAD_NS). */
+static uint64_t aheadOf(Prog *g) {
+#if AG_TSC
+  if (g->h->time_kind) return __rdtsc() + g->ticksAhead;
+#endif
+  return (uint64_t)(realNow() + AG_AHEAD_NS);
+}
+
 static int64_t toNs(Prog *g, uint64_t stamp) {
   if (!g->h || !g->h->time_kind) return (int64_t)stamp;
   return g->ns0 + (int64_t)((double)(int64_t)(stamp - g->tsc0) * g->nsPerTick);
@@ -544,7 +553,7 @@ static int convert(Prog *g, const tq_shm_packet *sp, const tq_shm_cont *cont, in
     return noteBad(g, "packet of %s with %d slots, expected %d", x->name, sp->nslots, need), -1;
   if ((kind == TQ_SHM_EVENT) != (x->is_event && !x->sampled) && kind != TQ_SHM_SAMPLE && kind != TQ_SHM_SAMPLE_DONE)
     return noteBad(g, "packet of %s of the wrong kind %d", x->name, kind), -1;
-  if (sp->time > g->aheadStamp)
+  if (sp->time > g->aheadStamp && sp->time > (g->aheadStamp = aheadOf(g))) /* (read again: a drain may have stalled) */
     return noteBad(g, "%s: a packet stamped %.3f s after the agent's clock", x->name,
                    (double)(toNs(g, sp->time) - realNow()) * 1e-9), -1;
   memset(pk, 0, sizeof *pk);
@@ -578,10 +587,7 @@ static uint64_t drain(int prog, int64_t *cap) {
   uint64_t took = 0, dropped = 0;
   uint32_t taken = __atomic_load_n(&h->rings_taken, __ATOMIC_ACQUIRE), nr = taken < g->geo.nrings ? taken : g->geo.nrings;
   if (!g->rq) g->rq = xcalloc(g->geo.nrings, sizeof(PktQ));
-  g->aheadStamp = (uint64_t)(realNow() + AG_AHEAD_NS);
-#if AG_TSC
-  if (h->time_kind) g->aheadStamp = __rdtsc() + g->ticksAhead;
-#endif
+  g->aheadStamp = aheadOf(g);
   for (uint32_t i = 0; i < nr; i++) {
     tq_shm_ring *r = (tq_shm_ring *)((char *)h + g->geo.off_rings + g->geo.ring_bytes * i);
     tq_shm_packet *slots = (tq_shm_packet *)(r + 1);
@@ -736,6 +742,10 @@ static int attach(pid_t pid) {
   void *m = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   close(fd);
   if (m == MAP_FAILED) return -1;
+  /* (from here on a shrink of the segment is caught: onBus) */
+  maps[slot].shrunk = 0;
+  maps[slot].size = (size_t)st.st_size;
+  maps[slot].base = m;
   tq_shm_header *h = m, copy;
   memcpy(&copy, h, sizeof copy); /* (checked, and kept: the program may change its own) */
   const char *why = NULL;
@@ -752,6 +762,7 @@ static int attach(pid_t pid) {
       told[pid % 64] = pid;
       pmNotifyErr(LOG_WARNING, "%s: not watched: %s", name, why);
     }
+    maps[slot].base = NULL;
     munmap(m, (size_t)st.st_size);
     return -1;
   }
@@ -766,6 +777,7 @@ static int attach(pid_t pid) {
       told[pid % 64] = pid;
       pmNotifyErr(LOG_WARNING, "%s: not watched: another monitor (process %d) is attached", name, (int)cur);
     }
+    maps[slot].base = NULL;
     munmap(m, (size_t)st.st_size);
     return -1;
   }
@@ -776,12 +788,10 @@ static int attach(pid_t pid) {
   g->h = h;
   g->geo = copy;
   g->size = (size_t)st.st_size;
-  maps[slot].shrunk = 0;
-  maps[slot].size = g->size;
-  maps[slot].base = (char *)h;
   if (checkCatalog(g)) {
     pmNotifyErr(LOG_WARNING, "%s: not watched: corrupt catalog", name);
     __atomic_compare_exchange_n(&h->monitor_pid, &me, 0, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED); /* given back */
+    maps[slot].base = NULL;
     munmap(m, g->size);
     memset(g, 0, sizeof *g);
     return -1;

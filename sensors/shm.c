@@ -250,6 +250,15 @@ static TqTime toNs(Shm *s, uint64_t stamp) {
   return s->ns0 + (TqTime)((double)(int64_t)(stamp - s->tsc0) * s->nsPerTick);
 }
 
+/* The latest stamp a packet drained now may carry: the clock now, in the
+** stamps' unit, and SHM_AHEAD_NS. */
+static uint64_t aheadOf(Shm *s) {
+#if SHM_TSC
+  if (s->h->time_kind) return __rdtsc() + s->ticksAhead;
+#endif
+  return (uint64_t)realNow() + SHM_AHEAD_NS;
+}
+
 /* At each snapshot the conversion is measured again, so that the program's
 ** times stay those of the other live sources (the kernel's, /proc's) to
 ** within a microsecond or so over a long run (a 20 ms calibration alone
@@ -715,7 +724,9 @@ static int convert(Shm *s, const tq_shm_packet *sp, const tq_shm_cont *cont, int
     return noteBad(s, "packet of %s with %d slots, expected %d", x->name, sp->nslots, need), -1;
   if ((kind == TQ_SHM_EVENT) != (x->is_event && !x->sampled) && kind != TQ_SHM_SAMPLE && kind != TQ_SHM_SAMPLE_DONE)
     return noteBad(s, "packet of %s of the wrong kind %d", x->name, kind), -1;
-  if (sp->time > s->aheadStamp) /* (no packet is stamped after the monitor drains it) */
+  /* no packet is stamped after the monitor drains it (the clock is read
+  ** again before one is refused: a drain may have stalled) */
+  if (sp->time > s->aheadStamp && sp->time > (s->aheadStamp = aheadOf(s)))
     return noteBad(s, "%s: a packet stamped %.3f s after the monitor's clock", x->name,
                    (double)(toNs(s, sp->time) - realNow()) * 1e-9), -1;
   pk->t = toNs(s, sp->time);
@@ -815,10 +826,7 @@ static uint64_t drain(Shm *s) {
   s->cap = TQ_FOREVER;
   s->chunked = 0;
   tq_shm_header *h = s->h;
-  s->aheadStamp = (uint64_t)realNow() + SHM_AHEAD_NS;
-#if SHM_TSC
-  if (h->time_kind) s->aheadStamp = __rdtsc() + s->ticksAhead;
-#endif
+  s->aheadStamp = aheadOf(s);
   /* threads take the lowest free ring: rings past the number ever taken are unused */
   uint32_t taken = __atomic_load_n(&h->rings_taken, __ATOMIC_ACQUIRE), nr = taken < s->geo.nrings ? taken : s->geo.nrings;
   for (uint32_t i = 0; i < nr; i++) {
@@ -980,7 +988,8 @@ static void emit(Shm *s, Pkt *pk) {
 static void merge(Shm *s, TqTime limit) {
   if (!s->rq) return;
   if (s->cap < limit) limit = s->cap;
-  uint32_t nr = s->h->rings_taken < s->geo.nrings ? s->h->rings_taken : s->geo.nrings;
+  uint32_t taken = __atomic_load_n(&s->h->rings_taken, __ATOMIC_ACQUIRE); /* (read once: the subject may change it) */
+  uint32_t nr = taken < s->geo.nrings ? taken : s->geo.nrings;
   for (;;) {
     int best = -1, nonEmpty = 0;
     TqTime bt = 0;
@@ -1069,7 +1078,8 @@ static void answerSample(Shm *s, const Pkt *pk) {
 ** collection's start. */
 static void attachState(Shm *s) {
   tq_shm_header *h = s->h;
-  uint32_t nr = h->rings_taken < s->geo.nrings ? h->rings_taken : s->geo.nrings;
+  uint32_t taken = __atomic_load_n(&h->rings_taken, __ATOMIC_ACQUIRE); /* (read once) */
+  uint32_t nr = taken < s->geo.nrings ? taken : s->geo.nrings;
   for (uint32_t i = 0; i < nr; i++) {
     tq_shm_ring *r = (tq_shm_ring *)((char *)h + s->geo.off_rings + s->geo.ring_bytes * i);
     uint64_t head = frontier(&s->geo, r, r->tail);
@@ -1079,7 +1089,8 @@ static void attachState(Shm *s) {
   /* every interval whose begin was cut has a lower id (ids are taken
   ** before their packets are published) */
   s->idFloor = __atomic_load_n(&h->next_id, __ATOMIC_ACQUIRE);
-  uint64_t n = h->entities_taken < s->geo.max_entities ? h->entities_taken : s->geo.max_entities - 1;
+  uint64_t etaken = __atomic_load_n(&h->entities_taken, __ATOMIC_ACQUIRE); /* (read once) */
+  uint64_t n = etaken < s->geo.max_entities ? etaken : s->geo.max_entities - 1;
   const tq_shm_entity *ents = (const tq_shm_entity *)((const char *)h + s->geo.off_entities);
   s->synth = tqCalloc(n + 1, sizeof(Pkt));
   for (uint64_t k = 1; k <= n; k++) {
@@ -1420,14 +1431,14 @@ static tq_pm_status shmEnd(tq_pm_global *g, tq_pm_private *p) {
 ** ring in 1 ms after a quiet spell is what it may now drop (counted). */
 #define SHM_PAUSE_MIN 50000
 #define SHM_PAUSE_MAX 1000000
-static void drainPause(Shm *s, uint64_t took) {
+static void drainPause(Shm *s, uint64_t took, int chunked) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   TqTime now = (TqTime)ts.tv_sec * 1000000000 + ts.tv_nsec, dt = s->pauseT ? now - s->pauseT : 0;
   double rate = dt > 0 ? (double)took / (double)dt : 0;
   s->pauseRate = rate > s->pauseRate / 2 ? rate : s->pauseRate / 2;
   s->pauseT = now; /* (the slots the next drain takes came from here on) */
-  if (s->chunked) return;
+  if (chunked) return;
   double w = s->pauseRate > 0 ? (double)(s->geo.ring_slots / 4) / s->pauseRate : SHM_PAUSE_MAX;
   struct timespec d = {0, w < SHM_PAUSE_MIN ? SHM_PAUSE_MIN : w > SHM_PAUSE_MAX ? SHM_PAUSE_MAX : (long)w};
   nanosleep(&d, NULL);
@@ -1438,8 +1449,9 @@ static void *drainMain(void *arg) {
   while (!s->thStop) {
     pthread_mutex_lock(&s->mu);
     uint64_t took = drain(s);
+    int chunked = s->chunked; /* (the engine's drains write it too, under the lock) */
     pthread_mutex_unlock(&s->mu);
-    drainPause(s, took);
+    drainPause(s, took, chunked);
   }
   return NULL;
 }

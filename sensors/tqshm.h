@@ -267,7 +267,7 @@ static inline void tq_shm_layout(tq_shm_header *h, uint32_t max_sensors, uint32_
 ** whole within size bytes, so that no sum of them wraps or leaves it. */
 static inline int tq_shm_geometry_ok(const tq_shm_header *h, uint64_t size) {
   if (h->ring_slots < 16 || h->ring_slots > (1u << 24) || (h->ring_slots & (h->ring_slots - 1)) || !h->max_sensors ||
-      h->max_sensors > 64 || !h->nrings || h->nrings > 1024 || h->max_entities < 2 || h->max_entities > (1u << 26))
+      h->max_sensors > 64 || !h->nrings || h->nrings > 1024 || h->max_entities < 2 || h->max_entities > (1u << 24))
     return 0;
   tq_shm_header g = *h;
   tq_shm_layout(&g, h->max_sensors, h->max_entities, h->nrings, h->ring_slots);

@@ -40,11 +40,11 @@ check future 0 "1 invalid: first Ping: a packet stamped 3[56][0-9][0-9]\.[0-9]* 
 grep -q "^P1,Low," "$dir/future.out" && bad "future: the packet stamped an hour ahead was taken"
 # a subject cannot shrink its segment under the monitor (sealed): it
 # would have ended the monitor with SIGBUS
-$T run tests/shm/ping.tq --format csv --exec $G shrink >"$dir/shrink.out" 2>"$dir/shrink.err" || bad "shrink: exit $?: $(cat "$dir/shrink.err")"
+timeout 60 $T run tests/shm/ping.tq --format csv --exec $G shrink >"$dir/shrink.out" 2>"$dir/shrink.err" || bad "shrink: exit $?: $(cat "$dir/shrink.err")"
 grep -q "garbage: shrink refused: Operation not permitted" "$dir/shrink.err" || bad "shrink: $(cat "$dir/shrink.err")"
 [ "$(grep -c "^P1,High," "$dir/shrink.out")" = 100 ] || bad "shrink: $(grep -c "^P1,High," "$dir/shrink.out") of the 100 good packets"
 # a header changed after the monitor checked it is not read again
-$T run tests/shm/ping.tq --format csv --exec $G nrings >"$dir/nrings.out" 2>"$dir/nrings.err" || bad "nrings: exit $?: $(cat "$dir/nrings.err")"
+timeout 60 $T run tests/shm/ping.tq --format csv --exec $G nrings >"$dir/nrings.out" 2>"$dir/nrings.err" || bad "nrings: exit $?: $(cat "$dir/nrings.err")"
 grep -q "Sanitizer\|runtime error" "$dir/nrings.err" && bad "nrings: sanitizer report"
 [ "$(grep -c "^P1,High," "$dir/nrings.out")" = 100 ] || bad "nrings: $(grep -c "^P1,High," "$dir/nrings.out") of the 100 good packets"
 # a handle the monitor has seen as a string is no entity the next time

@@ -184,8 +184,7 @@ int main(int argc, char **argv) {
     __atomic_store_n(&r->tid, 1, __ATOMIC_RELEASE);
     __atomic_store_n(&h->rings_taken, 1, __ATOMIC_RELEASE);
     if (!strcmp(mode, "nrings")) { /* after the monitor checked the header and drained */
-      struct timespec d2 = {0, 200 * 1000 * 1000};
-      nanosleep(&d2, NULL);
+      for (int i = 0; i < 10000 && __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE) < n; i++) usleep(1000);
       h->nrings = 100000;
       h->max_sensors = 1000000;
     }
