@@ -159,12 +159,12 @@ int snsGenHeader(const CpProgram *p, const char *src, TqBuf *out, TqBuf *err) {
     }
     if (r->isEvent) {
       tqBufPrintf(b, "static inline int tq_%s_enabled(tq_entity %s) {\n"
-                     "  return __builtin_expect(tqs_on[TQ_SENSOR_%s] != 0, 0) &&\n"
-                     "         ((tqs_on[TQ_SENSOR_%s] & TQ_SHM_ALL) || tqs_enabled(TQ_SENSOR_%s, %s));\n}\n",
+                     "  return __builtin_expect(tqs_onw[TQ_SENSOR_%s] != 0, 0) &&\n"
+                     "         ((tqs_onw[TQ_SENSOR_%s] & TQ_SHM_ALL) || tqs_enabled(TQ_SENSOR_%s, %s));\n}\n",
                   n, flag, n, n, n, flag);
       tqBufPrintf(b, "static inline void tq_%s(", n);
       params(b, r, 0);
-      tqBufPrintf(b, ") {\n  if (__builtin_expect(tqs_on[TQ_SENSOR_%s] != 0, 0) &&\n      ((tqs_on[TQ_SENSOR_%s] & TQ_SHM_ALL) || tqs_enabled(TQ_SENSOR_%s, %s))) {\n", n, n, n, flag);
+      tqBufPrintf(b, ") {\n  if (__builtin_expect(tqs_onw[TQ_SENSOR_%s] != 0, 0) &&\n      ((tqs_onw[TQ_SENSOR_%s] & TQ_SHM_ALL) || tqs_enabled(TQ_SENSOR_%s, %s))) {\n", n, n, n, flag);
       values(b, r, 0, "    ");
       tqBufPrintf(b, "    if (tqs_pass(TQ_SENSOR_%s, %d, v_)) {\n", n, r->nattr);
       tqBufPrintf(b, "      tqs_put(TQ_SENSOR_%s, TQ_SHM_EVENT, 0, %d, v_);\n", n, r->nattr);
@@ -174,7 +174,7 @@ int snsGenHeader(const CpProgram *p, const char *src, TqBuf *out, TqBuf *err) {
     }
     tqBufPrintf(b, "static inline tq_interval tq_%s_begin(", n);
     params(b, r, 0);
-    tqBufPrintf(b, ") {\n  tq_interval iv_ = {0};\n  if (__builtin_expect(tqs_on[TQ_SENSOR_%s] != 0, 0)) {\n", n);
+    tqBufPrintf(b, ") {\n  tq_interval iv_ = {0};\n  if (__builtin_expect(tqs_onw[TQ_SENSOR_%s] != 0, 0)) {\n", n);
     values(b, r, 0, "    ");
     tqBufPrintf(b, "    if (tqs_pass(TQ_SENSOR_%s, %d, v_)) {\n      iv_.id = tqs_next_id();\n"
                    "      tqs_put(TQ_SENSOR_%s, TQ_SHM_BEGIN, iv_.id, %d, v_);\n    }\n  }\n  return iv_;\n}\n",

@@ -53,7 +53,9 @@
 #define TQS_MAX_SENSORS 64
 
 static volatile uint32_t zeroOn[TQS_MAX_SENSORS];
-volatile uint32_t *tqs_on = zeroOn;
+/* (alone on its page: the segment's page of sensor words is mapped over it) */
+volatile uint32_t tqs_onw[TQS_ON_PAGE / sizeof(uint32_t)] __attribute__((aligned(TQS_ON_PAGE)));
+volatile uint32_t *tqs_on = tqs_onw;
 volatile uint32_t *tqs_cnt = zeroOn;
 uint32_t tqs_max_sensors = 0, tqs_max_entities = 0;
 
@@ -508,7 +510,9 @@ static void atExit(void) {
 ** exit would mark the segment exited, or remove it.  So its sensors stay
 ** off: no segment, no ring, every enable word zero (sensors/README.md). */
 static void inForkedChild(void) {
-  tqs_on = zeroOn;
+  /* a zero page over the parent's sensor words (if that fails, every
+  ** packet still finds no ring and no segment: counted, not written) */
+  mmap((void *)tqs_onw, TQS_ON_PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
   tqs_cnt = zeroOn;
   tqs_max_entities = 0;
   if (tqs_me.ring) pthread_setspecific(ringKey, NULL); /* (not the parent's to give back) */
@@ -660,6 +664,23 @@ static void awaitMonitor(void) {
   }
 }
 
+/* The segment's page of sensor words mapped over tqs_onw, where the
+** generated sensors read them (a second mapping of the same shared page:
+** mremap of size 0).  The page holds nothing else (tq_shm_layout aligns
+** every part to 4096 bytes).  When it cannot be done the sensors stay
+** off, and it is said. */
+static int mapOnWords(void) {
+  long page = sysconf(_SC_PAGESIZE);
+  if (page != TQS_ON_PAGE || (seg->off_on & (TQS_ON_PAGE - 1)))
+    return refuse("the sensor words cannot be mapped where the sensors read them (page size %ld, not %d): the sensors "
+                  "stay off",
+                  page, TQS_ON_PAGE);
+  void *m = mremap((char *)seg + seg->off_on, 0, TQS_ON_PAGE, MREMAP_MAYMOVE | MREMAP_FIXED, (void *)tqs_onw);
+  if (m != (void *)tqs_onw)
+    return refuse("cannot map the sensor words where the sensors read them: %s: the sensors stay off", strerror(errno));
+  return 0;
+}
+
 int tqs_init(const tq_shm_sensor *cat, int n) {
   pthread_mutex_lock(&lock);
   if (seg) {
@@ -710,7 +731,7 @@ int tqs_init(const tq_shm_sensor *cat, int n) {
   __atomic_store_n(&seg->state, TQ_SHM_READY, __ATOMIC_RELEASE);
   if (monitored) awaitMonitor();
   /* the sensor words last: a sensor is off until the monitor is ready */
-  __atomic_store_n(&tqs_on, (volatile uint32_t *)((char *)seg + seg->off_on), __ATOMIC_RELEASE);
+  int rc = mapOnWords();
   pthread_mutex_unlock(&lock);
-  return 0;
+  return rc;
 }

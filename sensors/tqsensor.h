@@ -29,7 +29,14 @@
 typedef uint32_t tq_entity;                     /* an entity handle; 0: none */
 typedef struct tq_interval { uint64_t id; } tq_interval; /* an interval begun; id 0: not reported */
 
-/* The segment's sensor words and enable counters (a zero array until mapped). */
+/* The segment's sensor words, read by the generated sensors: a page of
+** this program's own memory at a fixed address, over which tqs_init maps
+** the segment's page of sensor words (so that a disabled sensor is one
+** load at a constant address and a branch, as a tracepoint's state is; a
+** zero page until mapped, and in a child of fork).  tqs_on points at it;
+** tqs_cnt is the segment's enable counters (a zero array until mapped). */
+#define TQS_ON_PAGE 4096
+extern volatile uint32_t tqs_onw[TQS_ON_PAGE / sizeof(uint32_t)];
 extern volatile uint32_t *tqs_on;
 extern volatile uint32_t *tqs_cnt;
 extern uint32_t tqs_max_sensors, tqs_max_entities;
