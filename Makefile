@@ -141,7 +141,7 @@ $(B)/libtqsensor.a: $(B)/obj/tqsensor.o
 # without BTF it is built without BPF and says so at -k.
 PMDALIBS := -lpcp_pmda -lpcp -lpthread $(if $(KS_BTF),-lbpf -lelf -lz)
 PMDASRC  := sensors/pmdatqmon.c sensors/pmdatqmon_kernel.c sensors/ksbpf.c
-PMDADEPS := $(PMDASRC) sensors/pmdatqmon_kernel.h sensors/ksbpf.h sensors/tqshm.h sensors/tqshmgc.h sensors/kernel/ks.h $(KS_GEN)
+PMDADEPS := $(PMDASRC) sensors/pmdatqmon_kernel.h sensors/ksbpf.h sensors/tqshm.h sensors/tqshmbus.h sensors/tqshmgc.h sensors/kernel/ks.h $(KS_GEN)
 $(B)/pmdatqmon: $(PMDADEPS)
 	@mkdir -p $(B)
 	$(CC) $(CSTD) $(WARN) $(OPT) -I$(GEN) -Isensors $(KS_NOBPF) $(PMDASRC) $(PMDALIBS) -o $@

@@ -74,6 +74,7 @@
 
 #include "pmdatqmon_kernel.h"
 #include "tqshm.h"
+#include "tqshmbus.h"
 #include "tqshmgc.h"
 
 #define AG_DOMAIN 212           /* default domain (-d): not in PCP's stdpmid */
@@ -127,7 +128,8 @@ typedef struct Prog {
   pid_t pid;
   char shmName[64];
   tq_shm_header *h;             /* NULL once unmapped */
-  int shrunk;                   /* it shrank its segment (maps[].shrunk, told) */
+  int bus;                      /* its mapping's entry in tqshmbus.h's registry (-1: none) */
+  int shrunk;                   /* it shrank its segment (tq_bus_shrunk, told) */
   tq_shm_header geo;            /* its header as checked: the geometry is read here, never
                                 ** again from the segment the program can write */
   size_t size;
@@ -172,36 +174,7 @@ typedef struct Client {
 static Prog progs[AG_MAXPROG];
 static Client *clients;
 
-/* A program can shrink its segment under the agent (ftruncate): a read or
-** write of a page past its new end raises SIGBUS, which would end the
-** agent and every user's monitoring with it.  The handler maps zeros over
-** the rest of that program's mapping (reads see nothing published, writes
-** go nowhere) and marks the program; its next pass lets it go, said in the
-** log.  A SIGBUS anywhere else ends the agent as before. */
-static struct {
-  char *volatile base;          /* progs[i]'s mapping (NULL: none) */
-  volatile size_t size;
-  volatile sig_atomic_t shrunk;
-} maps[AG_MAXPROG];
-
-static void onBus(int sig, siginfo_t *si, void *uc) {
-  (void)uc;
-  char *a = si->si_addr;
-  long ps = sysconf(_SC_PAGESIZE);
-  for (int i = 0; i < AG_MAXPROG; i++) {
-    char *b = maps[i].base;
-    size_t n = maps[i].size;
-    if (!b || a < b || a >= b + n) continue;
-    char *page = (char *)((uintptr_t)a & ~(uintptr_t)(ps - 1));
-    if (mmap(page, (size_t)(b + n - page), PROT_READ | PROT_WRITE, MAP_FIXED | MAP_PRIVATE | MAP_ANONYMOUS, -1, 0) ==
-        MAP_FAILED)
-      break;
-    maps[i].shrunk = 1;
-    return;
-  }
-  signal(sig, SIG_DFL);
-  raise(sig);
-}
+/* (a program that shrinks its segment under the agent: tqshmbus.h) */
 static Stat *stats[1024];
 static uint64_t aDropped;       /* records dropped over all clients */
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
@@ -697,7 +670,8 @@ static void finish(int prog) {
   for (uint32_t i = 0; g->rq && i < g->geo.nrings; i++) free(g->rq[i].q);
   free(g->rq);
   g->rq = NULL;
-  maps[prog].base = NULL;
+  tq_bus_del(g->bus);
+  g->bus = -1;
   munmap(g->h, g->size);
   g->h = NULL;
   if (kill(g->pid, 0) && errno == ESRCH) shm_unlink(g->shmName); /* a killed program could not */
@@ -742,10 +716,7 @@ static int attach(pid_t pid) {
   void *m = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   close(fd);
   if (m == MAP_FAILED) return -1;
-  /* (from here on a shrink of the segment is caught: onBus) */
-  maps[slot].shrunk = 0;
-  maps[slot].size = (size_t)st.st_size;
-  maps[slot].base = m;
+  int bus = tq_bus_add(m, (size_t)st.st_size); /* (from here on a shrink of the segment is caught) */
   tq_shm_header *h = m, copy;
   memcpy(&copy, h, sizeof copy); /* (checked, and kept: the program may change its own) */
   const char *why = NULL;
@@ -762,7 +733,7 @@ static int attach(pid_t pid) {
       told[pid % 64] = pid;
       pmNotifyErr(LOG_WARNING, "%s: not watched: %s", name, why);
     }
-    maps[slot].base = NULL;
+    tq_bus_del(bus);
     munmap(m, (size_t)st.st_size);
     return -1;
   }
@@ -777,7 +748,7 @@ static int attach(pid_t pid) {
       told[pid % 64] = pid;
       pmNotifyErr(LOG_WARNING, "%s: not watched: another monitor (process %d) is attached", name, (int)cur);
     }
-    maps[slot].base = NULL;
+    tq_bus_del(bus);
     munmap(m, (size_t)st.st_size);
     return -1;
   }
@@ -788,10 +759,11 @@ static int attach(pid_t pid) {
   g->h = h;
   g->geo = copy;
   g->size = (size_t)st.st_size;
+  g->bus = bus;
   if (checkCatalog(g)) {
     pmNotifyErr(LOG_WARNING, "%s: not watched: corrupt catalog", name);
     __atomic_compare_exchange_n(&h->monitor_pid, &me, 0, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED); /* given back */
-    maps[slot].base = NULL;
+    tq_bus_del(bus);
     munmap(m, g->size);
     memset(g, 0, sizeof *g);
     return -1;
@@ -1055,6 +1027,7 @@ static int kernelStart(void) {
   if (slot < 0) return -1;
   Prog *g = &progs[slot];
   memset(g, 0, sizeof *g);
+  g->bus = -1; /* (no segment) */
   g->used = 1;
   g->kernel = 1;
   /* the catalog: kernel.tq's declarations, by KR_* (a relation not served
@@ -1106,7 +1079,7 @@ static void *drainMain(void *arg) {
       }
       if (now - g->anchorAt > 1000000000LL) anchor(g, 0);
       int gone = !alive(g);
-      if (maps[i].shrunk && !g->shrunk) {
+      if (tq_bus_shrunk(g->bus) && !g->shrunk) {
         g->shrunk = 1;
         pmNotifyErr(LOG_WARNING, "program %d shrank its segment under the agent: not watched from here on", (int)g->pid);
       }
@@ -1796,12 +1769,6 @@ int main(int argc, char **argv) {
   for (int i = 0; i < 5; i++) pmdaCacheOp(indomtab[i].it_indom, PMDA_CACHE_CULL);
   if (kernel) kernelStart();
   pmdaConnect(&dispatch);
-  struct sigaction sa;
-  memset(&sa, 0, sizeof sa);
-  sa.sa_sigaction = onBus;
-  sa.sa_flags = SA_SIGINFO;
-  sigemptyset(&sa.sa_mask);
-  sigaction(SIGBUS, &sa, NULL);
   pthread_t th;
   if (pthread_create(&th, NULL, drainMain, NULL)) {
     pmNotifyErr(LOG_ERR, "cannot start the drain thread");

@@ -70,6 +70,7 @@ extern char **environ;
 #include "../runtime/engine.h"
 #include "sensorsInt.h"
 #include "tqshm.h"
+#include "tqshmbus.h"
 #include "tqshmgc.h"
 
 /* A packet converted and checked, waiting for its turn in the merge. */
@@ -109,6 +110,8 @@ typedef struct Shm {
   pid_t pid;                /* the subject */
   int child;                /* we started it */
   int exited;               /* the subject is gone */
+  int bus;                  /* --attach: the mapping's entry in tqshmbus.h's registry (-1: none) */
+  int shrank;               /* --attach: the subject shrank its segment under us (tq_bus_shrunk) */
   int reaped;               /* the child was waited for: waitStatus */
   int waitStatus;
   int64_t *ack;             /* entity handles produced this snapshot: their pending
@@ -440,9 +443,14 @@ static int mapSegment(Shm *s, tq_pm_private *p, const char *name) {
   void *m = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   close(fd);
   if (m == MAP_FAILED) return fail(p, "cannot map the sensor segment %s: %s", s->name, strerror(errno));
+  /* the subject's own file: it could shrink it under us (a SIGBUS at our
+  ** next read past its end), caught from here on (tqshmbus.h) */
+  s->bus = tq_bus_add(m, (size_t)st.st_size);
   s->h = m;
   s->size = (size_t)st.st_size;
   if (checkHeader(p, s)) {
+    tq_bus_del(s->bus);
+    s->bus = -1;
     munmap(m, s->size);
     s->h = NULL;
     return -1;
@@ -450,6 +458,8 @@ static int mapSegment(Shm *s, tq_pm_private *p, const char *name) {
   if (s->h->creator_pid != (int32_t)s->pid) {
     fail(p, "%s was made by process %d, not by %d: refused (a segment left by an earlier process with that pid?)",
          s->name, (int)s->h->creator_pid, (int)s->pid);
+    tq_bus_del(s->bus);
+    s->bus = -1;
     munmap(m, s->size);
     s->h = NULL;
     return -1;
@@ -1200,6 +1210,7 @@ static void reportSuppressed(Shm *s, tq_pm_global *g) {
 
 static tq_pm_status shmStart(tq_pm_global *g, tq_pm_private *p) {
   Shm *s = tqCalloc(1, sizeof *s);
+  s->bus = -1;
   p->data = s;
   s->g = g;
   s->fd = -1;
@@ -1406,6 +1417,7 @@ static tq_pm_status shmEnd(tq_pm_global *g, tq_pm_private *p) {
   int deadSubject = !s->own && s->pid > 0 && kill(s->pid, 0) && errno == ESRCH;
   if (s->h) {
     unclaim(s);
+    tq_bus_del(s->bus);
     munmap(s->h, s->size);
   }
   if (deadSubject && s->h) shm_unlink(s->name + strlen("/dev/shm"));
@@ -1534,8 +1546,9 @@ static void reportLosses(Shm *s, tq_pm_global *g) {
 }
 
 static tq_pm_status snapshotLocked(Shm *s, tq_pm_global *g, tq_pm_private *p) {
+  if (!s->shrank && tq_bus_shrunk(s->bus)) s->shrank = s->exited = 1; /* (what it held is zeros now) */
   if (!s->exited && !alive(s)) s->exited = 1;
-  if (memcmp(s->h->magic, TQ_SHM_MAGIC, 8) || s->h->version != TQ_SHM_VERSION) {
+  if (!s->shrank && (memcmp(s->h->magic, TQ_SHM_MAGIC, 8) || s->h->version != TQ_SHM_VERSION)) {
     snprintf(p->message, sizeof p->message, "%s: the subject overwrote the segment header (magic or version)", s->name);
     return TQ_PM_FATAL;
   }
@@ -1553,7 +1566,14 @@ static tq_pm_status snapshotLocked(Shm *s, tq_pm_global *g, tq_pm_private *p) {
     TqTime last = s->lastT > s->prevNow ? s->lastT : s->prevNow;
     int open = closeAll(s, last + 1); /* (what happened at its last time is in) */
     char why[128], at[64];
-    if (howEnded(s, why, sizeof why)) {
+    if (s->shrank) {
+      /* it may run on, but what it writes is out of our reach */
+      enNet(g)->stopped = 1;
+      g->log(g, p, TQ_LOG_WARNING,
+             "the subject (pid %d) shrank its sensor segment %s under the monitor by %s: what it wrote from then on is "
+             "lost; the run stopped early; %d open interval%s ended there",
+             (int)s->pid, s->name, tqTimeFormat(at, sizeof at, last), open, open == 1 ? " was" : "s were");
+    } else if (howEnded(s, why, sizeof why)) {
       /* not an end: the run stopped early, and says so */
       enNet(g)->stopped = 1;
       g->log(g, p, TQ_LOG_WARNING, "the subject (pid %d) %s at %s: the run stopped early; %d open interval%s ended there",

@@ -43,6 +43,25 @@ grep -q "^P1,Low," "$dir/future.out" && bad "future: the packet stamped an hour 
 timeout 60 $T run tests/shm/ping.tq --format csv --exec $G shrink >"$dir/shrink.out" 2>"$dir/shrink.err" || bad "shrink: exit $?: $(cat "$dir/shrink.err")"
 grep -q "garbage: shrink refused: Operation not permitted" "$dir/shrink.err" || bad "shrink: $(cat "$dir/shrink.err")"
 [ "$(grep -c "^P1,High," "$dir/shrink.out")" = 100 ] || bad "shrink: $(grep -c "^P1,High," "$dir/shrink.out") of the 100 good packets"
+# a program can shrink its own segment under a monitor attached to it (its
+# /dev/shm file cannot be sealed): the monitor died of SIGBUS; it keeps
+# what it answered, and says what happened (tqshmbus.h)
+E=build/shm/early
+$E 200 shrink 2>"$dir/ashrink.sub" &
+sub=$!
+for i in $(seq 200); do [ -e /dev/shm/tqmon.$sub ] && break; sleep 0.05; done
+timeout 60 $T run tests/shm/subject.tq tests/shm/early.tq --attach $sub --db "$dir/ashrink.db" --quiet \
+  --stats "$dir/ashrink.json" 2>"$dir/ashrink.err"
+rc=$?
+wait $sub
+src=$?
+[ $rc -eq 0 ] || bad "attach shrink: the monitor exited with $rc: $(cat "$dir/ashrink.err")"
+{ [ $src -eq 0 ] && grep -q "early: shrunk" "$dir/ashrink.sub"; } || bad "attach shrink: the subject: exit $src: $(cat "$dir/ashrink.sub")"
+grep -q "warning: the subject (pid $sub) shrank its sensor segment /dev/shm/tqmon.$sub under the monitor by .*: what it wrote from then on is lost; the run stopped early" "$dir/ashrink.err" ||
+  bad "attach shrink: message: $(cat "$dir/ashrink.err")"
+grep -q '"stopped_early": true' "$dir/ashrink.json" || bad "attach shrink: stopped_early is not true in --stats"
+n=$(sqlite3 "$dir/ashrink.db" "SELECT count(DISTINCT Job) FROM Handled WHERE Worker = 'W1'" 2>&1)
+[ "$n" = 200 ] || bad "attach shrink: $n of the 200 jobs W1 handled before the shrink"
 # a header changed after the monitor checked it is not read again
 timeout 60 $T run tests/shm/ping.tq --format csv --exec $G nrings >"$dir/nrings.out" 2>"$dir/nrings.err" || bad "nrings: exit $?: $(cat "$dir/nrings.err")"
 grep -q "Sanitizer\|runtime error" "$dir/nrings.err" && bad "nrings: sanitizer report"

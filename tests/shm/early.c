@@ -9,9 +9,15 @@
 **                    exits; then W2 (tests/scripts/shm_fork.sh)
 **   early N after F  W1, then W2 once file F exists (at most 60 s): W2 is
 **                    declared after a monitor named it (pcp_agent.sh)
+**   early N shrink   once a monitor attached (at most 60 s): W1, then it
+**                    shrinks its own segment to one page under the
+**                    monitor, and stays a second (tests/scripts/shm_bad.sh)
 */
+#include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -29,6 +35,20 @@ static void work(const char *name, int n) {
 
 int main(int argc, char **argv) {
   int n = argc > 1 ? atoi(argv[1]) : 1000;
+  if (argc > 2 && !strcmp(argv[2], "shrink")) {
+    tq_shm_header *h = tqs_segment();
+    for (int i = 0; i < 6000 && h && !__atomic_load_n(&h->monitor_ready, __ATOMIC_ACQUIRE); i++) usleep(10 * 1000);
+    if (!h || !h->monitor_ready) return 2;
+    work("W1", n);
+    usleep(500 * 1000); /* (time for the monitor to drain it) */
+    char name[64];
+    snprintf(name, sizeof name, "/tqmon.%d", (int)getpid());
+    int fd = shm_open(name, O_RDWR, 0);
+    if (fd < 0 || ftruncate(fd, 4096)) return 3;
+    fprintf(stderr, "early: shrunk\n");
+    sleep(1); /* (no sensor is called: its rings are gone) */
+    return 0;
+  }
   work("W1", n);
   if (argc > 2 && !strcmp(argv[2], "fork")) {
     pid_t c = fork();
