@@ -78,7 +78,8 @@
 #include "tqshmgc.h"
 
 #define AG_DOMAIN 212           /* default domain (-d): not in PCP's stdpmid */
-#define AG_MAXPROG 256          /* programs watched at once */
+#define AG_MAXPROG 256          /* programs known at once (-P: fewer); the slot of one that
+                                ** exited is reused once its records are fetched */
 #define AG_MAXOPEN (1 << 18)    /* intervals a program has open at once (past it, a begin is invalid) */
 /* A stamp later than the agent's clock when it drains the packet by more
 ** than this (compared in the stamps' unit, before conversion) is garbage:
@@ -136,6 +137,7 @@ typedef struct Prog {
   tq_shm_sensor cat[64];        /* its catalog (copied, checked) */
   int nsens;
   int exited;                   /* gone: last records released, EXIT sent */
+  int64_t exitedAt;             /* when (its slot is reused, the oldest first) */
   char **names;                 /* entity and string names by handle (cached, kept after exit) */
   uint64_t cnames;
   PktQ *rq;                     /* per ring: drained, not yet released */
@@ -180,6 +182,7 @@ static uint64_t aDropped;       /* records dropped over all clients */
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static volatile int stopping;
 static size_t qmax = AG_QMAX; /* -q: records queued per client at most */
+static int maxProg = AG_MAXPROG; /* -P: programs known at once */
 static const char *onlyCommand; /* -c: watch only programs of this command (several agents on one host) */
 
 static pmdaInterface dispatch;
@@ -664,6 +667,7 @@ static void finish(int prog) {
   e.prog = (uint16_t)prog;
   deliver(prog, &e);
   g->exited = 1;
+  g->exitedAt = realNow();
   pmNotifyErr(LOG_INFO, "program %d exited: %llu packets, %llu lost (%llu ring full or no ring, %llu invalid, %llu late)",
               (int)g->pid, (unsigned long long)g->packets, (unsigned long long)(g->dropped + g->bad + g->late),
               (unsigned long long)g->dropped, (unsigned long long)g->bad, (unsigned long long)g->late);
@@ -690,18 +694,83 @@ static uid_t progUid(pid_t pid) {
   return stat(path, &st) ? (uid_t)-1 : st.st_uid;
 }
 
+/* Does a client's queue still hold a record of program prog? */
+static int queuedFor(int prog) {
+  for (Client *c = clients; c; c = c->next)
+    for (size_t k = 0; k < c->q.n; k++)
+      if (c->q.q[(c->q.head + k) & (c->q.cap - 1)].prog == prog) return 1;
+  return 0;
+}
+
+/* Forgets program prog, which exited: its instances, counters, names and
+** its clients' enables of it.  Its slot is then free. */
+static void forget(int prog) {
+  Prog *g = &progs[prog];
+  char inst[128];
+  pmInDom rel = pmInDom_build(dispatch.domain, IND_REL), pg = pmInDom_build(dispatch.domain, IND_PROG),
+          st = pmInDom_build(dispatch.domain, IND_STAT);
+  for (int i = 0; i < g->nsens; i++) {
+    snprintf(inst, sizeof inst, "%d/%s", (int)g->pid, g->cat[i].name);
+    pmdaCacheStore(rel, PMDA_CACHE_CULL, inst, NULL);
+  }
+  snprintf(inst, sizeof inst, "%d", (int)g->pid);
+  pmdaCacheStore(pg, PMDA_CACHE_CULL, inst, NULL);
+  for (int k = 0; k < 1024; k++)
+    for (Stat **pp = &stats[k]; *pp;) {
+      Stat *x = *pp;
+      if (x->prog != prog) {
+        pp = &x->next;
+        continue;
+      }
+      *pp = x->next;
+      pmdaCacheStore(st, PMDA_CACHE_CULL, x->inst, NULL);
+      free(x);
+    }
+  for (Client *c = clients; c; c = c->next) {
+    int n = 0;
+    for (int i = 0; i < c->nsubs; i++)
+      if (c->subs[i].prog != prog) c->subs[n++] = c->subs[i];
+    c->nsubs = n;
+  }
+  for (uint64_t h = 0; h < g->cnames; h++) free(g->names[h]);
+  free(g->names);
+  for (int k = 0; k < 1024; k++)
+    while (g->open[k]) {
+      Open *o = g->open[k];
+      g->open[k] = o->next;
+      free(o);
+    }
+  pmNotifyErr(LOG_INFO, "program %d forgotten: its slot is taken by a new program", (int)g->pid);
+  memset(g, 0, sizeof *g);
+  g->bus = -1;
+}
+
+/* The slot of the program that exited first and whose records every
+** client has fetched, released; -1 when there is none. */
+static int reusable(void) {
+  int best = -1;
+  for (int i = 0; i < maxProg; i++) {
+    const Prog *g = &progs[i];
+    if (g->used && g->exited && !g->kernel && (best < 0 || g->exitedAt < progs[best].exitedAt) && !queuedFor(i)) best = i;
+  }
+  if (best >= 0) forget(best);
+  return best;
+}
+
 /* Maps /tqmon.PID and becomes its monitor.  0 when watched now. */
 static int attach(pid_t pid) {
   int slot = -1;
   for (int i = 0; i < AG_MAXPROG; i++) {
     if (progs[i].used && progs[i].pid == pid && !progs[i].exited) return -1; /* watched already */
-    if (!progs[i].used && slot < 0) slot = i;
+    if (!progs[i].used && slot < 0 && i < maxProg) slot = i;
   }
-  if (slot < 0) { /* (the slots of programs that exited are kept: not reused yet) */
-    static int told;
-    if (!told++)
-      pmNotifyErr(LOG_WARNING, "program %d: not watched: the agent has watched %d programs since it started, its most "
-                  "(restart it); no other program is watched from now on", (int)pid, AG_MAXPROG);
+  if (slot < 0 && (slot = reusable()) < 0) {
+    static pid_t told[64];
+    if (told[pid % 64] != pid) {
+      told[pid % 64] = pid;
+      pmNotifyErr(LOG_WARNING, "program %d: not watched yet: the agent knows %d programs, its most (-P), and none of "
+                  "those that exited has had its last records fetched by every client", (int)pid, maxProg);
+    }
     return -1;
   }
   char name[64];
@@ -1022,7 +1091,7 @@ static int kernelStart(void) {
     return -1;
   }
   int slot = -1;
-  for (int i = 0; i < AG_MAXPROG && slot < 0; i++)
+  for (int i = AG_MAXPROG - 1; i >= 0 && slot < 0; i--) /* (from the top: -P counts the programs only) */
     if (!progs[i].used) slot = i;
   if (slot < 0) return -1;
   Prog *g = &progs[slot];
@@ -1733,8 +1802,9 @@ int main(int argc, char **argv) {
                                       {"command", 1, 'c', "COMMAND", "watch only programs whose command is COMMAND"},
                                       {"kernel", 0, 'k', NULL, "serve the kernel's relations (sensors/kernel.tq; BPF: root)"},
                                       {"queue", 1, 'q', "N", "records queued per client at most (default 65536)"},
+                                      {"programs", 1, 'P', "N", "programs known at once, 1 to 256 (default 256)"},
                                       PMOPT_HELP, PMDA_OPTIONS_END};
-  static pmdaOptions opts = {.short_options = "D:d:h:l:c:kq:?", .long_options = longopts};
+  static pmdaOptions opts = {.short_options = "D:d:h:l:c:kq:P:?", .long_options = longopts};
   int kernel = 0;
   /* (the log's name is PCP's for an agent: pmcd runs it in $PCP_LOG_DIR/pmcd) */
   pmdaDaemon(&dispatch, PMDA_INTERFACE_7, pmGetProgname(), AG_DOMAIN, "tqmon.log", helpBeside());
@@ -1742,7 +1812,16 @@ int main(int argc, char **argv) {
   while ((c = pmdaGetOptions(argc, argv, &opts, &dispatch)) != EOF)
     if (c == 'c') onlyCommand = opts.optarg; /* (the standard options are handled inside) */
     else if (c == 'k') kernel = 1;
-    else if (c == 'q') {
+    else if (c == 'P') {
+      char *end;
+      long n = strtol(opts.optarg, &end, 10);
+      if (*end || n < 1 || n > AG_MAXPROG) {
+        pmprintf("%s: -P %s: give 1 to %d programs\n", pmGetProgname(), opts.optarg, AG_MAXPROG);
+        opts.errors++;
+      } else {
+        maxProg = (int)n;
+      }
+    } else if (c == 'q') {
       char *end;
       long n = strtol(opts.optarg, &end, 10);
       if (*end || n < 16 || n > (1L << 22)) {

@@ -10,6 +10,9 @@
 #     until the program exited, and the queue grew without bound);
 #   - it begins 270,000 intervals and ends none: past 262,144 open at once
 #     a begin is invalid, counted (each one was the agent's memory).
+# The agent knows two programs at once (-P 2): the third takes the slot of
+# the first, which exited (slots were never reused: after 256 programs the
+# agent watched no new one).
 set -u
 T=${T:-build/asan/tqmon}
 OUT=${OUT:-build/test-out}
@@ -18,7 +21,7 @@ SH=build/shm/hostile
 . tests/pcp/lib.sh
 PCP_EXTRA_PMNS="$PWD/build/pmdatqmon.pmns"
 SHC=shrk$$
-PCP_EXTRA_AGENTS="tqmon	212	pipe	binary	$PWD/$AG -d 212 -h $PWD/build/pmdatqmon.help -c $SHC -l \$d/log/tqmon.log"
+PCP_EXTRA_AGENTS="tqmon	212	pipe	binary	$PWD/$AG -d 212 -h $PWD/build/pmdatqmon.help -c $SHC -P 2 -l \$d/log/tqmon.log"
 PCP_ACCESS="fetch, store"
 pcpTest pcp_hostile
 pcpStart a1 || exit 1
@@ -55,6 +58,13 @@ st=$(ps -o stat= -p "$agent" 2>/dev/null)
 grep -q "program [0-9]* shrank its segment under the agent: not watched from here on" "$agentlog" ||
   bad "the agent's log does not say so: $(tail -5 "$agentlog")"
 pminfo -h "$H" -f tqmon.agent.clients >"$dir/after" 2>&1 || bad "the agent does not answer after: $(cat "$dir/after")"
+# the third program took the first one's slot, and the first is forgotten
+first=$(sed -n 's/.*watching program \([0-9]*\):.*/\1/p' "$agentlog" | head -n 1)
+[ "$(grep -c "watching program" "$agentlog")" = 3 ] || bad "reuse: $(grep -c "watching program" "$agentlog") of the 3 programs watched"
+grep -q "program $first forgotten: its slot is taken by a new program" "$agentlog" || bad "reuse: the agent's log: $(tail -5 "$agentlog")"
+pminfo -h "$H" -f tqmon.program.packets >"$dir/programs" 2>&1
+grep -q "\"$first\"" "$dir/programs" && bad "reuse: the forgotten program is still an instance: $(cat "$dir/programs")"
+[ "$(grep -c "inst \[" "$dir/programs")" = 2 ] || bad "reuse: instances: $(cat "$dir/programs")"
 grep -q "ERROR: AddressSanitizer\|runtime error" "$agentlog" && bad "sanitizer: $(cat "$agentlog")"
 [ $fails -eq 0 ] || { echo "agent log:"; cat "$agentlog"; }
 [ $fails -eq 0 ]
