@@ -835,6 +835,7 @@ static int attach(pid_t pid) {
     tq_bus_del(bus);
     munmap(m, g->size);
     memset(g, 0, sizeof *g);
+    g->bus = -1;
     return -1;
   }
   anchor(g, 1);
@@ -1149,8 +1150,11 @@ static void *drainMain(void *arg) {
       if (now - g->anchorAt > 1000000000LL) anchor(g, 0);
       int gone = !alive(g);
       if (tq_bus_shrunk(g->bus) && !g->shrunk) {
+        char path[96], why[200];
+        snprintf(path, sizeof path, "/dev/shm%s", g->shmName);
+        tq_bus_why(g->bus, path, why, sizeof why);
         g->shrunk = 1;
-        pmNotifyErr(LOG_WARNING, "program %d shrank its segment under the agent: not watched from here on", (int)g->pid);
+        pmNotifyErr(LOG_WARNING, "program %d %s under the agent: not watched from here on", (int)g->pid, why);
       }
       gone |= g->shrunk;
       int64_t cap = INT64_MAX;

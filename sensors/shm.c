@@ -112,6 +112,7 @@ typedef struct Shm {
   int exited;               /* the subject is gone */
   int bus;                  /* --attach: the mapping's entry in tqshmbus.h's registry (-1: none) */
   int shrank;               /* --attach: the subject shrank its segment under us (tq_bus_shrunk) */
+  char shrankWhy[200];      /* ... in words (tq_bus_why) */
   int reaped;               /* the child was waited for: waitStatus */
   int waitStatus;
   int64_t *ack;             /* entity handles produced this snapshot: their pending
@@ -446,6 +447,10 @@ static int mapSegment(Shm *s, tq_pm_private *p, const char *name) {
   /* the subject's own file: it could shrink it under us (a SIGBUS at our
   ** next read past its end), caught from here on (tqshmbus.h) */
   s->bus = tq_bus_add(m, (size_t)st.st_size);
+  if (s->bus < 0) {
+    munmap(m, (size_t)st.st_size);
+    return fail(p, "cannot watch the sensor segment %s: %d segments are mapped already, the most", s->name, TQ_BUS_MAPS);
+  }
   s->h = m;
   s->size = (size_t)st.st_size;
   if (checkHeader(p, s)) {
@@ -1546,7 +1551,10 @@ static void reportLosses(Shm *s, tq_pm_global *g) {
 }
 
 static tq_pm_status snapshotLocked(Shm *s, tq_pm_global *g, tq_pm_private *p) {
-  if (!s->shrank && tq_bus_shrunk(s->bus)) s->shrank = s->exited = 1; /* (what it held is zeros now) */
+  if (!s->shrank && tq_bus_shrunk(s->bus)) { /* (what it held is zeros now) */
+    s->shrank = s->exited = 1;
+    tq_bus_why(s->bus, s->name, s->shrankWhy, sizeof s->shrankWhy);
+  }
   if (!s->exited && !alive(s)) s->exited = 1;
   if (!s->shrank && (memcmp(s->h->magic, TQ_SHM_MAGIC, 8) || s->h->version != TQ_SHM_VERSION)) {
     snprintf(p->message, sizeof p->message, "%s: the subject overwrote the segment header (magic or version)", s->name);
@@ -1570,9 +1578,9 @@ static tq_pm_status snapshotLocked(Shm *s, tq_pm_global *g, tq_pm_private *p) {
       /* it may run on, but what it writes is out of our reach */
       enNet(g)->stopped = 1;
       g->log(g, p, TQ_LOG_WARNING,
-             "the subject (pid %d) shrank its sensor segment %s under the monitor by %s: what it wrote from then on is "
-             "lost; the run stopped early; %d open interval%s ended there",
-             (int)s->pid, s->name, tqTimeFormat(at, sizeof at, last), open, open == 1 ? " was" : "s were");
+             "the subject (pid %d) %s under the monitor by %s: what it wrote from then on is lost; the run stopped "
+             "early; %d open interval%s ended there",
+             (int)s->pid, s->shrankWhy, tqTimeFormat(at, sizeof at, last), open, open == 1 ? " was" : "s were");
     } else if (howEnded(s, why, sizeof why)) {
       /* not an end: the run stopped early, and says so */
       enNet(g)->stopped = 1;

@@ -667,8 +667,10 @@ static void awaitMonitor(void) {
 /* The segment's page of sensor words mapped over tqs_onw, where the
 ** generated sensors read them (a second mapping of the same shared page:
 ** mremap of size 0).  The page holds nothing else (tq_shm_layout aligns
-** every part to 4096 bytes).  When it cannot be done the sensors stay
-** off, and it is said. */
+** every part to 4096 bytes).  Done before the segment is published: the
+** words are zero until a monitor writes them, and a monitor writes them
+** only once the segment is ready.  When it cannot be done (a page size
+** other than 4096) the sensors stay off, and it is said. */
 static int mapOnWords(void) {
   long page = sysconf(_SC_PAGESIZE);
   if (page != TQS_ON_PAGE || (seg->off_on & (TQS_ON_PAGE - 1)))
@@ -679,6 +681,15 @@ static int mapOnWords(void) {
   if (m != (void *)tqs_onw)
     return refuse("cannot map the sensor words where the sensors read them: %s: the sensors stay off", strerror(errno));
   return 0;
+}
+
+/* Lets the segment go when tqs_init cannot finish (nothing was published
+** in it: a monitor sees a program whose sensors never started). */
+static void dropSegment(void) {
+  munmap(seg, (size_t)seg->size);
+  if (ownSegment) shm_unlink(segName);
+  ownSegment = 0;
+  seg = NULL;
 }
 
 int tqs_init(const tq_shm_sensor *cat, int n) {
@@ -699,7 +710,12 @@ int tqs_init(const tq_shm_sensor *cat, int n) {
   }
   if ((uint32_t)n > seg->max_sensors || seg->max_sensors > TQS_MAX_SENSORS) {
     failInit("%s: too many sensors for the segment", segName);
-    seg = NULL;
+    dropSegment();
+    pthread_mutex_unlock(&lock);
+    return -1;
+  }
+  if (mapOnWords()) {
+    dropSegment();
     pthread_mutex_unlock(&lock);
     return -1;
   }
@@ -730,8 +746,6 @@ int tqs_init(const tq_shm_sensor *cat, int n) {
   }
   __atomic_store_n(&seg->state, TQ_SHM_READY, __ATOMIC_RELEASE);
   if (monitored) awaitMonitor();
-  /* the sensor words last: a sensor is off until the monitor is ready */
-  int rc = mapOnWords();
   pthread_mutex_unlock(&lock);
-  return rc;
+  return 0;
 }

@@ -52,10 +52,10 @@ grep "exited: " "$agentlog" | tail -n 1 | grep -q "exited: 270000 packets, 7856 
 [ $? -eq 0 ] || bad "the program: $(cat "$dir/shrink.err")"
 grep -q "shrunk" "$dir/shrink.err" || bad "the program did not shrink its segment: $(cat "$dir/shrink.err")"
 i=0
-while [ $i -lt 50 ] && ! grep -q "shrank its segment" "$agentlog"; do sleep 0.1; i=$((i + 1)); done
+while [ $i -lt 50 ] && ! grep -q "shrank its sensor segment" "$agentlog"; do sleep 0.1; i=$((i + 1)); done
 st=$(ps -o stat= -p "$agent" 2>/dev/null)
 [ -n "$st" ] && [ "${st#Z}" = "$st" ] || bad "the agent died: $(tail -5 "$agentlog")"
-grep -q "program [0-9]* shrank its segment under the agent: not watched from here on" "$agentlog" ||
+grep -q "program [0-9]* shrank its sensor segment /dev/shm/tqmon\.[0-9]* ([0-9]* of its [0-9]* bytes) under the agent: not watched from here on" "$agentlog" ||
   bad "the agent's log does not say so: $(tail -5 "$agentlog")"
 pminfo -h "$H" -f tqmon.agent.clients >"$dir/after" 2>&1 || bad "the agent does not answer after: $(cat "$dir/after")"
 # the third program took the first one's slot, and the first is forgotten

@@ -53,11 +53,12 @@ for i in $(seq 200); do [ -e /dev/shm/tqmon.$sub ] && break; sleep 0.05; done
 timeout 60 $T run tests/shm/subject.tq tests/shm/early.tq --attach $sub --db "$dir/ashrink.db" --quiet \
   --stats "$dir/ashrink.json" 2>"$dir/ashrink.err"
 rc=$?
+[ $rc -eq 0 ] || kill $sub 2>/dev/null
 wait $sub
 src=$?
 [ $rc -eq 0 ] || bad "attach shrink: the monitor exited with $rc: $(cat "$dir/ashrink.err")"
 { [ $src -eq 0 ] && grep -q "early: shrunk" "$dir/ashrink.sub"; } || bad "attach shrink: the subject: exit $src: $(cat "$dir/ashrink.sub")"
-grep -q "warning: the subject (pid $sub) shrank its sensor segment /dev/shm/tqmon.$sub under the monitor by .*: what it wrote from then on is lost; the run stopped early" "$dir/ashrink.err" ||
+grep -q "warning: the subject (pid $sub) shrank its sensor segment /dev/shm/tqmon.$sub (4096 of its [0-9]* bytes) under the monitor by .*: what it wrote from then on is lost; the run stopped early" "$dir/ashrink.err" ||
   bad "attach shrink: message: $(cat "$dir/ashrink.err")"
 grep -q '"stopped_early": true' "$dir/ashrink.json" || bad "attach shrink: stopped_early is not true in --stats"
 n=$(sqlite3 "$dir/ashrink.db" "SELECT count(DISTINCT Job) FROM Handled WHERE Worker = 'W1'" 2>&1)

@@ -40,13 +40,14 @@ int main(int argc, char **argv) {
     for (int i = 0; i < 6000 && h && !__atomic_load_n(&h->monitor_ready, __ATOMIC_ACQUIRE); i++) usleep(10 * 1000);
     if (!h || !h->monitor_ready) return 2;
     work("W1", n);
-    usleep(500 * 1000); /* (time for the monitor to drain it) */
+    for (int i = 0; i < 1000 && tqs_me.ring && tqs_me.head != __atomic_load_n(&tqs_me.ring->tail, __ATOMIC_ACQUIRE); i++)
+      usleep(10 * 1000); /* (until the monitor drained it, at most 10 s) */
     char name[64];
     snprintf(name, sizeof name, "/tqmon.%d", (int)getpid());
     int fd = shm_open(name, O_RDWR, 0);
     if (fd < 0 || ftruncate(fd, 4096)) return 3;
     fprintf(stderr, "early: shrunk\n");
-    sleep(1); /* (no sensor is called: its rings are gone) */
+    sleep(2); /* (the monitor reads past the end meanwhile; no sensor is called: its rings are gone) */
     return 0;
   }
   work("W1", n);
