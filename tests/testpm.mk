@@ -46,6 +46,12 @@ $(B)/shm/hostile: tests/pcp/hostile.c sensors/tqshm.h
 	$(CC) $(CSTD) $(WARN) $(OPT) -Isensors tests/pcp/hostile.c -o $@
 TEST_DEPS += $(B)/shm/hostile
 
+# A preload that says pages are 16 KiB (shm_bad.sh).
+$(B)/shm/pagesize.so: tests/shm/pagesize.c
+	@mkdir -p $(B)/shm
+	$(CC) $(CSTD) $(WARN) $(OPT) -shared -fPIC tests/shm/pagesize.c -ldl -o $@
+TEST_DEPS += $(B)/shm/pagesize.so
+
 # The enable words of a sensor in a segment, read from the producer's side
 # (daemon_exec.sh).
 $(B)/shm/flags: tests/shm/flags.c sensors/tqshm.h

@@ -63,6 +63,15 @@ grep -q "warning: the subject (pid $sub) shrank its sensor segment /dev/shm/tqmo
 grep -q '"stopped_early": true' "$dir/ashrink.json" || bad "attach shrink: stopped_early is not true in --stats"
 n=$(sqlite3 "$dir/ashrink.db" "SELECT count(DISTINCT Job) FROM Handled WHERE Worker = 'W1'" 2>&1)
 [ "$n" = 200 ] || bad "attach shrink: $n of the 200 jobs W1 handled before the shrink"
+# a program that cannot map its sensor words where its sensors read them
+# (pages of 16 KiB) lets its segment go, and its monitor says so: it ran to
+# its end with empty answers and told nothing
+$T run tests/shm/subject.tq tests/shm/early.tq --db "$dir/pages.db" --quiet \
+  --exec env LD_PRELOAD="$PWD/build/shm/pagesize.so" build/shm/early 50 >"$dir/pages.out" 2>"$dir/pages.err"
+[ $? -eq 1 ] || bad "pages: exit status: $(cat "$dir/pages.err")"
+grep -q "tqsensor: the sensor words cannot be mapped where the sensors read them (page size 16384, not 4096)" "$dir/pages.err" ||
+  bad "pages: the program did not say why: $(cat "$dir/pages.err")"
+grep -q "the subject exited before it mapped the sensor segment" "$dir/pages.err" || bad "pages: the monitor: $(cat "$dir/pages.err")"
 # a header changed after the monitor checked it is not read again
 timeout 60 $T run tests/shm/ping.tq --format csv --exec $G nrings >"$dir/nrings.out" 2>"$dir/nrings.err" || bad "nrings: exit $?: $(cat "$dir/nrings.err")"
 grep -q "Sanitizer\|runtime error" "$dir/nrings.err" && bad "nrings: sanitizer report"
