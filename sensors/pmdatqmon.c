@@ -134,6 +134,8 @@ typedef struct Prog {
   tq_shm_header geo;            /* its header as checked: the geometry is read here, never
                                 ** again from the segment the program can write */
   size_t size;
+  ino_t ino;                    /* its segment's file (a file of the same pid after it */
+  dev_t dev;                    /* exited is another program's if it is another file) */
   tq_shm_sensor cat[64];        /* its catalog (copied, checked) */
   int nsens;
   int exited;                   /* gone: last records released, EXIT sent */
@@ -759,19 +761,10 @@ static int reusable(void) {
 
 /* Maps /tqmon.PID and becomes its monitor.  0 when watched now. */
 static int attach(pid_t pid) {
-  int slot = -1;
+  int old = -1;
   for (int i = 0; i < AG_MAXPROG; i++) {
     if (progs[i].used && progs[i].pid == pid && !progs[i].exited) return -1; /* watched already */
-    if (!progs[i].used && slot < 0 && i < maxProg) slot = i;
-  }
-  if (slot < 0 && (slot = reusable()) < 0) {
-    static pid_t told[64];
-    if (told[pid % 64] != pid) {
-      told[pid % 64] = pid;
-      pmNotifyErr(LOG_WARNING, "program %d: not watched yet: the agent knows %d programs, its most (-P), and none of "
-                  "those that exited has had its last records fetched by every client", (int)pid, maxProg);
-    }
-    return -1;
+    if (progs[i].used && progs[i].pid == pid && !progs[i].kernel) old = i;
   }
   char name[64];
   snprintf(name, sizeof name, "/tqmon.%d", (int)pid);
@@ -779,6 +772,30 @@ static int attach(pid_t pid) {
   if (fd < 0) return -1;
   struct stat st;
   if (fstat(fd, &st) || (size_t)st.st_size < sizeof(tq_shm_header)) {
+    close(fd);
+    return -1;
+  }
+  if (old >= 0) {
+    /* a program that exited had this pid: its own file, still there, is
+    ** not watched again; a new program's is, once the old one's records
+    ** are fetched (the old one is forgotten: its instances have the new
+    ** one's names) */
+    if ((st.st_ino == progs[old].ino && st.st_dev == progs[old].dev) || queuedFor(old)) {
+      close(fd);
+      return -1;
+    }
+    forget(old);
+  }
+  int slot = -1;
+  for (int i = 0; i < maxProg && slot < 0; i++)
+    if (!progs[i].used) slot = i;
+  if (slot < 0 && (slot = reusable()) < 0) {
+    static pid_t told[64];
+    if (told[pid % 64] != pid) {
+      told[pid % 64] = pid;
+      pmNotifyErr(LOG_WARNING, "program %d: not watched yet: the agent knows %d programs, its most (-P), and none of "
+                  "those that exited has had its last records fetched by every client", (int)pid, maxProg);
+    }
     close(fd);
     return -1;
   }
@@ -828,6 +845,8 @@ static int attach(pid_t pid) {
   g->h = h;
   g->geo = copy;
   g->size = (size_t)st.st_size;
+  g->ino = st.st_ino;
+  g->dev = st.st_dev;
   g->bus = bus;
   if (checkCatalog(g)) {
     pmNotifyErr(LOG_WARNING, "%s: not watched: corrupt catalog", name);
@@ -913,7 +932,7 @@ static void scan(void) {
     if (*end || pid <= 0 || pid > 0x3fffffff) continue; /* /tqmon.PID.N: a monitor's own (--exec) */
     int known = 0;
     for (int i = 0; i < AG_MAXPROG; i++)
-      if (progs[i].used && progs[i].pid == pid) known = 1;
+      if (progs[i].used && progs[i].pid == pid && !progs[i].exited) known = 1; /* (an exited one: its pid may be reused) */
     if (!known && onlyCommand) {
       char path[64], comm[64] = "";
       snprintf(path, sizeof path, "/proc/%ld/comm", pid);

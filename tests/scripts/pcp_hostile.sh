@@ -12,7 +12,8 @@
 #     a begin is invalid, counted (each one was the agent's memory).
 # The agent knows two programs at once (-P 2): the third takes the slot of
 # the first, which exited (slots were never reused: after 256 programs the
-# agent watched no new one).
+# agent watched no new one).  A new program with the pid of one that exited
+# is watched (it was taken for the old one, for good).
 set -u
 T=${T:-build/asan/tqmon}
 OUT=${OUT:-build/test-out}
@@ -65,6 +66,16 @@ grep -q "program $first forgotten: its slot is taken by a new program" "$agentlo
 pminfo -h "$H" -f tqmon.program.packets >"$dir/programs" 2>&1
 grep -q "\"$first\"" "$dir/programs" && bad "reuse: the forgotten program is still an instance: $(cat "$dir/programs")"
 [ "$(grep -c "inst \[" "$dir/programs")" = 2 ] || bad "reuse: instances: $(cat "$dir/programs")"
+
+"$dir/$SHC" again 2>"$dir/again.err" &
+again=$!
+wait $again || bad "the program: $(cat "$dir/again.err")"
+i=0
+while [ $i -lt 50 ] && [ "$(grep -c "program $again exited: " "$agentlog")" -lt 2 ]; do sleep 0.1; i=$((i + 1)); done
+[ "$(grep -c "watching program $again:" "$agentlog")" = 2 ] ||
+  bad "again: the second program of pid $again was not watched: $(grep "$again" "$agentlog")"
+[ "$(grep -c "program $again exited: 10 packets, 0 lost" "$agentlog")" = 2 ] ||
+  bad "again: the agent's counts: $(grep "$again" "$agentlog")"
 grep -q "ERROR: AddressSanitizer\|runtime error" "$agentlog" && bad "sanitizer: $(cat "$agentlog")"
 [ $fails -eq 0 ] || { echo "agent log:"; cat "$agentlog"; }
 [ $fails -eq 0 ]
