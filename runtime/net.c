@@ -92,6 +92,12 @@ int(rtEmit)(RtOp *op, int kind, RtTup *t) { /* (the name in parentheses: not rtI
   return p->vt->push(p, op->port, kind, t);
 }
 
+/* The alpha under op when op is one, or a sigma or pi fused into one. */
+static RtOp *fusedAlpha(RtOp *op) {
+  while (opKind(op) == ALG_SIGMA || opKind(op) == ALG_PI) op = op->kid[0];
+  return opKind(op) == ALG_ALPHA ? op : NULL;
+}
+
 static RtOp *build(RtNet *net, const AlgNode *n, TqBuf *msg) {
   RtOp *kids[3] = {NULL, NULL, NULL};
   for (int i = 0; i < n->nkid; i++) {
@@ -144,6 +150,13 @@ static RtOp *build(RtNet *net, const AlgNode *n, TqBuf *msg) {
     kids[i]->parent = op;
     kids[i]->port = i;
   }
+  /* A selection or projection over an alpha is applied by the alpha as it
+  ** makes the tuple (operator fusion: no tuple for a dropped one, no copy
+  ** for the projection, two calls fewer per tuple).  The unoptimized
+  ** network keeps them apart: the oracle of the optimized one. */
+  RtOp *a;
+  if ((n->kind == ALG_SIGMA || n->kind == ALG_PI) && !net->opt.noOpt && (a = fusedAlpha(kids[0])))
+    rtAlphaFuse(a, op);
   return op;
 }
 

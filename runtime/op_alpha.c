@@ -80,7 +80,18 @@ typedef struct Alpha {
   Arm *arms;          /* pending armings and timers */
   int narm, carm;
   TqTime sampleT;     /* time of the sample being answered */
+  RtOp *out;          /* emits as this op: itself, or the last op fused into it */
+  RtOp **fuse;        /* sigmas and pis fused into it, bottom up (rtAlphaFuse) */
+  int nfuse;
+  int outVal;         /* values of the tuples it makes (out's) */
+  int64_t *scratch;   /* two rows of the widest fused output (a pi's below another) */
+  int scratchW;
 } Alpha;
+
+/* held's value for an interval the fused selection dropped at its begin:
+** its END ends nothing (as the sigma settled it before). */
+static char droppedMark;
+#define DROPPED ((void *)&droppedMark)
 
 /* The state of e, or NULL when it has none and !create.  The pointer is
 ** valid until the next entGet with create. */
@@ -177,13 +188,42 @@ static void consume(Alpha *a, int64_t e) {
   if (s && s->ival == 0 && s->persist == 0 && s->once > 0) unit(a, &a->ents, e, 2, -1);
 }
 
+/* The tuple of the sensor's values vals over [from, to), through the
+** sigmas and pis fused into the alpha: NULL when a selection drops it. */
 static RtTup *mkTup(Alpha *a, TqTime from, TqTime to, const int64_t *vals) {
-  RtTup *t = rtTupAlloc(1, a->op.nval);
+  const int64_t *v = vals;
+  int k = 0;
+  for (; k < a->nfuse; k++) {
+    const RtOp *f = a->fuse[k];
+    if (f->node->kind == ALG_SIGMA) {
+      if (!rtSigmaHolds(f, v)) return NULL;
+      continue;
+    }
+    if (k == a->nfuse - 1) break; /* the last pi writes into the tuple */
+    int64_t *o = a->scratch + (k & 1) * a->scratchW;
+    rtPiMap(f, v, o);
+    v = o;
+  }
+  RtTup *t = rtTupAlloc(1, a->outVal);
   RT_FROM(t, 0) = from;
   RT_TO(t, 0) = to;
   t->nopen = to == TQ_OPEN;
-  rtWordsCopy(RT_VAL(t), vals, a->op.nval);
+  if (k < a->nfuse) rtPiMap(a->fuse[k], v, RT_VAL(t));
+  else rtWordsCopy(RT_VAL(t), v, a->outVal);
   return t;
+}
+
+void rtAlphaFuse(RtOp *alpha, RtOp *op) {
+  Alpha *a = (Alpha *)alpha;
+  a->fuse = tqRealloc(a->fuse, sizeof(RtOp *) * (size_t)(a->nfuse + 1));
+  a->fuse[a->nfuse++] = op;
+  a->out = op;
+  a->outVal = op->nval;
+  if (op->node->kind == ALG_PI && op->nval > a->scratchW) {
+    a->scratchW = op->nval;
+    free(a->scratch);
+    a->scratch = tqMalloc(sizeof(int64_t) * 2 * (size_t)a->scratchW);
+  }
 }
 
 void rtAlphaEvent(RtOp *op, TqTime t, int64_t flagEnt, const int64_t *vals) {
@@ -196,7 +236,8 @@ void rtAlphaEvent(RtOp *op, TqTime t, int64_t flagEnt, const int64_t *vals) {
   }
   consume(a, flagEnt);
   RtTup *tp = mkTup(a, t, t + 1, vals);
-  rtEmit(op, RT_ADD, tp);
+  if (!tp) return;
+  rtEmit(a->out, RT_ADD, tp);
   rtTupDrop(tp);
 }
 
@@ -205,9 +246,9 @@ int rtAlphaBegin(RtOp *op, uint64_t ivid, TqTime from, int64_t flagEnt, const in
   if (!rtAlphaEnabled(op, flagEnt)) return 0;
   consume(a, flagEnt);
   RtTup *tp = mkTup(a, from, TQ_OPEN, vals);
-  tqMapPut(&a->held, ivid + 2, tp);
+  tqMapPut(&a->held, ivid + 2, tp ? (void *)tp : DROPPED);
   rtStoredAdd(op, 1);
-  rtEmit(op, RT_BEGIN, tp);
+  if (tp) rtEmit(a->out, RT_BEGIN, tp);
   return 1;
 }
 
@@ -275,11 +316,15 @@ void rtAlphaEnd(RtOp *op, uint64_t ivid, TqTime from, TqTime to, int64_t flagEnt
   Alpha *a = (Alpha *)op;
   if (tqMapDel(&a->missed, ivid + 2)) rtStoredAdd(op, -1);
   RtTup *tp = tqMapDel(&a->held, ivid + 2);
+  if (tp == DROPPED) {
+    rtStoredAdd(op, -1);
+    return;
+  }
   if (tp) {
     RT_TO(tp, 0) = to;
     tp->nopen = 0;
     rtStoredAdd(op, -1);
-    rtEmit(op, RT_END, tp);
+    rtEmit(a->out, RT_END, tp);
     rtTupUnref(tp);
     return;
   }
@@ -287,7 +332,8 @@ void rtAlphaEnd(RtOp *op, uint64_t ivid, TqTime from, TqTime to, int64_t flagEnt
   /* enabled only after it began: delivered whole, with its true begin */
   consume(a, flagEnt);
   tp = mkTup(a, from, to, vals);
-  rtEmit(op, RT_ADD, tp);
+  if (!tp) return;
+  rtEmit(a->out, RT_ADD, tp);
   rtTupUnref(tp);
 }
 
@@ -306,7 +352,8 @@ void rtSampleAnswer(void *cookie, const int64_t *vals) {
   }
   a->sens->delivered++;
   RtTup *tp = mkTup(a, c->t, c->t + 1, vals);
-  rtEmit(&a->op, RT_ADD, tp);
+  if (!tp) return;
+  rtEmit(a->out, RT_ADD, tp);
   rtTupUnref(tp);
 }
 
@@ -433,8 +480,10 @@ static void alphaFree(RtOp *op) {
   freeStates(&a->ents);
   freeStates(&a->perf);
   for (uint32_t i = 0; i < a->held.cap; i++)
-    if (a->held.slot[i].key > 1) rtTupUnref(a->held.slot[i].val);
+    if (a->held.slot[i].key > 1 && a->held.slot[i].val != DROPPED) rtTupUnref(a->held.slot[i].val);
   tqMapFree(&a->held);
+  free(a->fuse);
+  free(a->scratch);
   tqMapFree(&a->missed);
   free(a->miss);
   free(a->arms);
@@ -453,5 +502,7 @@ RtOp *rtOpAlpha(RtNet *net, const AlgNode *n) {
   a->flagAttr = n->rel->flagAttr;
   a->perfAttr = n->rel->performerAttr;
   a->arm = n->arm;
+  a->out = &a->op;
+  a->outVal = a->op.nval;
   return &a->op;
 }

@@ -6,6 +6,10 @@
 ** values never change, so the decision taken at BEGIN holds for the ENDs.
 ** pi maps each input tuple to one output tuple with the same spans; an
 ** open input keeps its output in t->link until its final END.
+**
+** Over an alpha, both are fused into it (net.c's build): the alpha calls
+** rtSigmaHolds and rtPiMap as it makes a tuple and emits as the last of
+** them, whose push then sees nothing; their flush still passes the marks.
 */
 #include "rtInt.h"
 
@@ -20,6 +24,8 @@ static int sigmaPush(RtOp *op, int port, int kind, RtTup *t) {
   t->flags |= RT_SETTLED; /* dropped for good: its ENDs change nothing */
   return 0;
 }
+int rtSigmaHolds(const RtOp *op, const int64_t *v) { return rtEvalBoolQ(((const Sigma *)op)->pred, v); }
+
 static void sigmaFlush(RtOp *op, TqTime now) {
   op->low = op->kid[0]->low;
   op->maxLow = op->kid[0]->maxLow;
@@ -94,6 +100,11 @@ static PiX pxOf(const RtExpr *e) {
 static void piFill(Pi *p, RtTup *out, const RtTup *in) {
   rtWordsCopy(out->d, in->d, 2 * in->nspan);
   out->nopen = in->nopen;
+}
+
+void rtPiMap(const RtOp *op, const int64_t *v, int64_t *out) {
+  const Pi *p = (const Pi *)op;
+  for (int i = 0; i < p->n; i++) out[i] = pxEval(&p->x[i], v);
 }
 
 static int piPush(RtOp *op, int port, int kind, RtTup *t) {

@@ -186,6 +186,16 @@ void rtAlphaRelease(RtOp *op);
 ** units leave the sensor of `from` and count at the sensor of `to`, its
 ** pending armings tell `to` when they are due. */
 void rtAlphaMove(RtOp *op, RtNet *from, RtNet *to);
+/* Fuses the sigma or pi op, built over alpha (directly, or over sigmas and
+** pis fused into it already), into the alpha: the alpha applies it as it
+** makes a tuple and emits to op's parent, so a tuple the selection drops
+** is never made and the projection's is the one made (net.c's build).  op
+** stays in the tree, where it passes the marks up and sees no tuple. */
+void rtAlphaFuse(RtOp *alpha, RtOp *op);
+/* A fused sigma's predicate holds on v; a fused pi maps v to out (its
+** values; op_sigma.c). */
+int rtSigmaHolds(const RtOp *op, const int64_t *v);
+void rtPiMap(const RtOp *op, const int64_t *v, int64_t *out);
 void rtSourceBegin(RtOp *op, uint64_t ivid, TqTime from, const int64_t *vals);
 void rtSourceEnd(RtOp *op, uint64_t ivid, TqTime from, TqTime to);
 void rtClockTick(RtOp *op, TqTime t);
