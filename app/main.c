@@ -104,6 +104,10 @@ static const char *usageText =
     "      --no-opt                run the unoptimized algebra\n"
     "      --no-rule RULE          optimize without RULE (as explain --trace names it)\n"
     "      --time-limit SECONDS    stop after that long (benchmarks)\n"
+    "      --threads N             threads in all (1-64): a collection file is\n"
+    "                              decoded by a thread of its own beside the\n"
+    "                              engine's while N allows (default 2 on a\n"
+    "                              machine of 2 processors or more; 1: none)\n"
     "      --max-ticks N           a replay ticks its Clock at most N times over\n"
     "                              the recording (default 10000000; 0: no bound)\n"
     "      --snapshots N           live: stop after N snapshots (Clock ticks)\n"
@@ -249,7 +253,7 @@ typedef struct Args {
   const char *cmd;
   const char *files[256];
   int nfiles;
-  const char *replay, *db, *csv, *stats, *format, *timeLimit, *record, *out, *pmPath, *snapshots, *traceLevel, *maxTicks, *programs, *transactions, *top;
+  const char *replay, *db, *csv, *stats, *format, *timeLimit, *record, *out, *pmPath, *snapshots, *traceLevel, *maxTicks, *programs, *transactions, *top, *threads;
   const char *pcp, *pcpArchive, *pcpRecord, *pcpOffset; /* --pcp hosts, --pcp-archive files, --pcp-record prefix, --pcp-offset */
   const char *replays[64];      /* every --replay, merged in time order (replay is the first) */
   int nreplay;
@@ -304,6 +308,7 @@ static int parseArgs(int argc, char **argv, Args *a) {
     else if (!strcmp(s, "--format")) NEEDARG(format);
     else if (!strcmp(s, "--time-limit")) NEEDARG(timeLimit);
     else if (!strcmp(s, "--max-ticks")) NEEDARG(maxTicks);
+    else if (!strcmp(s, "--threads")) NEEDARG(threads);
     else if (!strcmp(s, "--record")) NEEDARG(record);
     else if (!strcmp(s, "-o") || !strcmp(s, "--output")) NEEDARG(out);
     else if (!strcmp(s, "--pm-path")) NEEDARG(pmPath);
@@ -527,6 +532,7 @@ static tq_engine *newEngine(Args *a) {
   if ((a->pmPath && tq_set_option(e, "pm-path", a->pmPath)) || (a->noOpt && tq_set_option(e, "no-opt", "1")) ||
       (a->timeLimit && tq_set_option(e, "time-limit", a->timeLimit)) ||
       (a->maxTicks && tq_set_option(e, "max-ticks", a->maxTicks)) ||
+      (a->threads && tq_set_option(e, "threads", a->threads)) ||
       (a->traceLevel && tq_set_option(e, "trace-level", a->traceLevel)) ||
       (a->programs && tq_set_option(e, "programs", a->programs))) {
     engineFail(e, 0);

@@ -22,7 +22,7 @@ _tqmon() {
   esac
   if [[ $cur == -* ]]; then
     opts="--help --replay --exec --exec-output --attach --host --kernel --pcp --pcp-archive --pcp-record --pm --pm-path
-      --db --format --stream --sorted --utc --relative --quiet --record --stats --no-opt --time-limit --max-ticks
+      --db --format --stream --sorted --utc --relative --quiet --record --stats --no-opt --time-limit --max-ticks --threads
       --snapshots --html --display --serve --trace --trace-level --programs --print --csv --transactions --top -o"
     COMPREPLY=($(compgen -W "$opts" -- "$cur"))
     return 0

@@ -359,7 +359,8 @@ section1() {
   bm=MISMATCH
   cmp -s $OUT/optb-$file.sorted $OUT/opt-$file.sorted && bm=MATCH
   rowr "tqmon optimized" "$(dur $opt_wall)" "$(dur $optb_wall)" "(best of $QREPS: text$opt_walls, binary$optb_walls; binary answer $bm)"
-  rep "    (their CPU seconds: text$opt_cpus, binary$optb_cpus; a wall time well above its CPU time waited for a processor)"
+  rep "    (their CPU seconds: text$opt_cpus, binary$optb_cpus; a wall time well above its CPU time waited for a processor;" \
+    "the binary recording is decoded by $(sed -n 's/.*"threads": \([0-9]*\).*/\1/p' $OUT/optb-$file.json) thread(s) of its own beside the engine's, --threads)"
   rowr "ratio DuckDB/tqmon" "${rt}x" "${rb}x" "(DuckDB's total with tqmon's CSV export in it)"
   # the export is tqmon's own code (load --csv): DuckDB's own part alone
   dn=$(calc "$d_load + $d_best")

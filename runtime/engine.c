@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 #include "engineInt.h"
 
@@ -30,6 +31,12 @@ static int bindNet(tq_engine *e);
 CpProgram *enProgram(tq_pm_global *g) { return enOf(g)->prog; }
 RtNet *enNet(tq_pm_global *g) { return enOf(g)->net; }
 TqDiag *enDiag(tq_pm_global *g) { return &enOf(g)->diag; }
+int enThreads(tq_pm_global *g) {
+  const tq_engine *e = enOf(g);
+  if (e->session) return 1;
+  if (e->threads) return e->threads;
+  return sysconf(_SC_NPROCESSORS_ONLN) > 1 ? 2 : 1;
+}
 
 static void enSetTotal(tq_pm_global *g, int64_t n) { enOf(g)->packetsTotal = n; }
 
@@ -422,6 +429,15 @@ int tq_set_option(tq_engine *e, const char *name, const char *value) {
     e->pmPathEnv = 0;
   } else if (!strcmp(name, "no-opt")) {
     e->opt.noOpt = atoi(value) != 0;
+  } else if (!strcmp(name, "threads")) {
+    char *end;
+    long n = strtol(value, &end, 10);
+    if (*value < '0' || *value > '9' || *end || n < 1 || n > 64) {
+      enFail(e, "threads (tqmon run --threads) is a number from 1 to 64, not '%s'", value);
+      enCollectErrors(e);
+      return -1;
+    }
+    e->threads = (int)n;
   } else if (!strcmp(name, "programs")) {
     /* comma-separated patterns, added to the program's own */
     char *all = tqStrdup(value), *save = NULL;

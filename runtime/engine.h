@@ -56,6 +56,13 @@ CpProgram *enProgram(tq_pm_global *g);
 /* The update network from tq_prepare on (its results and their rows,
 ** its time); NULL before. */
 RtNet *enNet(tq_pm_global *g);
+/* Threads an extractor may use (option "threads", tqmon run --threads):
+** 1, its own thread only; more, that many in all (each decodes one
+** recording beside the engine).  The default: 2 on a machine of 2 or more
+** processors.  A session (whose queries come and go, and with them what
+** the operation needs) is 1: a decoding thread asks the needs of a
+** network that does not change. */
+int enThreads(tq_pm_global *g);
 /* Has the operation been asked to halt (tq_halt)?  A PM that waits (the
 ** realtime clock for its next tick, a pacer) stops waiting.  1 or 0. */
 int enHaltRequested(tq_pm_global *g);

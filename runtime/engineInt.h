@@ -184,6 +184,7 @@ struct tq_engine {
   RtPrograms programs;    /* the program list: `monitor programs` and the option "programs" */
   int64_t nticks;         /* a replay's ticks so far */
   /* a session: queries that come and go while the run goes (engine_session.c) */
+  int threads;            /* option "threads" (0: the default, enThreads) */
   int session;            /* option "session": every relation keeps its recorded state,
                           ** so that a query added later finds what is open */
   char **baseFiles;       /* the program's files (an added query is compiled after them) */

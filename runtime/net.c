@@ -807,9 +807,10 @@ void rtNetStatsJson(RtNet *net, TqBuf *b) {
   if (rd->blocks)
     tqBufPrintf(b,
                 "\n  ],\n  \"read\": {\"blocks\": %lld, \"blocks_read\": %lld, \"bytes\": %lld, \"bytes_read\": %lld, "
-                "\"records\": %lld, \"records_read\": %lld, \"streams\": %lld, \"spooled\": %lld",
+                "\"records\": %lld, \"records_read\": %lld, \"streams\": %lld, \"spooled\": %lld, \"threads\": %lld",
                 (long long)rd->blocks, (long long)rd->blocksRead, (long long)rd->bytes, (long long)rd->bytesRead,
-                (long long)rd->records, (long long)rd->recordsRead, (long long)rd->streams, (long long)rd->spooled);
+                (long long)rd->records, (long long)rd->recordsRead, (long long)rd->streams, (long long)rd->spooled,
+                (long long)rd->threads);
   tqBufPuts(b, rd->blocks ? "}," : "\n  ],");
   tqBufPuts(b, "\n");
   rtLossJson(net, b);

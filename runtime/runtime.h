@@ -252,6 +252,7 @@ typedef struct RtReadStats {
   int64_t records, recordsRead; /* records in the blocks; decoded */
   int64_t streams;              /* recordings read from a stream (a pipe): every byte comes through */
   int64_t spooled;              /* bytes of streams copied into a temporary file to be read ahead */
+  int64_t threads;              /* recordings decoded by a thread of their own (sensors/replay.c) */
 } RtReadStats;
 
 struct RtNet {

@@ -226,6 +226,9 @@ typedef struct Reader {
   int64_t *begAt;      /* blockKeep: the BEGINs of the block (their Kept entries) */
   size_t cbegAt;
   RtNet *net;          /* statistics go there (NULL: none) */
+  int64_t *skippedBy;  /* records a step skips, by relation id - 1, counted here
+                       ** when set (a decoding thread's own: replay.c adds
+                       ** them to net's between groups), else in net */
   /* format 4: each loss of a group read (NULL: not told), with the
   ** program's relation id (0: not known) and an engine symbol (or
   ** TQ_PM_ENTITY_UNKNOWN); a loss of a relation the program does not
@@ -247,6 +250,15 @@ void snsReaderClose(Reader *r);
 /* The next record: 1 (skip set when the program does not want it), 0 at
 ** the end, -1 damaged (r->err: "FILE:OFFSET: message"). */
 int snsReaderNext(Reader *r, tq_record *rec, int *skip);
+/* snsReaderNext of format 3 (version >= 3) in its two steps, for a caller
+** that decodes in a thread of its own: snsReaderGroup reads the next group
+** that holds a record to take (the file's I/O, its symbols and losses,
+** and the operation's needs of its blocks): 1, 0 at the end, -1 damaged;
+** snsReaderTake takes the loaded group's next record: 1 (skip as above),
+** 0 when the group is taken whole, -1 damaged.  A step touches only the
+** reader, and asks the operation's needs (need) of the entities it meets. */
+int snsReaderGroup(Reader *r);
+int snsReaderTake(Reader *r, tq_record *rec, int *skip);
 /* Reports r->err as "FILE[:OFFSET]: error: message" + suffix. */
 void snsReaderReport(TqDiag *d, const Reader *r, const char *suffix);
 /* Calls f for each interval still open (after the last record). */

@@ -1063,7 +1063,10 @@ static int takeRecord3(Reader *r, tq_record *rec, int *skip) {
   if (r->scan && kind != CK_WHOLE) *skip = 1;
   if (some && !*skip && kind != CK_END && !entNeeded(r, fr, v[fr->needAttr])) *skip = 1;
   if (some && !*skip && kind == CK_END && !byEnt && !entNeeded(r, fr, v[fr->needAttr])) *skip = 1;
-  if (*skip && r->net && !r->scan) r->net->sensor[fr->id - 1].skipped++;
+  if (*skip && !r->scan) {
+    if (r->skippedBy) r->skippedBy[fr->id - 1]++;
+    else if (r->net) r->net->sensor[fr->id - 1].skipped++;
+  }
   /* the block's next record */
   b->done++;
   if (blockPeek(b)) {
@@ -1084,15 +1087,23 @@ static int takeRecord3(Reader *r, tq_record *rec, int *skip) {
 
 /* The next record of format 3 the operation needs (skipped ones are
 ** counted, not returned). */
+int snsReaderGroup(Reader *r) {
+  while (!r->nheap) {
+    int g = groupLoad(r);
+    if (g == 0 && (r->flags & 1) && r->nread != r->records) /* cut at a group's end */
+      return readerFail(r, "%s:%zu: truncated (%lld of the %lld records it was closed with)", r->path, r->off,
+                        (long long)r->nread, (long long)r->records);
+    if (g <= 0) return g;
+  }
+  return 1;
+}
+
+int snsReaderTake(Reader *r, tq_record *rec, int *skip) { return r->nheap ? takeRecord3(r, rec, skip) : 0; }
+
 static int readRecord3(Reader *r, tq_record *rec, int *skip) {
   for (;;) {
-    while (!r->nheap) {
-      int g = groupLoad(r);
-      if (g == 0 && (r->flags & 1) && r->nread != r->records) /* cut at a group's end */
-        return readerFail(r, "%s:%zu: truncated (%lld of the %lld records it was closed with)", r->path, r->off,
-                          (long long)r->nread, (long long)r->records);
-      if (g <= 0) return g;
-    }
+    int g = snsReaderGroup(r);
+    if (g <= 0) return g;
     int rc = takeRecord3(r, rec, skip);
     if (rc < 0 || !*skip) return rc;
   }

@@ -28,6 +28,8 @@
 */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -158,6 +160,37 @@ static int spool(SnsInput *in, TqDiag *d) {
 struct Replay;
 
 /* One recording of a replay. */
+/* A collection file decoded by a thread of its own, beside the engine
+** (a pipeline: the thread decodes a group's records while the engine
+** runs those before).  The engine's thread does the file's I/O, group by
+** group (snsReaderGroup: symbols, losses, the needs of blocks), so every
+** callback but the needs of entities (a network that does not change:
+** enThreads) stays on it; the thread takes the loaded group's records
+** (snsReaderTake) into a ring of AHEAD_CHUNKS chunks, which bounds what is
+** decoded ahead, and the engine's thread takes them in the same order. */
+enum { AHEAD_CHUNKS = 16, AHEAD_N = 128 };
+typedef struct AheadChunk {
+  int n;                 /* records */
+  int end;               /* after them: 0 more of the group, 1 the group is taken, -1 damaged */
+  tq_record rec[AHEAD_N];
+  int64_t *vals;         /* AHEAD_N rows of width values */
+} AheadChunk;
+typedef struct Ahead {
+  pthread_t th;
+  pthread_mutex_t mu;
+  pthread_cond_t cv;     /* (both ways: broadcast) */
+  int go, stop;          /* to the thread: take the loaded group; end */
+  int thWaits, mainWaits; /* the thread waits for room; the engine's for a chunk */
+  int64_t head, tail;    /* chunks filled by the thread, given back by the engine's */
+  AheadChunk chunk[AHEAD_CHUNKS];
+  int width;             /* values of the widest relation */
+  int64_t *skipped;      /* the thread's count of skipped records (Reader.skippedBy) */
+  int nrel;
+  AheadChunk *cur;       /* the engine's thread: the chunk it takes from, */
+  int pos;               /* its next record */
+  int loadGroup;         /* the next group is to be read */
+} Ahead;
+
 typedef struct Src {
   struct Replay *x;      /* its replay */
   SnsInput *in;          /* NULL: a recording read already (snsReplay) */
@@ -179,11 +212,13 @@ typedef struct Src {
   unsigned char **entNeed; /* ... of a RT_NEED_SOME one, by entity: 0 not asked, 1 no, 2 yes */
   int64_t *nentNeed;     /* ... their sizes */
   int nrelNeed;          /* relations in relNeed */
+  Ahead *ahead;          /* a collection file decoded by a thread of its own (or NULL) */
 } Src;
 
 typedef struct Replay {
   Src src[REPLAY_MAX];
   int nsrc;
+  int threads;           /* decoding threads started (Ahead) */
   SnsLoss *lost;         /* losses read, told at the next extract (a recording
                          ** is read ahead at START, before the consumers start) */
   int nlost, clost;
@@ -254,6 +289,167 @@ static int textNeeded(tq_pm_global *g, Src *s, const SnsPacket *pk) {
   return *c == 2;
 }
 
+/* ---------------------------------------------------------------- decoding thread */
+
+static void *aheadMain(void *arg) {
+  Src *s = arg;
+  Ahead *a = s->ahead;
+  Reader *r = &s->rd;
+  for (;;) {
+    pthread_mutex_lock(&a->mu);
+    while (!a->go && !a->stop) pthread_cond_wait(&a->cv, &a->mu);
+    a->go = 0;
+    int stop = a->stop;
+    pthread_mutex_unlock(&a->mu);
+    if (stop) return NULL;
+    for (int end = 0; !end;) { /* the loaded group, a chunk at a time */
+      pthread_mutex_lock(&a->mu);
+      if (a->head - a->tail == AHEAD_CHUNKS) { /* full: on again when half is free (fewer wakes) */
+        a->thWaits = 1;
+        while (a->head - a->tail > AHEAD_CHUNKS / 2 && !a->stop) pthread_cond_wait(&a->cv, &a->mu);
+        a->thWaits = 0;
+      }
+      stop = a->stop;
+      AheadChunk *c = &a->chunk[a->head % AHEAD_CHUNKS];
+      pthread_mutex_unlock(&a->mu);
+      if (stop) return NULL;
+      c->n = 0;
+      while (c->n < AHEAD_N) {
+        tq_record *rec = &c->rec[c->n];
+        int skip, rc = snsReaderTake(r, rec, &skip);
+        if (rc <= 0) {
+          end = rc < 0 ? -1 : 1;
+          break;
+        }
+        if (skip) continue;
+        if (rec->nvals > a->width) { /* (the reader gives the program's relations only) */
+          snprintf(r->err, sizeof r->err, "%s: a record of %d values, more than any relation of the program", r->path,
+                   rec->nvals);
+          end = -1;
+          break;
+        }
+        int64_t *v = c->vals + (size_t)c->n * (size_t)a->width;
+        for (int k = 0; k < rec->nvals; k++) v[k] = rec->vals[k];
+        rec->vals = v;
+        c->n++;
+      }
+      c->end = end;
+      pthread_mutex_lock(&a->mu);
+      a->head++;
+      if (a->mainWaits) pthread_cond_broadcast(&a->cv);
+      pthread_mutex_unlock(&a->mu);
+    }
+  }
+}
+
+/* The thread's count of skipped records goes to the network's (the
+** thread waits for the next group, or has ended). */
+static void aheadSkipped(tq_pm_global *g, Ahead *a) {
+  RtNet *net = enNet(g);
+  for (int i = 0; i < a->nrel; i++) {
+    if (net && i < net->nsensor) net->sensor[i].skipped += a->skipped[i];
+    a->skipped[i] = 0;
+  }
+}
+
+/* Starts s's decoding thread (a collection file of format 3, when the
+** engine gives this replay more threads): 0, or -1 when it cannot (s is
+** then read by the engine's thread: said at debug level). */
+static int aheadStart(tq_pm_global *g, tq_pm_private *p, Src *s) {
+  const CpProgram *prog = enProgram(g);
+  Ahead *a = tqCalloc(1, sizeof *a);
+  a->width = 1;
+  for (int i = 0; prog && i < prog->cat.rels.n; i++) {
+    const AlgRel *rel = prog->cat.rels.v[i];
+    if (rel->nattr > a->width) a->width = rel->nattr;
+  }
+  a->nrel = prog ? prog->cat.rels.n : 0;
+  a->skipped = tqCalloc((size_t)(a->nrel ? a->nrel : 1), sizeof(int64_t));
+  for (int i = 0; i < AHEAD_CHUNKS; i++) a->chunk[i].vals = tqMalloc(sizeof(int64_t) * AHEAD_N * (size_t)a->width);
+  a->loadGroup = 1;
+  pthread_mutex_init(&a->mu, NULL);
+  pthread_cond_init(&a->cv, NULL);
+  s->ahead = a;
+  s->rd.skippedBy = a->skipped;
+  /* signals are the engine's thread's (a stop ends the run there) */
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_BLOCK, &all, &old);
+  int rc = pthread_create(&a->th, NULL, aheadMain, s);
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  if (rc) {
+    g->log(g, p, TQ_LOG_DEBUG, "%s: decoded without a thread of its own: %s", s->name, strerror(rc));
+    s->rd.skippedBy = NULL;
+    s->ahead = NULL;
+    pthread_mutex_destroy(&a->mu);
+    pthread_cond_destroy(&a->cv);
+    for (int i = 0; i < AHEAD_CHUNKS; i++) free(a->chunk[i].vals);
+    free(a->skipped);
+    free(a);
+    return -1;
+  }
+  return 0;
+}
+
+/* Ends s's decoding thread (its count of skipped records told). */
+static void aheadStop(tq_pm_global *g, Src *s) {
+  Ahead *a = s->ahead;
+  if (!a) return;
+  pthread_mutex_lock(&a->mu);
+  a->stop = 1;
+  pthread_cond_broadcast(&a->cv);
+  pthread_mutex_unlock(&a->mu);
+  pthread_join(a->th, NULL);
+  aheadSkipped(g, a);
+  s->rd.skippedBy = NULL;
+  pthread_mutex_destroy(&a->mu);
+  pthread_cond_destroy(&a->cv);
+  for (int i = 0; i < AHEAD_CHUNKS; i++) free(a->chunk[i].vals);
+  free(a->skipped);
+  free(a);
+  s->ahead = NULL;
+}
+
+/* s's next record from its decoding thread, into s->cur (the one before
+** went to the engine: its chunk may go back).  1, 0 at its end, -1
+** damaged (said). */
+static int aheadNext(tq_pm_global *g, tq_pm_private *p, Src *s) {
+  Ahead *a = s->ahead;
+  for (;;) {
+    if (a->cur) {
+      if (a->pos < a->cur->n) {
+        s->cur = a->cur->rec[a->pos++];
+        return 1;
+      }
+      int end = a->cur->end;
+      pthread_mutex_lock(&a->mu);
+      a->tail++;
+      if (a->thWaits && a->head - a->tail <= AHEAD_CHUNKS / 2) pthread_cond_broadcast(&a->cv);
+      pthread_mutex_unlock(&a->mu);
+      a->cur = NULL;
+      if (end < 0) return -1;
+      if (end > 0) a->loadGroup = 1;
+    }
+    if (a->loadGroup) { /* (the thread waits for it) */
+      a->loadGroup = 0;
+      aheadSkipped(g, a);
+      int rc = snsReaderGroup(&s->rd);
+      if (rc <= 0) return rc;
+      pthread_mutex_lock(&a->mu);
+      a->go = 1;
+      pthread_cond_broadcast(&a->cv);
+      pthread_mutex_unlock(&a->mu);
+    }
+    pthread_mutex_lock(&a->mu);
+    a->mainWaits = 1;
+    while (a->head == a->tail) pthread_cond_wait(&a->cv, &a->mu);
+    a->mainWaits = 0;
+    a->cur = &a->chunk[a->tail % AHEAD_CHUNKS];
+    pthread_mutex_unlock(&a->mu);
+    a->pos = 0;
+  }
+}
+
 /* Reads s's next record into s->cur.  1, 0 at its end, -1 damaged (said). */
 static int srcNext(tq_pm_global *g, tq_pm_private *p, Src *s) {
   s->have = 0;
@@ -277,7 +473,8 @@ static int srcNext(tq_pm_global *g, tq_pm_private *p, Src *s) {
   } else {
     int skip;
     for (;;) {
-      int rr = snsReaderNext(&s->rd, &s->cur, &skip);
+      int rr = s->ahead ? aheadNext(g, p, s) : snsReaderNext(&s->rd, &s->cur, &skip);
+      if (s->ahead) skip = 0;
       if (rr == 0) return 0;
       if (rr < 0) { /* damaged: what came before is used; say where */
         snsReaderReport(enDiag(g), &s->rd, " (the records before it were used)");
@@ -371,6 +568,10 @@ static int srcOpenCollection(tq_pm_global *g, tq_pm_private *p, Src *s) {
       g->log(g, p, TQ_LOG_WARNING, "%s was not closed properly: %s", in->name, how);
   }
   s->ranged = ranged; /* (the header's, or the one read ahead) */
+  if (r->version >= 3 && s->x->threads + 1 < enThreads(g) && !aheadStart(g, p, s)) {
+    s->x->threads++;
+    if (net) net->read.threads++;
+  }
   return 0;
 }
 
@@ -528,6 +729,7 @@ void snsReplayEnd(tq_pm_global *g, tq_pm_private *p) {
   RtNet *net = enNet(g);
   for (int i = 0; i < x->nsrc; i++) {
     Src *s = &x->src[i];
+    aheadStop(g, s);
     if (s->reading) {
       if (net && s->in && !s->in->regular) net->read.bytes += (int64_t)s->rd.off; /* (a stream's length: what came) */
       snsReaderClose(&s->rd);

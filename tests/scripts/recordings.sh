@@ -257,6 +257,18 @@ $T run $F/kinds.tq --replay $F/block_backwards.col --format csv >"$dir/bb.out" 2
 grep -q "block_backwards.col:270: error: time goes backwards (the records before it were used)" "$dir/bb.err" ||
   bad "time back across blocks: $(cat "$dir/bb.err")"
 grep -q "^A,9,0.25,hello,8$" "$dir/bb.out" || bad "time back across blocks: the first block is not used"
+# a damaged record of format 4, which a thread of its own decodes (--threads
+# 2): reported at its offset, as with one thread, the records before it used
+for th in 1 2; do
+  $T run $F/kind_bad.tq --replay $F/kind_bad-v4.col --format csv --threads $th --stats "$dir/kb$th.json" \
+    >"$dir/kb$th.out" 2>"$dir/kb$th.err"
+  [ $? -eq 1 ] || bad "damaged record (threads $th): exit status"
+  grep -q "kind_bad-v4.col:188: error: corrupt record (kind 9) (the records before it were used)" "$dir/kb$th.err" ||
+    bad "damaged record (threads $th): $(cat "$dir/kb$th.err")"
+  grep -q "^P1,6,2$" "$dir/kb$th.out" || bad "damaged record (threads $th): the records before it are not used"
+  grep -q "\"threads\": $((th - 1))}" "$dir/kb$th.json" || bad "damaged record (threads $th): decoding threads: $(grep threads "$dir/kb$th.json")"
+done
+cmp -s "$dir/kb1.out" "$dir/kb2.out" || bad "damaged record: threads 1 and 2 give other records"
 # a record outside the range its header gives (the checksum holds): corrupt
 $T run $F/kinds.tq --replay $F/range_short.col --format csv >"$dir/rs.out" 2>"$dir/rs.err"
 [ $? -eq 1 ] || bad "record outside the range: exit status"

@@ -66,7 +66,7 @@ $T record $W.tq --replay $W.trace -o "$dir/wl.col" 2>"$dir/wl.err" || bad "recor
 cat "$dir/wl.col" | $T run $W.tq --replay - --format csv --stats "$dir/wl.json" >"$dir/wl.out" 2>>"$dir/wl.err" ||
   bad "whole intervals through a pipe: $(cat "$dir/wl.err")"
 cmp -s $W.csv "$dir/wl.out" || bad "whole intervals through a pipe: $(diff $W.csv "$dir/wl.out" | head)"
-grep -q "\"streams\": 1, \"spooled\": $(wc -c <"$dir/wl.col" | tr -d ' ')}" "$dir/wl.json" ||
+grep -q "\"streams\": 1, \"spooled\": $(wc -c <"$dir/wl.col" | tr -d ' ')," "$dir/wl.json" ||
   bad "--stats does not say the stream was copied whole: $(grep '"read"' "$dir/wl.json")"
 
 # ---------------------------------------------------------------- no record at all
