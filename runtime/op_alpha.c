@@ -192,7 +192,7 @@ static void consume(Alpha *a, int64_t e) {
 ** sigmas and pis fused into the alpha: NULL when a selection drops it. */
 static RtTup *mkTup(Alpha *a, TqTime from, TqTime to, const int64_t *vals) {
   const int64_t *v = vals;
-  int k = 0;
+  int k = 0, npi = 0;
   for (; k < a->nfuse; k++) {
     const RtOp *f = a->fuse[k];
     if (f->node->kind == ALG_SIGMA) {
@@ -200,7 +200,7 @@ static RtTup *mkTup(Alpha *a, TqTime from, TqTime to, const int64_t *vals) {
       continue;
     }
     if (k == a->nfuse - 1) break; /* the last pi writes into the tuple */
-    int64_t *o = a->scratch + (k & 1) * a->scratchW;
+    int64_t *o = a->scratch + (npi++ & 1) * a->scratchW; /* (not the half v is in) */
     rtPiMap(f, v, o);
     v = o;
   }

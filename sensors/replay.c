@@ -174,6 +174,9 @@ typedef struct AheadChunk {
   int end;               /* after them: 0 more of the group, 1 the group is taken, -1 damaged */
   tq_record rec[AHEAD_N];
   int64_t *vals;         /* AHEAD_N rows of width values */
+  int64_t *skipped;      /* records skipped while it was filled, by relation (Reader.skippedBy):
+                         ** told when the engine's thread takes it (not those decoded
+                         ** ahead of a run that stops) */
 } AheadChunk;
 typedef struct Ahead {
   pthread_t th;
@@ -184,7 +187,6 @@ typedef struct Ahead {
   int64_t head, tail;    /* chunks filled by the thread, given back by the engine's */
   AheadChunk chunk[AHEAD_CHUNKS];
   int width;             /* values of the widest relation */
-  int64_t *skipped;      /* the thread's count of skipped records (Reader.skippedBy) */
   int nrel;
   AheadChunk *cur;       /* the engine's thread: the chunk it takes from, */
   int pos;               /* its next record */
@@ -314,6 +316,7 @@ static void *aheadMain(void *arg) {
       pthread_mutex_unlock(&a->mu);
       if (stop) return NULL;
       c->n = 0;
+      r->skippedBy = c->skipped;
       while (c->n < AHEAD_N) {
         tq_record *rec = &c->rec[c->n];
         int skip, rc = snsReaderTake(r, rec, &skip);
@@ -342,14 +345,23 @@ static void *aheadMain(void *arg) {
   }
 }
 
-/* The thread's count of skipped records goes to the network's (the
-** thread waits for the next group, or has ended). */
-static void aheadSkipped(tq_pm_global *g, Ahead *a) {
+/* The records skipped while chunk c was filled go to the network's count. */
+static void aheadSkipped(tq_pm_global *g, Ahead *a, AheadChunk *c) {
   RtNet *net = enNet(g);
   for (int i = 0; i < a->nrel; i++) {
-    if (net && i < net->nsensor) net->sensor[i].skipped += a->skipped[i];
-    a->skipped[i] = 0;
+    if (net && i < net->nsensor) net->sensor[i].skipped += c->skipped[i];
+    c->skipped[i] = 0;
   }
+}
+
+static void aheadFree(Ahead *a) {
+  pthread_mutex_destroy(&a->mu);
+  pthread_cond_destroy(&a->cv);
+  for (int i = 0; i < AHEAD_CHUNKS; i++) {
+    free(a->chunk[i].vals);
+    free(a->chunk[i].skipped);
+  }
+  free(a);
 }
 
 /* Starts s's decoding thread (a collection file of format 3, when the
@@ -364,13 +376,15 @@ static int aheadStart(tq_pm_global *g, tq_pm_private *p, Src *s) {
     if (rel->nattr > a->width) a->width = rel->nattr;
   }
   a->nrel = prog ? prog->cat.rels.n : 0;
-  a->skipped = tqCalloc((size_t)(a->nrel ? a->nrel : 1), sizeof(int64_t));
-  for (int i = 0; i < AHEAD_CHUNKS; i++) a->chunk[i].vals = tqMalloc(sizeof(int64_t) * AHEAD_N * (size_t)a->width);
+  for (int i = 0; i < AHEAD_CHUNKS; i++) {
+    a->chunk[i].vals = tqMalloc(sizeof(int64_t) * AHEAD_N * (size_t)a->width);
+    a->chunk[i].skipped = tqCalloc((size_t)(a->nrel ? a->nrel : 1), sizeof(int64_t));
+  }
   a->loadGroup = 1;
   pthread_mutex_init(&a->mu, NULL);
   pthread_cond_init(&a->cv, NULL);
   s->ahead = a;
-  s->rd.skippedBy = a->skipped;
+  s->rd.skippedBy = a->chunk[0].skipped; /* (the thread's, while it decodes) */
   /* signals are the engine's thread's (a stop ends the run there) */
   sigset_t all, old;
   sigfillset(&all);
@@ -381,17 +395,13 @@ static int aheadStart(tq_pm_global *g, tq_pm_private *p, Src *s) {
     g->log(g, p, TQ_LOG_DEBUG, "%s: decoded without a thread of its own: %s", s->name, strerror(rc));
     s->rd.skippedBy = NULL;
     s->ahead = NULL;
-    pthread_mutex_destroy(&a->mu);
-    pthread_cond_destroy(&a->cv);
-    for (int i = 0; i < AHEAD_CHUNKS; i++) free(a->chunk[i].vals);
-    free(a->skipped);
-    free(a);
+    aheadFree(a);
     return -1;
   }
   return 0;
 }
 
-/* Ends s's decoding thread (its count of skipped records told). */
+/* Ends s's decoding thread (what it decoded ahead is dropped). */
 static void aheadStop(tq_pm_global *g, Src *s) {
   Ahead *a = s->ahead;
   if (!a) return;
@@ -400,13 +410,8 @@ static void aheadStop(tq_pm_global *g, Src *s) {
   pthread_cond_broadcast(&a->cv);
   pthread_mutex_unlock(&a->mu);
   pthread_join(a->th, NULL);
-  aheadSkipped(g, a);
   s->rd.skippedBy = NULL;
-  pthread_mutex_destroy(&a->mu);
-  pthread_cond_destroy(&a->cv);
-  for (int i = 0; i < AHEAD_CHUNKS; i++) free(a->chunk[i].vals);
-  free(a->skipped);
-  free(a);
+  aheadFree(a);
   s->ahead = NULL;
 }
 
@@ -432,7 +437,6 @@ static int aheadNext(tq_pm_global *g, tq_pm_private *p, Src *s) {
     }
     if (a->loadGroup) { /* (the thread waits for it) */
       a->loadGroup = 0;
-      aheadSkipped(g, a);
       int rc = snsReaderGroup(&s->rd);
       if (rc <= 0) return rc;
       pthread_mutex_lock(&a->mu);
@@ -447,6 +451,7 @@ static int aheadNext(tq_pm_global *g, tq_pm_private *p, Src *s) {
     a->cur = &a->chunk[a->tail % AHEAD_CHUNKS];
     pthread_mutex_unlock(&a->mu);
     a->pos = 0;
+    aheadSkipped(g, a, a->cur);
   }
 }
 

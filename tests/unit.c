@@ -349,6 +349,55 @@ static void testIntersect(void) {
   tqDiagFree(&d);
 }
 
+/* A pi, a sigma and two more pis over an alpha, all fused into it (net.c
+** builds such a chain only when the optimizer's SIGMA-PI and PI-MERGE
+** leave it: a hand-built tree).  The middle pi swaps two columns: it must
+** not write the buffer it reads (it did when the scratch half was chosen
+** by the operator's place, a sigma in between: (P1, 105, 105)). */
+static AlgExpr *unitCol(TqArena *a, const char *name, AlgType t) { return algExprCol(a, "L", name, t); }
+static void testFusedChain(void) {
+  TqDiag d = {0};
+  char *text = tqMprintf("%s%s", SENSORS, "range of L is Load\nretrieve into X (L.Process, A = L.N, B = L.N)\n");
+  CpProgram *p = compileStr(text, &d);
+  free(text);
+  CHECK(p != NULL, "compile for the fused chain");
+  if (!p) return;
+  CpQuery *q = p->queries.v[0];
+  AlgNode *alpha = q->tree;
+  while (alpha && alpha->kind != ALG_ALPHA) alpha = alpha->nkid ? alpha->kid[0] : NULL;
+  CHECK(alpha != NULL, "the query's alpha");
+  if (!alpha) {
+    cpProgramFree(p);
+    return;
+  }
+  TqArena *a = p->arena;
+  AlgType pt = alpha->rel->attr[0].type, ti = {TY_INT, NULL, NULL}, tb = {TY_BOOL, NULL, NULL};
+  static const char *names[] = {"Process", "A", "B"};
+  AlgExpr *k100 = algExprNew(a, AX_CONST, ti), *k0 = algExprNew(a, AX_CONST, ti);
+  k100->ival = 100;
+  k0->ival = 0;
+  AlgExpr **e1 = tqArenaAlloc(a, 3 * sizeof(AlgExpr *)), **e2 = tqArenaAlloc(a, 3 * sizeof(AlgExpr *)),
+          **e3 = tqArenaAlloc(a, 3 * sizeof(AlgExpr *));
+  e1[0] = unitCol(a, "Process", pt), e1[1] = unitCol(a, "N", ti);
+  e1[2] = algExprBin(a, AX_ARITH, OPB_ADD, ti, unitCol(a, "N", ti), k100);
+  e2[0] = unitCol(a, "Process", pt), e2[1] = unitCol(a, "B", ti), e2[2] = unitCol(a, "A", ti);
+  e3[0] = unitCol(a, "Process", pt), e3[1] = unitCol(a, "A", ti), e3[2] = unitCol(a, "B", ti);
+  AlgNode *t = algPi(a, 3, e1, names, "L", alpha);
+  t = algSigma(a, algExprBin(a, AX_CMP, OPB_GT, tb, unitCol(a, "A", ti), k0), t);
+  t = algPi(a, 3, e3, names, "L", algPi(a, 3, e2, names, "L", t));
+  q->tree = t;
+  q->opt = NULL;
+  const char *trace = "0 Process+ P1 Ready\n0 Process+ P2 Ready\n1 Load+ P1 5\n2 Load+ P2 0\n3 Load- P1 5\n4 Load- P2 0\n";
+  char *fused = runWith(p, trace, 0), *apart = runWith(p, trace, 1);
+  CHECK(fused && !strcmp(fused, "# X\nProcess,A,B,valid_from,valid_to\nP1,105,5,1,3\n"), "fused pi, sigma, pi, pi: the swap");
+  CHECK(fused && apart && !strcmp(fused, apart), "fused pi, sigma, pi, pi: as the network apart (--no-opt)");
+  if (fused && strcmp(fused, "# X\nProcess,A,B,valid_from,valid_to\nP1,105,5,1,3\n")) fprintf(stderr, "fused: %s", fused);
+  free(fused);
+  free(apart);
+  cpProgramFree(p);
+  tqDiagFree(&d);
+}
+
 /* ---------------------------------------------------------------- optimizer preconditions
 ** Rule preconditions no TQuel query can make fail (tests/explain covers the
 ** others): a where clause never names time, and Clock[n] has n <= 10^9
@@ -1341,6 +1390,7 @@ int main(void) {
   testTemporal();
   testOperators();
   testIntersect();
+  testFusedChain();
   testRulePreconditions();
   testOverlapProduct();
   testAggTimely();
