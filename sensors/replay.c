@@ -172,11 +172,10 @@ enum { AHEAD_CHUNKS = 16, AHEAD_N = 128 };
 typedef struct AheadChunk {
   int n;                 /* records */
   int end;               /* after them: 0 more of the group, 1 the group is taken, -1 damaged */
-  tq_record rec[AHEAD_N];
+  tq_record rec[AHEAD_N]; /* kind 0: a run of id records of relation rel skipped (counted
+                         ** as the engine's thread passes it, as one thread counts them:
+                         ** not those decoded ahead of a run that stops) */
   int64_t *vals;         /* AHEAD_N rows of width values */
-  int64_t *skipped;      /* records skipped while it was filled, by relation (Reader.skippedBy):
-                         ** told when the engine's thread takes it (not those decoded
-                         ** ahead of a run that stops) */
 } AheadChunk;
 typedef struct Ahead {
   pthread_t th;
@@ -187,7 +186,7 @@ typedef struct Ahead {
   int64_t head, tail;    /* chunks filled by the thread, given back by the engine's */
   AheadChunk chunk[AHEAD_CHUNKS];
   int width;             /* values of the widest relation */
-  int nrel;
+  int64_t *noCount;      /* Reader.skippedBy: the thread counts in its chunks, not there */
   AheadChunk *cur;       /* the engine's thread: the chunk it takes from, */
   int pos;               /* its next record */
   int loadGroup;         /* the next group is to be read */
@@ -316,7 +315,6 @@ static void *aheadMain(void *arg) {
       pthread_mutex_unlock(&a->mu);
       if (stop) return NULL;
       c->n = 0;
-      r->skippedBy = c->skipped;
       while (c->n < AHEAD_N) {
         tq_record *rec = &c->rec[c->n];
         int skip, rc = snsReaderTake(r, rec, &skip);
@@ -324,7 +322,16 @@ static void *aheadMain(void *arg) {
           end = rc < 0 ? -1 : 1;
           break;
         }
-        if (skip) continue;
+        if (skip) {
+          tq_record *run = c->n ? &c->rec[c->n - 1] : NULL;
+          if (run && run->kind == 0 && run->rel == rec->rel) {
+            run->id++;
+          } else {
+            *rec = (tq_record){.rel = rec->rel, .kind = 0, .id = 1};
+            c->n++;
+          }
+          continue;
+        }
         if (rec->nvals > a->width) { /* (the reader gives the program's relations only) */
           snprintf(r->err, sizeof r->err, "%s: a record of %d values, more than any relation of the program", r->path,
                    rec->nvals);
@@ -345,22 +352,11 @@ static void *aheadMain(void *arg) {
   }
 }
 
-/* The records skipped while chunk c was filled go to the network's count. */
-static void aheadSkipped(tq_pm_global *g, Ahead *a, AheadChunk *c) {
-  RtNet *net = enNet(g);
-  for (int i = 0; i < a->nrel; i++) {
-    if (net && i < net->nsensor) net->sensor[i].skipped += c->skipped[i];
-    c->skipped[i] = 0;
-  }
-}
-
 static void aheadFree(Ahead *a) {
   pthread_mutex_destroy(&a->mu);
   pthread_cond_destroy(&a->cv);
-  for (int i = 0; i < AHEAD_CHUNKS; i++) {
-    free(a->chunk[i].vals);
-    free(a->chunk[i].skipped);
-  }
+  for (int i = 0; i < AHEAD_CHUNKS; i++) free(a->chunk[i].vals);
+  free(a->noCount);
   free(a);
 }
 
@@ -375,16 +371,14 @@ static int aheadStart(tq_pm_global *g, tq_pm_private *p, Src *s) {
     const AlgRel *rel = prog->cat.rels.v[i];
     if (rel->nattr > a->width) a->width = rel->nattr;
   }
-  a->nrel = prog ? prog->cat.rels.n : 0;
-  for (int i = 0; i < AHEAD_CHUNKS; i++) {
-    a->chunk[i].vals = tqMalloc(sizeof(int64_t) * AHEAD_N * (size_t)a->width);
-    a->chunk[i].skipped = tqCalloc((size_t)(a->nrel ? a->nrel : 1), sizeof(int64_t));
-  }
+  int nrel = prog ? prog->cat.rels.n : 0;
+  a->noCount = tqCalloc((size_t)(nrel ? nrel : 1), sizeof(int64_t));
+  for (int i = 0; i < AHEAD_CHUNKS; i++) a->chunk[i].vals = tqMalloc(sizeof(int64_t) * AHEAD_N * (size_t)a->width);
   a->loadGroup = 1;
   pthread_mutex_init(&a->mu, NULL);
   pthread_cond_init(&a->cv, NULL);
   s->ahead = a;
-  s->rd.skippedBy = a->chunk[0].skipped; /* (the thread's, while it decodes) */
+  s->rd.skippedBy = a->noCount;
   /* signals are the engine's thread's (a stop ends the run there) */
   sigset_t all, old;
   sigfillset(&all);
@@ -422,9 +416,14 @@ static int aheadNext(tq_pm_global *g, tq_pm_private *p, Src *s) {
   Ahead *a = s->ahead;
   for (;;) {
     if (a->cur) {
-      if (a->pos < a->cur->n) {
-        s->cur = a->cur->rec[a->pos++];
-        return 1;
+      while (a->pos < a->cur->n) {
+        const tq_record *rec = &a->cur->rec[a->pos++];
+        if (rec->kind) {
+          s->cur = *rec;
+          return 1;
+        }
+        RtNet *net = enNet(g); /* a run of skipped records */
+        if (net && rec->rel >= 1 && rec->rel <= net->nsensor) net->sensor[rec->rel - 1].skipped += (int64_t)rec->id;
       }
       int end = a->cur->end;
       pthread_mutex_lock(&a->mu);
@@ -451,7 +450,6 @@ static int aheadNext(tq_pm_global *g, tq_pm_private *p, Src *s) {
     a->cur = &a->chunk[a->tail % AHEAD_CHUNKS];
     pthread_mutex_unlock(&a->mu);
     a->pos = 0;
-    aheadSkipped(g, a, a->cur);
   }
 }
 

@@ -7,7 +7,8 @@
 # recorded in groups of a few records (TQMON_COLFIL_GROUP=200: many
 # hand-overs of a group between the threads, intervals across them), then
 # a generated system of several full groups with the paper's queries and
-# the bench's.  --stats must say that one thread decoded (0 with 1).
+# the bench's, and a run the engine stops early.  --stats must say that
+# one thread decoded (0 with 1).
 set -u
 T=${T:-build/asan/tqmon}
 OUT=${OUT:-build/test-out}
@@ -60,4 +61,16 @@ $T record examples/paper/paper.tq --replay "$dir/sys.trace" -o "$dir/sys.col" 2>
 for q in examples/paper/queries.tq bench/resumedbyp1.tq bench/running10.tq bench/replay.tq; do
   both "sys-$(basename "$q" .tq)" "$dir/sys.col" examples/paper/paper.tq "$q"
 done
+# a run the engine stops after the first record (too many ticks for
+# --max-ticks): what the thread decoded ahead is not counted as skipped
+for th in 1 2; do
+  $T run examples/paper/paper.tq examples/paper/queries.tq --replay "$dir/sys.col" --quiet --max-ticks 50 --threads $th \
+    --stats "$dir/stop.$th.json" 2>"$dir/stop.$th.err"
+  [ $? -eq 1 ] || bad "a run stopped by --max-ticks (threads $th): exit status"
+  grep -q "more than the 50 a replay makes" "$dir/stop.$th.err" || bad "a run stopped by --max-ticks: $(cat "$dir/stop.$th.err")"
+done
+same "$dir/stop.1.json" >"$dir/stop.1.st"
+same "$dir/stop.2.json" >"$dir/stop.2.st"
+cmp -s "$dir/stop.1.st" "$dir/stop.2.st" ||
+  bad "a run stopped early: --threads 2 counts otherwise: $(diff "$dir/stop.1.st" "$dir/stop.2.st" | head -5 | tr '\n' ' ')"
 [ $fails -eq 0 ]
