@@ -43,6 +43,18 @@ if command -v bash >/dev/null 2>&1; then
 jsonl" ] || bad "bash completion: $out"
 fi
 
+# --threads out of range or not a number: said, exit 2, nothing stored
+for v in 0 65 2x -1; do
+  rm -f "$dir/threads.db"
+  $T run examples/paper/paper.tq examples/paper/queries.tq --replay examples/paper/paper.trace --threads "$v" \
+    --db "$dir/threads.db" >"$dir/threads.out" 2>"$dir/threads.err"
+  rc=$?
+  [ $rc -eq 2 ] || bad "--threads $v: exit $rc (expected 2)"
+  grep -q "threads (tqmon run --threads) is a number from 1 to 64, not '$v'" "$dir/threads.err" ||
+    bad "--threads $v: $(cat "$dir/threads.err")"
+  [ -e "$dir/threads.db" ] && bad "--threads $v: the store was written"
+done
+
 # NO_COLOR: the terminal view without bold
 if command -v script >/dev/null 2>&1; then
   P=examples/paper
@@ -54,4 +66,4 @@ if command -v script >/dev/null 2>&1; then
   grep -q "tqmon" "$dir/nocolor.out" || bad "NO_COLOR: no view: $(head -3 "$dir/nocolor.out")"
 fi
 [ $fails -eq 0 ] || exit 1
-echo "ok: --version, help per command, serve's sources, completion, NO_COLOR"
+echo "ok: --version, help per command, serve's sources, completion, --threads, NO_COLOR"
