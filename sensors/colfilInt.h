@@ -226,9 +226,8 @@ typedef struct Reader {
   int64_t *begAt;      /* blockKeep: the BEGINs of the block (their Kept entries) */
   size_t cbegAt;
   RtNet *net;          /* statistics go there (NULL: none) */
-  int64_t *skippedBy;  /* records a step skips, by relation id - 1, counted here
-                       ** when set (a decoding thread's own: replay.c adds
-                       ** them to net's between groups), else in net */
+  int callerCounts;    /* the caller counts the records a step skips (a
+                       ** decoding thread, replay.c), not net */
   /* format 4: each loss of a group read (NULL: not told), with the
   ** program's relation id (0: not known) and an engine symbol (or
   ** TQ_PM_ENTITY_UNKNOWN); a loss of a relation the program does not

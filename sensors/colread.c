@@ -1063,10 +1063,7 @@ static int takeRecord3(Reader *r, tq_record *rec, int *skip) {
   if (r->scan && kind != CK_WHOLE) *skip = 1;
   if (some && !*skip && kind != CK_END && !entNeeded(r, fr, v[fr->needAttr])) *skip = 1;
   if (some && !*skip && kind == CK_END && !byEnt && !entNeeded(r, fr, v[fr->needAttr])) *skip = 1;
-  if (*skip && !r->scan) {
-    if (r->skippedBy) r->skippedBy[fr->id - 1]++;
-    else if (r->net) r->net->sensor[fr->id - 1].skipped++;
-  }
+  if (*skip && !r->scan && !r->callerCounts && r->net) r->net->sensor[fr->id - 1].skipped++;
   /* the block's next record */
   b->done++;
   if (blockPeek(b)) {

@@ -186,7 +186,6 @@ typedef struct Ahead {
   int64_t head, tail;    /* chunks filled by the thread, given back by the engine's */
   AheadChunk chunk[AHEAD_CHUNKS];
   int width;             /* values of the widest relation */
-  int64_t *noCount;      /* Reader.skippedBy: the thread counts in its chunks, not there */
   AheadChunk *cur;       /* the engine's thread: the chunk it takes from, */
   int pos;               /* its next record */
   int loadGroup;         /* the next group is to be read */
@@ -356,7 +355,6 @@ static void aheadFree(Ahead *a) {
   pthread_mutex_destroy(&a->mu);
   pthread_cond_destroy(&a->cv);
   for (int i = 0; i < AHEAD_CHUNKS; i++) free(a->chunk[i].vals);
-  free(a->noCount);
   free(a);
 }
 
@@ -371,14 +369,12 @@ static int aheadStart(tq_pm_global *g, tq_pm_private *p, Src *s) {
     const AlgRel *rel = prog->cat.rels.v[i];
     if (rel->nattr > a->width) a->width = rel->nattr;
   }
-  int nrel = prog ? prog->cat.rels.n : 0;
-  a->noCount = tqCalloc((size_t)(nrel ? nrel : 1), sizeof(int64_t));
   for (int i = 0; i < AHEAD_CHUNKS; i++) a->chunk[i].vals = tqMalloc(sizeof(int64_t) * AHEAD_N * (size_t)a->width);
   a->loadGroup = 1;
   pthread_mutex_init(&a->mu, NULL);
   pthread_cond_init(&a->cv, NULL);
   s->ahead = a;
-  s->rd.skippedBy = a->noCount;
+  s->rd.callerCounts = 1; /* (in the chunks, as runs) */
   /* signals are the engine's thread's (a stop ends the run there) */
   sigset_t all, old;
   sigfillset(&all);
@@ -387,7 +383,7 @@ static int aheadStart(tq_pm_global *g, tq_pm_private *p, Src *s) {
   pthread_sigmask(SIG_SETMASK, &old, NULL);
   if (rc) {
     g->log(g, p, TQ_LOG_DEBUG, "%s: decoded without a thread of its own: %s", s->name, strerror(rc));
-    s->rd.skippedBy = NULL;
+    s->rd.callerCounts = 0;
     s->ahead = NULL;
     aheadFree(a);
     return -1;
@@ -404,7 +400,7 @@ static void aheadStop(tq_pm_global *g, Src *s) {
   pthread_cond_broadcast(&a->cv);
   pthread_mutex_unlock(&a->mu);
   pthread_join(a->th, NULL);
-  s->rd.skippedBy = NULL;
+  s->rd.callerCounts = 0;
   aheadFree(a);
   s->ahead = NULL;
 }
