@@ -47,6 +47,31 @@ static uint8_t andShape(RtExpr *r) {
   return RX_AND;
 }
 
+/* The values a of column li[0] for which "a cmask k" holds, as one range
+** [lo, lo + span] or (inv) outside one.  The empty set is outside the
+** whole range. */
+static void cmpRange(RtCmpX *x) {
+  int64_t k = x->k;
+  uint64_t all = UINT64_MAX;
+  x->lo = 0, x->span = all, x->inv = 0;
+  switch (x->cmask) {
+    case 2: x->lo = k, x->span = 0; break;              /* = */
+    case 5: x->lo = k, x->span = 0, x->inv = 1; break;  /* != */
+    case 3: x->lo = INT64_MIN, x->span = (uint64_t)k - (uint64_t)INT64_MIN; break;
+    case 6: x->lo = k, x->span = (uint64_t)INT64_MAX - (uint64_t)k; break;
+    case 1: /* < */
+      if (k == INT64_MIN) x->inv = 1;
+      else x->lo = INT64_MIN, x->span = (uint64_t)(k - 1) - (uint64_t)INT64_MIN;
+      break;
+    case 4: /* > */
+      if (k == INT64_MAX) x->inv = 1;
+      else x->lo = k + 1, x->span = (uint64_t)INT64_MAX - (uint64_t)(k + 1);
+      break;
+    case 7: break;              /* always */
+    default: x->inv = 1; break; /* never */
+  }
+}
+
 RtExpr *rtExprCompile(const AlgExpr *e, const AlgSchema *s, TqBuf *msg) {
   if (!e) return NULL;
   RtExpr *r = tqCalloc(1, sizeof *r);
@@ -123,6 +148,7 @@ RtExpr *rtExprCompile(const AlgExpr *e, const AlgSchema *s, TqBuf *msg) {
         x->li[1] = c->li[1];
         x->k = c->lk[1];
       }
+      if (!x->cols) cmpRange(x);
     }
   }
   return r;

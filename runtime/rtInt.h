@@ -25,8 +25,11 @@
 typedef struct RtCmpX {
   uint8_t cols;     /* 1: column li[0] against column li[1]; 0: column li[0] against k */
   uint8_t cmask;    /* RtExpr.cmask (turned round with the operands) */
+  uint8_t inv;      /* against k: true outside [lo, lo + span], not inside */
   int32_t li[2];    /* the columns */
   int64_t k;        /* the constant */
+  int64_t lo;       /* against k: the values for which it is true (or, inv, false) ... */
+  uint64_t span;    /* ... are lo to lo + span: one subtraction and one comparison */
 } RtCmpX;
 
 typedef struct RtExpr RtExpr;
@@ -105,7 +108,12 @@ static inline int rtEvalBoolQ(const RtExpr *e, const int64_t *v) {
     if (TQ_LIKELY(e->cx != NULL)) {
       for (int i = 0; i < e->nconj; i++) {
         const RtCmpX *x = &e->cx[i];
-        int64_t a = v[x->li[0]], b = x->cols ? v[x->li[1]] : x->k;
+        int64_t a = v[x->li[0]];
+        if (TQ_LIKELY(!x->cols)) {
+          if (((uint64_t)a - (uint64_t)x->lo <= x->span) == x->inv) return 0;
+          continue;
+        }
+        int64_t b = v[x->li[1]];
         if (!((x->cmask >> ((a > b) - (a < b) + 1)) & 1)) return 0;
       }
       return 1;

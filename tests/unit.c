@@ -398,6 +398,76 @@ static void testFusedChain(void) {
   tqDiagFree(&d);
 }
 
+/* A conjunction of comparisons of a column with a constant is tested as a
+** range of the column (eval.c's cmpRange): each operator, either way
+** round, at the ends of the integers, against the comparison itself. */
+static void testCmpRange(void) {
+  TqDiag d = {0};
+  char *text = tqMprintf("%s%s", SENSORS, "range of L is Load\nretrieve (L.Process, L.N)\n");
+  CpProgram *p = compileStr(text, &d);
+  free(text);
+  CHECK(p != NULL, "compile for the comparison ranges");
+  if (!p) return;
+  CpQuery *q = p->queries.v[0];
+  AlgNode *alpha = q->tree;
+  while (alpha && alpha->kind != ALG_ALPHA) alpha = alpha->nkid ? alpha->kid[0] : NULL;
+  CHECK(alpha != NULL, "the query's alpha");
+  if (!alpha) {
+    cpProgramFree(p);
+    return;
+  }
+  TqArena *a = p->arena;
+  AlgType ti = {TY_INT, NULL, NULL}, tb = {TY_BOOL, NULL, NULL};
+  int col = algSchemaCol(&alpha->sch, "L", "N");
+  CHECK(col >= 0, "column L.N");
+  if (col < 0) {
+    cpProgramFree(p);
+    return;
+  }
+  static const int64_t ks[] = {INT64_MIN, INT64_MIN + 1, -1, 0, 1, INT64_MAX - 1, INT64_MAX};
+  static const int ops[] = {OPB_EQ, OPB_NE, OPB_LT, OPB_LE, OPB_GT, OPB_GE};
+  int wrong = 0, tried = 0;
+  for (size_t i = 0; i < TQ_ARRAY_SIZE(ks); i++) {
+    for (size_t o = 0; o < TQ_ARRAY_SIZE(ops); o++) {
+      for (int round = 0; round < 2; round++) {
+        AlgExpr *k = algExprNew(a, AX_CONST, ti), *any = algExprNew(a, AX_CONST, ti);
+        k->ival = ks[i];
+        any->ival = INT64_MIN;
+        AlgExpr *c = round ? algExprBin(a, AX_CMP, ops[o], tb, k, unitCol(a, "N", ti))
+                           : algExprBin(a, AX_CMP, ops[o], tb, unitCol(a, "N", ti), k);
+        /* (and N >= INT64_MIN: a conjunction, always true) */
+        AlgExpr *e = algExprBin(a, AX_AND, OPB_AND, tb, c, algExprBin(a, AX_CMP, OPB_GE, tb, unitCol(a, "N", ti), any));
+        TqBuf msg = {0};
+        RtExpr *r = rtExprCompile(e, &alpha->sch, &msg);
+        tqBufFree(&msg);
+        if (!r || r->fast != RX_AND || !r->cx) {
+          wrong++;
+          rtExprFree(r);
+          continue;
+        }
+        int64_t vals[8] = {0};
+        for (size_t j = 0; j < TQ_ARRAY_SIZE(ks); j++) {
+          for (int dv = -1; dv <= 1; dv++) {
+            int64_t v = ks[j];
+            if ((dv < 0 && v == INT64_MIN) || (dv > 0 && v == INT64_MAX)) continue;
+            v += dv;
+            vals[col] = v;
+            int64_t l = round ? ks[i] : v, rr = round ? v : ks[i];
+            int want = ops[o] == OPB_EQ ? l == rr : ops[o] == OPB_NE ? l != rr : ops[o] == OPB_LT ? l < rr
+                     : ops[o] == OPB_LE ? l <= rr : ops[o] == OPB_GT ? l > rr : l >= rr;
+            tried++;
+            if (rtEvalBoolQ(r, vals) != want) wrong++;
+          }
+        }
+        rtExprFree(r);
+      }
+    }
+  }
+  CHECK(wrong == 0 && tried > 1000, "comparisons with a constant as ranges, at the ends of the integers");
+  cpProgramFree(p);
+  tqDiagFree(&d);
+}
+
 /* ---------------------------------------------------------------- optimizer preconditions
 ** Rule preconditions no TQuel query can make fail (tests/explain covers the
 ** others): a where clause never names time, and Clock[n] has n <= 10^9
@@ -1391,6 +1461,7 @@ int main(void) {
   testOperators();
   testIntersect();
   testFusedChain();
+  testCmpRange();
   testRulePreconditions();
   testOverlapProduct();
   testAggTimely();
