@@ -92,6 +92,19 @@ int(rtEmit)(RtOp *op, int kind, RtTup *t) { /* (the name in parentheses: not rtI
   return p->vt->push(p, op->port, kind, t);
 }
 
+#ifdef TQ_TESTING
+int rtEmitEvent(RtOp *op, TqTime t, const int64_t *v) {
+  if (op->net->started) { /* (checkMarks of a tuple of one span [t, t + 1)) */
+    if (t < op->low) markBroken(op, "beginning at", t, "low mark", op->low);
+    if (t < op->maxLow) markBroken(op, "whose latest span begins at", t, "latest-start mark", op->maxLow);
+  }
+  op->nout++;
+  op->parent->nin++;
+  op->net->tuplesProcessed++;
+  return rtSinkEvent(op->parent, t, v);
+}
+#endif
+
 /* The alpha under op when op is one, or a sigma or pi fused into one. */
 static RtOp *fusedAlpha(RtOp *op) {
   while (opKind(op) == ALG_SIGMA || opKind(op) == ALG_PI) op = op->kid[0];

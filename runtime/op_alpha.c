@@ -82,9 +82,10 @@ typedef struct Alpha {
   TqTime sampleT;     /* time of the sample being answered */
   RtOp *out;          /* emits as this op: itself, or the last op fused into it */
   RtOp **fuse;        /* sigmas and pis fused into it, bottom up (rtAlphaFuse) */
+  const RtExpr **pred; /* fuse[k]'s predicate when a sigma, else NULL */
   int nfuse;
   int outVal;         /* values of the tuples it makes (out's) */
-  int64_t *scratch;   /* two rows of the widest fused output (a pi's below another) */
+  int64_t *scratch;   /* three rows of the widest fused output (a pi's below another; an event row) */
   int scratchW;
 } Alpha;
 
@@ -188,27 +189,42 @@ static void consume(Alpha *a, int64_t e) {
   if (s && s->ival == 0 && s->persist == 0 && s->once > 0) unit(a, &a->ents, e, 2, -1);
 }
 
-/* The tuple of the sensor's values vals over [from, to), through the
-** sigmas and pis fused into the alpha: NULL when a selection drops it. */
-static RtTup *mkTup(Alpha *a, TqTime from, TqTime to, const int64_t *vals) {
+/* The fused selections and projections applied to vals, all but a last
+** projection, which is left in *last (NULL: none) to write where its
+** caller wants the values: what that projection reads, or the values
+** themselves; NULL when a selection drops the tuple. */
+static const int64_t *mkIn(Alpha *a, const int64_t *vals, const RtOp **last) {
   const int64_t *v = vals;
-  int k = 0, npi = 0;
-  for (; k < a->nfuse; k++) {
+  int npi = 0;
+  *last = NULL;
+  for (int k = 0; k < a->nfuse; k++) {
     const RtOp *f = a->fuse[k];
-    if (f->node->kind == ALG_SIGMA) {
-      if (!rtSigmaHolds(f, v)) return NULL;
+    if (a->pred[k]) {
+      if (!rtEvalBoolQ(a->pred[k], v)) return NULL;
       continue;
     }
-    if (k == a->nfuse - 1) break; /* the last pi writes into the tuple */
+    if (k == a->nfuse - 1) { /* the last pi writes into the caller's row */
+      *last = f;
+      break;
+    }
     int64_t *o = a->scratch + (npi++ & 1) * a->scratchW; /* (not the half v is in) */
     rtPiMap(f, v, o);
     v = o;
   }
+  return v;
+}
+
+/* The tuple of the sensor's values vals over [from, to), through the
+** sigmas and pis fused into the alpha: NULL when a selection drops it. */
+static RtTup *mkTup(Alpha *a, TqTime from, TqTime to, const int64_t *vals) {
+  const RtOp *last;
+  const int64_t *v = mkIn(a, vals, &last);
+  if (!v) return NULL;
   RtTup *t = rtTupAlloc(1, a->outVal);
   RT_FROM(t, 0) = from;
   RT_TO(t, 0) = to;
   t->nopen = to == TQ_OPEN;
-  if (k < a->nfuse) rtPiMap(a->fuse[k], v, RT_VAL(t));
+  if (last) rtPiMap(last, v, RT_VAL(t));
   else rtWordsCopy(RT_VAL(t), v, a->outVal);
   return t;
 }
@@ -216,13 +232,15 @@ static RtTup *mkTup(Alpha *a, TqTime from, TqTime to, const int64_t *vals) {
 void rtAlphaFuse(RtOp *alpha, RtOp *op) {
   Alpha *a = (Alpha *)alpha;
   a->fuse = tqRealloc(a->fuse, sizeof(RtOp *) * (size_t)(a->nfuse + 1));
+  a->pred = tqRealloc(a->pred, sizeof(RtExpr *) * (size_t)(a->nfuse + 1));
+  a->pred[a->nfuse] = op->node->kind == ALG_SIGMA ? rtSigmaPred(op) : NULL;
   a->fuse[a->nfuse++] = op;
   a->out = op;
   a->outVal = op->nval;
   if (op->node->kind == ALG_PI && op->nval > a->scratchW) {
     a->scratchW = op->nval;
     free(a->scratch);
-    a->scratch = tqMalloc(sizeof(int64_t) * 2 * (size_t)a->scratchW);
+    a->scratch = tqMalloc(sizeof(int64_t) * 3 * (size_t)a->scratchW); /* (the third: a wide event row, rtAlphaEvent) */
   }
 }
 
@@ -235,6 +253,22 @@ void rtAlphaEvent(RtOp *op, TqTime t, int64_t flagEnt, const int64_t *vals) {
     return;
   }
   consume(a, flagEnt);
+  RtOp *p = a->out->parent;
+  if (p && rtSinkTakesEvents(p)) {
+    /* straight into an event result's sink: its row is made of the
+    ** values, so no tuple is made (the sink keeps none of an event's) */
+    int64_t buf[16];
+    const RtOp *last;
+    const int64_t *v = mkIn(a, vals, &last);
+    if (!v) return;
+    if (last) {
+      int64_t *o = a->outVal <= 16 ? buf : a->scratch + 2 * a->scratchW;
+      rtPiMap(last, v, o);
+      v = o;
+    }
+    rtEmitEvent(a->out, t, v);
+    return;
+  }
   RtTup *tp = mkTup(a, t, t + 1, vals);
   if (!tp) return;
   rtEmit(a->out, RT_ADD, tp);
@@ -483,6 +517,7 @@ static void alphaFree(RtOp *op) {
     if (a->held.slot[i].key > 1 && a->held.slot[i].val != DROPPED) rtTupUnref(a->held.slot[i].val);
   tqMapFree(&a->held);
   free(a->fuse);
+  free(a->pred);
   free(a->scratch);
   tqMapFree(&a->missed);
   free(a->miss);

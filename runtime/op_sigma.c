@@ -7,9 +7,10 @@
 ** pi maps each input tuple to one output tuple with the same spans; an
 ** open input keeps its output in t->link until its final END.
 **
-** Over an alpha, both are fused into it (net.c's build): the alpha calls
-** rtSigmaHolds and rtPiMap as it makes a tuple and emits as the last of
-** them, whose push then sees nothing; their flush still passes the marks.
+** Over an alpha, both are fused into it (net.c's build): the alpha tests
+** rtSigmaPred's predicate and calls rtPiMap as it makes a tuple and emits
+** as the last of them, whose push then sees nothing; their flush still
+** passes the marks.
 */
 #include "rtInt.h"
 
@@ -24,7 +25,7 @@ static int sigmaPush(RtOp *op, int port, int kind, RtTup *t) {
   t->flags |= RT_SETTLED; /* dropped for good: its ENDs change nothing */
   return 0;
 }
-int rtSigmaHolds(const RtOp *op, const int64_t *v) { return rtEvalBoolQ(((const Sigma *)op)->pred, v); }
+const RtExpr *rtSigmaPred(const RtOp *op) { return ((const Sigma *)op)->pred; }
 
 static void sigmaFlush(RtOp *op, TqTime now) {
   op->low = op->kid[0]->low;
@@ -47,7 +48,7 @@ RtOp *rtOpSigma(RtNet *net, const AlgNode *n, TqBuf *msg) {
 /* A target list entry as the hot loop reads it: the one-step shapes with
 ** their leaves copied in and the arithmetic's operator in the kind (one
 ** switch, no pointer to follow); any other expression through rtEvalSlot. */
-enum { PX_COL, PX_CONST, PX_ADD, PX_SUB, PX_MUL, PX_ARITH, PX_GEN };
+enum { PX_COL, PX_CONST, PX_ADD, PX_SUB, PX_MUL, PX_ARITH, PX_ADDK, PX_SUBK, PX_MULK, PX_GEN };
 typedef struct PiX {
   uint8_t kind;      /* PX_* */
   uint8_t op;        /* PX_ARITH: OPB_* */
@@ -65,7 +66,7 @@ typedef struct Pi {
 } Pi;
 
 static inline int64_t pxLeaf(const PiX *x, int i, const int64_t *v) { return x->lc[i] ? x->lk[i] : v[x->li[i]]; }
-static inline int64_t pxEval(const PiX *x, const int64_t *v) {
+__attribute__((always_inline)) static inline int64_t pxEval(const PiX *x, const int64_t *v) {
   switch (x->kind) {
     case PX_COL: return v[x->li[0]];
     case PX_CONST: return x->lk[0];
@@ -73,6 +74,10 @@ static inline int64_t pxEval(const PiX *x, const int64_t *v) {
     case PX_SUB: return rtArith(OPB_SUB, pxLeaf(x, 0, v), pxLeaf(x, 1, v));
     case PX_MUL: return rtArith(OPB_MUL, pxLeaf(x, 0, v), pxLeaf(x, 1, v));
     case PX_ARITH: return rtArith(x->op, pxLeaf(x, 0, v), pxLeaf(x, 1, v));
+    /* a column and a constant (most arithmetic in a target list) */
+    case PX_ADDK: return rtArith(OPB_ADD, v[x->li[0]], x->lk[1]);
+    case PX_SUBK: return rtArith(OPB_SUB, v[x->li[0]], x->lk[1]);
+    case PX_MULK: return rtArith(OPB_MUL, v[x->li[0]], x->lk[1]);
     default: return rtEvalSlot(x->e, v);
   }
 }
@@ -93,6 +98,7 @@ static PiX pxOf(const RtExpr *e) {
       x.li[i] = e->li[i];
       x.lk[i] = e->lk[i];
     }
+    if (!x.lc[0] && x.lc[1] && x.kind != PX_ARITH) x.kind = x.kind == PX_ADD ? PX_ADDK : x.kind == PX_SUB ? PX_SUBK : PX_MULK;
   }
   return x;
 }
@@ -104,7 +110,8 @@ static void piFill(Pi *p, RtTup *out, const RtTup *in) {
 
 void rtPiMap(const RtOp *op, const int64_t *v, int64_t *out) {
   const Pi *p = (const Pi *)op;
-  for (int i = 0; i < p->n; i++) out[i] = pxEval(&p->x[i], v);
+  const PiX *x = p->x; /* (locals: the stores to out may not alias them) */
+  for (int i = 0, n = p->n; i < n; i++) out[i] = pxEval(&x[i], v);
 }
 
 static int piPush(RtOp *op, int port, int kind, RtTup *t) {

@@ -177,6 +177,15 @@ RtOp *rtOpProduct(RtNet *net, const AlgNode *n, TqBuf *msg);
 RtOp *rtOpIntersect(RtNet *net, const AlgNode *n);
 RtOp *rtOpAgg(RtNet *net, const AlgNode *n, TqBuf *msg);
 RtOp *rtOpSink(RtNet *net, RtResult *res);
+/* The sink of an event result has a vtable of its own: an op whose
+** parent has it may give it an event's values and time without a tuple
+** (rtEmitEvent; its rows are made of them, it keeps none of an event's
+** tuples). */
+extern const RtOpVt rtSinkEventVt;
+static inline int rtSinkTakesEvents(const RtOp *op) { return op->vt == &rtSinkEventVt; }
+/* An event (values v at time at) into the sink of an event result, as its
+** push of a tuple of one span [at, at + 1) would take it. */
+int rtSinkEvent(RtOp *sink, TqTime at, const int64_t *v);
 
 /* alpha entry points used by the sensor hub (op_alpha.c) */
 void rtAlphaEvent(RtOp *op, TqTime t, int64_t flagEnt, const int64_t *vals);
@@ -200,9 +209,9 @@ void rtAlphaMove(RtOp *op, RtNet *from, RtNet *to);
 ** is never made and the projection's is the one made (net.c's build).  op
 ** stays in the tree, where it passes the marks up and sees no tuple. */
 void rtAlphaFuse(RtOp *alpha, RtOp *op);
-/* A fused sigma's predicate holds on v; a fused pi maps v to out (its
-** values; op_sigma.c). */
-int rtSigmaHolds(const RtOp *op, const int64_t *v);
+/* A fused sigma's predicate (the alpha tests it inline: rtEvalBoolQ); a
+** fused pi maps v to out (its values; op_sigma.c). */
+const RtExpr *rtSigmaPred(const RtOp *op);
 void rtPiMap(const RtOp *op, const int64_t *v, int64_t *out);
 void rtSourceBegin(RtOp *op, uint64_t ivid, TqTime from, const int64_t *vals);
 void rtSourceEnd(RtOp *op, uint64_t ivid, TqTime from, TqTime to);
@@ -243,6 +252,19 @@ static inline int rtEmitInline(RtOp *op, int kind, RtTup *t) {
   return p->vt->push(p, op->port, kind, t);
 }
 #define rtEmit(op, kind, t) rtEmitInline(op, kind, t)
+#endif
+/* rtEmit of an event at time t with values v to op's parent, an event
+** result's sink (rtSinkTakesEvents), with no tuple made: counted as rtEmit
+** counts, and checked against op's marks in the test build. */
+#ifdef TQ_TESTING
+int rtEmitEvent(RtOp *op, TqTime t, const int64_t *v);
+#else
+static inline int rtEmitEvent(RtOp *op, TqTime t, const int64_t *v) {
+  op->nout++;
+  op->parent->nin++;
+  op->net->tuplesProcessed++;
+  return rtSinkEvent(op->parent, t, v);
+}
 #endif
 
 /* Copies and compares n value words inline (a tuple holds a few: the

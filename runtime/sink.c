@@ -289,7 +289,7 @@ static void addTo(Group *g, TqTime to) {
   g->tos[g->nto++] = to;
 }
 
-static int rowOut(Sink *s, int op, uint64_t rowid, TqTime from, TqTime to, const int64_t *vals) {
+__attribute__((always_inline)) static inline int rowOut(Sink *s, int op, uint64_t rowid, TqTime from, TqTime to, const int64_t *vals) {
   RtRow r = {op, rowid, from, to, vals};
   RtNet *net = s->op.net;
   int rc = 0;
@@ -307,18 +307,21 @@ static int rowOut(Sink *s, int op, uint64_t rowid, TqTime from, TqTime to, const
   return rc;
 }
 
+int rtSinkEvent(RtOp *op, TqTime at, const int64_t *v) {
+  Sink *s = (Sink *)op;
+  if (!evAdd(s, v, at, keyHash(v, s->nval, at))) {
+    s->res->dups++;
+    return 0;
+  }
+  return rowOut(s, RT_ROW_INSERT, ++s->nextRow, at, at + 1, v);
+}
+
 static int sinkPush(RtOp *op, int port, int kind, RtTup *t) {
   Sink *s = (Sink *)op;
   TqTime from = RT_FROM(t, 0), to = RT_TO(t, 0);
   const int64_t *v = RT_VAL(t);
   int created;
-  if (s->isEvent) {
-    if (!evAdd(s, v, from, keyHash(v, s->nval, from))) {
-      s->res->dups++;
-      return 0;
-    }
-    return rowOut(s, RT_ROW_INSERT, ++s->nextRow, from, from + 1, v);
-  }
+  if (s->isEvent) return rtSinkEvent(op, from, v);
   if (kind == RT_BEGIN) {
     Group *g = groupGet(s, v, from, &created);
     tqMapPut(&s->live, (uint64_t)(uintptr_t)t, g);
@@ -404,9 +407,10 @@ static void sinkFree(RtOp *op) {
 }
 
 static const RtOpVt sinkVt = {"sink", sinkPush, sinkFlush, sinkFinish, sinkFree};
+const RtOpVt rtSinkEventVt = {"sink", sinkPush, sinkFlush, sinkFinish, sinkFree};
 
 RtOp *rtOpSink(RtNet *net, RtResult *res) {
-  Sink *s = (Sink *)rtOpNew(net, &sinkVt, sizeof(Sink), res->root->node);
+  Sink *s = (Sink *)rtOpNew(net, res->isEvent ? &rtSinkEventVt : &sinkVt, sizeof(Sink), res->root->node);
   s->res = res;
   s->isEvent = res->isEvent;
   s->nval = res->nattr;
