@@ -443,6 +443,18 @@ void rtTEval(const RtExpr *e, const RtTCtx *c, RtTVal *r) {
     overlap2(e, c, r);
     return;
   }
+  if (e->kind == AX_BEGINOF || e->kind == AX_ENDOF) { /* (every field set: no memset) */
+    if (e->a->fast == RX_OVERLAP2) overlap2(e->a, c, &x); /* (valid at begin of (A overlap B)) */
+    else rtTEval(e->a, c, &x);
+    if (x.kind == TV_EMPTY) {
+      *r = x;
+      return;
+    }
+    r->kind = TV_INSTANT;
+    r->maybeEmpty = x.maybeEmpty;
+    r->b = r->e = e->kind == AX_BEGINOF ? x.b : x.e;
+    return;
+  }
   memset(r, 0, sizeof *r);
   switch (e->kind) {
     case AX_TCONST:
@@ -454,17 +466,6 @@ void rtTEval(const RtExpr *e, const RtTCtx *c, RtTVal *r) {
       if (c->nowValue != TQ_OPEN) r->b = exact(c->nowValue);
       else r->b = (RtBound){c->now, TQ_FOREVER};
       r->e = r->b;
-      return;
-    case AX_BEGINOF:
-    case AX_ENDOF:
-      rtTEval(e->a, c, &x);
-      if (x.kind == TV_EMPTY) {
-        *r = x;
-        return;
-      }
-      r->kind = TV_INSTANT;
-      r->maybeEmpty = x.maybeEmpty;
-      r->b = r->e = e->kind == AX_BEGINOF ? x.b : x.e;
       return;
     case AX_TSHIFT:
       rtTEval(e->a, c, r);

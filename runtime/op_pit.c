@@ -129,6 +129,12 @@ static RtTup *mkOut(PiT *p, RtTup *in, TqTime from, TqTime to) {
 /* Emits the result of t (decided R_EMIT); remembers an open output whose
 ** end may still become known. */
 static int emitFor(PiT *p, RtTup *t, TqTime from, TqTime to) {
+  if (p->at && p->op.parent) {
+    /* an event: to an event result's sink, or a projection under one, as
+    ** its values and time (no tuple made) */
+    if (rtSinkTakesEvents(p->op.parent)) return rtEmitEvent(&p->op, from, RT_VAL(t));
+    if (rtPiTakesEvents(p->op.parent)) return rtPiEvent(&p->op, from, RT_VAL(t));
+  }
   RtTup *o = mkOut(p, t, from, to);
   int rc;
   if (o->nopen && to == TQ_OPEN && t->nopen) {

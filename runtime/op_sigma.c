@@ -114,12 +114,23 @@ void rtPiMap(const RtOp *op, const int64_t *v, int64_t *out) {
   for (int i = 0, n = p->n; i < n; i++) out[i] = pxEval(&x[i], v);
 }
 
+/* An event result's row: the values v at mapped, to the sink, no tuple. */
+static int piEvent(Pi *p, TqTime at, const int64_t *v) {
+  int64_t buf[16], *o = p->n <= 16 ? buf : tqMalloc(sizeof(int64_t) * (size_t)p->n);
+  rtPiMap(&p->op, v, o);
+  int rc = rtEmitEvent(&p->op, at, o);
+  if (o != buf) free(o);
+  return rc;
+}
+
 static int piPush(RtOp *op, int port, int kind, RtTup *t) {
   Pi *p = (Pi *)op;
   RtTup *out;
   int rc;
   switch (kind) {
     case RT_ADD:
+      if (t->nspan == 1 && op->parent && rtSinkTakesEvents(op->parent)) return piEvent(p, RT_FROM(t, 0), RT_VAL(t));
+      /* fall through */
     case RT_BEGIN:
       out = rtTupAlloc(t->nspan, p->n);
       piFill(p, out, t);
@@ -153,6 +164,14 @@ static void piFree(RtOp *op) {
   free(p->x);
 }
 static const RtOpVt piVt = {"pi", piPush, sigmaFlush, sigmaFinish, piFree};
+
+int rtPiTakesEvents(const RtOp *op) { return op->vt == &piVt && op->parent && rtSinkTakesEvents(op->parent); }
+
+int rtPiEvent(RtOp *kid, TqTime at, const int64_t *v) {
+  rtCheckEventMarks(kid, at);
+  rtEmitCount(kid);
+  return piEvent((Pi *)kid->parent, at, v);
+}
 
 RtOp *rtOpPi(RtNet *net, const AlgNode *n, TqBuf *msg) {
   RtExpr **e = tqCalloc((size_t)(n->npi ? n->npi : 1), sizeof(RtExpr *));

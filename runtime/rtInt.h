@@ -212,6 +212,11 @@ void rtAlphaFuse(RtOp *alpha, RtOp *op);
 /* A fused sigma's predicate (the alpha tests it inline: rtEvalBoolQ); a
 ** fused pi maps v to out (its values; op_sigma.c). */
 const RtExpr *rtSigmaPred(const RtOp *op);
+/* Is op a pi whose parent is an event result's sink?  Then an event may
+** come to it as its values and time (rtPiEvent: from op's kid, as rtEmit
+** counts, to the sink as rtEmitEvent; no tuple either side). */
+int rtPiTakesEvents(const RtOp *op);
+int rtPiEvent(RtOp *kid, TqTime at, const int64_t *v);
 void rtPiMap(const RtOp *op, const int64_t *v, int64_t *out);
 void rtSourceBegin(RtOp *op, uint64_t ivid, TqTime from, const int64_t *vals);
 void rtSourceEnd(RtOp *op, uint64_t ivid, TqTime from, TqTime to);
@@ -255,17 +260,23 @@ static inline int rtEmitInline(RtOp *op, int kind, RtTup *t) {
 #endif
 /* rtEmit of an event at time t with values v to op's parent, an event
 ** result's sink (rtSinkTakesEvents), with no tuple made: counted as rtEmit
-** counts, and checked against op's marks in the test build. */
+** counts, and checked against op's marks in the test build
+** (rtCheckEventMarks). */
 #ifdef TQ_TESTING
-int rtEmitEvent(RtOp *op, TqTime t, const int64_t *v);
+void rtCheckEventMarks(RtOp *op, TqTime t);
 #else
-static inline int rtEmitEvent(RtOp *op, TqTime t, const int64_t *v) {
+#define rtCheckEventMarks(op, t) ((void)0)
+#endif
+static inline void rtEmitCount(RtOp *op) {
   op->nout++;
   op->parent->nin++;
   op->net->tuplesProcessed++;
+}
+static inline int rtEmitEvent(RtOp *op, TqTime t, const int64_t *v) {
+  rtCheckEventMarks(op, t);
+  rtEmitCount(op);
   return rtSinkEvent(op->parent, t, v);
 }
-#endif
 
 /* Copies and compares n value words inline (a tuple holds a few: the
 ** library's calls cost more than the words). */
