@@ -67,6 +67,7 @@ int snsBenchDrain(const char *self, long n, double rate) {
     for (int k = 0; k < s->cat[i].nattr; k++)
       if (s->cat[i].kind[k] == TQ_SHM_ENTITY) s->entOf[i][k] = (signed char)worker;
   }
+  planConvert(s);
   calibrate(s);
   /* enable the child's worker (handle 1) on Tick */
   while (s->h->entities_taken < 1) usleep(100);

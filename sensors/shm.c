@@ -127,6 +127,12 @@ typedef struct Shm {
   int *sensOf;              /* program relation id -> catalog index (-1) */
   int nrel;
   signed char entOf[64][TQ_SHM_MAX_ATTRS]; /* entity-typed attribute: catalog index of its entity relation */
+  uint16_t convOf[64];      /* the attributes convert checks or maps (an enum, an entity, a string): bits (planConvert) */
+  struct KindPlan {         /* a packet of a sensor and a kind, as convert checks it (planConvert) */
+    uint8_t ok;             /* the kind is one the sensor sends */
+    uint8_t n;              /* its values */
+    uint8_t need;           /* its slots */
+  } kindOf[64][TQ_SHM_ENTITY_END + 1];
   int64_t *symOf;           /* by handle: symbol + 1 (0: not seen yet) */
   uint8_t *ownOf;           /* by handle, once seen: its owner (0 a string, else its entity sensor + 1) */
   uint64_t csymOf;
@@ -619,6 +625,26 @@ static int howEnded(Shm *s, char *why, size_t n) {
   return 1;
 }
 
+/* Which attributes of each sensor convert checks or maps: an enum's
+** range, an entity's or a string's handle; an int or a float is copied
+** and nothing more (the shapes were checked: at most 16 attributes). */
+static void planConvert(Shm *s) {
+  for (int i = 0; i < s->nsens; i++) {
+    const tq_shm_sensor *x = &s->cat[i];
+    s->convOf[i] = 0;
+    for (int k = 0; k < x->nattr && k < TQ_SHM_MAX_ATTRS; k++)
+      if (x->kind[k] == TQ_SHM_ENUM || x->kind[k] == TQ_SHM_ENTITY || x->kind[k] == TQ_SHM_STRING)
+        s->convOf[i] |= (uint16_t)(1u << k);
+    for (int kind = TQ_SHM_EVENT; kind <= TQ_SHM_ENTITY_END; kind++) {
+      int n = kind == TQ_SHM_SAMPLE_DONE ? 0 : kind == TQ_SHM_END && x->is_entity ? 1 : x->nattr;
+      s->kindOf[i][kind].n = (uint8_t)n;
+      s->kindOf[i][kind].need = (uint8_t)(n <= TQ_SHM_VALS0 ? 1 : 1 + (n - TQ_SHM_VALS0 + TQ_SHM_VALSN - 1) / TQ_SHM_VALSN);
+      s->kindOf[i][kind].ok =
+          !((kind == TQ_SHM_EVENT) != (x->is_event && !x->sampled) && kind != TQ_SHM_SAMPLE && kind != TQ_SHM_SAMPLE_DONE);
+    }
+  }
+}
+
 /* Maps the subject's catalog onto the program's relations. */
 static int mapCatalog(Shm *s, tq_pm_global *g, tq_pm_private *p) {
   uint32_t n = __atomic_load_n(&s->h->nsensors, __ATOMIC_ACQUIRE);
@@ -663,6 +689,7 @@ static int mapCatalog(Shm *s, tq_pm_global *g, tq_pm_private *p) {
     for (int k = 0; k < r->nattr; k++)
       if (r->attr[k].type.kind == TY_ENTITY) s->entOf[i][k] = (signed char)s->sensOf[r->attr[k].type.ent->rel->id];
   }
+  planConvert(s);
   return 0;
 }
 
@@ -680,13 +707,19 @@ static void noteBad(Shm *s, const char *fmt, ...) {
 
 /* The symbol of entity handle h, which must be an entity of catalog sensor
 ** ent (ent < 0: a string). */
-static int handleValue(Shm *s, int64_t h, int ent, int64_t *out) {
+static int handleValueNew(Shm *s, int64_t h, int ent, int64_t *out);
+static inline int handleValue(Shm *s, int64_t h, int ent, int64_t *out) {
   if (h <= 0 || (uint64_t)h > s->h->entities_taken || (uint64_t)h >= s->geo.max_entities) return -1;
   if ((uint64_t)h < s->csymOf && s->symOf[h]) { /* (seen: its owner is checked again, as below) */
     if (s->ownOf[h] != (uint8_t)(ent + 1)) return -1;
     *out = s->symOf[h] - 1;
     return 0;
   }
+  return handleValueNew(s, h, ent, out);
+}
+
+/* handleValue of a handle not seen yet: its name read and interned. */
+static int handleValueNew(Shm *s, int64_t h, int ent, int64_t *out) {
   const tq_shm_entity *x = (const tq_shm_entity *)((const char *)s->h + s->geo.off_entities) + h;
   uint32_t owner = __atomic_load_n(&x->sensor, __ATOMIC_ACQUIRE);
   if ((ent >= 0 && owner != (uint32_t)ent + 1) || (ent < 0 && owner != 0)) return -1;
@@ -733,12 +766,11 @@ static int convert(Shm *s, const tq_shm_packet *sp, const tq_shm_cont *cont, int
   const tq_shm_sensor *x = &s->cat[si];
   int kind = sp->kind;
   if (kind < TQ_SHM_EVENT || kind > TQ_SHM_ENTITY_END) return noteBad(s, "packet of unknown kind %d", kind), -1;
-  int n = kind == TQ_SHM_SAMPLE_DONE ? 0 : kind == TQ_SHM_END && x->is_entity ? 1 : x->nattr;
-  int need = n <= TQ_SHM_VALS0 ? 1 : 1 + (n - TQ_SHM_VALS0 + TQ_SHM_VALSN - 1) / TQ_SHM_VALSN;
+  const struct KindPlan *kp = &s->kindOf[si][kind];
+  int n = kp->n, need = kp->need;
   if (sp->nslots != need && !(kind == TQ_SHM_END && sp->nslots >= 1))
     return noteBad(s, "packet of %s with %d slots, expected %d", x->name, sp->nslots, need), -1;
-  if ((kind == TQ_SHM_EVENT) != (x->is_event && !x->sampled) && kind != TQ_SHM_SAMPLE && kind != TQ_SHM_SAMPLE_DONE)
-    return noteBad(s, "packet of %s of the wrong kind %d", x->name, kind), -1;
+  if (!kp->ok) return noteBad(s, "packet of %s of the wrong kind %d", x->name, kind), -1;
   /* no packet is stamped after the monitor drains it (the clock is read
   ** again before one is refused: a drain may have stalled) */
   if (sp->time > s->aheadStamp && sp->time > (s->aheadStamp = aheadOf(s)))
@@ -749,14 +781,15 @@ static int convert(Shm *s, const tq_shm_packet *sp, const tq_shm_cont *cont, int
   pk->kind = kind;
   pk->id = sp->id;
   pk->n = n;
-  int k = 0;
-  for (; k < n && k < TQ_SHM_VALS0; k++) pk->v[k] = sp->v[k];
+  int k = TQ_SHM_VALS0;
+  memcpy(pk->v, sp->v, sizeof sp->v); /* (the first slot's, whole: n or fewer are used) */
   for (int c = 0; c < ncont && k < n; c++) {
     pk->v[k++] = cont[c].v0;
     for (int i = 0; i < TQ_SHM_VALSN - 1 && k < n; i++) pk->v[k++] = cont[c].v[i];
   }
   if (kind == TQ_SHM_END || kind == TQ_SHM_SAMPLE_DONE) return 0; /* values come from its begin */
-  for (int a = 0; a < n; a++) {
+  for (unsigned m = s->convOf[si] & ((1u << n) - 1); m; m &= m - 1) {
+    int a = __builtin_ctz(m);
     switch (x->kind[a]) {
       case TQ_SHM_ENUM:
         if (pk->v[a] < 0 || pk->v[a] >= (int64_t)x->nenum[a])
@@ -856,6 +889,8 @@ static uint64_t drain(Shm *s) {
     if (hint - tail > s->geo.ring_slots) hint = tail; /* (garbage, or not yet stored: no hint) */
     TqTime lastT = TQ_FOREVER;
     int more = 0; /* stopped at SHM_CHUNK, not at the first slot not published */
+    if (!s->rq) s->rq = tqCalloc(s->geo.nrings, sizeof(PktQ));
+    PktQ *q = &s->rq[i];
     for (;;) {
       if (tail - start >= SHM_CHUNK) {
         more = 1;
@@ -872,8 +907,7 @@ static uint64_t drain(Shm *s) {
         tail++;
         continue;
       }
-      if (s->rq && s->rq[i].n == s->rq[i].cap && s->rq[i].cap >= SHM_Q0 &&
-          s->qBytes + sizeof(Pkt) * (uint64_t)s->rq[i].cap > s->qLimit) {
+      if (q->n == q->cap && q->cap >= SHM_Q0 && s->qBytes + sizeof(Pkt) * (uint64_t)q->cap > s->qLimit) {
         more = 1; /* the queues are full: the rest waits in the ring */
         break;
       }
@@ -889,8 +923,6 @@ static uint64_t drain(Shm *s) {
       tq_shm_cont cont[2];
       for (uint32_t c = 1; c < ns; c++) memcpy(&cont[c - 1], &slots[(tail + c) & mask], sizeof(tq_shm_cont));
       tail += ns;
-      if (!s->rq) s->rq = tqCalloc(s->geo.nrings, sizeof(PktQ));
-      PktQ *q = &s->rq[i];
       Pkt *pk = qSlot(s, q); /* converted in place: kept by q->n++ */
       if (convert(s, &sp, cont, (int)ns - 1, pk)) continue;
       s->packets++;
@@ -909,8 +941,7 @@ static uint64_t drain(Shm *s) {
     }
     took += tail - start;
     if (tail != start) __atomic_store_n(&r->tail, tail, __ATOMIC_RELEASE);
-    if (more && s->rq && s->rq[i].n) { /* what it still holds is not earlier than its last one queued */
-      PktQ *q = &s->rq[i];
+    if (more && q->n) { /* what it still holds is not earlier than its last one queued */
       lastT = q->q[(q->head + q->n - 1) & (q->cap - 1)].t;
     }
     if (more && lastT < s->cap) s->cap = lastT;

@@ -25,6 +25,12 @@ check version 1 "sensor segment version 99, this tqmon speaks 4"
 check catalog 1 "corrupt catalog (1000 sensors)"
 check packets 0 "7 packets lost: .* 7 invalid: first packet of sensor 9, the subject has 2"
 grep -q "^P1,High," "$dir/packets.out" || bad "packets: the good packet among the bad was lost"
+# a packet of a kind its sensor does not send, and one of the wrong size,
+# are invalid; the good packet after each is kept
+check kind 0 "1 packets lost: .* 1 invalid: first packet of Ping of the wrong kind 2"
+grep -q "^P1,High," "$dir/kind.out" || bad "kind: the good packet after the bad one was lost"
+check slots 0 "1 packets lost: .* 1 invalid: first packet of Ping with 2 slots, expected 1"
+grep -q "^P1,High," "$dir/slots.out" || bad "slots: the good packet after the bad one was lost"
 check random 0 "invalid: first ring 0: packet of"
 # a sensor of more attributes than a packet holds, even one the program
 # does not declare (its packets are read); an offset outside the segment

@@ -7,6 +7,9 @@
 **   version  claims another segment version
 **   packets  writes packets with bad sensors, kinds, sizes, handles and
 **            enum values, in two rings
+**   kind     writes a begin of the event sensor Ping, then a good event
+**   slots    writes an event of Ping in two slots (it takes one), then a
+**            good event
 **   random   fills its ring with random bytes, each slot published (its
 **            generation byte set)
 **   cached   uses a string's handle, after a sensor the monitor does not
@@ -120,6 +123,28 @@ int main(int argc, char **argv) {
     tq_shm_packet *slots2 = (tq_shm_packet *)(r2 + 1);
     p = (tq_shm_packet){now + 8, 1, 1, TQ_SHM_EVENT, 0, 0, 0, {1, 1}};
     slots2[0] = p;
+  }
+  if (!strcmp(mode, "kind") || !strcmp(mode, "slots")) {
+    tq_shm_entity *ents = (tq_shm_entity *)((char *)h + h->off_entities);
+    strcpy(ents[1].name, "P1");
+    ents[1].state = 1;
+    ents[1].sensor = 1;
+    h->entities_taken = 1;
+    uint64_t n = 0;
+    tq_shm_packet p = {now, 0, 1, TQ_SHM_BEGIN, 1, 0, 7, {1}};
+    slots[n++] = p;
+    if (!strcmp(mode, "kind")) {
+      p = (tq_shm_packet){now + 1, 1, 1, TQ_SHM_BEGIN, 1, 0, 8, {1, 1}}; /* an event sensor's begin */
+      slots[n++] = p;
+    } else {
+      p = (tq_shm_packet){now + 1, 1, 1, TQ_SHM_EVENT, 2, 0, 0, {1, 1}}; /* two values in two slots */
+      slots[n++] = p;
+      memset(&slots[n++], 0, sizeof *slots); /* (its second slot) */
+    }
+    p = (tq_shm_packet){now + 2, 1, 1, TQ_SHM_EVENT, 1, 0, 0, {1, 1}}; /* a good one */
+    slots[n++] = p;
+    __atomic_store_n(&r->tid, 1, __ATOMIC_RELEASE);
+    __atomic_store_n(&h->rings_taken, 1, __ATOMIC_RELEASE);
   }
   if (!strcmp(mode, "cached")) {
     tq_shm_entity *ents = (tq_shm_entity *)((char *)h + h->off_entities);
