@@ -410,7 +410,8 @@ static const RtOpVt sinkVt = {"sink", sinkPush, sinkFlush, sinkFinish, sinkFree}
 const RtOpVt rtSinkEventVt = {"sink", sinkPush, sinkFlush, sinkFinish, sinkFree};
 
 RtOp *rtOpSink(RtNet *net, RtResult *res) {
-  Sink *s = (Sink *)rtOpNew(net, res->isEvent ? &rtSinkEventVt : &sinkVt, sizeof(Sink), res->root->node);
+  /* (--no-opt: every step makes its tuple, the oracle of the optimized one) */
+  Sink *s = (Sink *)rtOpNew(net, res->isEvent && !net->opt.noOpt ? &rtSinkEventVt : &sinkVt, sizeof(Sink), res->root->node);
   s->res = res;
   s->isEvent = res->isEvent;
   s->nval = res->nattr;
