@@ -29,7 +29,7 @@ CSTD    := -std=c11 -D_GNU_SOURCE
 WARN    := -Wall -Wextra -Werror -Wno-unused-parameter -Wshadow -Wstrict-prototypes
 OPT     ?= -O2 -g
 ASANF   := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
-LIBS    := -lsqlite3 -lpcp_import -lpcp -ldw -lelf -lm -ldl -lpthread -lrt
+LIBS    := -lsqlite3 -ldw -lelf -lm -ldl -lpthread -lrt
 
 B       := build
 GEN     := $(B)/gen

@@ -64,6 +64,7 @@
 #include "pcpInt.h" /* <pcp/pmapi.h> first: import.h needs its types */
 #include "sensors.h"
 #include <pcp/import.h>
+#include "pcpdl.h"
 
 #define SEC INT64_C(1000000000)
 #define MAX_HOSTS 256
@@ -1078,6 +1079,10 @@ static int offsetFor(const char *offsets, const char *host, int64_t *ns, char *m
 int snsPcpArchiveRange(const char *files, const char *offsets, int64_t *first, int64_t *last, TqBuf *err) {
   char **list = NULL, msg[512];
   int n = 0, rc = 0;
+  if (tqPcpLoad(msg, sizeof msg)) {
+    tqBufPuts(err, msg);
+    return -1;
+  }
   splitList(files, &list, &n);
   for (int i = 0; i < n && !rc; i++) {
     pmHighResLogLabel lab;
@@ -2081,6 +2086,7 @@ static tq_pm_status pcpDescribe(tq_pm_global *g, tq_pm_private *p, int rel, char
 }
 
 static tq_pm_status pcpInit(tq_pm_global *g, tq_pm_private *p) {
+  if (tqPcpLoad(p->message, sizeof p->message)) return TQ_PM_ERROR;
   p->caps = TQ_PM_PRODUCER;
   p->sync = TQ_PM_SYNC_SNAPSHOT;
   p->produces = "*";

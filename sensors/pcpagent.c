@@ -47,6 +47,7 @@
 #include <time.h>
 
 #include <pcp/pmapi.h>
+#include "pcpdl.h"
 
 #include "../runtime/engine.h"
 #include "sensorsInt.h"
@@ -351,6 +352,7 @@ static tq_pm_status paInit(tq_pm_global *g, tq_pm_private *p) {
     snprintf(p->message, sizeof p->message, "give the hosts: host=H[:PORT][@PROXY[:PORT]][#COMMAND],...");
     return TQ_PM_ERROR;
   }
+  if (tqPcpLoad(p->message, sizeof p->message)) return TQ_PM_ERROR;
   p->caps = TQ_PM_PRODUCER;
   p->sync = TQ_PM_SYNC_SNAPSHOT;
   p->produces = "*";

@@ -23,6 +23,7 @@
 #include <strings.h>
 
 #include "pcpInt.h"
+#include "pcpdl.h"
 #include "sensors.h"
 
 /* ================================================================ names */
@@ -283,6 +284,11 @@ static void helpText(pmID pmid, char *buf, size_t n) {
 }
 
 int snsPcpDescribe(const char *host, int nmetrics, const char *const *metrics, TqBuf *out, TqBuf *err) {
+  char why[512];
+  if (tqPcpLoad(why, sizeof why)) {
+    tqBufPuts(err, why);
+    return -1;
+  }
   int ctx = pmNewContext(PM_CONTEXT_HOST, host);
   if (ctx < 0) {
     tqBufPrintf(err, "cannot reach pmcd on %s: %s", host, pmErrStr(ctx));

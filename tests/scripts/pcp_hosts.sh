@@ -60,6 +60,24 @@ grep -qF "alpha^{S:P}_S(sigma[Proc=h1:$(inst $p1) or Proc=h2:$(inst $p2) or Proc
 grep -q "^  sensor: ProcSample by pcp: pmFetch of proc.psinfo.cmd, proc.psinfo.ppid, proc.psinfo.utime from pmcd on $(echo "$H" | sed "s/,/, /g"); instance profile on each host: exactly the instances the alpha enables there" \
   "$dir/explain.out" || bad "explain: no line of the metrics and the profile of ProcSample"
 
+# ---------------------------------------------------------------- PCP's library missing
+# (tqmon loads libpcp when a PCP part is first used; the test build can be
+# told a library name that does not exist): each way in says so, exits 1,
+# and stores nothing
+nolib="PCP's library libtqmon-test-no-pcp.so.3 cannot be loaded"
+TQMON_TEST_PCP_LIB=libtqmon-test-no-pcp.so.3 $T run "$dir/pcp.tq" "$dir/q.tq" --pcp "$H" --snapshots 1 \
+  --db "$dir/nolib.db" >"$dir/nolib.out" 2>"$dir/nolib.err"
+rc=$?
+[ $rc -eq 1 ] || bad "no libpcp: run exit $rc (expected 1)"
+grep -qF "$nolib" "$dir/nolib.err" || bad "no libpcp: run: $(cat "$dir/nolib.err")"
+[ ! -e "$dir/nolib.db" ] || bad "no libpcp: the store was written"
+TQMON_TEST_PCP_LIB=libtqmon-test-no-pcp.so.3 $T pcp describe -h "127.0.0.1:$PORT_h1" -o "$dir/nolib.tq" hinv.ncpu \
+  2>"$dir/nolib-describe.err"
+rc=$?
+[ $rc -ne 0 ] || bad "no libpcp: describe exit 0"
+grep -qF "$nolib" "$dir/nolib-describe.err" || bad "no libpcp: describe: $(cat "$dir/nolib-describe.err")"
+[ ! -e "$dir/nolib.tq" ] || bad "no libpcp: describe wrote its configuration"
+
 # ---------------------------------------------------------------- three hosts
 $T run "$dir/pcp.tq" "$dir/q.tq" --pcp "$H" --snapshots 3 --format csv --stats "$dir/stats.json" \
   >"$dir/out.csv" 2>"$dir/err" || bad "run: exit $? $(cat "$dir/err")"
