@@ -240,7 +240,7 @@ void rtAlphaFuse(RtOp *alpha, RtOp *op) {
   if (op->node->kind == ALG_PI && op->nval > a->scratchW) {
     a->scratchW = op->nval;
     free(a->scratch);
-    a->scratch = tqMalloc(sizeof(int64_t) * 3 * (size_t)a->scratchW); /* (the third: a wide event row, rtAlphaEvent) */
+    a->scratch = tqMalloc(sizeof(int64_t) * 3 * (size_t)a->scratchW); /* (the third: an event's row, rtAlphaEvent) */
   }
 }
 
@@ -257,12 +257,11 @@ void rtAlphaEvent(RtOp *op, TqTime t, int64_t flagEnt, const int64_t *vals) {
   if (p && rtSinkTakesEvents(p)) {
     /* straight into an event result's sink: its row is made of the
     ** values, so no tuple is made (the sink keeps none of an event's) */
-    int64_t buf[16];
     const RtOp *last;
     const int64_t *v = mkIn(a, vals, &last);
     if (!v) return;
-    if (last) {
-      int64_t *o = a->outVal <= 16 ? buf : a->scratch + 2 * a->scratchW;
+    if (last) { /* (the scratch's third row: scratchW >= outVal) */
+      int64_t *o = a->scratch + 2 * a->scratchW;
       rtPiMap(last, v, o);
       v = o;
     }

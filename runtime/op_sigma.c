@@ -63,6 +63,7 @@ typedef struct Pi {
   int n;
   RtExpr **e;
   PiX *x;            /* e as the hot loop reads it */
+  int64_t *row;      /* an event result's row, made here (piEvent: n values) */
 } Pi;
 
 static inline int64_t pxLeaf(const PiX *x, int i, const int64_t *v) { return x->lc[i] ? x->lk[i] : v[x->li[i]]; }
@@ -116,11 +117,8 @@ void rtPiMap(const RtOp *op, const int64_t *v, int64_t *out) {
 
 /* An event result's row: the values v at mapped, to the sink, no tuple. */
 static int piEvent(Pi *p, TqTime at, const int64_t *v) {
-  int64_t buf[16], *o = p->n <= 16 ? buf : tqMalloc(sizeof(int64_t) * (size_t)p->n);
-  rtPiMap(&p->op, v, o);
-  int rc = rtEmitEvent(&p->op, at, o);
-  if (o != buf) free(o);
-  return rc;
+  rtPiMap(&p->op, v, p->row);
+  return rtEmitEvent(&p->op, at, p->row);
 }
 
 static int piPush(RtOp *op, int port, int kind, RtTup *t) {
@@ -162,6 +160,7 @@ static void piFree(RtOp *op) {
   for (int i = 0; i < p->n; i++) rtExprFree(p->e[i]);
   free(p->e);
   free(p->x);
+  free(p->row);
 }
 static const RtOpVt piVt = {"pi", piPush, sigmaFlush, sigmaFinish, piFree};
 
@@ -188,5 +187,6 @@ RtOp *rtOpPi(RtNet *net, const AlgNode *n, TqBuf *msg) {
   p->e = e;
   p->x = tqCalloc((size_t)(n->npi ? n->npi : 1), sizeof(PiX));
   for (int i = 0; i < n->npi; i++) p->x[i] = pxOf(e[i]);
+  p->row = tqMalloc(sizeof(int64_t) * (size_t)(n->npi ? n->npi : 1));
   return &p->op;
 }

@@ -782,7 +782,9 @@ static int convert(Shm *s, const tq_shm_packet *sp, const tq_shm_cont *cont, int
   pk->id = sp->id;
   pk->n = n;
   int k = TQ_SHM_VALS0;
-  memcpy(pk->v, sp->v, sizeof sp->v); /* (the first slot's, whole: n or fewer are used) */
+  /* the first slot's values, whole: past n they are whatever the subject
+  ** left in the slot, and nothing reads past pk->n */
+  memcpy(pk->v, sp->v, sizeof sp->v);
   for (int c = 0; c < ncont && k < n; c++) {
     pk->v[k++] = cont[c].v0;
     for (int i = 0; i < TQ_SHM_VALSN - 1 && k < n; i++) pk->v[k++] = cont[c].v[i];

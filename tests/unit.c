@@ -355,21 +355,29 @@ static void testIntersect(void) {
 ** not write the buffer it reads (it did when the scratch half was chosen
 ** by the operator's place, a sigma in between: (P1, 105, 105)). */
 static AlgExpr *unitCol(TqArena *a, const char *name, AlgType t) { return algExprCol(a, "L", name, t); }
+/* The program of SENSORS and query (over L, a Load), compiled, and the
+** alpha of its query in *alpha; NULL (checked, said as what) when either
+** is not there. */
+static CpProgram *loadAlpha(const char *query, const char *what, TqDiag *d, AlgNode **alpha) {
+  char *text = tqMprintf("%s%s", SENSORS, query);
+  CpProgram *p = compileStr(text, d);
+  free(text);
+  CHECK(p != NULL, what);
+  if (!p) return NULL;
+  *alpha = ((CpQuery *)p->queries.v[0])->tree;
+  while (*alpha && (*alpha)->kind != ALG_ALPHA) *alpha = (*alpha)->nkid ? (*alpha)->kid[0] : NULL;
+  CHECK(*alpha != NULL, "the query's alpha");
+  if (*alpha) return p;
+  cpProgramFree(p);
+  return NULL;
+}
+
 static void testFusedChain(void) {
   TqDiag d = {0};
-  char *text = tqMprintf("%s%s", SENSORS, "range of L is Load\nretrieve into X (L.Process, A = L.N, B = L.N)\n");
-  CpProgram *p = compileStr(text, &d);
-  free(text);
-  CHECK(p != NULL, "compile for the fused chain");
+  AlgNode *alpha;
+  CpProgram *p = loadAlpha("range of L is Load\nretrieve into X (L.Process, A = L.N, B = L.N)\n", "compile for the fused chain", &d, &alpha);
   if (!p) return;
   CpQuery *q = p->queries.v[0];
-  AlgNode *alpha = q->tree;
-  while (alpha && alpha->kind != ALG_ALPHA) alpha = alpha->nkid ? alpha->kid[0] : NULL;
-  CHECK(alpha != NULL, "the query's alpha");
-  if (!alpha) {
-    cpProgramFree(p);
-    return;
-  }
   TqArena *a = p->arena;
   AlgType pt = alpha->rel->attr[0].type, ti = {TY_INT, NULL, NULL}, tb = {TY_BOOL, NULL, NULL};
   static const char *names[] = {"Process", "A", "B"};
@@ -403,19 +411,9 @@ static void testFusedChain(void) {
 ** round, at the ends of the integers, against the comparison itself. */
 static void testCmpRange(void) {
   TqDiag d = {0};
-  char *text = tqMprintf("%s%s", SENSORS, "range of L is Load\nretrieve (L.Process, L.N)\n");
-  CpProgram *p = compileStr(text, &d);
-  free(text);
-  CHECK(p != NULL, "compile for the comparison ranges");
+  AlgNode *alpha;
+  CpProgram *p = loadAlpha("range of L is Load\nretrieve (L.Process, L.N)\n", "compile for the comparison ranges", &d, &alpha);
   if (!p) return;
-  CpQuery *q = p->queries.v[0];
-  AlgNode *alpha = q->tree;
-  while (alpha && alpha->kind != ALG_ALPHA) alpha = alpha->nkid ? alpha->kid[0] : NULL;
-  CHECK(alpha != NULL, "the query's alpha");
-  if (!alpha) {
-    cpProgramFree(p);
-    return;
-  }
   TqArena *a = p->arena;
   AlgType ti = {TY_INT, NULL, NULL}, tb = {TY_BOOL, NULL, NULL};
   int col = algSchemaCol(&alpha->sch, "L", "N");

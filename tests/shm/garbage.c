@@ -35,6 +35,15 @@
 
 #include "tqshm.h"
 
+/* Entity handle 1: P1, a Process, alive (the subject's table). */
+static void entityP1(tq_shm_header *h) {
+  tq_shm_entity *ents = (tq_shm_entity *)((char *)h + h->off_entities);
+  strcpy(ents[1].name, "P1");
+  ents[1].state = 1;
+  ents[1].sensor = 1;
+  h->entities_taken = 1;
+}
+
 int main(int argc, char **argv) {
   const char *mode = argc > 1 ? argv[1] : "packets";
   const char *fdEnv = getenv("TQMON_SHM_FD");
@@ -91,11 +100,7 @@ int main(int argc, char **argv) {
   clock_gettime(CLOCK_REALTIME, &ts);
   uint64_t now = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
   if (!strcmp(mode, "packets")) {
-    tq_shm_entity *ents = (tq_shm_entity *)((char *)h + h->off_entities);
-    strcpy(ents[1].name, "P1");
-    ents[1].state = 1;
-    ents[1].sensor = 1;
-    h->entities_taken = 1;
+    entityP1(h);
     uint64_t n = 0;
     tq_shm_packet p;
     memset(&p, 0, sizeof p);
@@ -125,11 +130,7 @@ int main(int argc, char **argv) {
     slots2[0] = p;
   }
   if (!strcmp(mode, "kind") || !strcmp(mode, "slots")) {
-    tq_shm_entity *ents = (tq_shm_entity *)((char *)h + h->off_entities);
-    strcpy(ents[1].name, "P1");
-    ents[1].state = 1;
-    ents[1].sensor = 1;
-    h->entities_taken = 1;
+    entityP1(h);
     uint64_t n = 0;
     tq_shm_packet p = {now, 0, 1, TQ_SHM_BEGIN, 1, 0, 7, {1}};
     slots[n++] = p;
@@ -172,11 +173,7 @@ int main(int argc, char **argv) {
   }
   if (!strcmp(mode, "wide") || !strcmp(mode, "offsets") || !strcmp(mode, "resync") || !strcmp(mode, "nrings") ||
       !strcmp(mode, "future") || !strcmp(mode, "shrink")) {
-    tq_shm_entity *ents = (tq_shm_entity *)((char *)h + h->off_entities);
-    strcpy(ents[1].name, "P1");
-    ents[1].state = 1;
-    ents[1].sensor = 1;
-    h->entities_taken = 1;
+    entityP1(h);
     uint32_t rs = h->ring_slots;
     uint64_t n = 0;
     tq_shm_packet p;
