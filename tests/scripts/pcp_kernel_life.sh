@@ -15,8 +15,9 @@
 #   - the remote answers are the local ones, row for row (k1: taken off),
 #     the system calls of the main thread from its first clone (both
 #     monitors trace it then) and all of the new thread's, each call's
-#     duration within 2 ms of the local one's; bpftrace's counts of forks
-#     and exits;
+#     duration within 2 ms of the local one's (but for one in twenty, at
+#     least one: a thread preempted between the two monitors' programs);
+#     bpftrace's counts of forks and exits;
 #   - the new thread's system calls from its very first (set_robust_list
 #     or rseq: what a thread does before its own code runs, a lag before
 #     the central monitor could enable it);
@@ -88,6 +89,8 @@ import sys
 d, life, thread = sys.argv[1:4]
 bad = 0
 worst = 0
+compared = 0
+far = []
 def rows(side, r):
     return [l.rstrip("\n").split(",") for l in open("%s/%s.%s" % (d, side, r)) if l.strip()]
 for r in ["Forks", "Exits"]:
@@ -119,12 +122,22 @@ for name, R, L in (("main thread", Rm, Lm), ("new thread", Rt, Lt)):
             bad += 1
         elif a[3]:
             diff = abs((int(a[3]) - int(a[2])) - (int(b[3]) - int(b[2])))
-            worst = max(worst, diff)
+            compared += 1
             if diff > 2000000:
-                print("Calls: remote %s, local %s: durations differ by %d ns" % (a, b, diff))
-                bad += 1
-print("calls compared: the main thread's %d from its clone, the new thread's %d (%s ... %s); durations differ by %d ns at most"
-      % (len(Rm), len(Rt), Rt[0][1] if Rt else "-", Rt[-1][1] if Rt else "-", worst))
+                far.append("remote %s, local %s: durations differ by %d ns" % (a, b, diff))
+            else:
+                worst = max(worst, diff)
+# Each monitor's program takes its own time of the same hook, one after the
+# other and preemptible: a thread preempted between the two (CI's load did
+# it for 2.9 ms once) gives one call two durations ms apart.  That may
+# happen to a call; an agent whose times were wrong would differ on most.
+allowed = max(1, compared // 20)
+if len(far) > allowed:
+    print("Calls: %d of %d durations differ by more than 2 ms: %s" % (len(far), compared, "; ".join(far)))
+    bad += 1
+print("calls compared: the main thread's %d from its clone, the new thread's %d (%s ... %s); durations differ by %d ns at most%s"
+      % (len(Rm), len(Rt), Rt[0][1] if Rt else "-", Rt[-1][1] if Rt else "-", worst,
+         "".join("; allowed, one preempted between the monitors' programs: " + f for f in far) if len(far) <= allowed else ""))
 sys.exit(1 if bad else 0)
 PY
 cat "$d/compare"
