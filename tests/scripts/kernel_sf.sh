@@ -15,7 +15,8 @@
 # --no-rule SF (the previous optimizer: every packet written, the engine
 # selects).  Their answers must be the same rows: the same values, each
 # time within 1 ms of the other's (each monitor's BPF program reads the
-# clock itself); RunningOn's from the go on (before it, one monitor was
+# clock itself, preemptible: one row in twenty, at least one, may be off
+# more); RunningOn's from the go on (before it, one monitor was
 # tracing and the other not yet).  bpftrace counts the same events in the
 # same run: tqmon's rows number its getppid calls, receives, write requests
 # and the spinner's switches onto cpu0, and the kernel wrote only those
@@ -77,12 +78,18 @@ rowsAgree() {
     bad "$1: $a rows with rule SF, $b with --no-rule SF"
     return
   fi
-  diffs=$(paste -d'|' "$d/$1.sf.rows" "$d/$1.nosf.rows" | awk -F'|' -v nt="$2" '{
+  # (a time more than 1 ms off is allowed in one row of twenty, at least
+  # one: a thread preempted between the two monitors' programs on one hook)
+  diffs=$(paste -d'|' "$d/$1.sf.rows" "$d/$1.nosf.rows" | awk -F'|' -v nt="$2" -v n="$a" '{
       na = split($1, x, ","); split($2, y, ",")
       for (i = 1; i <= na; i++) {
         if (i <= na - nt) { if (x[i] != y[i]) { print NR ": " $0; next } }
-        else { dt = x[i] - y[i]; if (dt < 0) dt = -dt; if (dt > 1000000) { print NR ": " $0; next } }
+        else { dt = x[i] - y[i]; if (dt < 0) dt = -dt; if (dt > 1000000) { far[++nf] = NR ": " $0; next } }
       }
+    }
+    END {
+      if (nf > (n >= 40 ? int(n / 20) : 1)) for (i = 1; i <= nf; i++) print far[i] " (time more than 1 ms off)"
+      else for (i = 1; i <= nf; i++) print "allowed: " far[i] > "/dev/stderr"
     }' | head -3)
   if [ -n "$diffs" ]; then bad "$1: rows differ with and without rule SF: $diffs"; else echo "ok: $1: the same $a rows with and without rule SF"; fi
 }
