@@ -88,17 +88,21 @@ void snsInputClose(SnsInput *in) {
   free(in);
 }
 
-SnsTrace *snsTraceReadInput(SnsInput *in, const CpProgram *prog, TqDiag *d) {
+/* snsTraceReadInput, the records of the relations drop names checked and
+** not kept (snsTraceParseSome). */
+static SnsTrace *readSome(SnsInput *in, const CpProgram *prog, const unsigned char *drop, TqDiag *d) {
   TqSource *src = tqSourceReadFile(in->f, in->name, in->head, in->nhead, SNS_MAX_LINE, d);
   in->nhead = 0;
-  SnsTrace *t = src ? snsTraceParse(src, prog, d) : NULL;
-  if (t && !t->npk) {
+  SnsTrace *t = src ? snsTraceParseSome(src, prog, drop, d) : NULL;
+  if (t && !t->nall) {
     noRecord(in, d);
     snsTraceFree(t);
     t = NULL;
   }
   return t;
 }
+
+SnsTrace *snsTraceReadInput(SnsInput *in, const CpProgram *prog, TqDiag *d) { return readSome(in, prog, NULL, d); }
 
 SnsTrace *snsTraceRead(const char *path, const CpProgram *prog, TqDiag *d) {
   SnsInput *in = snsInputOpen(path, d);
@@ -584,11 +588,24 @@ static int srcOpen(tq_pm_global *g, tq_pm_private *p, Src *s) {
     }
     s->name = snsInputName(s->in);
     if (!s->in->binary) {
-      s->tr = snsTraceReadInput(s->in, enProgram(g), enDiag(g));
+      /* the relations no query needs are checked and not kept (as
+      ** srcNext would leave their packets out: counted as skipped) */
+      const CpProgram *prog = enProgram(g);
+      int nrel = prog->cat.rels.n;
+      unsigned char *drop = NULL;
+      for (int i = 0; !s->full && i < nrel; i++)
+        if (g->needed_records(g, i + 1, TQ_PM_NEED_ANY) == TQ_PM_NEED_NONE) {
+          if (!drop) drop = tqCalloc((size_t)nrel, 1);
+          drop[i] = 1;
+        }
+      s->tr = readSome(s->in, prog, drop, enDiag(g));
+      free(drop);
       if (!s->tr) {
         snprintf(p->message, sizeof p->message, "cannot read the recording %s", s->name);
         return -1;
       }
+      RtNet *net = s->tr->dropped ? enNet(g) : NULL;
+      for (int i = 0; net && i < nrel && i < net->nsensor; i++) net->sensor[i].skipped += s->tr->dropped[i];
     } else if (srcOpenCollection(g, p, s)) {
       return -1;
     }
@@ -597,7 +614,7 @@ static int srcOpen(tq_pm_global *g, tq_pm_private *p, Src *s) {
     for (int64_t k = 0; k < s->tr->npk; k++)
       if (s->tr->pk[k].kind == PK_WHOLE) g->announce_whole(g, s->tr->pk[k].rel + 1, s->tr->iv[s->tr->pk[k].iv].from);
   if (srcNext(g, p, s) < 0) return -1;
-  int64_t held = s->tr ? s->tr->npk : s->ranged ? s->rd.records : s->rd.nread;
+  int64_t held = s->tr ? s->tr->nall : s->ranged ? s->rd.records : s->rd.nread;
   if (!held && s->in) {
     noRecord(s->in, enDiag(g));
     snprintf(p->message, sizeof p->message, "%s holds no record", s->name);
@@ -609,7 +626,7 @@ static int srcOpen(tq_pm_global *g, tq_pm_private *p, Src *s) {
 /* The range of s: its first and last times and records (0: not known). */
 static int srcRange(const Src *s, TqTime *first, TqTime *last, int64_t *records) {
   if (s->tr) {
-    *first = s->tr->first, *last = s->tr->last, *records = s->tr->npk;
+    *first = s->tr->first, *last = s->tr->last, *records = s->tr->nall;
     return 1;
   }
   if (!s->ranged) return 0;

@@ -58,7 +58,15 @@ struct SnsTrace {
   TqTime first, last;
   SnsLoss *loss;  /* its loss lines, in order */
   int64_t nloss, closs;
+  int64_t nall;   /* the records of the recording (npk and those dropped) */
+  int64_t *dropped; /* per relation: its records checked, not kept (snsTraceParseSome) */
 };
+
+/* snsTraceParse, but the records of the relations drop[i] names (index:
+** relation id - 1; NULL: none) are checked as the others and not kept:
+** their packets are counted in dropped and their intervals' room serves
+** the relation's next ones (replay.c, for relations no query needs). */
+SnsTrace *snsTraceParseSome(TqSource *src, const CpProgram *prog, const unsigned char *drop, TqDiag *d);
 
 /* The text form writer (the trace PM's consumer side, tqmon convert). */
 typedef struct SnsTextWriter SnsTextWriter;

@@ -72,6 +72,8 @@ typedef struct Parser {
   const char *textEnd; /* end of the whole text */
   uint64_t lastTw[2];  /* the last line's time word, zero-padded ... */
   int lastTn;          /* ... its length (0: none) */
+  const unsigned char *drop; /* relations whose records are checked, not kept (NULL: none) */
+  int32_t *freeIv;     /* per relation dropped: its ended intervals, to serve again (-1 ends) */
 } Parser;
 
 /* The bytes of each word of a tail of n bytes (keepMask[n][i]). */
@@ -361,6 +363,15 @@ static void putOpen(Parser *ps, const AlgRel *r, int32_t ivi, int keyed) {
 
 static void endIv(Parser *ps, int32_t ivi, TqTime t) {
   SnsTrace *tr = ps->tr;
+  int ri = tr->iv[ivi].rel;
+  tr->nall++;
+  if (ps->drop && ps->drop[ri]) {
+    /* checked, not kept: its room and its values' serve the next one */
+    tr->iv[ivi].nextSame = ps->freeIv[ri];
+    ps->freeIv[ri] = ivi;
+    tr->dropped[ri]++;
+    return;
+  }
   tr->iv[ivi].to = t;
   SnsPacket *p = addPk(tr);
   p->t = t;
@@ -690,9 +701,16 @@ parsed:;
   ps->lastTw[0] = lw[0];
   ps->lastTw[1] = lw[1];
   ps->lastTn = ln;
-  if (!tr->npk) tr->first = t;
+  if (!tr->nall) tr->first = t;
   tr->last = t;
+  int ri = r->id - 1, drop = ps->drop && ps->drop[ri];
+  if (drop && (whole || !isIv || sample)) { /* checked, not kept */
+    tr->nall++;
+    tr->dropped[ri]++;
+    return;
+  }
   if (whole) {
+    tr->nall++;
     int32_t ivi = addIv(tr);
     SnsIv *iv = &tr->iv[ivi];
     iv->rel = r->id - 1;
@@ -710,6 +728,7 @@ parsed:;
     return;
   }
   if (!isIv || sample) {
+    tr->nall++;
     SnsPacket *p = addPk(tr);
     p->t = t;
     p->rel = r->id - 1;
@@ -753,19 +772,31 @@ parsed:;
       endIv(ps, prev, t);
     }
   }
-  int32_t ivi = addIv(tr);
+  int32_t ivi;
+  if (drop && ps->freeIv[ri] >= 0) { /* (an ended one's room, its values' too) */
+    ivi = ps->freeIv[ri];
+    ps->freeIv[ri] = tr->iv[ivi].nextSame;
+    tr->iv[ivi].emitted = 0;
+  } else {
+    ivi = addIv(tr);
+    tr->iv[ivi].vals = addVals(tr, r->nattr);
+  }
   SnsIv *iv = &tr->iv[ivi];
-  iv->rel = r->id - 1;
+  iv->rel = ri;
   iv->from = t;
   iv->to = TQ_OPEN;
   iv->pos = -1;
-  iv->vals = addVals(tr, r->nattr);
   memcpy(tr->vals + iv->vals, tmp, sizeof(int64_t) * (size_t)r->nattr);
   if (head) {
     iv->nextSame = -1;
     *head = (void *)(intptr_t)(ivi + 1);
   } else {
     putOpen(ps, r, ivi, keyed);
+  }
+  tr->nall++;
+  if (drop) {
+    tr->dropped[ri]++;
+    return;
   }
   SnsPacket *p = addPk(tr);
   p->t = t;
@@ -790,7 +821,9 @@ static inline const char *lineEnd(const char *p, const char *end) {
   return p;
 }
 
-SnsTrace *snsTraceParse(TqSource *src, const CpProgram *prog, TqDiag *d) {
+SnsTrace *snsTraceParse(TqSource *src, const CpProgram *prog, TqDiag *d) { return snsTraceParseSome(src, prog, NULL, d); }
+
+SnsTrace *snsTraceParseSome(TqSource *src, const CpProgram *prog, const unsigned char *drop, TqDiag *d) {
   SnsTrace *tr = tqCalloc(1, sizeof *tr);
   tr->src = src;
   tr->prog = prog;
@@ -801,6 +834,13 @@ SnsTrace *snsTraceParse(TqSource *src, const CpProgram *prog, TqDiag *d) {
     tqErrorAt(d, src->name, "more than %d relations: too many for a text recording", SNS_MAX_RELS);
     snsTraceFree(tr);
     return NULL;
+  }
+  if (drop) {
+    int nrel = prog->cat.rels.n ? prog->cat.rels.n : 1;
+    ps.drop = drop;
+    tr->dropped = tqCalloc((size_t)nrel, sizeof(int64_t));
+    ps.freeIv = tqMalloc(sizeof(int32_t) * (size_t)nrel);
+    for (int i = 0; i < nrel; i++) ps.freeIv[i] = -1;
   }
   ps.badRel = tqCalloc((size_t)(prog->cat.rels.n + 1), 1);
   ps.wc = tqCalloc((size_t)1 << WORD_BITS, sizeof(WordSlot));
@@ -835,6 +875,7 @@ SnsTrace *snsTraceParse(TqSource *src, const CpProgram *prog, TqDiag *d) {
   free(ps.wc);
   free(ps.tc);
   free(ps.badRel);
+  free(ps.freeIv);
   if (d->nerr > nerr0) {
     snsTraceFree(tr);
     return NULL;
@@ -849,6 +890,7 @@ void snsTraceFree(SnsTrace *t) {
   free(t->iv);
   free(t->vals);
   free(t->loss);
+  free(t->dropped);
   free(t);
 }
 
