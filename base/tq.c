@@ -13,7 +13,6 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 /* ================================================================ time */
 
@@ -806,47 +805,10 @@ static int sourceCheck(const TqBuf *b, size_t from, size_t *ls, size_t maxLine, 
   return -1;
 }
 
-/* A large regular file whose first nhead bytes were read (head) and that
-** is read from there on: mapped, private, with a zero byte after it, so
-** that its text needs neither fresh memory (zeroed by the kernel on first
-** touch: a third of a text replay's time on a VM) nor a copy.  NULL when it
-** is not such a file or cannot be mapped (then it is read); *maplen the
-** length mapped.  (A file cut shorter while it is read would fault: a
-** recording is read once it is written.) */
-static char *sourceMap(FILE *f, const struct stat *st, size_t nhead, size_t *maplen) {
-  const size_t least = (size_t)1 << 20;
-  long pg = sysconf(_SC_PAGESIZE);
-  if (!S_ISREG(st->st_mode) || st->st_size < (off_t)least || pg <= 0) return NULL;
-  if (ftello(f) != (off_t)nhead) return NULL;
-  size_t n = (size_t)st->st_size, all = (n / (size_t)pg + 1) * (size_t)pg; /* (a page past it at least partly) */
-  /* room for it and a zero byte after it, then the file over the room */
-  char *room = mmap(NULL, all, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (room == MAP_FAILED) return NULL;
-  char *m = mmap(room, n, PROT_READ, MAP_PRIVATE | MAP_FIXED | MAP_POPULATE, fileno(f), 0);
-  if (m == MAP_FAILED) {
-    munmap(room, all);
-    return NULL;
-  }
-  *maplen = all;
-  return m;
-}
-
 TqSource *tqSourceReadFile(FILE *f, const char *name, const void *head, size_t nhead, size_t maxLine, TqDiag *d) {
   TqBuf b = {0};
   struct stat st;
-  size_t maplen = 0;
-  char *map = fstat(fileno(f), &st) ? NULL : sourceMap(f, &st, nhead, &maplen);
-  if (map) {
-    /* (the mapped text is b's, not to be freed or grown: whatever comes
-    ** after it makes it a copy first) */
-    b.s = map;
-    b.n = (size_t)st.st_size;
-    if (fseeko(f, st.st_size, SEEK_SET)) {
-      tqErrorAt(d, name, "read error: %s", strerror(errno));
-      munmap(map, maplen);
-      return NULL;
-    }
-  } else if (!fstat(fileno(f), &st) && S_ISREG(st.st_mode) && st.st_size > 0) {
+  if (!fstat(fileno(f), &st) && S_ISREG(st.st_mode) && st.st_size > 0) {
     /* a file: read it whole into a buffer of its size (no copies) */
     b.cap = (size_t)st.st_size + nhead + 1;
     b.s = tqMalloc(b.cap);
@@ -866,13 +828,6 @@ TqSource *tqSourceReadFile(FILE *f, const char *name, const void *head, size_t n
   int bad = b.n && sourceCheck(&b, 0, &ls, maxLine, name, d);
   checked = b.n;
   while (!bad && (n = fread(tmp, 1, sizeof tmp, f)) > 0) {
-    if (map) { /* (the file grew: its text is a copy from here on) */
-      TqBuf c = {0};
-      tqBufAdd(&c, map, b.n);
-      munmap(map, maplen);
-      map = NULL;
-      b = c;
-    }
     tqBufAdd(&b, tmp, n);
     bad = sourceCheck(&b, checked, &ls, maxLine, name, d);
     checked = b.n;
@@ -882,8 +837,7 @@ TqSource *tqSourceReadFile(FILE *f, const char *name, const void *head, size_t n
     bad = 1;
   }
   if (bad) {
-    if (map) munmap(map, maplen);
-    else tqBufFree(&b);
+    tqBufFree(&b);
     return NULL;
   }
   if (!b.s) tqBufAdd(&b, "", 0);
@@ -891,13 +845,11 @@ TqSource *tqSourceReadFile(FILE *f, const char *name, const void *head, size_t n
   s->name = tqStrdup(name);
   s->text = b.s;
   s->len = b.n;
-  s->mapped = map ? maplen : 0;
   return s;
 }
 void tqSourceFree(TqSource *s) {
   if (!s) return;
   free(s->name);
-  if (s->mapped) munmap(s->text, s->mapped);
-  else free(s->text);
+  free(s->text);
   free(s);
 }

@@ -162,10 +162,9 @@ uint64_t tqHashBytes(const void *p, size_t n, uint64_t seed);
 /* ---------------------------------------------------------------- diagnostics */
 /* A source file kept in memory so errors can show the offending line. */
 typedef struct TqSource {
-  char *name;    /* file name as given */
-  char *text;    /* whole content, NUL-terminated */
-  size_t len;    /* length of text */
-  size_t mapped; /* text is a mapping of the file of that many bytes (0: malloc'd) */
+  char *name; /* file name as given */
+  char *text; /* whole content, NUL-terminated */
+  size_t len; /* length of text */
 } TqSource;
 
 typedef struct TqLoc {
