@@ -31,6 +31,7 @@ static int bindNet(tq_engine *e);
 CpProgram *enProgram(tq_pm_global *g) { return enOf(g)->prog; }
 RtNet *enNet(tq_pm_global *g) { return enOf(g)->net; }
 TqDiag *enDiag(tq_pm_global *g) { return &enOf(g)->diag; }
+int enNeedsFixed(tq_pm_global *g) { return !enOf(g)->session; }
 int enThreads(tq_pm_global *g) {
   const tq_engine *e = enOf(g);
   if (e->session) return 1;

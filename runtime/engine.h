@@ -63,6 +63,9 @@ RtNet *enNet(tq_pm_global *g);
 ** the operation needs) is 1: a decoding thread asks the needs of a
 ** network that does not change. */
 int enThreads(tq_pm_global *g);
+/* Do the operation's needs (g->needed_records) stay as they are from its
+** start?  Not in a session, whose queries come and go: 1 or 0. */
+int enNeedsFixed(tq_pm_global *g);
 /* Has the operation been asked to halt (tq_halt)?  A PM that waits (the
 ** realtime clock for its next tick, a pacer) stops waiting.  1 or 0. */
 int enHaltRequested(tq_pm_global *g);

@@ -258,7 +258,10 @@ static void announce(void *g, int rel, TqTime from) { ((tq_pm_global *)g)->annou
 
 /* Does the operation need packet pk of text recording s (g->needed_records,
 ** asked once per relation and per entity, as the collection-file reader
-** asks)?  A packet not needed is never delivered whatever the enabling,
+** asks)?  A session's needs change as queries come and go, and the packet
+** after the current one is read ahead, before a query added now: there
+** every packet is delivered (srcNext), and the engine passes over what no
+** query takes.  A packet not needed is never delivered whatever the enabling,
 ** and keeps alive no entity a used sensor lives in: leaving it out
 ** changes no answer (tq_pm_global.needed_records), and saves the engine
 ** its instant. */
@@ -467,7 +470,7 @@ static int srcNext(tq_pm_global *g, tq_pm_private *p, Src *s) {
       }
       if (s->next >= s->tr->npk) return 0;
       const SnsPacket *pk = &s->tr->pk[s->next];
-      if (s->full || textNeeded(g, s, pk)) break;
+      if (s->full || !enNeedsFixed(g) || textNeeded(g, s, pk)) break;
       /* (counted as a collection file's reader counts what it leaves out) */
       if (net || (net = enNet(g))) net->sensor[pk->rel].skipped++;
       s->next++;
@@ -589,11 +592,12 @@ static int srcOpen(tq_pm_global *g, tq_pm_private *p, Src *s) {
     s->name = snsInputName(s->in);
     if (!s->in->binary) {
       /* the relations no query needs are checked and not kept (as
-      ** srcNext would leave their packets out: counted as skipped) */
+      ** srcNext would leave their packets out: counted as skipped); not
+      ** in a session, where a query added later may need them */
       const CpProgram *prog = enProgram(g);
       int nrel = prog->cat.rels.n;
       unsigned char *drop = NULL;
-      for (int i = 0; !s->full && i < nrel; i++)
+      for (int i = 0; !s->full && enNeedsFixed(g) && i < nrel; i++)
         if (g->needed_records(g, i + 1, TQ_PM_NEED_ANY) == TQ_PM_NEED_NONE) {
           if (!drop) drop = tqCalloc((size_t)nrel, 1);
           drop[i] = 1;

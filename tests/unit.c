@@ -1205,6 +1205,61 @@ static int64_t sqlDiff(sqlite3 *db, const char *a, const char *b, const char *co
   return v;
 }
 
+/* Reads snapshots of session e until its time reaches t (a replay passes
+** over the records no query needs: a snapshot may cover seconds).  1, or 0
+** when the run ended or failed first. */
+static int readUntil(tq_engine *e, TqTime t) {
+  tq_info in;
+  while (!tq_get_info(e, &in) && in.now < t)
+    if (tq_read_snapshot(e) <= 0) return 0;
+  return 1;
+}
+
+/* A session over a text recording that begins with a query of Load only
+** (Ping and Busy needed by none): G, a query of Ping added a minute in,
+** answers every Ping after its addition.  The replay asked once what a
+** relation needs, at its first record, and passed over Ping's records for
+** the rest of the run: G had no row. */
+static void testSessionTextNeeds(void) {
+  TmpRun tr;
+  if (tmpRunMake(&tr, "needs", CATCH_SENSORS)) {
+    CHECK(0, "session needs: a temporary folder");
+    return;
+  }
+  catchRecording(tr.rec, 120, 2);
+  tq_engine *e = tq_init();
+  const char *files[1] = {tr.sens};
+  int ok = tq_register(e, "trace", tr.rec) == 0 && tq_set_option(e, "session", "1") == 0 &&
+           tq_set_option(e, "session-db", tr.db) == 0 && tq_prepare(e, 1, files) == 0 &&
+           tq_query_add(e, "L", "l.tq", "range of L is Load\nretrieve (L.V) where L.P = \"P1\"\n", 0) == 0;
+  ok = ok && readUntil(e, 60 * TQ_SEC);
+  ok = ok && tq_query_add(e, "G", "g.tq", "range of G is Ping\nretrieve into GA (G.P, G.N)\n", 0) == 0;
+  TqTime gFrom = -1;
+  const tq_query_info *qi;
+  int n = ok ? tq_query_list(e, &qi) : 0;
+  for (int i = 0; i < n; i++)
+    if (!strcmp(qi[i].name, "G")) gFrom = qi[i].covers_from;
+  int r = 1;
+  while (ok && r > 0) r = tq_read_snapshot(e);
+  if (!ok || r) printf("# %s\n", tq_errors(e));
+  tq_end(e);
+  tq_finish(e);
+  /* the Pings after G's addition (those of its instant came before it):
+  ** P1 and P2 at every even second < 120 */
+  int64_t want = 0;
+  for (int t = 2; t < 120; t += 2)
+    if ((TqTime)t * TQ_SEC > gFrom) want += 2;
+  sqlite3 *h = NULL;
+  int64_t got = -1;
+  /* (a query of one result stores it under the query's name) */
+  if (ok && sqlite3_open_v2(tr.db, &h, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK) got = sqlInt(h, "select count(*) from G");
+  sqlite3_close(h);
+  printf("# G covers from %lld: %lld Pings, %lld wanted\n", (long long)gFrom, (long long)got, (long long)want);
+  CHECK(ok && r == 0 && gFrom > 30 * TQ_SEC && want > 50 && got == want,
+        "session needs: a query of Ping added later answers every Ping from its addition");
+  tmpRunRemove(&tr);
+}
+
 /* A session over a recording: A collects persistently from the start; B,
 ** the same query added a minute later, answers for the time before it
 ** was added, row for row as A (traced intervals, events, samples, a
@@ -1337,11 +1392,11 @@ static void testSessionKeptStop(void) {
   int ok = tq_register(e, "trace", tr.rec) == 0 && tq_set_option(e, "session", "1") == 0 && tq_prepare(e, 1, files) == 0 &&
            tq_query_add(e, "W", "w.tq", "range of L is Load\nretrieve (L.V) where L.P = \"P1\"\n", TQ_QUERY_PERSIST_COLLECTION) == 0 &&
            tq_query_add(e, "X", "x.tq", x, TQ_QUERY_PERSIST_COLLECTION) == 0;
-  for (int i = 0; ok && i < 20; i++) ok = tq_read_snapshot(e) > 0;
+  ok = ok && readUntil(e, 20 * TQ_SEC);
   ok = ok && tq_query_remove(e, "X") == 0;
-  for (int i = 0; ok && i < 20; i++) ok = tq_read_snapshot(e) > 0;
+  ok = ok && readUntil(e, 40 * TQ_SEC);
   ok = ok && tq_query_add(e, "Y", "y.tq", y, TQ_QUERY_PERSIST_COLLECTION) == 0;
-  for (int i = 0; ok && i < 20; i++) ok = tq_read_snapshot(e) > 0;
+  ok = ok && readUntil(e, 60 * TQ_SEC);
   ok = ok && tq_query_add(e, "Z", "z.tq", x, 0) == 0;
   if (!ok) printf("# %s\n", tq_errors(e));
   const tq_query_info *qi;
@@ -1470,6 +1525,7 @@ int main(void) {
   testHistFold();
   testSessionTables();
   testSessionCatchUp();
+  testSessionTextNeeds();
   testSessionKeptStop();
   testSessionKeptBound();
   printf("%d tests, %d failed\n", ntest, nfail);
