@@ -16,7 +16,8 @@
 #     the system calls of the main thread from its first clone (both
 #     monitors trace it then) and all of the new thread's, each call's
 #     duration within 2 ms of the local one's (but for one in twenty, at
-#     least one: a thread preempted between the two monitors' programs);
+#     least one: a CPU interrupted, or the VM's processor descheduled by
+#     its host, between the two monitors' programs);
 #     bpftrace's counts of forks and exits;
 #   - the new thread's system calls from its very first (set_robust_list
 #     or rseq: what a thread does before its own code runs, a lag before
@@ -128,16 +129,17 @@ for name, R, L in (("main thread", Rm, Lm), ("new thread", Rt, Lt)):
             else:
                 worst = max(worst, diff)
 # Each monitor's program takes its own time of the same hook, one after the
-# other and preemptible: a thread preempted between the two (CI's load did
-# it for 2.9 ms once) gives one call two durations ms apart.  That may
-# happen to a call; an agent whose times were wrong would differ on most.
+# other: a CPU interrupted, or the VM's processor descheduled by its host,
+# between the two (under CI's load, once for 2.9 ms at exit_group's end)
+# gives one call two durations ms apart.  That may happen to a call; an
+# agent whose times were wrong would differ on most.
 allowed = max(1, compared // 20)
 if len(far) > allowed:
     print("Calls: %d of %d durations differ by more than 2 ms: %s" % (len(far), compared, "; ".join(far)))
     bad += 1
 print("calls compared: the main thread's %d from its clone, the new thread's %d (%s ... %s); durations differ by %d ns at most%s"
       % (len(Rm), len(Rt), Rt[0][1] if Rt else "-", Rt[-1][1] if Rt else "-", worst,
-         "".join("; allowed, one preempted between the monitors' programs: " + f for f in far) if len(far) <= allowed else ""))
+         "".join("; allowed, one held between the monitors' programs: " + f for f in far) if len(far) <= allowed else ""))
 sys.exit(1 if bad else 0)
 PY
 cat "$d/compare"
