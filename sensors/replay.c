@@ -90,10 +90,11 @@ void snsInputClose(SnsInput *in) {
 
 /* snsTraceReadInput, the records of the relations drop names checked and
 ** not kept (snsTraceParseSome). */
-static SnsTrace *readSome(SnsInput *in, const CpProgram *prog, const unsigned char *drop, TqDiag *d) {
+static SnsTrace *readSome(SnsInput *in, const CpProgram *prog, const unsigned char *drop, SnsNeedFn need, void *needCtx,
+                          TqDiag *d) {
   TqSource *src = tqSourceReadFile(in->f, in->name, in->head, in->nhead, SNS_MAX_LINE, d);
   in->nhead = 0;
-  SnsTrace *t = src ? snsTraceParseSome(src, prog, drop, d) : NULL;
+  SnsTrace *t = src ? snsTraceParseSome(src, prog, drop, need, needCtx, d) : NULL;
   if (t && !t->nall) {
     noRecord(in, d);
     snsTraceFree(t);
@@ -102,7 +103,7 @@ static SnsTrace *readSome(SnsInput *in, const CpProgram *prog, const unsigned ch
   return t;
 }
 
-SnsTrace *snsTraceReadInput(SnsInput *in, const CpProgram *prog, TqDiag *d) { return readSome(in, prog, NULL, d); }
+SnsTrace *snsTraceReadInput(SnsInput *in, const CpProgram *prog, TqDiag *d) { return readSome(in, prog, NULL, NULL, NULL, d); }
 
 SnsTrace *snsTraceRead(const char *path, const CpProgram *prog, TqDiag *d) {
   SnsInput *in = snsInputOpen(path, d);
@@ -591,18 +592,20 @@ static int srcOpen(tq_pm_global *g, tq_pm_private *p, Src *s) {
     }
     s->name = snsInputName(s->in);
     if (!s->in->binary) {
-      /* the relations no query needs are checked and not kept (as
-      ** srcNext would leave their packets out: counted as skipped); not
-      ** in a session, where a query added later may need them */
+      /* the records no query needs (of a relation, or of its entities)
+      ** are checked and not kept, as srcNext would leave them out
+      ** (counted as skipped); not in a session, where a query added
+      ** later may need them */
       const CpProgram *prog = enProgram(g);
       int nrel = prog->cat.rels.n;
       unsigned char *drop = NULL;
-      for (int i = 0; !s->full && enNeedsFixed(g) && i < nrel; i++)
-        if (g->needed_records(g, i + 1, TQ_PM_NEED_ANY) == TQ_PM_NEED_NONE) {
-          if (!drop) drop = tqCalloc((size_t)nrel, 1);
-          drop[i] = 1;
-        }
-      s->tr = readSome(s->in, prog, drop, enDiag(g));
+      for (int i = 0; !s->full && enNeedsFixed(g) && i < nrel; i++) {
+        int need = g->needed_records(g, i + 1, TQ_PM_NEED_ANY);
+        if (need == TQ_PM_NEED_ALL) continue;
+        if (!drop) drop = tqCalloc((size_t)nrel, 1);
+        drop[i] = need == TQ_PM_NEED_NONE ? 1 : 2;
+      }
+      s->tr = readSome(s->in, prog, drop, needOf, g, enDiag(g));
       free(drop);
       if (!s->tr) {
         snprintf(p->message, sizeof p->message, "cannot read the recording %s", s->name);

@@ -32,7 +32,7 @@ typedef struct SnsIv {
   int64_t vals;    /* offset of its values */
   TqTime from, to; /* to == TQ_OPEN when never ended */
   int32_t pos;     /* replay: position in the open list, -1 when closed */
-  int32_t emitted; /* replay: its begin was delivered */
+  int32_t dropped; /* parse: checked, not kept (snsTraceParseSome) */
 } SnsIv;
 
 /* A loss line (TIME NAME! ...): what a producer lost, told again to the
@@ -62,11 +62,16 @@ struct SnsTrace {
   int64_t *dropped; /* per relation: its records checked, not kept (snsTraceParseSome) */
 };
 
-/* snsTraceParse, but the records of the relations drop[i] names (index:
-** relation id - 1; NULL: none) are checked as the others and not kept:
-** their packets are counted in dropped and their intervals' room serves
-** the relation's next ones (replay.c, for relations no query needs). */
-SnsTrace *snsTraceParseSome(TqSource *src, const CpProgram *prog, const unsigned char *drop, TqDiag *d);
+/* snsTraceParse, but some records are checked as the others and not kept
+** (replay.c: those no query needs): by drop[relation id - 1] (NULL: none),
+** 1 every record of the relation, 2 those whose entity (the value of its
+** flag attribute, of its entity attribute for an entity relation) need
+** says is not needed (need(ctx, relation id, entity): 1 needed, 0 not;
+** asked once per entity).  Their packets are counted in dropped, and the
+** room of their intervals that end serves the relation's next ones. */
+typedef int (*SnsNeedFn)(void *ctx, int rel, int64_t entity);
+SnsTrace *snsTraceParseSome(TqSource *src, const CpProgram *prog, const unsigned char *drop, SnsNeedFn need, void *needCtx,
+                            TqDiag *d);
 
 /* The text form writer (the trace PM's consumer side, tqmon convert). */
 typedef struct SnsTextWriter SnsTextWriter;

@@ -72,8 +72,12 @@ typedef struct Parser {
   const char *textEnd; /* end of the whole text */
   uint64_t lastTw[2];  /* the last line's time word, zero-padded ... */
   int lastTn;          /* ... its length (0: none) */
-  const unsigned char *drop; /* relations whose records are checked, not kept (NULL: none) */
-  int32_t *freeIv;     /* per relation dropped: its ended intervals, to serve again (-1 ends) */
+  const unsigned char *drop; /* per relation: 1 its records checked, not kept; 2 some (NULL: none) */
+  SnsNeedFn need;      /* ... which of a 2: by entity */
+  void *needCtx;
+  unsigned char **entNeed; /* ... cached: 0 not asked, 1 dropped, 2 kept (by entity) */
+  int64_t *nentNeed;   /* ... their sizes */
+  int32_t *freeIv;     /* per relation: its dropped intervals that ended, to serve again (-1 ends) */
 } Parser;
 
 /* The bytes of each word of a tail of n bytes (keepMask[n][i]). */
@@ -361,11 +365,33 @@ static void putOpen(Parser *ps, const AlgRel *r, int32_t ivi, int keyed) {
   tr->iv[i].nextSame = ivi;
 }
 
+/* Are the records of relation r with values v checked and not kept
+** (ps->drop)? */
+static int dropped(Parser *ps, const AlgRel *r, const int64_t *v) {
+  int ri = r->id - 1;
+  if (!ps->drop || !ps->drop[ri]) return 0;
+  if (ps->drop[ri] == 1) return 1;
+  int at = r->entity ? 0 : r->flagAttr;
+  if (at < 0) return 0;
+  int64_t e = v[at];
+  if (e < 0 || e > (int64_t)1 << 40) return !ps->need(ps->needCtx, r->id, e);
+  if (e >= ps->nentNeed[ri]) {
+    int64_t n = ps->nentNeed[ri], nc = n ? 2 * n : 256;
+    while (nc <= e) nc *= 2;
+    ps->entNeed[ri] = tqRealloc(ps->entNeed[ri], (size_t)nc);
+    memset(ps->entNeed[ri] + n, 0, (size_t)(nc - n));
+    ps->nentNeed[ri] = nc;
+  }
+  unsigned char *c = &ps->entNeed[ri][e];
+  if (!*c) *c = ps->need(ps->needCtx, r->id, e) ? 2 : 1;
+  return *c == 1;
+}
+
 static void endIv(Parser *ps, int32_t ivi, TqTime t) {
   SnsTrace *tr = ps->tr;
   int ri = tr->iv[ivi].rel;
   tr->nall++;
-  if (ps->drop && ps->drop[ri]) {
+  if (tr->iv[ivi].dropped) {
     /* checked, not kept: its room and its values' serve the next one */
     tr->iv[ivi].nextSame = ps->freeIv[ri];
     ps->freeIv[ri] = ivi;
@@ -703,7 +729,7 @@ parsed:;
   ps->lastTn = ln;
   if (!tr->nall) tr->first = t;
   tr->last = t;
-  int ri = r->id - 1, drop = ps->drop && ps->drop[ri];
+  int ri = r->id - 1, drop = sign >= 0 && dropped(ps, r, tmp); /* (an end: as its begin was) */
   if (drop && (whole || !isIv || sample)) { /* checked, not kept */
     tr->nall++;
     tr->dropped[ri]++;
@@ -776,12 +802,12 @@ parsed:;
   if (drop && ps->freeIv[ri] >= 0) { /* (an ended one's room, its values' too) */
     ivi = ps->freeIv[ri];
     ps->freeIv[ri] = tr->iv[ivi].nextSame;
-    tr->iv[ivi].emitted = 0;
   } else {
     ivi = addIv(tr);
     tr->iv[ivi].vals = addVals(tr, r->nattr);
   }
   SnsIv *iv = &tr->iv[ivi];
+  iv->dropped = drop;
   iv->rel = ri;
   iv->from = t;
   iv->to = TQ_OPEN;
@@ -821,9 +847,12 @@ static inline const char *lineEnd(const char *p, const char *end) {
   return p;
 }
 
-SnsTrace *snsTraceParse(TqSource *src, const CpProgram *prog, TqDiag *d) { return snsTraceParseSome(src, prog, NULL, d); }
+SnsTrace *snsTraceParse(TqSource *src, const CpProgram *prog, TqDiag *d) {
+  return snsTraceParseSome(src, prog, NULL, NULL, NULL, d);
+}
 
-SnsTrace *snsTraceParseSome(TqSource *src, const CpProgram *prog, const unsigned char *drop, TqDiag *d) {
+SnsTrace *snsTraceParseSome(TqSource *src, const CpProgram *prog, const unsigned char *drop, SnsNeedFn need, void *needCtx,
+                            TqDiag *d) {
   SnsTrace *tr = tqCalloc(1, sizeof *tr);
   tr->src = src;
   tr->prog = prog;
@@ -838,6 +867,10 @@ SnsTrace *snsTraceParseSome(TqSource *src, const CpProgram *prog, const unsigned
   if (drop) {
     int nrel = prog->cat.rels.n ? prog->cat.rels.n : 1;
     ps.drop = drop;
+    ps.need = need;
+    ps.needCtx = needCtx;
+    ps.entNeed = tqCalloc((size_t)nrel, sizeof *ps.entNeed);
+    ps.nentNeed = tqCalloc((size_t)nrel, sizeof *ps.nentNeed);
     tr->dropped = tqCalloc((size_t)nrel, sizeof(int64_t));
     ps.freeIv = tqMalloc(sizeof(int32_t) * (size_t)nrel);
     for (int i = 0; i < nrel; i++) ps.freeIv[i] = -1;
@@ -876,6 +909,9 @@ SnsTrace *snsTraceParseSome(TqSource *src, const CpProgram *prog, const unsigned
   free(ps.tc);
   free(ps.badRel);
   free(ps.freeIv);
+  for (int i = 0; ps.entNeed && i < prog->cat.rels.n; i++) free(ps.entNeed[i]);
+  free(ps.entNeed);
+  free(ps.nentNeed);
   if (d->nerr > nerr0) {
     snsTraceFree(tr);
     return NULL;
