@@ -285,14 +285,7 @@ static int textNeeded(tq_pm_global *g, Src *s, const SnsPacket *pk) {
   if (at < 0) return 1;
   int64_t v = pk->kind == PK_EVENT || pk->kind == PK_SAMPLE ? tr->vals[pk->vals + at] : tr->vals[tr->iv[pk->iv].vals + at];
   if (v < 0 || v > (int64_t)1 << 40) return g->needed_records(g, ri + 1, v) != 0;
-  if (v >= s->nentNeed[ri]) {
-    int64_t n = s->nentNeed[ri], nc = n ? 2 * n : 256;
-    while (nc <= v) nc *= 2;
-    s->entNeed[ri] = tqRealloc(s->entNeed[ri], (size_t)nc);
-    memset(s->entNeed[ri] + n, 0, (size_t)(nc - n));
-    s->nentNeed[ri] = nc;
-  }
-  unsigned char *c = &s->entNeed[ri][v];
+  unsigned char *c = snsEntSlot(&s->entNeed[ri], &s->nentNeed[ri], v);
   if (!*c) *c = g->needed_records(g, ri + 1, v) ? 2 : 1;
   return *c == 2;
 }
@@ -471,7 +464,9 @@ static int srcNext(tq_pm_global *g, tq_pm_private *p, Src *s) {
       }
       if (s->next >= s->tr->npk) return 0;
       const SnsPacket *pk = &s->tr->pk[s->next];
-      if (s->full || !enNeedsFixed(g) || textNeeded(g, s, pk)) break;
+      /* (a recording this replay read left out already what is not
+      ** needed: see srcOpen; one read by the caller is asked here) */
+      if (s->full || !enNeedsFixed(g) || !s->borrowed || textNeeded(g, s, pk)) break;
       /* (counted as a collection file's reader counts what it leaves out) */
       if (net || (net = enNet(g))) net->sensor[pk->rel].skipped++;
       s->next++;

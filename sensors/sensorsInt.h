@@ -70,6 +70,9 @@ struct SnsTrace {
 ** asked once per entity).  Their packets are counted in dropped, and the
 ** room of their intervals that end serves the relation's next ones. */
 typedef int (*SnsNeedFn)(void *ctx, int rel, int64_t entity);
+/* The byte of entity e (0 <= e) in a cache by entity: *v, of *n bytes,
+** grown with zeros to hold it. */
+unsigned char *snsEntSlot(unsigned char **v, int64_t *n, int64_t e);
 SnsTrace *snsTraceParseSome(TqSource *src, const CpProgram *prog, const unsigned char *drop, SnsNeedFn need, void *needCtx,
                             TqDiag *d);
 

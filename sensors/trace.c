@@ -375,16 +375,20 @@ static int dropped(Parser *ps, const AlgRel *r, const int64_t *v) {
   if (at < 0) return 0;
   int64_t e = v[at];
   if (e < 0 || e > (int64_t)1 << 40) return !ps->need(ps->needCtx, r->id, e);
-  if (e >= ps->nentNeed[ri]) {
-    int64_t n = ps->nentNeed[ri], nc = n ? 2 * n : 256;
-    while (nc <= e) nc *= 2;
-    ps->entNeed[ri] = tqRealloc(ps->entNeed[ri], (size_t)nc);
-    memset(ps->entNeed[ri] + n, 0, (size_t)(nc - n));
-    ps->nentNeed[ri] = nc;
-  }
-  unsigned char *c = &ps->entNeed[ri][e];
+  unsigned char *c = snsEntSlot(&ps->entNeed[ri], &ps->nentNeed[ri], e);
   if (!*c) *c = ps->need(ps->needCtx, r->id, e) ? 2 : 1;
   return *c == 1;
+}
+
+unsigned char *snsEntSlot(unsigned char **v, int64_t *n, int64_t e) {
+  if (e >= *n) {
+    int64_t nc = *n ? 2 * *n : 256;
+    while (nc <= e) nc *= 2;
+    *v = tqRealloc(*v, (size_t)nc);
+    memset(*v + *n, 0, (size_t)(nc - *n));
+    *n = nc;
+  }
+  return *v + e;
 }
 
 static void endIv(Parser *ps, int32_t ivi, TqTime t) {
