@@ -684,7 +684,7 @@ int32_t tqSymCount(void) { return symtab.n; }
 static void diagLine(TqDiag *d, TqLoc loc) {
   if (!loc.src || loc.line <= 0) return;
   const char *t = loc.src->text, *e = t + loc.src->len;
-  int line = 1;
+  int line = 1 + loc.src->line0;
   while (t < e && line < loc.line) {
     if (*t++ == '\n') line++;
   }

@@ -165,6 +165,8 @@ typedef struct TqSource {
   char *name; /* file name as given */
   char *text; /* whole content, NUL-terminated */
   size_t len; /* length of text */
+  int line0;  /* lines before text's first (0: text is the whole file; a
+              ** file read in parts shows errors in the part held) */
 } TqSource;
 
 typedef struct TqLoc {

@@ -92,9 +92,8 @@ void snsInputClose(SnsInput *in) {
 ** not kept (snsTraceParseSome). */
 static SnsTrace *readSome(SnsInput *in, const CpProgram *prog, const unsigned char *drop, SnsNeedFn need, void *needCtx,
                           TqDiag *d) {
-  TqSource *src = tqSourceReadFile(in->f, in->name, in->head, in->nhead, SNS_MAX_LINE, d);
+  SnsTrace *t = snsTraceParseFile(in->f, in->name, in->head, in->nhead, SNS_MAX_LINE, prog, drop, need, needCtx, d);
   in->nhead = 0;
-  SnsTrace *t = src ? snsTraceParseSome(src, prog, drop, need, needCtx, d) : NULL;
   if (t && !t->nall) {
     noRecord(in, d);
     snsTraceFree(t);

@@ -75,6 +75,12 @@ typedef int (*SnsNeedFn)(void *ctx, int rel, int64_t entity);
 unsigned char *snsEntSlot(unsigned char **v, int64_t *n, int64_t e);
 SnsTrace *snsTraceParseSome(TqSource *src, const CpProgram *prog, const unsigned char *drop, SnsNeedFn need, void *needCtx,
                             TqDiag *d);
+/* The same, of the text read from f (after its first bytes head, read
+** already), SNS_TEXT_PART bytes at a time: a line longer than maxLine
+** bytes (0: no bound) or a NUL byte refuses it, at its place. */
+#define SNS_TEXT_PART (256 << 10)
+SnsTrace *snsTraceParseFile(FILE *f, const char *name, const void *head, size_t nhead, size_t maxLine,
+                            const CpProgram *prog, const unsigned char *drop, SnsNeedFn need, void *needCtx, TqDiag *d);
 
 /* The text form writer (the trace PM's consumer side, tqmon convert). */
 typedef struct SnsTextWriter SnsTextWriter;

@@ -9,10 +9,13 @@
 ** same key at the same time.
 */
 #include <ctype.h>
+#include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 
 #include "sensorsInt.h"
 
@@ -78,6 +81,8 @@ typedef struct Parser {
   unsigned char **entNeed; /* ... cached: 0 not asked, 1 dropped, 2 kept (by entity) */
   int64_t *nentNeed;   /* ... their sizes */
   int32_t *freeIv;     /* per relation: its dropped intervals that ended, to serve again (-1 ends) */
+  TqSource win;        /* the current line, as errors show it (locAt) */
+  int nerr0;           /* errors before the parse */
 } Parser;
 
 /* The bytes of each word of a tail of n bytes (keepMask[n][i]). */
@@ -144,8 +149,14 @@ static int32_t slotSym(WordSlot *ws, const char *s) {
 static const unsigned char wordEnd[256] = {[0] = 1,    [' '] = 1,  ['\t'] = 1, ['\n'] = 1,
                                            ['\v'] = 1, ['\f'] = 1, ['\r'] = 1, ['#'] = 1};
 
+/* Where at is, in the current line: an error shows that line, which is
+** what the parser holds of a file read in parts (win stands for it). */
 static TqLoc locAt(Parser *ps, const char *at) {
-  TqLoc l = {ps->tr->src, ps->line, (int)(at - ps->ls) + 1};
+  ps->win.name = ps->tr->src->name;
+  ps->win.text = (char *)ps->ls;
+  ps->win.len = (size_t)(ps->e - ps->ls);
+  ps->win.line0 = ps->line - 1;
+  TqLoc l = {&ps->win, ps->line, (int)(at - ps->ls) + 1};
   return l;
 }
 
@@ -851,44 +862,41 @@ static inline const char *lineEnd(const char *p, const char *end) {
   return p;
 }
 
-SnsTrace *snsTraceParse(TqSource *src, const CpProgram *prog, TqDiag *d) {
-  return snsTraceParseSome(src, prog, NULL, NULL, NULL, d);
-}
-
-SnsTrace *snsTraceParseSome(TqSource *src, const CpProgram *prog, const unsigned char *drop, SnsNeedFn need, void *needCtx,
-                            TqDiag *d) {
+/* Sets up ps for a recording into a new trace tr whose text comes from
+** src (its name at least), with room for the records of about size bytes
+** of text.  0, or -1 with the error in d (tr freed). */
+static int parseOpen(Parser *ps, TqSource *src, const CpProgram *prog, const unsigned char *drop, SnsNeedFn need,
+                     void *needCtx, int64_t size, TqDiag *d) {
   SnsTrace *tr = tqCalloc(1, sizeof *tr);
   tr->src = src;
   tr->prog = prog;
-  Parser ps = {0};
-  ps.tr = tr;
-  ps.d = d;
+  *ps = (Parser){0};
+  ps->tr = tr;
+  ps->d = d;
   if (prog->cat.rels.n > SNS_MAX_RELS) {
     tqErrorAt(d, src->name, "more than %d relations: too many for a text recording", SNS_MAX_RELS);
     snsTraceFree(tr);
-    return NULL;
+    return -1;
   }
   if (drop) {
     int nrel = prog->cat.rels.n ? prog->cat.rels.n : 1;
-    ps.drop = drop;
-    ps.need = need;
-    ps.needCtx = needCtx;
-    ps.entNeed = tqCalloc((size_t)nrel, sizeof *ps.entNeed);
-    ps.nentNeed = tqCalloc((size_t)nrel, sizeof *ps.nentNeed);
+    ps->drop = drop;
+    ps->need = need;
+    ps->needCtx = needCtx;
+    ps->entNeed = tqCalloc((size_t)nrel, sizeof *ps->entNeed);
+    ps->nentNeed = tqCalloc((size_t)nrel, sizeof *ps->nentNeed);
     tr->dropped = tqCalloc((size_t)nrel, sizeof(int64_t));
-    ps.freeIv = tqMalloc(sizeof(int32_t) * (size_t)nrel);
-    for (int i = 0; i < nrel; i++) ps.freeIv[i] = -1;
+    ps->freeIv = tqMalloc(sizeof(int32_t) * (size_t)nrel);
+    for (int i = 0; i < nrel; i++) ps->freeIv[i] = -1;
   }
-  ps.badRel = tqCalloc((size_t)(prog->cat.rels.n + 1), 1);
-  ps.wc = tqCalloc((size_t)1 << WORD_BITS, sizeof(WordSlot));
-  ps.tc = tqCalloc((size_t)TAIL_WAYS << TAIL_BITS, sizeof(TailSlot));
+  ps->badRel = tqCalloc((size_t)(prog->cat.rels.n + 1), 1);
+  ps->wc = tqCalloc((size_t)1 << WORD_BITS, sizeof(WordSlot));
+  ps->tc = tqCalloc((size_t)TAIL_WAYS << TAIL_BITS, sizeof(TailSlot));
   if (!keepMask[1][0]) keepMaskInit();
-  int nerr0 = d->nerr;
-  const char *p = src->text, *end = src->text + src->len;
-  ps.textEnd = end;
+  ps->nerr0 = d->nerr;
   /* room for a line every 16 bytes (what is not used is never touched;
   ** shorter lines grow the arrays) */
-  int64_t lines = (end - p) / 16 + 16;
+  int64_t lines = size / 16 + 16;
   tr->cpk = lines;
   tr->pk = tqMalloc(sizeof(SnsPacket) * (size_t)tr->cpk);
   tqHugePages(tr->pk, sizeof(SnsPacket) * (size_t)tr->cpk);
@@ -898,29 +906,126 @@ SnsTrace *snsTraceParseSome(TqSource *src, const CpProgram *prog, const unsigned
   tr->civ = lines / 2 + 16;
   tr->iv = tqMalloc(sizeof(SnsIv) * (size_t)tr->civ);
   tqHugePages(tr->iv, sizeof(SnsIv) * (size_t)tr->civ);
+  return 0;
+}
+
+/* Parses the lines of [p, end), where end is the end of a line ('\n')
+** plus one, or the end of the text (a NUL at end); the text held goes on
+** to dataEnd (a NUL there).  A line longer than maxLine bytes (0: no
+** bound) stops the parse, as does a twentieth error: then -1. */
+static int parseLines(Parser *ps, const char *p, const char *end, const char *dataEnd, size_t maxLine) {
+  ps->textEnd = dataEnd;
   while (p < end) {
     const char *le = lineEnd(p, end);
-    ps.line++;
-    ps.ls = ps.p = p;
-    ps.e = le;
-    parseLine(&ps);
-    if (d->nerr - nerr0 >= 20) break;
+    ps->line++;
+    if (maxLine && (size_t)(le - p) > maxLine) {
+      char where[4200];
+      snprintf(where, sizeof where, "%.4096s:%d:1", ps->tr->src->name, ps->line);
+      tqErrorAt(ps->d, where, "line longer than %zu bytes", maxLine);
+      return -1;
+    }
+    ps->ls = ps->p = p;
+    ps->e = le;
+    parseLine(ps);
+    if (ps->d->nerr - ps->nerr0 >= 20) return -1;
     p = le + 1;
   }
-  tqMapFree(&ps.open);
-  tqMapFree(&ps.relBySym);
-  free(ps.wc);
-  free(ps.tc);
-  free(ps.badRel);
-  free(ps.freeIv);
-  for (int i = 0; ps.entNeed && i < prog->cat.rels.n; i++) free(ps.entNeed[i]);
-  free(ps.entNeed);
-  free(ps.nentNeed);
-  if (d->nerr > nerr0) {
+  return 0;
+}
+
+/* Frees what the parse used, and returns its trace (NULL after an error). */
+static SnsTrace *parseClose(Parser *ps) {
+  SnsTrace *tr = ps->tr;
+  tqMapFree(&ps->open);
+  tqMapFree(&ps->relBySym);
+  free(ps->wc);
+  free(ps->tc);
+  free(ps->badRel);
+  free(ps->freeIv);
+  for (int i = 0; ps->entNeed && i < tr->prog->cat.rels.n; i++) free(ps->entNeed[i]);
+  free(ps->entNeed);
+  free(ps->nentNeed);
+  if (ps->d->nerr > ps->nerr0) {
     snsTraceFree(tr);
     return NULL;
   }
   return tr;
+}
+
+SnsTrace *snsTraceParse(TqSource *src, const CpProgram *prog, TqDiag *d) {
+  return snsTraceParseSome(src, prog, NULL, NULL, NULL, d);
+}
+
+SnsTrace *snsTraceParseSome(TqSource *src, const CpProgram *prog, const unsigned char *drop, SnsNeedFn need, void *needCtx,
+                            TqDiag *d) {
+  Parser ps;
+  if (parseOpen(&ps, src, prog, drop, need, needCtx, (int64_t)src->len, d)) return NULL;
+  parseLines(&ps, src->text, src->text + src->len, src->text + src->len, 0);
+  return parseClose(&ps);
+}
+
+/* The text read in parts of PART bytes into one buffer: the lines it
+** holds whole are parsed, and the part of a line at its end moves to its
+** start before the next part comes.  The memory is the part and the
+** longest line, not the file, and it stays in cache: reading a file whole
+** into fresh memory cost the kernel more (zeroing its pages) than the
+** copy. */
+enum { PART = SNS_TEXT_PART };
+
+SnsTrace *snsTraceParseFile(FILE *f, const char *name, const void *head, size_t nhead, size_t maxLine,
+                            const CpProgram *prog, const unsigned char *drop, SnsNeedFn need, void *needCtx, TqDiag *d) {
+  struct stat st;
+  int64_t size = !fstat(fileno(f), &st) && S_ISREG(st.st_mode) ? (int64_t)st.st_size : 0;
+  TqSource *src = tqCalloc(1, sizeof *src);
+  src->name = tqStrdup(name);
+  src->text = tqStrdup(""); /* (the parts are not kept) */
+  Parser ps;
+  if (parseOpen(&ps, src, prog, drop, need, needCtx, size > (int64_t)PART ? size : (int64_t)PART, d)) return NULL;
+  size_t cap = 2 * (size_t)PART + nhead + 1, n = nhead;
+  char *buf = tqMalloc(cap);
+  TQ_MEMCPY(buf, head, nhead);
+  size_t checked = 0; /* the bytes at buf's start searched for a NUL */
+  for (int eof = 0; !eof;) {
+    if (n + PART + 1 > cap) { /* a line longer than a part */
+      cap = n + PART + 1;
+      buf = tqRealloc(buf, cap);
+    }
+    size_t got = fread(buf + n, 1, PART, f);
+    const char *nul = memchr(buf + checked, 0, n + got - checked); /* (the head too, at first) */
+    if (got < PART) {
+      if (ferror(f)) {
+        tqErrorAt(d, name, "read error: %s", strerror(errno));
+        break;
+      }
+      eof = 1;
+    }
+    n += got;
+    buf[n] = 0;
+    /* the lines held whole: to the last '\n', or all at the end */
+    const char *end = buf + n;
+    if (nul || !eof) {
+      const char *nl = memrchr(buf, '\n', (size_t)((nul ? nul : buf + n) - buf));
+      end = nl ? nl + 1 : buf;
+    }
+    if (parseLines(&ps, buf, end, buf + n, maxLine)) break;
+    if (nul) { /* where the first NUL is */
+      char where[4200];
+      snprintf(where, sizeof where, "%.4096s:%d:%zu", name, ps.line + 1, (size_t)(nul - end) + 1);
+      tqErrorAt(d, where, "binary file (contains a NUL byte)");
+      break;
+    }
+    n -= (size_t)(end - buf);
+    memmove(buf, end, n);
+    checked = n;
+    if (maxLine && n > maxLine) { /* a line that goes on past the bound */
+      char where[4200];
+      snprintf(where, sizeof where, "%.4096s:%d:1", name, ps.line + 1);
+      tqErrorAt(d, where, "line longer than %zu bytes", maxLine);
+      break;
+    }
+  }
+  free(buf);
+  return parseClose(&ps);
 }
 
 void snsTraceFree(SnsTrace *t) {

@@ -1502,6 +1502,126 @@ static void testSessionKeptBound(void) {
   tmpRunRemove(&tr);
 }
 
+/* ---------------------------------------------------------------- text read in parts */
+
+/* The text parsed a part at a time from a file (what the replay does) and
+** whole from memory: the same records, or the same messages. */
+typedef struct PartsRun {
+  char *err;     /* the messages (NULL: none) */
+  char *records; /* the records, one a line */
+} PartsRun;
+
+static void partsRecords(const SnsTrace *t, TqBuf *b) {
+  for (int64_t i = 0; t && i < snsTracePackets(t); i++) {
+    tq_record r;
+    snsTraceRecord(t, i, &r);
+    tqBufPrintf(b, "%d %d %lld %lld %lld", r.rel, r.kind, (long long)r.t, (long long)r.from, (long long)r.to);
+    for (int k = 0; k < r.nvals; k++) tqBufPrintf(b, " %lld", (long long)r.vals[k]);
+    tqBufPuts(b, "\n");
+  }
+}
+
+/* Parses text (n bytes) in parts (whole: from memory, when no bound) with
+** lines of at most maxLine bytes. */
+static PartsRun partsRun(CpProgram *p, const char *text, size_t n, size_t maxLine, int whole) {
+  TqDiag d = {0};
+  SnsTrace *t;
+  if (whole) {
+    t = snsTraceParse(tqSourceFromString("x.trace", text), p, &d);
+  } else {
+    FILE *f = tmpfile();
+    fwrite(text, 1, n, f);
+    rewind(f);
+    char head[16]; /* (the replay reads a file's first bytes to tell its format) */
+    size_t nhead = fread(head, 1, sizeof head, f);
+    t = snsTraceParseFile(f, "x.trace", head, nhead, maxLine, p, NULL, NULL, NULL, &d);
+    fclose(f);
+  }
+  TqBuf b = {0};
+  partsRecords(t, &b);
+  tqBufPuts(&b, "");
+  PartsRun r = {d.out.s ? tqStrdup(d.out.s) : NULL, b.s};
+  snsTraceFree(t);
+  tqDiagFree(&d);
+  return r;
+}
+
+static void testTextParts(void) {
+  TqDiag d = {0};
+  CpProgram *p = compileStr(SENSORS, &d);
+  if (!p) {
+    CHECK(0, "text in parts: sensors compile");
+    return;
+  }
+  /* three parts and more: lines of every length across the parts' ends, a
+  ** comment longer than a part, the last line without its '\n' */
+  TqBuf tr = {0};
+  for (int i = 1; i <= 50; i++) tqBufPrintf(&tr, "0 Process+ P%d Ready\n0 Mailbox+ M%d\n", i, i);
+  for (int i = 1; tr.n < 3 * SNS_TEXT_PART; i++) {
+    int pr = 1 + i % 50;
+    tqBufPrintf(&tr, "%d Load+ P%d %d\n%d SendMessage P%d M%d\n", 10 * i, pr, i * 7919 % 100000, 10 * i + 1, pr,
+                1 + i % 13);
+    if (i % 997 == 0) tqBufPrintf(&tr, "\n# %*s\n", i % 5000, "");
+    if (i == 9000) { /* (its end in the second part) */
+      tqBufPuts(&tr, "#");
+      for (int k = 0; k < SNS_TEXT_PART + 100; k++) tqBufPuts(&tr, "x");
+      tqBufPuts(&tr, "\n");
+    }
+    tqBufPrintf(&tr, "%d Load- P%d %d", 10 * i + 5, pr, i * 7919 % 100000);
+    if (tr.n < 3 * SNS_TEXT_PART) tqBufPuts(&tr, "\n");
+  }
+  PartsRun a = partsRun(p, tr.s, tr.n, 1 << 20, 0), b = partsRun(p, tr.s, tr.n, 0, 1);
+  CHECK(!a.err && !b.err && strlen(a.records) > 1000, "text in parts: parsed without error");
+  CHECK(!strcmp(a.records, b.records), "text in parts: the records of the whole text");
+  free(a.err), free(a.records), free(b.err), free(b.records);
+
+  /* a bad line across a part's end, and one in the last part: the
+  ** messages of the whole text (its line, column and caret) */
+  char *bad = tqMalloc(tr.n + 1);
+  memcpy(bad, tr.s, tr.n + 1);
+  char *at = memchr(bad + SNS_TEXT_PART - 12, '\n', 64);
+  memcpy(at + 1, "9999999999999 Load+ Q", 21); /* (goes back in time; Q is a bad value) */
+  at = memchr(bad + 2 * SNS_TEXT_PART + 3, '\n', 64);
+  memcpy(at + 1, "x", 1);
+  a = partsRun(p, bad, tr.n, 1 << 20, 0), b = partsRun(p, bad, tr.n, 0, 1);
+  CHECK(a.err && b.err && !strcmp(a.err, b.err) && strstr(a.err, "x.trace:") && strstr(a.err, "^"),
+        "text in parts: a bad line's message as the whole text's");
+  CHECK(!*a.records, "text in parts: a bad line keeps no record");
+  if (a.err && b.err && strcmp(a.err, b.err)) printf("# in parts:\n%s# whole:\n%s", a.err, b.err);
+  free(a.err), free(a.records), free(b.err), free(b.records);
+
+  /* a NUL byte in a later part, and a line over the bound: their place as
+  ** reading the whole file first found it */
+  for (int k = 0; k < 2; k++) {
+    memcpy(bad, tr.s, tr.n + 1);
+    size_t maxLine = 1 << 20;
+    if (k == 0) {
+      bad[2 * SNS_TEXT_PART + 77] = 0;
+    } else {
+      maxLine = 4000;
+      at = memchr(bad + SNS_TEXT_PART + 5, '\n', 64);
+      memset(at + 1, '#', 5000);
+    }
+    a = partsRun(p, bad, tr.n, maxLine, 0);
+    FILE *f = tmpfile();
+    fwrite(bad, 1, tr.n, f);
+    rewind(f);
+    TqDiag dw = {0};
+    TqSource *src = tqSourceReadFile(f, "x.trace", NULL, 0, maxLine, &dw);
+    fclose(f);
+    CHECK(!src && a.err && dw.out.s && !strcmp(a.err, dw.out.s), k ? "text in parts: a line over the bound, at its place"
+                                                                     : "text in parts: a NUL byte, at its place");
+    if (a.err && dw.out.s && strcmp(a.err, dw.out.s)) printf("# in parts:\n%s# whole:\n%s", a.err, dw.out.s);
+    tqSourceFree(src);
+    tqDiagFree(&dw);
+    free(a.err), free(a.records);
+  }
+  free(bad);
+  tqBufFree(&tr);
+  cpProgramFree(p);
+  tqDiagFree(&d);
+}
+
 int main(void) {
   testMapChurn();
   testFloatFormat();
@@ -1528,6 +1648,7 @@ int main(void) {
   testSessionTextNeeds();
   testSessionKeptStop();
   testSessionKeptBound();
+  testTextParts();
   printf("%d tests, %d failed\n", ntest, nfail);
   return nfail ? 1 : 0;
 }
