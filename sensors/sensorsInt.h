@@ -77,7 +77,8 @@ SnsTrace *snsTraceParseSome(TqSource *src, const CpProgram *prog, const unsigned
                             TqDiag *d);
 /* The same, of the text read from f (after its first bytes head, read
 ** already), SNS_TEXT_PART bytes at a time: a line longer than maxLine
-** bytes (0: no bound) or a NUL byte refuses it, at its place. */
+** bytes (0: no bound), a NUL byte or a read error refuses it, at its
+** place, with that one message (not its lines' before it). */
 #define SNS_TEXT_PART (256 << 10)
 SnsTrace *snsTraceParseFile(FILE *f, const char *name, const void *head, size_t nhead, size_t maxLine,
                             const CpProgram *prog, const unsigned char *drop, SnsNeedFn need, void *needCtx, TqDiag *d);

@@ -11,6 +11,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -82,7 +83,9 @@ typedef struct Parser {
   int64_t *nentNeed;   /* ... their sizes */
   int32_t *freeIv;     /* per relation: its dropped intervals that ended, to serve again (-1 ends) */
   TqSource win;        /* the current line, as errors show it (locAt) */
-  int nerr0;           /* errors before the parse */
+  int nerr0;           /* errors before the parse ... */
+  size_t out0;         /* ... and the length of their messages */
+  int cut;             /* 20 errors: the lines are no longer parsed */
 } Parser;
 
 /* The bytes of each word of a tail of n bytes (keepMask[n][i]). */
@@ -894,6 +897,7 @@ static int parseOpen(Parser *ps, TqSource *src, const CpProgram *prog, const uns
   ps->tc = tqCalloc((size_t)TAIL_WAYS << TAIL_BITS, sizeof(TailSlot));
   if (!keepMask[1][0]) keepMaskInit();
   ps->nerr0 = d->nerr;
+  ps->out0 = d->out.n;
   /* room for a line every 16 bytes (what is not used is never touched;
   ** shorter lines grow the arrays) */
   int64_t lines = size / 16 + 16;
@@ -912,25 +916,45 @@ static int parseOpen(Parser *ps, TqSource *src, const CpProgram *prog, const uns
 /* Parses the lines of [p, end), where end is the end of a line ('\n')
 ** plus one, or the end of the text (a NUL at end); the text held goes on
 ** to dataEnd (a NUL there).  A line longer than maxLine bytes (0: no
-** bound) stops the parse, as does a twentieth error: then -1. */
+** bound) stops it: 1, ps->line its number (the caller says it).  After
+** the twentieth error the lines are no longer parsed, only measured
+** (ps->cut). */
 static int parseLines(Parser *ps, const char *p, const char *end, const char *dataEnd, size_t maxLine) {
   ps->textEnd = dataEnd;
-  while (p < end) {
+  while (p < end && !(ps->cut && !maxLine)) {
     const char *le = lineEnd(p, end);
     ps->line++;
-    if (maxLine && (size_t)(le - p) > maxLine) {
-      char where[4200];
-      snprintf(where, sizeof where, "%.4096s:%d:1", ps->tr->src->name, ps->line);
-      tqErrorAt(ps->d, where, "line longer than %zu bytes", maxLine);
-      return -1;
+    if (maxLine && (size_t)(le - p) > maxLine) return 1;
+    if (!ps->cut) {
+      ps->ls = ps->p = p;
+      ps->e = le;
+      parseLine(ps);
+      ps->cut = ps->d->nerr - ps->nerr0 >= 20;
     }
-    ps->ls = ps->p = p;
-    ps->e = le;
-    parseLine(ps);
-    if (ps->d->nerr - ps->nerr0 >= 20) return -1;
     p = le + 1;
   }
   return 0;
+}
+
+/* A recording refused whole at where (a NUL byte, a line over the bound,
+** a read error): its one message, in place of its lines' (as when the
+** whole file was checked before a line was parsed). */
+static void refuse(Parser *ps, const char *where, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void refuse(Parser *ps, const char *where, const char *fmt, ...) {
+  char msg[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  ps->d->nerr = ps->nerr0;
+  ps->d->out.n = ps->out0;
+  if (ps->d->out.s) ps->d->out.s[ps->out0] = 0;
+  tqErrorAt(ps->d, where, "%s", msg);
+}
+static void refuseLong(Parser *ps, int line, size_t maxLine) {
+  char where[4200];
+  snprintf(where, sizeof where, "%.4096s:%d:1", ps->tr->src->name, line);
+  refuse(ps, where, "line longer than %zu bytes", maxLine);
 }
 
 /* Frees what the parse used, and returns its trace (NULL after an error). */
@@ -994,7 +1018,7 @@ SnsTrace *snsTraceParseFile(FILE *f, const char *name, const void *head, size_t 
     const char *nul = memchr(buf + checked, 0, n + got - checked); /* (the head too, at first) */
     if (got < PART) {
       if (ferror(f)) {
-        tqErrorAt(d, name, "read error: %s", strerror(errno));
+        refuse(&ps, name, "read error: %s", strerror(errno));
         break;
       }
       eof = 1;
@@ -1007,20 +1031,25 @@ SnsTrace *snsTraceParseFile(FILE *f, const char *name, const void *head, size_t 
       const char *nl = memrchr(buf, '\n', (size_t)((nul ? nul : buf + n) - buf));
       end = nl ? nl + 1 : buf;
     }
-    if (parseLines(&ps, buf, end, buf + n, maxLine)) break;
+    if (parseLines(&ps, buf, end, buf + n, maxLine)) {
+      refuseLong(&ps, ps.line, maxLine);
+      break;
+    }
+    if (nul && maxLine && (size_t)(nul - end) > maxLine) { /* (its line is over the bound first) */
+      refuseLong(&ps, ps.line + 1, maxLine);
+      break;
+    }
     if (nul) { /* where the first NUL is */
       char where[4200];
       snprintf(where, sizeof where, "%.4096s:%d:%zu", name, ps.line + 1, (size_t)(nul - end) + 1);
-      tqErrorAt(d, where, "binary file (contains a NUL byte)");
+      refuse(&ps, where, "binary file (contains a NUL byte)");
       break;
     }
     n -= (size_t)(end - buf);
     memmove(buf, end, n);
     checked = n;
     if (maxLine && n > maxLine) { /* a line that goes on past the bound */
-      char where[4200];
-      snprintf(where, sizeof where, "%.4096s:%d:1", name, ps.line + 1);
-      tqErrorAt(d, where, "line longer than %zu bytes", maxLine);
+      refuseLong(&ps, ps.line + 1, maxLine);
       break;
     }
   }

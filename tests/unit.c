@@ -1546,6 +1546,34 @@ static PartsRun partsRun(CpProgram *p, const char *text, size_t n, size_t maxLin
   return r;
 }
 
+/* The message of text refused whole (a NUL byte, a line over maxLine), in
+** parts and as reading the whole file first gave it: the same, and
+** nothing else.  1 when so. */
+static int partsRefused(CpProgram *p, const char *text, size_t n, size_t maxLine, const char *what) {
+  PartsRun a = partsRun(p, text, n, maxLine, 0);
+  FILE *f = tmpfile();
+  fwrite(text, 1, n, f);
+  rewind(f);
+  TqDiag dw = {0};
+  TqSource *src = tqSourceReadFile(f, "x.trace", NULL, 0, maxLine, &dw);
+  fclose(f);
+  int ok = !src && a.err && dw.out.s && !strcmp(a.err, dw.out.s) && strstr(a.err, what) && !*a.records;
+  if (!ok) printf("# in parts:\n%s# whole:\n%s", a.err ? a.err : "(none)\n", dw.out.s ? dw.out.s : "(none)\n");
+  tqSourceFree(src);
+  tqDiagFree(&dw);
+  free(a.err), free(a.records);
+  return ok;
+}
+
+/* Makes text's bytes [at - 10, at + 10) a line of their own, a bad one
+** (its time is not one) when bad. */
+static void lineAcross(char *text, size_t at, int bad) {
+  text[at - 11] = '\n';
+  memset(text + at - 10, ' ', 20);
+  memcpy(text + at - 10, bad ? "x12345 Ping" : "# comment", bad ? 11 : 9);
+  text[at + 10] = '\n';
+}
+
 static void testTextParts(void) {
   TqDiag d = {0};
   CpProgram *p = compileStr(SENSORS, &d);
@@ -1553,69 +1581,74 @@ static void testTextParts(void) {
     CHECK(0, "text in parts: sensors compile");
     return;
   }
-  /* three parts and more: lines of every length across the parts' ends, a
-  ** comment longer than a part, the last line without its '\n' */
+  /* the parts' ends in the file: its first 16 bytes are read first (to
+  ** tell its form), then parts */
+  const size_t P1 = 16 + SNS_TEXT_PART, P2 = P1 + SNS_TEXT_PART, P4 = P2 + 2 * SNS_TEXT_PART;
+  /* four parts and more: lines of every length across the parts' ends, a
+  ** comment longer than two parts from the middle of the second (the
+  ** buffer grows), the last line without its '\n' */
   TqBuf tr = {0};
   for (int i = 1; i <= 50; i++) tqBufPrintf(&tr, "0 Process+ P%d Ready\n0 Mailbox+ M%d\n", i, i);
-  for (int i = 1; tr.n < 3 * SNS_TEXT_PART; i++) {
+  int longDone = 0;
+  for (int i = 1; tr.n < 5 * (size_t)SNS_TEXT_PART; i++) {
     int pr = 1 + i % 50;
     tqBufPrintf(&tr, "%d Load+ P%d %d\n%d SendMessage P%d M%d\n", 10 * i, pr, i * 7919 % 100000, 10 * i + 1, pr,
                 1 + i % 13);
     if (i % 997 == 0) tqBufPrintf(&tr, "\n# %*s\n", i % 5000, "");
-    if (i == 9000) { /* (its end in the second part) */
+    if (!longDone && tr.n > P1 + SNS_TEXT_PART / 2) {
       tqBufPuts(&tr, "#");
-      for (int k = 0; k < SNS_TEXT_PART + 100; k++) tqBufPuts(&tr, "x");
+      for (int k = 0; k < 2 * SNS_TEXT_PART + 100; k++) tqBufPuts(&tr, "x");
       tqBufPuts(&tr, "\n");
+      longDone = 1;
     }
     tqBufPrintf(&tr, "%d Load- P%d %d", 10 * i + 5, pr, i * 7919 % 100000);
-    if (tr.n < 3 * SNS_TEXT_PART) tqBufPuts(&tr, "\n");
+    if (tr.n < 5 * (size_t)SNS_TEXT_PART) tqBufPuts(&tr, "\n");
   }
   PartsRun a = partsRun(p, tr.s, tr.n, 1 << 20, 0), b = partsRun(p, tr.s, tr.n, 0, 1);
   CHECK(!a.err && !b.err && strlen(a.records) > 1000, "text in parts: parsed without error");
   CHECK(!strcmp(a.records, b.records), "text in parts: the records of the whole text");
   free(a.err), free(a.records), free(b.err), free(b.records);
 
-  /* a bad line across a part's end, and one in the last part: the
-  ** messages of the whole text (its line, column and caret) */
+  /* bad lines across the first part's end and a later one's (their times
+  ** made bad): the messages of the whole text (line, column, the line
+  ** shown, the caret) */
   char *bad = tqMalloc(tr.n + 1);
   memcpy(bad, tr.s, tr.n + 1);
-  char *at = memchr(bad + SNS_TEXT_PART - 12, '\n', 64);
-  memcpy(at + 1, "9999999999999 Load+ Q", 21); /* (goes back in time; Q is a bad value) */
-  at = memchr(bad + 2 * SNS_TEXT_PART + 3, '\n', 64);
-  memcpy(at + 1, "x", 1);
+  lineAcross(bad, P1, 1);
+  lineAcross(bad, P4, 1);
   a = partsRun(p, bad, tr.n, 1 << 20, 0), b = partsRun(p, bad, tr.n, 0, 1);
-  CHECK(a.err && b.err && !strcmp(a.err, b.err) && strstr(a.err, "x.trace:") && strstr(a.err, "^"),
-        "text in parts: a bad line's message as the whole text's");
+  CHECK(a.err && b.err && !strcmp(a.err, b.err) && strstr(a.err, "x.trace:") && strstr(a.err, "^") &&
+            strstr(strstr(a.err, "malformed time 'x12345'") + 1, "malformed time 'x12345'"),
+        "text in parts: bad lines across parts' ends: the whole text's messages");
   CHECK(!*a.records, "text in parts: a bad line keeps no record");
   if (a.err && b.err && strcmp(a.err, b.err)) printf("# in parts:\n%s# whole:\n%s", a.err, b.err);
   free(a.err), free(a.records), free(b.err), free(b.records);
 
-  /* a NUL byte in a later part, and a line over the bound: their place as
-  ** reading the whole file first found it */
-  for (int k = 0; k < 2; k++) {
-    memcpy(bad, tr.s, tr.n + 1);
-    size_t maxLine = 1 << 20;
-    if (k == 0) {
-      bad[2 * SNS_TEXT_PART + 77] = 0;
-    } else {
-      maxLine = 4000;
-      at = memchr(bad + SNS_TEXT_PART + 5, '\n', 64);
-      memset(at + 1, '#', 5000);
-    }
-    a = partsRun(p, bad, tr.n, maxLine, 0);
-    FILE *f = tmpfile();
-    fwrite(bad, 1, tr.n, f);
-    rewind(f);
-    TqDiag dw = {0};
-    TqSource *src = tqSourceReadFile(f, "x.trace", NULL, 0, maxLine, &dw);
-    fclose(f);
-    CHECK(!src && a.err && dw.out.s && !strcmp(a.err, dw.out.s), k ? "text in parts: a line over the bound, at its place"
-                                                                     : "text in parts: a NUL byte, at its place");
-    if (a.err && dw.out.s && strcmp(a.err, dw.out.s)) printf("# in parts:\n%s# whole:\n%s", a.err, dw.out.s);
-    tqSourceFree(src);
-    tqDiagFree(&dw);
-    free(a.err), free(a.records);
-  }
+  /* refused whole, as reading the whole file first refused it */
+  memcpy(bad, tr.s, tr.n + 1);
+  bad[P2 + 77] = 0;
+  CHECK(partsRefused(p, bad, tr.n, 1 << 20, "NUL byte"), "text in parts: a NUL byte in a later part");
+  memcpy(bad, tr.s, tr.n + 1);
+  lineAcross(bad, P1, 0);
+  bad[P1 + 3] = 0; /* (in a line begun in the part before) */
+  CHECK(partsRefused(p, bad, tr.n, 1 << 20, "NUL byte"), "text in parts: a NUL byte in a carried line");
+  memcpy(bad, tr.s, tr.n + 1);
+  for (int k = 0; k < 30; k++) lineAcross(bad, 4000 + 200 * (size_t)k, 1); /* (more than 20 bad lines) */
+  bad[P2 + 5] = 0;
+  CHECK(partsRefused(p, bad, tr.n, 1 << 20, "NUL byte"), "text in parts: a NUL byte after 30 bad lines: its one message");
+  memcpy(bad, tr.s, tr.n + 1);
+  lineAcross(bad, P1 + 20, 0);
+  memset(bad + P1 + 10, '#', 5000); /* (from the second part's start) */
+  CHECK(partsRefused(p, bad, tr.n, 4000, "longer than"), "text in parts: a line over the bound, whole in a part");
+  memcpy(bad, tr.s, tr.n + 1);
+  lineAcross(bad, P1 - 5000, 0);
+  memset(bad + P1 - 5010, '#', 10000); /* (5010 of it carried: over the bound at the part's end) */
+  CHECK(partsRefused(p, bad, tr.n, 4000, "longer than"), "text in parts: a line over the bound at a part's end");
+  memcpy(bad, tr.s, tr.n + 1);
+  lineAcross(bad, P1 + 100, 0);
+  memset(bad + P1 + 90, '#', 4500);
+  bad[P1 + 90 + 4200] = 0;
+  CHECK(partsRefused(p, bad, tr.n, 4000, "longer than"), "text in parts: a NUL byte past the bound: the line is over it");
   free(bad);
   tqBufFree(&tr);
   cpProgramFree(p);
