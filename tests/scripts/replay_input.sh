@@ -47,6 +47,15 @@ for src in "$PT" "$dir/paper.col"; do
   wait
   same "$k through a named pipe" "$dir/$k.fifo.out" "$dir/$k.fifo.err"
 done
+# a text of many 256 KiB parts through a pipe (no size known ahead: the
+# record arrays grow as it comes): the answer of its file
+./build/paper-gen -n 20 -m 6 -k 2 -s 3 -p 40000 -o "$dir/big.trace" 2>"$dir/big.err" || bad "paper-gen: $(cat "$dir/big.err")"
+[ "$(wc -c <"$dir/big.trace")" -gt 1000000 ] || bad "the big text is not big: $(wc -c <"$dir/big.trace") bytes"
+# shellcheck disable=SC2086
+$T run $P --replay "$dir/big.trace" --format csv >"$dir/big.ref" 2>>"$dir/big.err" || bad "big text from its file"
+# shellcheck disable=SC2086
+cat "$dir/big.trace" | $T run $P --replay - --format csv >"$dir/big.pipe" 2>>"$dir/big.err"
+[ -s "$dir/big.ref" ] && cmp -s "$dir/big.ref" "$dir/big.pipe" || bad "big text through a pipe: $(diff "$dir/big.ref" "$dir/big.pipe" | head -5) $(head -5 "$dir/big.err")"
 grep -q '"streams": 1, "spooled": 0' "$dir/paper.col.json" ||
   bad "--stats does not say the collection file came as a stream: $(grep '"read"' "$dir/paper.col.json")"
 # tqmon load from a pipe, both formats: the rows of the file's load
