@@ -216,6 +216,7 @@ typedef struct Src {
   unsigned char **entNeed; /* ... of a RT_NEED_SOME one, by entity: 0 not asked, 1 no, 2 yes */
   int64_t *nentNeed;     /* ... their sizes */
   int nrelNeed;          /* relations in relNeed */
+  TqTime *period;        /* a text recording: g->sample_period of each relation (-1 not asked yet) */
   Ahead *ahead;          /* a collection file decoded by a thread of its own (or NULL) */
 } Src;
 
@@ -287,6 +288,27 @@ static int textNeeded(tq_pm_global *g, Src *s, const SnsPacket *pk) {
   unsigned char *c = snsEntSlot(&s->entNeed[ri], &s->nentNeed[ri], v);
   if (!*c) *c = g->needed_records(g, ri + 1, v) ? 2 : 1;
   return *c == 2;
+}
+
+/* Is packet pk of text recording s a begin or an end of an interval that
+** no sample sees: its relation is sampled only at multiples of P
+** (g->sample_period), and it ends before the first multiple at or after
+** its begin?  Neither of its packets is delivered, as a collection file's
+** reader leaves out such an interval within a block (blockKeep): the
+** engine would open it and close it for nothing. */
+static int textUnsampled(tq_pm_global *g, Src *s, const SnsPacket *pk) {
+  if (pk->kind != PK_BEGIN && pk->kind != PK_END) return 0;
+  const SnsTrace *tr = s->tr;
+  if (!s->period) {
+    int nrel = tr->prog->cat.rels.n;
+    s->period = tqMalloc(sizeof(TqTime) * (size_t)(nrel ? nrel : 1));
+    for (int i = 0; i < nrel; i++) s->period[i] = -1;
+  }
+  TqTime *P = &s->period[pk->rel];
+  if (*P < 0) *P = g->sample_period(g, pk->rel + 1);
+  if (*P <= 0) return 0;
+  const SnsIv *iv = &tr->iv[pk->iv];
+  return tqTickAtOrAfter(iv->from, *P) >= iv->to;
 }
 
 /* ---------------------------------------------------------------- decoding thread */
@@ -465,7 +487,8 @@ static int srcNext(tq_pm_global *g, tq_pm_private *p, Src *s) {
       const SnsPacket *pk = &s->tr->pk[s->next];
       /* (a recording this replay read left out already what is not
       ** needed: see srcOpen; one read by the caller is asked here) */
-      if (s->full || !enNeedsFixed(g) || !s->borrowed || textNeeded(g, s, pk)) break;
+      if (s->full || !enNeedsFixed(g) || ((!s->borrowed || textNeeded(g, s, pk)) && !textUnsampled(g, s, pk)))
+        break;
       /* (counted as a collection file's reader counts what it leaves out) */
       if (net || (net = enNet(g))) net->sensor[pk->rel].skipped++;
       s->next++;
@@ -760,6 +783,7 @@ void snsReplayEnd(tq_pm_global *g, tq_pm_private *p) {
     free(s->entNeed);
     free(s->nentNeed);
     free(s->relNeed);
+    free(s->period);
   }
   free(x->lost);
   free(x);
