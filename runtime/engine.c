@@ -32,6 +32,14 @@ CpProgram *enProgram(tq_pm_global *g) { return enOf(g)->prog; }
 RtNet *enNet(tq_pm_global *g) { return enOf(g)->net; }
 TqDiag *enDiag(tq_pm_global *g) { return &enOf(g)->diag; }
 int enNeedsFixed(tq_pm_global *g) { return !enOf(g)->session; }
+int enAliveOnly(tq_pm_global *g, int rel) {
+  const tq_engine *e = enOf(g);
+  if (e->session || !e->net || e->allRecords || e->collectors || e->filters || rel < 1 || rel > e->net->nsensor)
+    return 0;
+  const RtSensor *s = &e->net->sensor[rel - 1];
+  return s->rel->entity && !s->sources.n && !e->rs[rel - 1].state && !enHistOn(e, rel) &&
+         rtNetNeed(e->net, rel, RT_NEED_ANY) != RT_NEED_NONE;
+}
 int enThreads(tq_pm_global *g) {
   const tq_engine *e = enOf(g);
   if (e->session) return 1;

@@ -66,6 +66,16 @@ int enThreads(tq_pm_global *g);
 /* Do the operation's needs (g->needed_records) stay as they are from its
 ** start?  Not in a session, whose queries come and go: 1 or 0. */
 int enNeedsFixed(tq_pm_global *g);
+/* Are the records of relation rel needed only for whether its entities
+** exist (an entity relation no query reads, kept for the sensors that
+** live in its entities)?  Then only the instants where an entity begins
+** to exist or ends matter: an end and a begin of one entity at one
+** instant (a change of its state) may both be left out, and so may a
+** begin while another interval of it is open and an end that leaves one
+** open (the engine counts them per entity; a count that only moves within
+** an instant is never looked at).  Not in a session, nor when every
+** record goes somewhere (recording, a collector, a filter).  1 or 0. */
+int enAliveOnly(tq_pm_global *g, int rel);
 /* Has the operation been asked to halt (tq_halt)?  A PM that waits (the
 ** realtime clock for its next tick, a pacer) stops waiting.  1 or 0. */
 int enHaltRequested(tq_pm_global *g);

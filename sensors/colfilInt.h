@@ -123,6 +123,10 @@ typedef struct FileRel {
   TqTime period;       /* sampled: only intervals holding a multiple are needed (0: all; -1: not asked) */
   uint8_t *needEnt;    /* RT_NEED_SOME: by engine symbol, 0 not asked, 1 no, 2 yes */
   int64_t nneedEnt;
+  int alive;           /* format 3: an entity relation needed only for whether its
+                       ** entities exist (Reader.aliveOnly; -1: not asked) */
+  int32_t *aliveN;     /* ... its intervals open per entity (engine symbol) as delivered */
+  int64_t naliveN;
   unsigned char kind[TQ_MAX_ATTRS];
   int32_t nenum[TQ_MAX_ATTRS]; /* TY_ENUM: how many values (the file's) */
   int32_t *emap[TQ_MAX_ATTRS]; /* TY_ENUM: file value -> program value, by name (NULL: the same) */
@@ -222,7 +226,10 @@ typedef struct Reader {
   /* what the operation needs (NULL: everything) */
   int (*need)(void *ctx, int rel, int64_t entity);
   TqTime (*period)(void *ctx, int rel); /* RtNetSamplePeriod (NULL: 0) */
+  int (*aliveOnly)(void *ctx, int rel); /* enAliveOnly (NULL: 0) */
   void *needCtx;
+  int nskip;           /* format 3: records the last step passed over (1, or 2: an
+                       ** entity's end and begin at one instant, FileRel.alive) */
   int64_t *begAt;      /* blockKeep: the BEGINs of the block (their Kept entries) */
   size_t cbegAt;
   RtNet *net;          /* statistics go there (NULL: none) */

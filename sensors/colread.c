@@ -186,6 +186,7 @@ int snsReaderOpenFile(Reader *r, FILE *f, const char *path, const unsigned char 
     fr->isEvent = (int)(kind & 1);
     fr->need = -1;
     fr->period = -1;
+    fr->alive = -1;
     char why[160] = "";
     for (uint64_t k = 0; k < na && !h.bad; k++) {
       char *an = snsGetStr(&h);
@@ -250,6 +251,7 @@ void snsReaderClose(Reader *r) {
   for (int i = 0; r->rels && i <= r->nrel; i++) {
     for (int k = 0; k < TQ_MAX_ATTRS; k++) free(r->rels[i].emap[k]);
     free(r->rels[i].needEnt);
+    free(r->rels[i].aliveN);
   }
   free(r->rels);
   free(r->symMap);
@@ -914,6 +916,7 @@ static int groupLoad(Reader *r) {
     b->begin0 = sm->begins;
     FileRel *fr = &r->rels[b->frel];
     if (fr->period < 0) fr->period = r->period && r->need ? r->period(r->needCtx, fr->id) : 0;
+    if (fr->alive < 0) fr->alive = r->aliveOnly && r->need && !r->scan && fr->rel->entity ? r->aliveOnly(r->needCtx, fr->id) : 0;
     b->nkept = -1;
     if (fr->period > 0 && b->nbegin > 0 && !r->scan) {
       blockKeep(r, b, fr->period);
@@ -979,9 +982,45 @@ static OpenRec *ringTake(Reader *r, RStream *s, int64_t si, int64_t id) {
   return r->oldIvs.n ? tqMapDel(&r->oldIvs, oldKey(si, id)) : NULL;
 }
 
+/* fr->alive: may the record just taken from block b (an END at t when
+** end, else a BEGIN; its entity x) be left out?  A begin while another
+** interval of x is open, an end that leaves one open, and an end whose
+** block goes on with a begin of x at t (a change of x's state: that begin
+** is taken here, into the stream's open intervals, and left out too;
+** r->nskip 2) change nothing the engine looks at: whether x exists, after
+** each instant (enAliveOnly). */
+static int aliveSkip(Reader *r, RBlock *b, FileRel *fr, RStream *sm, int64_t si, int end, TqTime t, int64_t x) {
+  int32_t *n = snsCountSlot(&fr->aliveN, &fr->naliveN, x);
+  if (!n) return 0;
+  if (!end) return (*n)++ > 0;
+  if (*n > 1) {
+    (*n)--;
+    return 1;
+  }
+  if (*n == 0) return 0; /* (its begin came before the count) */
+  In c = b->cur;
+  if (b->nkept < 0 && c.p < c.e && *c.p == CK_BEGIN) {
+    c.p++;
+    int64_t v[TQ_MAX_ATTRS];
+    if (getVar(&c) == 0 && !c.bad && !getVals(r, &c, fr, v) && v[0] == x) {
+      b->cur = c;
+      b->begun++;
+      b->done++;
+      OpenRec *o = newOpen(r, fr, b->frel, t, v);
+      o->id = sm->begins++;
+      ringPut(r, sm, si, o);
+      r->nskip = 2;
+      return 1;
+    }
+  }
+  *n = 0;
+  return 0;
+}
+
 /* Decodes one record of format 3 into *rec. */
 static int takeRecord3(Reader *r, tq_record *rec, int *skip) {
   *skip = 0;
+  r->nskip = 1;
   int bi = r->tree[0];
   RBlock *b = &r->gb[bi];
   FileRel *fr = &r->rels[b->frel];
@@ -1063,7 +1102,10 @@ static int takeRecord3(Reader *r, tq_record *rec, int *skip) {
   if (r->scan && kind != CK_WHOLE) *skip = 1;
   if (some && !*skip && kind != CK_END && !entNeeded(r, fr, v[fr->needAttr])) *skip = 1;
   if (some && !*skip && kind == CK_END && !byEnt && !entNeeded(r, fr, v[fr->needAttr])) *skip = 1;
-  if (*skip && !r->scan && !r->callerCounts && r->net) r->net->sensor[fr->id - 1].skipped++;
+  if (fr->alive > 0 && !*skip && (kind == CK_BEGIN || kind == CK_END) &&
+      aliveSkip(r, b, fr, sm, si, kind == CK_END, t, v[0]))
+    *skip = 1;
+  if (*skip && !r->scan && !r->callerCounts && r->net) r->net->sensor[fr->id - 1].skipped += r->nskip;
   /* the block's next record */
   b->done++;
   if (blockPeek(b)) {

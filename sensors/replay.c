@@ -195,6 +195,14 @@ typedef struct Ahead {
   int loadGroup;         /* the next group is to be read */
 } Ahead;
 
+/* A text recording: an entity relation needed only for whether its
+** entities exist (enAliveOnly), and their intervals open as delivered. */
+typedef struct TextAlive {
+  int on;                /* -1 not asked yet */
+  int32_t *n;            /* by entity (snsCountSlot) */
+  int64_t cap;
+} TextAlive;
+
 typedef struct Src {
   struct Replay *x;      /* its replay */
   SnsInput *in;          /* NULL: a recording read already (snsReplay) */
@@ -217,6 +225,8 @@ typedef struct Src {
   int64_t *nentNeed;     /* ... their sizes */
   int nrelNeed;          /* relations in relNeed */
   TqTime *period;        /* a text recording: g->sample_period of each relation (-1 not asked yet) */
+  TextAlive *alive;      /* ... and its TextAlive, by id - 1 */
+  int nalive;
   Ahead *ahead;          /* a collection file decoded by a thread of its own (or NULL) */
 } Src;
 
@@ -255,6 +265,7 @@ static TqTime recTime(const tq_record *r) {
 /* The reader asks the engine what the operation needs. */
 static int needOf(void *g, int rel, int64_t entity) { return ((tq_pm_global *)g)->needed_records(g, rel, entity); }
 static TqTime periodOf(void *g, int rel) { return ((tq_pm_global *)g)->sample_period(g, rel); }
+static int aliveOnlyOf(void *g, int rel) { return enAliveOnly(g, rel); }
 static void announce(void *g, int rel, TqTime from) { ((tq_pm_global *)g)->announce_whole(g, rel, from); }
 
 /* Does the operation need packet pk of text recording s (g->needed_records,
@@ -311,6 +322,39 @@ static int textUnsampled(tq_pm_global *g, Src *s, const SnsPacket *pk) {
   return tqTickAtOrAfter(iv->from, *P) >= iv->to;
 }
 
+/* How many packets from pk of text recording s may be left out for an
+** entity relation needed only for whether its entities exist
+** (enAliveOnly): a begin while another interval of its entity is open, an
+** end that leaves one open (1), an end followed by a begin of its entity
+** at its instant (a change of its state: 2); else 0.  As a collection
+** file's reader does (colread.c, aliveSkip). */
+static int textAliveSkip(tq_pm_global *g, Src *s, const SnsPacket *pk) {
+  if (pk->kind != PK_BEGIN && pk->kind != PK_END) return 0;
+  const SnsTrace *tr = s->tr;
+  if (!s->alive) {
+    s->nalive = tr->prog->cat.rels.n;
+    s->alive = tqCalloc((size_t)(s->nalive ? s->nalive : 1), sizeof *s->alive);
+    for (int i = 0; i < s->nalive; i++) s->alive[i].on = -1;
+  }
+  TextAlive *a = &s->alive[pk->rel];
+  if (a->on < 0) a->on = enAliveOnly(g, pk->rel + 1);
+  if (!a->on) return 0;
+  int64_t x = tr->vals[tr->iv[pk->iv].vals];
+  int32_t *n = snsCountSlot(&a->n, &a->cap, x);
+  if (!n) return 0;
+  if (pk->kind == PK_BEGIN) return (*n)++ > 0;
+  if (*n > 1) {
+    (*n)--;
+    return 1;
+  }
+  if (*n == 0) return 0; /* (its begin came before the count) */
+  const SnsPacket *q = pk + 1;
+  if (q < tr->pk + tr->npk && q->kind == PK_BEGIN && q->rel == pk->rel && q->t == pk->t && tr->vals[tr->iv[q->iv].vals] == x)
+    return 2;
+  *n = 0;
+  return 0;
+}
+
 /* ---------------------------------------------------------------- decoding thread */
 
 static void *aheadMain(void *arg) {
@@ -346,9 +390,9 @@ static void *aheadMain(void *arg) {
         if (skip) {
           tq_record *run = c->n ? &c->rec[c->n - 1] : NULL;
           if (run && run->kind == 0 && run->rel == rec->rel) {
-            run->id++;
+            run->id += (uint64_t)r->nskip;
           } else {
-            *rec = (tq_record){.rel = rec->rel, .kind = 0, .id = 1};
+            *rec = (tq_record){.rel = rec->rel, .kind = 0, .id = (uint64_t)r->nskip};
             c->n++;
           }
           continue;
@@ -487,11 +531,13 @@ static int srcNext(tq_pm_global *g, tq_pm_private *p, Src *s) {
       const SnsPacket *pk = &s->tr->pk[s->next];
       /* (a recording this replay read left out already what is not
       ** needed: see srcOpen; one read by the caller is asked here) */
-      if (s->full || !enNeedsFixed(g) || ((!s->borrowed || textNeeded(g, s, pk)) && !textUnsampled(g, s, pk)))
-        break;
+      int n = 0; /* packets left out */
+      if (!s->full && enNeedsFixed(g))
+        n = (s->borrowed && !textNeeded(g, s, pk)) || textUnsampled(g, s, pk) ? 1 : textAliveSkip(g, s, pk);
+      if (!n) break;
       /* (counted as a collection file's reader counts what it leaves out) */
-      if (net || (net = enNet(g))) net->sensor[pk->rel].skipped++;
-      s->next++;
+      if (net || (net = enNet(g))) net->sensor[pk->rel].skipped += n;
+      s->next += n;
     }
     snsTraceRecord(s->tr, s->next++, &s->cur);
   } else {
@@ -543,6 +589,7 @@ static int srcOpenCollection(tq_pm_global *g, tq_pm_private *p, Src *s) {
   /* format 3 reads only what the queries need */
   r->need = s->full ? NULL : needOf;
   r->period = periodOf;
+  r->aliveOnly = aliveOnlyOf;
   r->needCtx = g;
   r->net = net;
   r->lost = keepLoss; /* (format 4: its groups' losses) */
@@ -784,6 +831,8 @@ void snsReplayEnd(tq_pm_global *g, tq_pm_private *p) {
     free(s->nentNeed);
     free(s->relNeed);
     free(s->period);
+    for (int k = 0; k < s->nalive; k++) free(s->alive[k].n);
+    free(s->alive);
   }
   free(x->lost);
   free(x);

@@ -73,6 +73,9 @@ typedef int (*SnsNeedFn)(void *ctx, int rel, int64_t entity);
 /* The byte of entity e (0 <= e) in a cache by entity: *v, of *n bytes,
 ** grown with zeros to hold it. */
 unsigned char *snsEntSlot(unsigned char **v, int64_t *n, int64_t e);
+/* The count of entity e in a count by entity: *v, of *n counts, grown with
+** zeros to hold it; NULL for a value that is not a symbol (e < 0, e > 2^40). */
+int32_t *snsCountSlot(int32_t **v, int64_t *n, int64_t e);
 SnsTrace *snsTraceParseSome(TqSource *src, const CpProgram *prog, const unsigned char *drop, SnsNeedFn need, void *needCtx,
                             TqDiag *d);
 /* The same, of the text read from f (after its first bytes head, read

@@ -405,6 +405,18 @@ unsigned char *snsEntSlot(unsigned char **v, int64_t *n, int64_t e) {
   return *v + e;
 }
 
+int32_t *snsCountSlot(int32_t **v, int64_t *n, int64_t e) {
+  if (e < 0 || e > (int64_t)1 << 40) return NULL;
+  if (e >= *n) {
+    int64_t nc = *n ? 2 * *n : 256;
+    while (nc <= e) nc *= 2;
+    *v = tqRealloc(*v, sizeof(int32_t) * (size_t)nc);
+    memset(*v + *n, 0, sizeof(int32_t) * (size_t)(nc - *n));
+    *n = nc;
+  }
+  return *v + e;
+}
+
 static void endIv(Parser *ps, int32_t ivi, TqTime t) {
   SnsTrace *tr = ps->tr;
   int ri = tr->iv[ivi].rel;
