@@ -185,6 +185,9 @@ $(B)/prop: tests/prop.c $(B)/libtqmon.a $(HDRS)
 	$(CC) $(CSTD) $(WARN) $(OPT) $(INC) tests/prop.c $(B)/libtqmon.a $(LIBS) -o $@
 $(B)/asan/unit: tests/unit.c $(B)/asan/libtqmon.a $(HDRS)
 	$(CC) $(CSTD) $(WARN) $(ASANF) -DTQ_TESTING $(INC) tests/unit.c $(B)/asan/libtqmon.a $(LIBS) -o $@
+# the benchmark's network driver, under the sanitizers (tests/scripts/netbench_hint.sh)
+$(B)/asan/netbench: bench/netbench.c $(B)/asan/libtqmon.a $(HDRS)
+	$(CC) $(CSTD) $(WARN) $(ASANF) -DTQ_TESTING $(INC) bench/netbench.c $(B)/asan/libtqmon.a $(LIBS) -o $@
 
 # ---------------------------------------------------------------- fuzzing (clang + libFuzzer)
 # The library is compiled again with clang into build/fuzz (the main builds
@@ -235,7 +238,7 @@ run: all
 	@echo "(live: $(B)/tqmon serve examples/paper/*.tq --replay examples/paper/paper.trace --display pace=0.05)"
 
 # Fragments add their own programs and shared objects to TEST_DEPS.
-TEST_DEPS := $(B)/asan/pmdatqmon $(B)/asan/tqpcpclient $(B)/pmdatqmon.pmns $(B)/pmdatqmon.help.dir
+TEST_DEPS := $(B)/asan/netbench $(B)/asan/pmdatqmon $(B)/asan/tqpcpclient $(B)/pmdatqmon.pmns $(B)/pmdatqmon.help.dir
 include examples/examples.mk tests/testpm.mk tests/strobe.mk tests/kernel/kernel.mk
 
 # What the tests use beyond the build (sqlite3; chromium and playwright-core

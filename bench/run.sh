@@ -409,6 +409,11 @@ say ""
 say "== update network fed directly: build/netbench chain $NCHAIN overlap $NOVER (with SQLite peers)"
 $B/netbench chain "$NCHAIN" overlap "$NOVER" --db $OUT/netbench.db > $OUT/netbench.txt 2> $OUT/netbench.err
 nb() { sed -n "s/^$1 //p" $OUT/netbench.txt | head -n 1; }
+# the overlap product once more with its events delivered one by one, not
+# announced per instant first (rtNetHintEvent): what the hints give
+NETBENCH_NO_HINT=1 $B/netbench overlap "$NOVER" --no-sqlite > $OUT/netbench-nohint.txt 2>> $OUT/netbench.err
+v_nohint=$(sed -n 's/^overlap.tqmon.rate //p' $OUT/netbench-nohint.txt | head -n 1)
+v_nhrows=$(sed -n 's/^overlap.tqmon.rows //p' $OUT/netbench-nohint.txt | head -n 1)
 c_rate=$(nb chain.tqmon.rate)
 c_srate=$(nb chain.sqlite.rate)
 c_rows=$(nb chain.tqmon.rows)
@@ -442,6 +447,7 @@ nb overlap.algebra | grep -q 'x1\[' && x1=yes
 rep "    optimized tree contains \"x1[\": $x1"
 rowr "" "tqmon" "SQLite" "ratio tqmon/SQLite"
 rowr "input tuples/s" "$(big $v_rate)" "$(big $v_srate)" "$(ratio $v_rate $v_srate)x"
+rowr "  no hints" "$(big $v_nohint)" "" "(each instant's 8 events not announced first: $(ratio $v_rate $v_nohint)x; $v_nhrows rows)"
 rowr "wall time" "$(secs $(nb overlap.tqmon.seconds))" "$(secs $(nb overlap.sqlite.seconds)) ($(secs $(nb overlap.sqlite.insert_seconds)) ins + $(secs $(nb overlap.sqlite.select_seconds)) sel)" ""
 rowr "tuples processed" "$(nb overlap.tqmon.processed)" "" ""
 rowr "x1 peak stored tuples" "$(nb overlap.tqmon.peak_stored)" "" ""

@@ -379,6 +379,15 @@ static void processInstant(tq_engine *e) {
   ** hears that no end at t comes any more (in a recording that gives an
   ** instant's ends before its other records, every overlap with what is
   ** still open is decided as its tuple comes) */
+  /* the memory the instant's events will read (a product's stored
+  ** matches) is fetched for all of them before the first is delivered */
+  for (int stage = 0; stage < 2 && active && e->ninst > 1; stage++)
+    for (int i = 0; i < e->ninst; i++) {
+      const tq_record *r = &e->inst[i]->r;
+      const RtSensor *s = &net->sensor[r->rel - 1];
+      if (r->kind == TQ_REC_EVENT && s->used && !s->rel->entity && s->rel->mode != ALG_MODE_SAMPLED)
+        rtNetHintEvent(net, &net->sensor[r->rel - 1], r->vals, stage);
+    }
   int lastEnd = -1;
   for (int i = 0; i < e->ninst && active; i++)
     if (e->inst[i]->r.kind == TQ_REC_END || e->inst[i]->r.kind == TQ_REC_WHOLE) lastEnd = i;

@@ -636,6 +636,11 @@ void rtDeliverEvent(RtNet *net, RtSensor *s, TqTime t, const int64_t *vals) {
   for (int i = 0; i < s->alphas.n; i++) rtAlphaEvent(s->alphas.v[i], t, f, vals);
 }
 
+void rtNetHintEvent(RtNet *net, RtSensor *s, const int64_t *vals, int stage) {
+  int64_t f = vals[s->rel->flagAttr];
+  for (int i = 0; i < s->alphas.n; i++) rtAlphaHint(s->alphas.v[i], f, vals, stage);
+}
+
 void rtDeliverBegin(RtNet *net, RtSensor *s, uint64_t ivid, TqTime from, const int64_t *vals) {
   s->delivered++;
   int64_t f = vals[s->rel->flagAttr];

@@ -776,7 +776,7 @@ static void aggFree(RtOp *op) {
   free(a->by);
 }
 
-static const RtOpVt aggVt = {"agg", aggPush, aggFlush, aggFinish, aggFree};
+static const RtOpVt aggVt = {"agg", aggPush, aggFlush, aggFinish, aggFree, NULL};
 
 RtOp *rtOpAgg(RtNet *net, const AlgNode *n, TqBuf *msg) {
   const AlgAggSpec *g = &n->agg[0];

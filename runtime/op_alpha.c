@@ -274,6 +274,20 @@ void rtAlphaEvent(RtOp *op, TqTime t, int64_t flagEnt, const int64_t *vals) {
   rtTupDrop(tp);
 }
 
+void rtAlphaHint(RtOp *op, int64_t flagEnt, const int64_t *vals, int stage) {
+  Alpha *a = (Alpha *)op;
+  if (a->nfuse || (uint64_t)flagEnt >= a->ents.ndense) return; /* (values of another shape; a map's entity) */
+  const EntState *s = &a->ents.dense[flagEnt];
+  RtOp *p = a->out->parent;
+  if (!p || !p->vt->hint) return;
+  if (stage == 0) {
+    __builtin_prefetch(s);
+    p->vt->hint(p, a->out->port, vals, 0);
+  } else if (s->listed && entOn(s)) {
+    p->vt->hint(p, a->out->port, vals, 1);
+  }
+}
+
 int rtAlphaBegin(RtOp *op, uint64_t ivid, TqTime from, int64_t flagEnt, const int64_t *vals) {
   Alpha *a = (Alpha *)op;
   if (!rtAlphaEnabled(op, flagEnt)) return 0;
@@ -523,7 +537,7 @@ static void alphaFree(RtOp *op) {
   free(a->arms);
 }
 
-static const RtOpVt alphaVt = {"alpha", alphaPush, alphaFlush, alphaFinish, alphaFree};
+static const RtOpVt alphaVt = {"alpha", alphaPush, alphaFlush, alphaFinish, alphaFree, NULL};
 
 RtOp *rtOpAlpha(RtNet *net, const AlgNode *n) {
   Alpha *a = (Alpha *)rtOpNew(net, &alphaVt, sizeof(Alpha), n);

@@ -154,7 +154,7 @@ static void interFree(RtOp *op) {
   tqVecFree(&x->open);
 }
 
-static const RtOpVt interVt = {"intersect", interPush, interFlush, interFinish, interFree};
+static const RtOpVt interVt = {"intersect", interPush, interFlush, interFinish, interFree, NULL};
 
 RtOp *rtOpIntersect(RtNet *net, const AlgNode *n) {
   Inter *x = (Inter *)rtOpNew(net, &interVt, sizeof(Inter), n);

@@ -326,7 +326,7 @@ static void piTFree(RtOp *op) {
   rtExprFree(p->clip);
 }
 
-static const RtOpVt piTVt = {"piT", piTPush, piTFlush, piTFinish, piTFree};
+static const RtOpVt piTVt = {"piT", piTPush, piTFlush, piTFinish, piTFree, NULL};
 
 static int mentionsNow(const RtExpr *e) {
   return e && (e->kind == AX_NOW || mentionsNow(e->a) || mentionsNow(e->b));

@@ -34,7 +34,7 @@ static void sigmaFlush(RtOp *op, TqTime now) {
 }
 static void sigmaFinish(RtOp *op, TqTime now) {}
 static void sigmaFree(RtOp *op) { rtExprFree(((Sigma *)op)->pred); }
-static const RtOpVt sigmaVt = {"sigma", sigmaPush, sigmaFlush, sigmaFinish, sigmaFree};
+static const RtOpVt sigmaVt = {"sigma", sigmaPush, sigmaFlush, sigmaFinish, sigmaFree, NULL};
 
 RtOp *rtOpSigma(RtNet *net, const AlgNode *n, TqBuf *msg) {
   RtExpr *p = rtExprCompile(n->pred, &n->kid[0]->sch, msg);
@@ -162,7 +162,7 @@ static void piFree(RtOp *op) {
   free(p->x);
   free(p->row);
 }
-static const RtOpVt piVt = {"pi", piPush, sigmaFlush, sigmaFinish, piFree};
+static const RtOpVt piVt = {"pi", piPush, sigmaFlush, sigmaFinish, piFree, NULL};
 
 int rtPiTakesEvents(const RtOp *op) { return op->vt == &piVt && op->parent && rtSinkTakesEvents(op->parent); }
 

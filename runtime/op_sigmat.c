@@ -123,7 +123,7 @@ static void sigmaTFree(RtOp *op) {
   rtExprFree(s->pred);
 }
 
-static const RtOpVt sigmaTVt = {"sigmaT", sigmaTPush, sigmaTFlush, sigmaTFinish, sigmaTFree};
+static const RtOpVt sigmaTVt = {"sigmaT", sigmaTPush, sigmaTFlush, sigmaTFinish, sigmaTFree, NULL};
 
 RtOp *rtOpSigmaT(RtNet *net, const AlgNode *n, TqBuf *msg) {
   RtExpr *p = rtExprCompile(n->pred, &n->kid[0]->sch, msg);

@@ -28,7 +28,7 @@ static void sourceFree(RtOp *op) {
     if (s->live.slot[i].key > 1) rtTupUnref(s->live.slot[i].val);
   tqMapFree(&s->live);
 }
-static const RtOpVt sourceVt = {"source", sourcePush, sourceFlush, sourceFinish, sourceFree};
+static const RtOpVt sourceVt = {"source", sourcePush, sourceFlush, sourceFinish, sourceFree, NULL};
 
 RtOp *rtOpSource(RtNet *net, const AlgNode *n) {
   Source *s = (Source *)rtOpNew(net, &sourceVt, sizeof(Source), n);
@@ -64,7 +64,7 @@ static void constFlush(RtOp *op, TqTime now) {
   op->low = op->nout ? TQ_FOREVER : TQ_BEGINNING;
   op->endLow = now;
 }
-static const RtOpVt constVt = {"const", sourcePush, constFlush, sourceFinish, NULL};
+static const RtOpVt constVt = {"const", sourcePush, constFlush, sourceFinish, NULL, NULL};
 
 RtOp *rtOpConst(RtNet *net, const AlgNode *n) {
   RtOp *op = rtOpNew(net, &constVt, sizeof(RtOp), n);
@@ -88,7 +88,7 @@ typedef struct Clock {
   TqTime base;   /* n * tick */
 } Clock;
 
-static const RtOpVt clockVt = {"clock", sourcePush, sourceFlush, sourceFinish, NULL};
+static const RtOpVt clockVt = {"clock", sourcePush, sourceFlush, sourceFinish, NULL, NULL};
 
 RtOp *rtOpClock(RtNet *net, const AlgNode *n) {
   Clock *c = (Clock *)rtOpNew(net, &clockVt, sizeof(Clock), n);

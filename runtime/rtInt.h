@@ -189,6 +189,10 @@ int rtSinkEvent(RtOp *sink, TqTime at, const int64_t *v);
 
 /* alpha entry points used by the sensor hub (op_alpha.c) */
 void rtAlphaEvent(RtOp *op, TqTime t, int64_t flagEnt, const int64_t *vals);
+/* rtNetHintEvent at one alpha that passes the values on as they are: its
+** state of flagEnt (stage 0), then its parent's hint when it is enabled
+** on flagEnt (stage 1; stage 0 goes to the parent too). */
+void rtAlphaHint(RtOp *op, int64_t flagEnt, const int64_t *vals, int stage);
 /* Returns 1 when the alpha took the begin (it was enabled), else 0. */
 int rtAlphaBegin(RtOp *op, uint64_t ivid, TqTime from, int64_t flagEnt, const int64_t *vals);
 /* The begin of interval ivid went to other alphas of the sensor: unless

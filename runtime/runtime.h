@@ -102,6 +102,11 @@ typedef struct RtOpVt {
   void (*finish)(RtOp *op, TqTime now);
   /* Release state. */
   void (*free)(RtOp *op);
+  /* Optional: a tuple with values vals (as child `port` emits them) is
+  ** about to come; fetch what its push will read (a prefetch only: no
+  ** state changes), in two stages: 0 what the values locate (an index's
+  ** slot), 1 what that slot points to.  rtNetHintEvent. */
+  void (*hint)(RtOp *op, int port, const int64_t *vals, int stage);
 } RtOpVt;
 
 struct RtOp {
@@ -194,6 +199,12 @@ int rtSensorEnabled(const RtSensor *s, int64_t e);
 /* Packet delivery, called by producers after their own enable check.
 ** vals are the relation's attribute values in declared order. */
 void rtDeliverEvent(RtNet *net, RtSensor *s, TqTime t, const int64_t *vals);
+/* An event with values vals will be delivered soon (rtDeliverEvent):
+** the operators its tuple meets first fetch what they will read for it
+** (RtOpVt.hint), so that the memory of an instant's events is fetched
+** together instead of one event's after another's: stage 0 for each of
+** them, then stage 1 for each.  Changes nothing. */
+void rtNetHintEvent(RtNet *net, RtSensor *s, const int64_t *vals, int stage);
 void rtDeliverBegin(RtNet *net, RtSensor *s, uint64_t ivid, TqTime from, const int64_t *vals);
 void rtDeliverEnd(RtNet *net, RtSensor *s, uint64_t ivid, TqTime from, TqTime to, const int64_t *vals);
 /* Entity relations (always enabled): begin/end of an entity tuple. */

@@ -406,8 +406,8 @@ static void sinkFree(RtOp *op) {
   }
 }
 
-static const RtOpVt sinkVt = {"sink", sinkPush, sinkFlush, sinkFinish, sinkFree};
-const RtOpVt rtSinkEventVt = {"sink", sinkPush, sinkFlush, sinkFinish, sinkFree};
+static const RtOpVt sinkVt = {"sink", sinkPush, sinkFlush, sinkFinish, sinkFree, NULL};
+const RtOpVt rtSinkEventVt = {"sink", sinkPush, sinkFlush, sinkFinish, sinkFree, NULL};
 
 RtOp *rtOpSink(RtNet *net, RtResult *res) {
   /* (--no-opt: every step makes its tuple, the oracle of the optimized one) */
