@@ -32,6 +32,10 @@ CpProgram *enProgram(tq_pm_global *g) { return enOf(g)->prog; }
 RtNet *enNet(tq_pm_global *g) { return enOf(g)->net; }
 TqDiag *enDiag(tq_pm_global *g) { return &enOf(g)->diag; }
 int enNeedsFixed(tq_pm_global *g) { return !enOf(g)->session; }
+void enSeenUntil(tq_pm_global *g, TqTime t) {
+  tq_engine *e = enOf(g);
+  if (t > e->lastSeen && t < TQ_FOREVER) e->lastSeen = t;
+}
 int enAliveOnly(tq_pm_global *g, int rel) {
   const tq_engine *e = enOf(g);
   if (e->session || !e->net || e->allRecords || e->collectors || e->filters || rel < 1 || rel > e->net->nsensor)

@@ -76,6 +76,12 @@ int enNeedsFixed(tq_pm_global *g);
 ** an instant is never looked at).  Not in a session, nor when every
 ** record goes somewhere (recording, a collector, a filter).  1 or 0. */
 int enAliveOnly(tq_pm_global *g, int rel);
+/* An extractor that gave no range (g->set_range) read its recording up to
+** t, records it left out (no query needs them) included: the run ends at t
+** at the earliest (`now`, the Clock's last tick), as if they had been
+** produced.  Without it the end would be the last record produced, and
+** leaving records out would cut the run short. */
+void enSeenUntil(tq_pm_global *g, TqTime t);
 /* Has the operation been asked to halt (tq_halt)?  A PM that waits (the
 ** realtime clock for its next tick, a pacer) stops waiting.  1 or 0. */
 int enHaltRequested(tq_pm_global *g);

@@ -125,7 +125,7 @@ typedef struct FileRel {
   int64_t nneedEnt;
   int alive;           /* format 3: an entity relation needed only for whether its
                        ** entities exist (Reader.aliveOnly; -1: not asked) */
-  int32_t *aliveN;     /* ... its intervals open per entity (engine symbol) as delivered */
+  int32_t *aliveN;     /* ... its intervals open per entity (engine symbol), as read */
   int64_t naliveN;
   unsigned char kind[TQ_MAX_ATTRS];
   int32_t nenum[TQ_MAX_ATTRS]; /* TY_ENUM: how many values (the file's) */

@@ -997,7 +997,7 @@ static int aliveSkip(Reader *r, RBlock *b, FileRel *fr, RStream *sm, int64_t si,
     (*n)--;
     return 1;
   }
-  if (*n == 0) return 0; /* (its begin came before the count) */
+  if (*n == 0) return 0; /* (an end with no begin counted: refused above, kept as a guard) */
   In c = b->cur;
   if (b->nkept < 0 && c.p < c.e && *c.p == CK_BEGIN) {
     c.p++;

@@ -196,7 +196,7 @@ typedef struct Ahead {
 } Ahead;
 
 /* A text recording: an entity relation needed only for whether its
-** entities exist (enAliveOnly), and their intervals open as delivered. */
+** entities exist (enAliveOnly), and their intervals open, as read. */
 typedef struct TextAlive {
   int on;                /* -1 not asked yet */
   int32_t *n;            /* by entity (snsCountSlot) */
@@ -347,7 +347,7 @@ static int textAliveSkip(tq_pm_global *g, Src *s, const SnsPacket *pk) {
     (*n)--;
     return 1;
   }
-  if (*n == 0) return 0; /* (its begin came before the count) */
+  if (*n == 0) return 0; /* (an end with no begin counted: the parse refuses it, kept as a guard) */
   const SnsPacket *q = pk + 1;
   if (q < tr->pk + tr->npk && q->kind == PK_BEGIN && q->rel == pk->rel && q->t == pk->t && tr->vals[tr->iv[q->iv].vals] == x)
     return 2;
@@ -515,6 +515,15 @@ static int aheadNext(tq_pm_global *g, tq_pm_private *p, Src *s) {
   }
 }
 
+/* s is read to its end: the time of its last record, read or left out
+** (a collection file's groups give their blocks' last times, skipped ones
+** too), is the run's end at the earliest (enSeenUntil). */
+static int srcEnd(tq_pm_global *g, Src *s) {
+  TqTime last = s->tr ? s->tr->last : s->ranged ? s->rd.last : s->rd.lastT > s->rd.groupLast ? s->rd.lastT : s->rd.groupLast;
+  if (last > TQ_BEGINNING) enSeenUntil(g, last);
+  return 0;
+}
+
 /* Reads s's next record into s->cur.  1, 0 at its end, -1 damaged (said). */
 static int srcNext(tq_pm_global *g, tq_pm_private *p, Src *s) {
   s->have = 0;
@@ -527,7 +536,7 @@ static int srcNext(tq_pm_global *g, tq_pm_private *p, Src *s) {
         const SnsLoss *l = &s->tr->loss[s->nextLoss];
         keepLoss(s->x, l->rel, l->entity, l->from, l->to, l->count, l->spans);
       }
-      if (s->next >= s->tr->npk) return 0;
+      if (s->next >= s->tr->npk) return srcEnd(g, s);
       const SnsPacket *pk = &s->tr->pk[s->next];
       /* (a recording this replay read left out already what is not
       ** needed: see srcOpen; one read by the caller is asked here) */
@@ -545,7 +554,7 @@ static int srcNext(tq_pm_global *g, tq_pm_private *p, Src *s) {
     for (;;) {
       int rr = s->ahead ? aheadNext(g, p, s) : snsReaderNext(&s->rd, &s->cur, &skip);
       if (s->ahead) skip = 0;
-      if (rr == 0) return 0;
+      if (rr == 0) return srcEnd(g, s);
       if (rr < 0) { /* damaged: what came before is used; say where */
         snsReaderReport(enDiag(g), &s->rd, " (the records before it were used)");
         snprintf(p->message, sizeof p->message, "%s", s->rd.err);
