@@ -925,6 +925,11 @@ static int groupLoad(Reader *r) {
     if (blockPeek(b)) {
       r->key[i] = keyOf(b->t, i);
       r->nheap++;
+    } else if (b->nkept == 0) {
+      /* every record left out (intervals no sample sees): no record of
+      ** the block is taken, yet its begins' ids are taken, as a block not
+      ** read (the stream's later ENDs count back over them) */
+      sm->begins += b->nbegin;
     }
   }
   treeBuild(r);

@@ -1,7 +1,7 @@
 /*
 ** prop.c - property tests on random (query, recording) pairs.
 **
-**   prop [-n pairs] [-s seed] [-o dir] [-t seconds]
+**   prop [-n pairs] [-s seed] [-o dir] [-t seconds] [-w 1]
 **
 ** -t: a time budget: no pair starts after it is spent (the pairs checked
 ** are counted in the summary; make test runs the release build for up to
@@ -24,6 +24,9 @@
 ** (NAME.tq, NAME.trace, NAME.csv with the oracle's answer) and printed;
 ** so is a pair that crashes (an internal check of the test build aborts).
 ** Prints "ok N" / "not ok N" lines and a summary; exit status 1 on failure.
+** -w 1: only writes each pair into dir as pair-SEED.tq and pair-SEED.trace,
+** for the tests that replay them through tqmon in other ways
+** (tests/scripts/prop_replays.sh: collection files, full and selective).
 **
 ** Why one file of over 1,000 lines: the generators of the configuration,
 ** the queries and the recording and the checks share the random streams
@@ -772,6 +775,18 @@ static void report(int seed, const char *prog, const char *trace, const char *or
 #define PAIR_SECONDS 120
 static int curSeed;
 static const char *curProg, *curTrace;
+static int writeOnly; /* -w: the pairs are written, not checked */
+
+/* Writes text to dir/pair-SEED.EXT; 0 on success. */
+static int writePair(int seed, const char *ext, const char *text) {
+  char *path = tqMprintf("%s/pair-%d.%s", outDir, seed, ext);
+  FILE *f = fopen(path, "w");
+  int rc = !f || fputs(text, f) < 0;
+  if (f && fclose(f)) rc = 1;
+  if (rc) fprintf(stderr, "prop: cannot write %s: %s\n", path, strerror(errno));
+  free(path);
+  return rc;
+}
 
 static void onCrash(int sig) {
   signal(sig, SIG_DFL);
@@ -813,6 +828,13 @@ static void onePair(int seed) {
   counterPairs += pairCounters > 0;
   genQueries(&prog, &nderived);
   genTrace(&trace);
+  if (writeOnly) {
+    if (writePair(seed, "tq", prog.s) || writePair(seed, "trace", trace.s)) failed++;
+    else checked++;
+    tqBufFree(&prog);
+    tqBufFree(&trace);
+    return;
+  }
   checked++;
   curSeed = seed;
   curProg = prog.s;
@@ -1011,6 +1033,7 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[i], "-s")) seed = atoi(argv[i + 1]);
     else if (!strcmp(argv[i], "-o")) outDir = argv[i + 1];
     else if (!strcmp(argv[i], "-t")) budget = atoi(argv[i + 1]);
+    else if (!strcmp(argv[i], "-w")) writeOnly = atoi(argv[i + 1]);
   }
   if (mkdir(outDir, 0777) && errno != EEXIST) { /* its pairs' stores and failing cases go there */
     fprintf(stderr, "prop: cannot make %s: %s\n", outDir, strerror(errno));
@@ -1028,6 +1051,10 @@ int main(int argc, char **argv) {
     onePair(seed + i);
   }
   clock_gettime(CLOCK_MONOTONIC, &t1);
+  if (writeOnly) {
+    printf("%d pairs written to %s, %d failed\n", checked, outDir, failed);
+    return failed ? 1 : 0;
+  }
   if (budget > 0)
     printf("time budget %d s: %d of %d pairs in %lld s%s\n", budget, checked, n, (long long)(t1.tv_sec - t0.tv_sec),
            spent ? " (the budget was spent first)" : "");
