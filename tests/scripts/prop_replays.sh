@@ -9,7 +9,10 @@
 #     (TQMON_COLFIL_GROUP=200, so that intervals span groups whose blocks
 #     are skipped), replayed selectively, with one thread, in full
 #     (colfil=full:FILE), and read from a pipe (its range is known only at
-#     its end).
+#     its end);
+#   - the recording split in two by relation, the entities and two
+#     interval relations (Iv, Jv, Sv) as a collection file, the rest as a
+#     text, merged in time order by two --replay.
 # prop.c checks the text replay against SQL and the unoptimized network;
 # this checks that the readers that leave records out (blocks, entities,
 # intervals no tick sees, changes of state of an entity kept only for
@@ -64,11 +67,18 @@ for tq in "$dir"/pair-*.tq; do
   cmp -s "$b.text" "$b.full" || bad "$name: the collection file's full replay answers differently from the text"
   $T run "$tq" --replay - --format csv <"$b.col" >"$b.pipe" 2>>"$b.err" || bad "$name: replay from a pipe"
   cmp -s "$b.text" "$b.pipe" || bad "$name: the collection file read from a pipe answers differently from the text"
+  awk -v a="$b.part1.trace" -v z="$b.part2.trace" '$1 ~ /^#/ { next }
+    { if ($2 ~ /^(E|M)[+-]?$/ || $2 ~ /^[IJS]v/) print > a; else print > z }' "$b.trace"
+  touch "$b.part1.trace" "$b.part2.trace"
+  TQMON_COLFIL_GROUP=200 $T record "$tq" --replay "$b.part1.trace" -o "$b.part1.col" 2>>"$b.err" || bad "$name: record part 1"
+  $T run "$tq" --replay "$b.part1.col" --replay "$b.part2.trace" --format csv >"$b.merged" 2>>"$b.err" ||
+    bad "$name: two recordings merged"
+  cmp -s "$b.text" "$b.merged" || bad "$name: the recording split in two and merged answers differently from the text"
   pairs=$((pairs + 1))
   rows=$((rows + $(grep -vc '^#' "$b.text")))
 done
 [ "$pairs" -eq "$n" ] || bad "only $pairs of $n pairs replayed"
 # (the pairs must answer something: a header line and rows for most queries)
 [ "$rows" -gt $((10 * n)) ] || bad "only $rows result lines in $pairs pairs"
-[ $fails = 0 ] && echo "random pairs: $pairs replayed six ways ($rows result lines), the same answers"
+[ $fails = 0 ] && echo "random pairs: $pairs replayed seven ways ($rows result lines), the same answers"
 exit $((fails > 0))
