@@ -332,7 +332,9 @@ void enDeliver(tq_engine *e, const tq_record *r, OpenIv *iv, int active) {
     if (pass && rtSensorEnabled(s, r->vals[f]) && alive(e, rel, f, r->vals[f]) && !filtered(e, r)) {
       if (enHistOn(e, r->rel)) enHistRecord(e, r, r->t);
       rtDeliverEvent(net, s, r->t, r->vals);
-      if (!rel->deltaOf) enToConsumers(e, r, 0); /* deltas are computed again from the samples */
+      /* (deltas are computed again from the samples; a relation a replay
+      ** copies from, and its copies, were collected whole: processInstant) */
+      if (!rel->deltaOf && !enCopiedFrom(e, rel) && !enACopy(e, rel)) enToConsumers(e, r, 0);
       enSnapAdd(e, r);
     }
     return;

@@ -356,10 +356,14 @@ static void processInstant(tq_engine *e) {
     ** events and samples (below).  Replaying what was collected gives the
     ** same results. */
     /* (not the copies a replay makes for another sensor; its own records,
-    ** which a recording may hold, are records) */
+    ** which a recording may hold, are records.  A replay answers a used
+    ** other sensor from the relation's records, which are then all
+    ** collected, although no query may read the relation: a replay of what
+    ** was collected makes the same copies, enCopiedFrom) */
     if (consumers && !(e->extractor && s->rel->sensorOf && rs->replayFrom != 2)) {
       if (e->allRecords) enToConsumers(e, r, 1);
-      if (e->collectors && r->kind != TQ_REC_EVENT && r->kind != TQ_REC_SAMPLE && (s->rel->entity || rs->tracked))
+      if (e->collectors && r->kind != TQ_REC_SAMPLE &&
+          ((r->kind != TQ_REC_EVENT && (s->rel->entity || rs->tracked)) || enCopiedFrom(e, s->rel)))
         enToConsumers(e, r, 0);
     }
   }
