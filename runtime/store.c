@@ -717,7 +717,11 @@ static tq_pm_status primCall(tq_pm_global *g, tq_pm_private *p, int what, const 
       }
       RtNet *net = enNet(g);
       TqTime last = net && net->opt.nowValue != TQ_OPEN ? net->opt.nowValue : pr->last;
-      if (!rc) rc = rtStoreMeta(pr->st, "first", pr->any ? pr->first : 0) || rtStoreMeta(pr->st, "last", last) ||
+      /* the range starts at the run's first time (a recording's range may
+      ** start before its first record), as it ends at its last */
+      TqTime first = pr->any ? pr->first : 0;
+      if (net && pr->any && net->origin < first) first = net->origin;
+      if (!rc) rc = rtStoreMeta(pr->st, "first", first) || rtStoreMeta(pr->st, "last", last) ||
                     rtStoreMeta(pr->st, "tick", prog->cat.tick);
       if (!rc) rc = rtStoreCommit(pr->st);
       if (rc) {

@@ -52,6 +52,8 @@ static tq_pm_status traceInit(tq_pm_global *g, tq_pm_private *p) {
 static tq_pm_status traceRecord(tq_pm_global *g, tq_pm_private *p, const tq_record *r) {
   TraceState *st = p->data;
   if (!st || !(p->caps & TQ_PM_CONSUMER)) return TQ_PM_OK;
+  RtNet *net = enNet(g);
+  if (net) snsTextWriterOrigin(st->w, net->origin); /* (written before the first line: the run's first time) */
   if (snsTextWrite(st->w, r)) {
     snprintf(p->message, sizeof p->message, "cannot write %s", strchr(p->args, ':') + 1);
     return TQ_PM_ERROR;
@@ -91,7 +93,12 @@ static tq_pm_status traceCall(tq_pm_global *g, tq_pm_private *p, int what, const
     }
     case TQ_PM_END:
       if (st) {
-        int bad = st->w && snsTextWriterClose(st->w);
+        /* the run's last time, as a collection file's range has it (a
+        ** replay of the text ticks to it) */
+        RtNet *net = enNet(g);
+        TqTime last = net ? net->now : TQ_BEGINNING;
+        if (net && net->opt.nowValue != TQ_OPEN) last = net->opt.nowValue;
+        int bad = st->w && snsTextWriterClose(st->w, last);
         free(st);
         p->data = NULL;
         if (bad) {

@@ -21,7 +21,11 @@
 ** begins or ends of intervals were among them.  The replay tells it to the
 ** engine (g->lost) when it reaches the line, as the recording run was told
 ** it; TIME is where the recorder was then (the last record's time), not
-** the loss's.
+** the loss's.  "TIME ." is a range mark: the recording covers TIME, no
+** record (tqmon writes the run's first and last times so, before its first
+** line and after its last: what a run collected need not begin or end
+** there, and a replay ticks its Clock and samples over the whole range, as
+** over a collection file's); nothing may follow the dot.
 */
 #ifndef SENSORS_H
 #define SENSORS_H

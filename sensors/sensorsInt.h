@@ -56,6 +56,7 @@ struct SnsTrace {
   int64_t *vals;  /* value pool */
   int64_t nvals, cvals;
   TqTime first, last;
+  int marked;     /* a range mark ("TIME .") came before any record: first is its time */
   SnsLoss *loss;  /* its loss lines, in order */
   int64_t nloss, closs;
   int64_t nall;   /* the records of the recording (npk and those dropped) */
@@ -93,7 +94,13 @@ int snsTextWrite(SnsTextWriter *w, const tq_record *r);
 /* A loss (tq_pm.lost) as a loss line, at the time of the last record
 ** written (before the first record: at its time).  0 or -1. */
 int snsTextWriteLoss(SnsTextWriter *w, int rel, int64_t entity, TqTime from, TqTime to, int64_t count, int spans);
-int snsTextWriterClose(SnsTextWriter *w);
+/* The run's first time (the network's origin): written as a range mark
+** ("TIME .") before the first line, when it is not after that line's time. */
+void snsTextWriterOrigin(SnsTextWriter *w, TqTime first);
+/* Closes the file; last (TQ_BEGINNING: not known) is the run's last time,
+** written as a range mark after the last line when a record was written
+** and it is not before that line's time.  0 or -1. */
+int snsTextWriterClose(SnsTextWriter *w, TqTime last);
 
 /* A recording opened for reading (replay.c). */
 struct SnsInput {

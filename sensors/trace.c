@@ -621,6 +621,27 @@ static void parseLine(Parser *ps) {
     tqError(ps->d, locAt(ps, ps->p), "expected a relation name after the time");
     return;
   }
+  if (nn == 1 && ns[0] == '.') {
+    /* a range mark: the recording covers TIME (a run's first and last
+    ** times, which its first and last records need not be) */
+    skipWs(ps);
+    if (ps->p < ps->e) {
+      tqError(ps->d, locAt(ps, ps->p), "unexpected '%.*s' after a range mark (TIME . has nothing after it)",
+              (int)(ps->e - ps->p), ps->p);
+      return;
+    }
+    ps->lastT = t;
+    ps->haveT = 1;
+    ps->lastTw[0] = lw[0];
+    ps->lastTw[1] = lw[1];
+    ps->lastTn = ln;
+    if (!tr->nall && !tr->marked) {
+      tr->first = t;
+      tr->marked = 1;
+    }
+    tr->last = t;
+    return;
+  }
   if (nn > 1 && ns[nn - 1] == '!') { /* a loss */
     parseLoss(ps, t, ns, nn - 1);
     return;
@@ -757,7 +778,7 @@ parsed:;
   ps->lastTw[0] = lw[0];
   ps->lastTw[1] = lw[1];
   ps->lastTn = ln;
-  if (!tr->nall) tr->first = t;
+  if (!tr->nall && !tr->marked) tr->first = t;
   tr->last = t;
   int ri = r->id - 1, drop = sign >= 0 && dropped(ps, r, tmp); /* (an end: as its begin was) */
   if (drop && (whole || !isIv || sample)) { /* checked, not kept */
@@ -1128,6 +1149,7 @@ struct SnsTextWriter {
   int any;         /* a record was written */
   SnsLoss *pend;   /* losses told before the first record (written before it) */
   int npend, cpend;
+  TqTime origin;   /* the run's first time (TQ_BEGINNING: not known) */
 };
 
 SnsTextWriter *snsTextWriterOpen(const char *path, const CpProgram *prog) {
@@ -1136,8 +1158,9 @@ SnsTextWriter *snsTextWriterOpen(const char *path, const CpProgram *prog) {
   SnsTextWriter *w = tqCalloc(1, sizeof *w);
   w->f = f;
   w->prog = prog;
+  w->origin = TQ_BEGINNING;
   fprintf(f, "# written by tqmon: TIME in ns, NAME+ begins, NAME- ends, NAME@ samples, NAME= FROM whole intervals, "
-             "NAME! COUNT FROM TO ENTITY [spans] losses\n");
+             "NAME! COUNT FROM TO ENTITY [spans] losses, TIME . the run's first and last times\n");
   return w;
 }
 
@@ -1206,6 +1229,7 @@ int snsTextWrite(SnsTextWriter *w, const tq_record *r) {
   const AlgRel *rel = w->prog->cat.rels.v[r->rel - 1];
   TqTime t = r->kind == TQ_REC_BEGIN ? r->from : r->kind == TQ_REC_END || r->kind == TQ_REC_WHOLE ? r->to : r->t;
   if (r->kind < TQ_REC_EVENT || r->kind > TQ_REC_WHOLE || r->kind == TQ_REC_DELTA) return 0;
+  if (!w->any && w->origin != TQ_BEGINNING && w->origin <= t) fprintf(w->f, "%lld .\n", (long long)w->origin);
   for (int i = 0; i < w->npend; i++) putLoss(w, t, &w->pend[i]);
   w->npend = 0;
   w->any = 1;
@@ -1223,10 +1247,13 @@ int snsTextWrite(SnsTextWriter *w, const tq_record *r) {
   return w->err ? -1 : 0;
 }
 
-int snsTextWriterClose(SnsTextWriter *w) {
+void snsTextWriterOrigin(SnsTextWriter *w, TqTime first) { w->origin = first; }
+
+int snsTextWriterClose(SnsTextWriter *w, TqTime last) {
   if (!w) return 0;
   /* losses and no record: each at its end (in the order told, never back) */
   for (int i = 0; i < w->npend; i++) putLoss(w, i && w->lastT > w->pend[i].to ? w->lastT : w->pend[i].to, &w->pend[i]);
+  if (w->any && last != TQ_BEGINNING && last >= w->lastT && fprintf(w->f, "%lld .\n", (long long)last) < 0) w->err = 1;
   free(w->pend);
   int rc = w->err || fclose(w->f) ? -1 : 0;
   free(w);

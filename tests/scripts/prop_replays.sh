@@ -10,7 +10,8 @@
 #     are skipped), replayed selectively, with one thread, in full
 #     (colfil=full:FILE), and read from a pipe (its range is known only at
 #     its end);
-#   - what the run collected (--record, a collection file), replayed;
+#   - what the run collected (--record, a collection file and a text),
+#     replayed;
 #   - the recording split in two by relation, the entities and two
 #     interval relations (Iv, Jv, Sv) as a collection file, the rest as a
 #     text, merged in time order by two --replay.
@@ -44,8 +45,10 @@ bad() {
 # and among 400 from seed 9000: a run that answered a relation's other
 # traced sensor from its records did not collect them (--record), so the
 # replay of what it collected answered nothing for it (golden case
-# sensor_other_only)
-found="1845 2614 3594 9005"
+# sensor_other_only); and a text recording of what it collected began at
+# its first record, not at the run's first time (9007, golden case
+# range_marks)
+found="1845 2614 3594 9005 9007"
 for s in $found; do
   "$P" -n 1 -s "$s" -o "$dir" -w 1 >>"$dir/prop.log" 2>&1 || bad "prop -w -s $s"
   n=$((n + 1))
@@ -75,6 +78,9 @@ for tq in "$dir"/pair-*.tq; do
   $T run "$tq" --replay "$b.trace" --format csv --record "$b.rec.col" >"$b.recrun" 2>>"$b.err" || bad "$name: run with --record"
   $T run "$tq" --replay "$b.rec.col" --format csv >"$b.recrep" 2>>"$b.err" || bad "$name: replay of what the run collected"
   cmp -s "$b.text" "$b.recrep" || bad "$name: the replay of what the run collected answers differently from the text"
+  $T run "$tq" --replay "$b.trace" --quiet --record "$b.rec.trace" 2>>"$b.err" || bad "$name: run with --record .trace"
+  $T run "$tq" --replay "$b.rec.trace" --format csv >"$b.recrept" 2>>"$b.err" || bad "$name: replay of the text the run collected"
+  cmp -s "$b.text" "$b.recrept" || bad "$name: the replay of the text the run collected answers differently from the text"
   awk -v a="$b.part1.trace" -v z="$b.part2.trace" '$1 ~ /^#/ { next }
     { if ($2 ~ /^(E|M)[+-]?$/ || $2 ~ /^[IJS]v/) print > a; else print > z }' "$b.trace"
   touch "$b.part1.trace" "$b.part2.trace"
@@ -88,5 +94,5 @@ done
 [ "$pairs" -eq "$n" ] || bad "only $pairs of $n pairs replayed"
 # (the pairs must answer something: a header line and rows for most queries)
 [ "$rows" -gt $((10 * n)) ] || bad "only $rows result lines in $pairs pairs"
-[ $fails = 0 ] && echo "random pairs: $pairs replayed eight ways ($rows result lines), the same answers"
+[ $fails = 0 ] && echo "random pairs: $pairs replayed nine ways ($rows result lines), the same answers"
 exit $((fails > 0))
