@@ -549,6 +549,19 @@ static void parseLoss(Parser *ps, TqTime t, const char *ns, int nn) {
   if (count != TQ_PM_LOST_UNKNOWN) ps->lost += count;
 }
 
+/* A line read without error at t (its time word lw, ln bytes): the next
+** line's time is compared with it; the recording covers t. */
+static inline void lineAt(Parser *ps, TqTime t, const uint64_t lw[2], int ln) {
+  SnsTrace *tr = ps->tr;
+  ps->lastT = t;
+  ps->haveT = 1;
+  ps->lastTw[0] = lw[0];
+  ps->lastTw[1] = lw[1];
+  ps->lastTn = ln;
+  if (!tr->nall && !tr->marked) tr->first = t;
+  tr->last = t;
+}
+
 static void parseLine(Parser *ps) {
   SnsTrace *tr = ps->tr;
   const char *s;
@@ -630,16 +643,8 @@ static void parseLine(Parser *ps) {
               (int)(ps->e - ps->p), ps->p);
       return;
     }
-    ps->lastT = t;
-    ps->haveT = 1;
-    ps->lastTw[0] = lw[0];
-    ps->lastTw[1] = lw[1];
-    ps->lastTn = ln;
-    if (!tr->nall && !tr->marked) {
-      tr->first = t;
-      tr->marked = 1;
-    }
-    tr->last = t;
+    lineAt(ps, t, lw, ln);
+    if (!tr->nall) tr->marked = 1; /* (before any record: first is its time) */
     return;
   }
   if (nn > 1 && ns[nn - 1] == '!') { /* a loss */
@@ -773,13 +778,7 @@ parsed:;
             "record it as a collection file", (long long)SNS_MAX_VALS, SNS_MAX_IVS);
     return;
   }
-  ps->lastT = t;
-  ps->haveT = 1;
-  ps->lastTw[0] = lw[0];
-  ps->lastTw[1] = lw[1];
-  ps->lastTn = ln;
-  if (!tr->nall && !tr->marked) tr->first = t;
-  tr->last = t;
+  lineAt(ps, t, lw, ln);
   int ri = r->id - 1, drop = sign >= 0 && dropped(ps, r, tmp); /* (an end: as its begin was) */
   if (drop && (whole || !isIv || sample)) { /* checked, not kept */
     tr->nall++;
