@@ -255,7 +255,6 @@ static inline int alive(tq_engine *e, const AlgRel *rel, int attr, int64_t v) {
   return v >= 0 && v < r->aliveCap && r->aliveN[v] > 0;
 }
 
-/* The key of interval id of relation rel in the engine's open intervals. */
 /* A replay answers rel's other sensor, which a query uses, from rel's
 ** records (copies): what the run collects then holds all of rel's
 ** records, and none of the copies (a replay of it makes them again). */
@@ -265,6 +264,8 @@ static inline int enCopiedFrom(const tq_engine *e, const AlgRel *rel) {
 static inline int enACopy(const tq_engine *e, const AlgRel *rel) {
   return e->extractor && rel->sensorOf && e->rs[rel->id - 1].replayFrom == 1;
 }
+
+/* The key of interval id of relation rel in the engine's open intervals. */
 static inline uint64_t ivKey(int rel, uint64_t id) { return tqHash64((uint64_t)rel * 0x9e3779b97f4a7c15ULL ^ id) | 2; }
 
 /* ================================================================ across the engine's files */

@@ -467,6 +467,7 @@ static int start(tq_engine *e) {
     return -1;
   }
   TqTime t0 = e->rangeSet ? e->first : e->haveStart ? e->startTime : 0;
+  e->net->originKnown = e->rangeSet || e->haveStart;
   if (rtNetStart(e->net, t0)) return enFail(e, "the result consumers could not start");
   if (e->session) enSessionStart(e);
   if (e->net->clockGcd) {

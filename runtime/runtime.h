@@ -271,6 +271,9 @@ struct RtNet {
   RtOptions opt;
   TqTime now;          /* current stream time */
   TqTime origin;       /* first time seen */
+  int originKnown;     /* origin is the run's first time (a recording's range, a
+                       ** live start), not a stand-in 0 (a range known only at
+                       ** the end: a file read from a pipe, not closed) */
   int started;
   int failed;          /* a fatal error happened */
   TqDiag *diag;        /* runtime errors */

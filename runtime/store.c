@@ -720,7 +720,7 @@ static tq_pm_status primCall(tq_pm_global *g, tq_pm_private *p, int what, const 
       /* the range starts at the run's first time (a recording's range may
       ** start before its first record), as it ends at its last */
       TqTime first = pr->any ? pr->first : 0;
-      if (net && pr->any && net->origin < first) first = net->origin;
+      if (net && net->originKnown && pr->any && net->origin < first) first = net->origin;
       if (!rc) rc = rtStoreMeta(pr->st, "first", first) || rtStoreMeta(pr->st, "last", last) ||
                     rtStoreMeta(pr->st, "tick", prog->cat.tick);
       if (!rc) rc = rtStoreCommit(pr->st);

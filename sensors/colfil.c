@@ -593,7 +593,7 @@ static tq_pm_status colCall(tq_pm_global *g, tq_pm_private *p, int what, const t
       if (!c) return TQ_PM_OK;
       if (c->started) {
         RtNet *net = enNet(g);
-        TqTime first = net ? net->origin : c->wr.first, last = net ? net->now : c->wr.last;
+        TqTime first = net && net->originKnown ? net->origin : c->wr.first, last = net ? net->now : c->wr.last;
         if (net && net->opt.nowValue != TQ_OPEN) last = net->opt.nowValue;
         /* it covers every record written (a live record may come after the
         ** network's last time: the reader holds records to the range) */

@@ -53,7 +53,7 @@ static tq_pm_status traceRecord(tq_pm_global *g, tq_pm_private *p, const tq_reco
   TraceState *st = p->data;
   if (!st || !(p->caps & TQ_PM_CONSUMER)) return TQ_PM_OK;
   RtNet *net = enNet(g);
-  if (net) snsTextWriterOrigin(st->w, net->origin); /* (written before the first line: the run's first time) */
+  if (net && net->originKnown) snsTextWriterOrigin(st->w, net->origin); /* (written before the first line) */
   if (snsTextWrite(st->w, r)) {
     snprintf(p->message, sizeof p->message, "cannot write %s", strchr(p->args, ':') + 1);
     return TQ_PM_ERROR;

@@ -25,7 +25,7 @@
 ** record (tqmon writes the run's first and last times so, before its first
 ** line and after its last: what a run collected need not begin or end
 ** there, and a replay ticks its Clock and samples over the whole range, as
-** over a collection file's); nothing may follow the dot.
+** over a collection file's); only a comment may follow the dot.
 */
 #ifndef SENSORS_H
 #define SENSORS_H

@@ -639,7 +639,7 @@ static void parseLine(Parser *ps) {
     ** times, which its first and last records need not be) */
     skipWs(ps);
     if (ps->p < ps->e) {
-      tqError(ps->d, locAt(ps, ps->p), "unexpected '%.*s' after a range mark (TIME . has nothing after it)",
+      tqError(ps->d, locAt(ps, ps->p), "unexpected '%.*s' after a range mark (TIME . has only a comment after it)",
               (int)(ps->e - ps->p), ps->p);
       return;
     }

@@ -12,7 +12,7 @@
 #     its end);
 #   - what the run collected (--record, a collection file and a text),
 #     replayed;
-#   - the recording split in two by relation, the entities and two
+#   - the recording split in two by relation, the entities and three
 #     interval relations (Iv, Jv, Sv) as a collection file, the rest as a
 #     text, merged in time order by two --replay.
 # prop.c checks the text replay against SQL and the unoptimized network;

@@ -109,6 +109,25 @@ for k in 1 2; do
     bad "tail$k: unclosed, from a pipe: $(cat "$dir/tail$k.err")"
   cmp -s "$dir/tail$k.a" "$dir/tail$k.b" || bad "tail$k: unclosed, from a pipe: $(tr '\n' ' ' <"$dir/tail$k.b"), not as the text"
 done
+# what such a file gives on: its range is known only at its end, so the
+# run's first time is not known when its first record is written, and a
+# text converted from it (or recorded) has no first range mark, a store
+# loaded from it starts at its first record (they used to take a stand-in
+# 0 for the run's first time: found by review)
+sed -n '/^clock/,$p' tests/golden/range_marks.tq >"$dir/lr.tq"
+printf '1000s Proc+ P1\n1000s Proc+ P2\n1000s Cpu+ C1\n1002s RunOn+ P1 C1\n1003500ms Busy+ P1\n1004500ms Busy- P1\n1005s RunOn- P1 C1\n1006s Busy+ P2\n' \
+  >"$dir/lr.trace"
+$T run "$dir/lr.tq" --replay "$dir/lr.trace" --format csv >"$dir/lr.a" 2>"$dir/lr.err" || bad "lr: text replay"
+$T record "$dir/lr.tq" --replay "$dir/lr.trace" -o "$dir/lr.col" 2>>"$dir/lr.err" || bad "lr: record"
+printf '\000' | dd of="$dir/lr.col" bs=1 seek=12 conv=notrunc 2>/dev/null
+cat "$dir/lr.col" | $T convert "$dir/lr.tq" - "$dir/lr2.trace" 2>>"$dir/lr.err" || bad "lr: convert from a pipe: $(cat "$dir/lr.err")"
+[ "$(sed -n 2p "$dir/lr2.trace")" = "1000000000000 Proc+ P1" ] || bad "lr: converted from a pipe, its text begins $(sed -n 2p "$dir/lr2.trace")"
+$T run "$dir/lr.tq" --replay "$dir/lr2.trace" --format csv >"$dir/lr.b" 2>>"$dir/lr.err" || bad "lr: replay of the text"
+cmp -s "$dir/lr.a" "$dir/lr.b" || bad "lr: the text converted from a pipe answers $(tr '\n' ' ' <"$dir/lr.b")"
+rm -f "$dir/lr.db"
+cat "$dir/lr.col" | $T load "$dir/lr.tq" --replay - --db "$dir/lr.db" 2>>"$dir/lr.err" || bad "lr: load from a pipe"
+$T sql "$dir/lr.tq" --db "$dir/lr.db" 2>>"$dir/lr.err" | sort >"$dir/lr.sql"
+grep -v '^# incomplete ' "$dir/lr.a" | sort | cmp -s - "$dir/lr.sql" || bad "lr: SQL over the store loaded from a pipe: $(tr '\n' ' ' <"$dir/lr.sql")"
 # whole intervals hold the low mark back from their begin, which the reader
 # announces by reading the file ahead (its flags say it holds some); a
 # stream cannot be read twice, so it is copied into a temporary file first
