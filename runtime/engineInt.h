@@ -142,7 +142,8 @@ struct tq_engine {
   TqTime lastSeen;        /* time of the latest record produced (an extraction
                           ** whose extractor gave no range ends there) */
   int rangeSet;
-  TqTime startTime;       /* a live collection's first time (g->set_start) */
+  TqTime startTime;       /* a live collection's first time, or that of a
+                          ** recording whose range is known at its end (g->set_start) */
   int haveStart;
   int starting;           /* the START calls are going on */
   int64_t snapSeq;

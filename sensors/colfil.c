@@ -195,6 +195,7 @@ typedef struct Writer {
   Out loss;              /* the losses told during the group, encoded (format 4) */
   int64_t nloss;         /* how many */
   size_t groupMax, blockMax; /* COL_GROUP, COL_SBLOCK (TQMON_COLFIL_GROUP: smaller, for tests) */
+  int stream;            /* not a regular file (a pipe): its header cannot be rewritten */
 } Writer;
 
 /* The attribute a relation's streams go by: its flag entity, or its entity
@@ -260,6 +261,8 @@ static void writeHeader(Writer *w) {
 static void openWriter(Writer *w, FILE *f, const char *path, const CpProgram *prog) {
   memset(w, 0, sizeof *w);
   w->f = f;
+  struct stat st;
+  w->stream = fstat(fileno(f), &st) || !S_ISREG(st.st_mode);
   w->path = tqStrdup(path);
   w->prog = prog;
   int n = prog->cat.rels.n;
@@ -476,7 +479,9 @@ static int closeWriter(Writer *w, TqTime first, TqTime last) {
   memcpy(fix + 24, &n, 8);
   uint32_t crc = snsCrc32c(fix, 32);
   memcpy(fix + 32, &crc, 4);
-  if (!rc && (fseek(w->f, 8, SEEK_SET) || fwrite(fix, 1, sizeof fix, w->f) != sizeof fix)) rc = -1;
+  /* (a stream is left as it is: a reader takes its range at its end, as a
+  ** file's that was not closed properly) */
+  if (!rc && !w->stream && (fseek(w->f, 8, SEEK_SET) || fwrite(fix, 1, sizeof fix, w->f) != sizeof fix)) rc = -1;
   if (fclose(w->f)) rc = -1;
   for (int i = 0; i < w->nst; i++) free(w->st[i].b.b);
   free(w->st);

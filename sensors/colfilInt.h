@@ -221,6 +221,9 @@ typedef struct Reader {
                        ** 3 ngb ints (the rest: room to build it) */
   int nheap;           /* blocks with records left */
   TqTime groupLast;    /* the last time of the groups before */
+  TqTime firstSeen;    /* the first time read: the first group's directory's,
+                       ** or the first record's (formats 1, 2); TQ_BEGINNING
+                       ** until then */
   int64_t nwhole;      /* WHOLE records read (their identities) */
   int scan;            /* snsReaderScan: only blocks with WHOLE records, no intervals kept */
   /* what the operation needs (NULL: everything) */

@@ -108,6 +108,7 @@ int snsReaderOpenFile(Reader *r, FILE *f, const char *path, const unsigned char 
   r->path = path;
   r->lastT = TQ_BEGINNING; /* (no record yet: any time is after it) */
   r->groupLast = TQ_BEGINNING;
+  r->firstSeen = TQ_BEGINNING;
   r->f = f;
   r->head = head;
   r->nhead = nhead;
@@ -454,6 +455,7 @@ static int readRecord12(Reader *r, tq_record *rec, int *skip) {
     if (t <= TQ_BEGINNING || t >= TQ_FOREVER) return readerFail(r, "%s:%zu: time out of range", r->path, AT);
     if (t < r->lastT) return readerFail(r, "%s:%zu: time goes backwards", r->path, AT);
     r->lastT = t;
+    if (r->firstSeen == TQ_BEGINNING) r->firstSeen = t;
     if (kind == CK_SYMBOL) {
       char *s = snsGetStr(&r->cur);
       if (r->cur.bad) {
@@ -931,6 +933,14 @@ static int groupLoad(Reader *r) {
       ** read (the stream's later ENDs count back over them) */
       sm->begins += b->nbegin;
     }
+  }
+  /* (blocks begin at or after the groups before: the first group's
+  ** earliest is the file's first time, needed or not) */
+  if (r->firstSeen == TQ_BEGINNING && r->ngb) {
+    TqTime f = r->gb[0].first;
+    for (int i = 1; i < r->ngb; i++)
+      if (r->gb[i].first < f) f = r->gb[i].first;
+    r->firstSeen = f;
   }
   treeBuild(r);
   r->groupLast = last;

@@ -645,7 +645,8 @@ static int srcOpenCollection(tq_pm_global *g, tq_pm_private *p, Src *s) {
       g->log(g, p, TQ_LOG_WARNING, "%s:12: its range fields are damaged (%s): %s", in->name,
              r->rangeBad == 1 ? "checksum mismatch" : "out of range", how);
     else
-      g->log(g, p, TQ_LOG_WARNING, "%s was not closed properly: %s", in->name, how);
+      g->log(g, p, TQ_LOG_WARNING, "%s has no range in its header (written to a pipe, or not closed properly): %s",
+             in->name, how);
   }
   s->ranged = ranged; /* (the header's, or the one read ahead) */
   if (r->version >= 3 && s->x->threads + 1 < enThreads(g) && !aheadStart(g, p, s)) {
@@ -786,15 +787,25 @@ tq_pm_status snsReplayStart(tq_pm_global *g, tq_pm_private *p, SnsTrace *tr, Sns
   if (x->nsrc > 1 && checkClocks(g, p, x)) return TQ_PM_FATAL;
   TqTime first = TQ_FOREVER, last = TQ_BEGINNING;
   int64_t records = 0;
+  int ranged = 1;
   for (int i = 0; i < x->nsrc; i++) {
+    const Src *s = &x->src[i];
     TqTime f, l;
     int64_t n;
-    if (!srcRange(&x->src[i], &f, &l, &n)) return TQ_PM_OK; /* (known at the end) */
+    if (!srcRange(s, &f, &l, &n)) {
+      /* known at the end (a stream not closed properly); its first time
+      ** is the first it read, needed or not, as a regular file's read
+      ** ahead gives it */
+      ranged = 0;
+      l = TQ_BEGINNING, n = 0;
+      f = s->rd.firstSeen > TQ_BEGINNING ? s->rd.firstSeen : s->have ? s->t : TQ_FOREVER;
+    }
     if (f < first) first = f;
     if (l > last) last = l;
     records += n;
   }
-  g->set_range(g, first, last, records);
+  if (ranged) g->set_range(g, first, last, records);
+  else if (first < TQ_FOREVER) g->set_start(g, first); /* (the Clock ticks from there, not from 0) */
   return TQ_PM_OK;
 }
 
