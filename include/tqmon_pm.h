@@ -225,11 +225,11 @@ struct tq_pm_global {
   ** (the built-in realtime clock gives CLOCK_REALTIME ns, the pcp PM an
   ** archive's first sample; Clock ticks and `now` start there).  An
   ** EXTRACTOR whose recording's range is known only at its end (a stream:
-  ** no set_range) gives its first time so, at START (the built-in replay:
-  ** the first time it read); else the Clock would tick from 0.  Returns 0,
-  ** or -1 (and ignores it) outside the START calls, for an extraction
-  ** whose range was set, or with t not strictly between beginning and
-  ** forever. */
+  ** no set_range) gives its first time so, at its START (the built-in
+  ** replay: the first time it read); else the Clock would tick from 0.
+  ** Returns 0, or -1 (and ignores it) outside the START calls, from
+  ** another PM of an extraction, after set_range, or with t not strictly
+  ** between beginning and forever. */
   int (*set_start)(tq_pm_global *g, tq_time t);
   /* (version 4) How far the operation is (MONITORs): the records produced
   ** and the snapshots closed so far (either pointer may be NULL). */

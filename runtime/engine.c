@@ -262,12 +262,15 @@ static void gSuppressed(tq_pm_global *g, int rel, int64_t n) {
 
 /* g->set_start (version 4): a collection's first time, from its
 ** timer's START (the realtime clock: CLOCK_REALTIME ns; pcp: an archive's);
-** or an extraction's whose range is known only at its end. */
+** or, from the extractor's START, an extraction's whose range is known
+** only at its end (no other PM of an extraction sets it). */
 static int gSetStart(tq_pm_global *g, tq_time t) {
   tq_engine *e = enOf(g);
-  if (!e->starting || (e->extractor && e->rangeSet) || t <= TQ_BEGINNING || t >= TQ_FOREVER) {
+  if (!e->starting || (e->extractor && (e->startingPm != e->extractor || e->rangeSet)) || t <= TQ_BEGINNING ||
+      t >= TQ_FOREVER) {
     enLog(g, NULL, TQ_LOG_WARNING,
-         "set_start ignored: only at START, not after set_range, with beginning < t < forever");
+         "set_start ignored: only a collection's, or an extractor's without set_range, at START, with "
+         "beginning < t < forever");
     return -1;
   }
   e->startTime = t;

@@ -146,6 +146,7 @@ struct tq_engine {
                           ** recording whose range is known at its end (g->set_start) */
   int haveStart;
   int starting;           /* the START calls are going on */
+  struct EnPm *startingPm; /* ... this PM's */
   int64_t snapSeq;
   EnOff *offs;            /* flags gone off, not yet told to their producer (onFlag) */
   int noffs, coffs;

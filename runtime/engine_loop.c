@@ -457,9 +457,11 @@ static int start(tq_engine *e) {
     EnPm *m = e->order[started];
     if (m->unbound) continue; /* left out: never called */
     m->started = 1;
+    e->startingPm = m;
     enCallPm(e, m, TQ_PM_START, NULL);
   }
   e->starting = 0;
+  e->startingPm = NULL;
   if (e->fatal) {
     /* the PMs a fatal START left unstarted get no call but END (no records,
     ** no result rows while the results so far are flushed) */

@@ -604,6 +604,11 @@ static tq_pm_status colCall(tq_pm_global *g, tq_pm_private *p, int what, const t
         ** network's last time: the reader holds records to the range) */
         if (c->wr.any && c->wr.first < first) first = c->wr.first;
         if (c->wr.any && c->wr.last > last) last = c->wr.last;
+        if (c->wr.stream && c->wr.wholes)
+          g->log(g, p, TQ_LOG_WARNING,
+                 "%s is a stream (not a regular file): its header cannot say it holds %lld interval%s reported "
+                 "whole at their end, so its replay refuses the first (write a regular file)",
+                 c->wr.path, (long long)c->wr.wholes, c->wr.wholes == 1 ? "" : "s");
         if (closeWriter(&c->wr, first, last)) {
           free(c);
           p->data = NULL;

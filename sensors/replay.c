@@ -715,27 +715,34 @@ static int srcRange(const Src *s, TqTime *first, TqTime *last, int64_t *records)
   return 1;
 }
 
+/* The first time of s: its range's, else (known at its end) the first
+** time it read, needed or not, as a regular file's read ahead gives it.
+** 0: none (nothing read). */
+static int srcFirst(const Src *s, TqTime *first) {
+  TqTime l;
+  int64_t n;
+  if (srcRange(s, first, &l, &n)) return 1;
+  int seen = s->reading && s->rd.firstSeen > TQ_BEGINNING;
+  *first = seen ? s->rd.firstSeen : s->t;
+  return seen || s->have;
+}
+
 /* Recordings of dates (a live run's CLOCK_REALTIME) and recordings of
 ** times from a start cannot be merged.  0, or -1 (said). */
 static int checkClocks(tq_pm_global *g, tq_pm_private *p, Replay *x) {
   const Src *dated = NULL, *offset = NULL;
   for (int i = 0; i < x->nsrc; i++) {
     const Src *s = &x->src[i];
-    TqTime first, last;
-    int64_t n;
-    if (!srcRange(s, &first, &last, &n)) {
-      if (!s->have) continue;
-      first = s->t;
-    }
+    TqTime first;
+    if (!srcFirst(s, &first)) continue;
     if (first >= TQ_WALLCLOCK && !dated) dated = s;
     if (first < TQ_WALLCLOCK && !offset) offset = s;
   }
   if (!dated || !offset) return 0;
   const Src *later = dated < offset ? offset : dated, *earlier = later == dated ? offset : dated;
-  TqTime tl = 0, te = 0, l;
-  int64_t n;
-  if (!srcRange(later, &tl, &l, &n)) tl = later->t;
-  if (!srcRange(earlier, &te, &l, &n)) te = earlier->t;
+  TqTime tl = 0, te = 0;
+  srcFirst(later, &tl);
+  srcFirst(earlier, &te);
   char a[64], b[64];
   const char *dates = "are dates", *offsets = "count from a start";
   tqErrorAt(enDiag(g), later->name,
@@ -792,13 +799,10 @@ tq_pm_status snsReplayStart(tq_pm_global *g, tq_pm_private *p, SnsTrace *tr, Sns
     const Src *s = &x->src[i];
     TqTime f, l;
     int64_t n;
-    if (!srcRange(s, &f, &l, &n)) {
-      /* known at the end (a stream not closed properly); its first time
-      ** is the first it read, needed or not, as a regular file's read
-      ** ahead gives it */
+    if (!srcRange(s, &f, &l, &n)) { /* known at its end (a stream): its first time only */
       ranged = 0;
       l = TQ_BEGINNING, n = 0;
-      f = s->rd.firstSeen > TQ_BEGINNING ? s->rd.firstSeen : s->have ? s->t : TQ_FOREVER;
+      if (!srcFirst(s, &f)) f = TQ_FOREVER;
     }
     if (f < first) first = f;
     if (l > last) last = l;

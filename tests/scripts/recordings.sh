@@ -150,6 +150,30 @@ cmp -s "$dir/dated.a" "$dir/dated.b" || bad "dated: unclosed, from a pipe: $(tr 
   $T run "$dir/lr.tq" --replay - --format csv >"$dir/dated.c" 2>>"$dir/dated.err" || bad "dated: recorded into a pipe: $(cat "$dir/dated.err")"
 [ -s "$dir/dated.werr" ] && bad "dated: recorded into a pipe: $(cat "$dir/dated.werr")"
 cmp -s "$dir/dated.a" "$dir/dated.c" || bad "dated: recorded into a pipe: $(tr '\n' ' ' <"$dir/dated.c"), not as the text"
+# ... only its replay gives its first time: another PM's set_start (a
+# timer's) is ignored, with a warning
+cat "$dir/dated.col" | $T run "$dir/lr.tq" --replay - --pm clock=realtime --format csv >"$dir/dated.d" 2>"$dir/dated.derr" ||
+  bad "dated: with a timer: $(grep -v warning "$dir/dated.derr" | head -n 2)"
+grep -q "set_start ignored" "$dir/dated.derr" || bad "dated: the timer's set_start was not refused: $(cat "$dir/dated.derr")"
+cmp -s "$dir/dated.a" "$dir/dated.d" || bad "dated: with a timer: $(tr '\n' ' ' <"$dir/dated.d"), not as the text"
+# ... merged with a recording of times from a start: refused by its first
+# time, even when no query needs a record of it (the check took the first
+# record delivered, and passed over such a stream)
+printf 'clock 1s;\nentity Proc;\nevent Ping (P: Proc performer) traced on performer;\nevent Pong (P: Proc performer) traced on performer;\nrange of X is Pong\nretrieve into Pongs (X.P)\n' >"$dir/mix.tq"
+printf '1796048654400000000 Ping P1\n1796048655400000000 Ping P1\n' >"$dir/mix1.trace"
+printf '0 Proc+ P1\n1s Pong P1\n' >"$dir/mix2.trace"
+$T record "$dir/mix.tq" --replay "$dir/mix1.trace" -o "$dir/mix1.col" 2>"$dir/mix.err" || bad "mix: record"
+printf '\000' | dd of="$dir/mix1.col" bs=1 seek=12 conv=notrunc 2>/dev/null
+if cat "$dir/mix1.col" | $T run "$dir/mix.tq" --replay - --replay "$dir/mix2.trace" --format csv >"$dir/mix.out" 2>>"$dir/mix.err"; then
+  bad "mix: a stream of dates merged with times from a start: $(tr '\n' ' ' <"$dir/mix.out")"
+fi
+grep -q "recordings on different clocks cannot be merged" "$dir/mix.err" || bad "mix: $(cat "$dir/mix.err")"
+# ... a stream that holds intervals reported whole: its header cannot say
+# so, which a replay must know before it starts: the writer warns
+printf '1796048654400000000 Proc+ P1\n1796048656000000000 Busy= 1796048655000000000 P1\n' >"$dir/whole.trace"
+$T record "$dir/lr.tq" --replay "$dir/whole.trace" -o /dev/stdout 2>"$dir/whole.err" | cat >/dev/null
+grep -q "is a stream (not a regular file): its header cannot say it holds 1 interval reported whole" "$dir/whole.err" ||
+  bad "whole: recorded into a pipe, no warning: $(cat "$dir/whole.err")"
 # whole intervals hold the low mark back from their begin, which the reader
 # announces by reading the file ahead (its flags say it holds some); a
 # stream cannot be read twice, so it is copied into a temporary file first
