@@ -231,6 +231,22 @@ static int dblCmp(const void *a, const void *b) {
 
 static int chainReps = 3;
 
+/* The runs of each tqmon side (--reps R, 1 to 16). */
+static int repsOf(void) { return chainReps < 1 ? 1 : chainReps > 16 ? 16 : chainReps; }
+
+/* The median of the reps runs' wall seconds (sorted here), its rate for
+** n items, and the spread, as WHAT.tqmon.* lines. */
+static void printReps(const char *what, double *secs, int reps, int64_t n) {
+  qsort(secs, (size_t)reps, sizeof(double), dblCmp);
+  double med = secs[reps / 2];
+  printf("%s.tqmon.reps %d\n", what, reps);
+  printf("%s.tqmon.seconds %.3f\n", what, med);
+  printf("%s.tqmon.rate %.0f\n", what, (double)n / med);
+  printf("%s.tqmon.rate_min %.0f\n", what, (double)n / secs[reps - 1]);
+  printf("%s.tqmon.rate_max %.0f\n", what, (double)n / secs[0]);
+  fflush(stdout);
+}
+
 static void chain(int64_t n) {
   int64_t nodeSym[NODES];
   char name[32];
@@ -240,20 +256,13 @@ static void chain(int64_t n) {
   }
   /* the same run several times: the median resists a noisy machine */
   double secs[16];
-  int reps = chainReps < 1 ? 1 : chainReps > 16 ? 16 : chainReps;
+  int reps = repsOf();
   for (int r = 0; r < reps; r++) {
     secs[r] = chainTq(n, nodeSym, r == reps - 1);
     if (secs[r] < 0) return;
     printf("# chain run %d: %.3f s, %.0f tuples/s\n", r + 1, secs[r], (double)n / secs[r]);
   }
-  qsort(secs, (size_t)reps, sizeof(double), dblCmp);
-  double med = secs[reps / 2];
-  printf("chain.tqmon.reps %d\n", reps);
-  printf("chain.tqmon.seconds %.3f\n", med);
-  printf("chain.tqmon.rate %.0f\n", (double)n / med);
-  printf("chain.tqmon.rate_min %.0f\n", (double)n / secs[reps - 1]);
-  printf("chain.tqmon.rate_max %.0f\n", (double)n / secs[0]);
-  fflush(stdout);
+  printReps("chain", secs, reps, n);
   int64_t v[4];
   TqTime t;
   if (!useSqlite) return;
@@ -505,7 +514,7 @@ static void overlap(int64_t n) {
   ** noisy machine (the memory is the first run's, in a fresh process) */
   double secs[16];
   int64_t tuples = 0;
-  int reps = chainReps < 1 ? 1 : chainReps > 16 ? 16 : chainReps;
+  int reps = repsOf();
   for (int r = 0; r < reps; r++) {
     secs[r] = overlapTq(n, keySym, live, r == 0, &tuples);
     if (secs[r] < 0) {
@@ -514,14 +523,7 @@ static void overlap(int64_t n) {
       return;
     }
   }
-  qsort(secs, (size_t)reps, sizeof(double), dblCmp);
-  double med = secs[reps / 2];
-  printf("overlap.tqmon.reps %d\n", reps);
-  printf("overlap.tqmon.seconds %.3f\n", med);
-  printf("overlap.tqmon.rate %.0f\n", (double)tuples / med);
-  printf("overlap.tqmon.rate_min %.0f\n", (double)tuples / secs[reps - 1]);
-  printf("overlap.tqmon.rate_max %.0f\n", (double)tuples / secs[0]);
-  fflush(stdout);
+  printReps("overlap", secs, reps, tuples);
 
   if (useSqlite) {
     sqlite3 *db = dbOpen();
