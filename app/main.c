@@ -27,6 +27,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "../compiler/compiler.h"
@@ -709,6 +710,12 @@ static int registerRecord(tq_engine *e, Args *a, char **args) {
   return tq_register(e, n > 6 && !strcmp(a->record + n - 6, ".trace") ? "trace" : "colfil", *args);
 }
 
+/* Is path this process's standard output (-o /dev/stdout, a pipe on)? */
+static int isStdout(const char *path) {
+  struct stat p, o;
+  return path && !stat(path, &p) && !fstat(STDOUT_FILENO, &o) && p.st_dev == o.st_dev && p.st_ino == o.st_ino;
+}
+
 static int cmdRun(Args *a) {
   const char *fmt = "table";
   if (a->format) {
@@ -744,6 +751,13 @@ static int cmdRun(Args *a) {
   }
   if (a->execOutput && !a->exec) {
     fprintf(stderr, "tqmon run: --exec-output is the output of the program --exec starts\n");
+    return 2;
+  }
+  /* (a recording mixed with other bytes cannot be read back) */
+  if (isStdout(a->record) && (!a->quiet || a->exec)) {
+    fprintf(stderr, "tqmon run: --record %s is standard output, where the %s go as well: give --quiet%s, or write "
+                    "the recording to a file or a named pipe\n",
+            a->record, a->exec ? "results and the --exec program's output" : "results", a->exec ? " and no --exec" : "");
     return 2;
   }
   if (a->utc && a->relative) {
@@ -815,6 +829,14 @@ restore:
 static int cmdRecord(Args *a) {
   if (!a->out || (!a->replay && !a->npm && !live(a))) {
     fprintf(stderr, "tqmon record: give the source (--replay FILE, or --pm NAME) and the output with -o FILE\n");
+    return 2;
+  }
+  /* (the program inherits standard output: its bytes would be in the
+  ** recording, which could not be read back) */
+  if (a->exec && isStdout(a->out)) {
+    fprintf(stderr, "tqmon record: -o %s is standard output, where the --exec program writes as well: write the "
+                    "recording to a file or a named pipe\n",
+            a->out);
     return 2;
   }
   if (a->nfiles == 0) {

@@ -150,6 +150,21 @@ cmp -s "$dir/dated.a" "$dir/dated.b" || bad "dated: unclosed, from a pipe: $(tr 
   $T run "$dir/lr.tq" --replay - --format csv >"$dir/dated.c" 2>>"$dir/dated.err" || bad "dated: recorded into a pipe: $(cat "$dir/dated.err")"
 [ -s "$dir/dated.werr" ] && bad "dated: recorded into a pipe: $(cat "$dir/dated.werr")"
 cmp -s "$dir/dated.a" "$dir/dated.c" || bad "dated: recorded into a pipe: $(tr '\n' ' ' <"$dir/dated.c"), not as the text"
+# ... on standard output, it must be the only bytes there: with an --exec
+# program (which inherits standard output) or a run's results it is
+# refused before anything runs, exit 2, nothing written (the program's
+# bytes went into the stream, which was then refused as a text with a NUL)
+$T record "$dir/lr.tq" -o /dev/stdout --exec true >"$dir/so1.out" 2>"$dir/so1.err"
+rc=$?
+[ $rc = 2 ] && [ ! -s "$dir/so1.out" ] && grep -q "is standard output, where the --exec program writes as well" "$dir/so1.err" ||
+  bad "record --exec -o /dev/stdout: exit $rc, $(wc -c <"$dir/so1.out") bytes: $(cat "$dir/so1.err")"
+$T run "$dir/lr.tq" --replay "$dir/dated.trace" --record /dev/stdout >"$dir/so2.out" 2>"$dir/so2.err"
+rc=$?
+[ $rc = 2 ] && [ ! -s "$dir/so2.out" ] && grep -q "is standard output, where the results go as well" "$dir/so2.err" ||
+  bad "run --record /dev/stdout: exit $rc, $(wc -c <"$dir/so2.out") bytes: $(cat "$dir/so2.err")"
+$T run "$dir/lr.tq" --replay "$dir/dated.trace" --quiet --record /dev/stdout 2>"$dir/so3.err" |
+  $T run "$dir/lr.tq" --replay - --format csv >"$dir/so3.out" 2>>"$dir/so3.err" || bad "run --quiet --record /dev/stdout: $(cat "$dir/so3.err")"
+grep -q "^1,1796048655000000000," "$dir/so3.out" || bad "run --quiet --record /dev/stdout, replayed: $(tr '\n' ' ' <"$dir/so3.out")"
 # ... only its replay gives its first time: another PM's set_start (a
 # timer's) is ignored, with a warning
 cat "$dir/dated.col" | $T run "$dir/lr.tq" --replay - --pm clock=realtime --format csv >"$dir/dated.d" 2>"$dir/dated.derr" ||
