@@ -12,10 +12,13 @@
 #      then the SQL tqmon sql writes and a natural DuckDB SQL:
 #      bench/duckdb/duckdb.mjs), from the text and from the binary
 #      recording, with the answers compared to tqmon's; DuckDB's ratio is
-#      printed with tqmon's CSV export in its total and without it.
+#      printed with tqmon's CSV export in its total and without it.  The
+#      two sides run in rounds (TQ_BENCH_QREPS, 5), every command of both
+#      once a round, and the best run of each counts: both see the same
+#      minutes of this shared machine.
 #   2. build/netbench: the update network fed directly (selection and
-#      projection chain; overlap product with 10,000 live intervals) against
-#      SQLite doing the same work.
+#      projection chain; overlap product with 10,000 live intervals; the
+#      median of 5 runs each) against SQLite doing the same work.
 #   3. Recordings: bytes per packet and replay rate of the binary collection
 #      file against the text form.
 #   4. Sensors: ns per call of a generated sensor (disabled, entity not
@@ -56,7 +59,8 @@
 # (100000 tuples into the display model), TQ_BENCH_MAILBOX (20000 steps of
 # each mailbox process), TQ_BENCH_PACED (packets/s of the paced producer
 # of the drain figure; default half the busy producer's drain rate),
-# TQ_BENCH_KSECS (2 s a kernel workload run), TQ_BENCH_KROUNDS (5).
+# TQ_BENCH_KSECS (2 s a kernel workload run), TQ_BENCH_KROUNDS (5),
+# TQ_BENCH_QREPS (5 rounds of the DuckDB comparison).
 
 B=build
 OUT=$B/bench
