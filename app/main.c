@@ -99,7 +99,8 @@ static const char *usageText =
     "      --relative              tables show times from the run's first (+h:mm:ss)\n"
     "      --quiet                 no results on standard output\n"
     "      --record FILE           record what the run collected (binary, or\n"
-    "                              text when FILE ends in .trace)\n"
+    "                              text when FILE ends in .trace; - is standard\n"
+    "                              output, with --quiet)\n"
     "      --stats FILE            write statistics as JSON (per sensor: packets\n"
     "                              recorded, delivered, most entities enabled)\n"
     "      --no-opt                run the unoptimized algebra\n"
@@ -169,6 +170,7 @@ static const char *usageText =
     "  record SENSORS.tq... (--replay FILE | --pm SENSOR...) -o FILE [--stats FILE]\n"
     "                              record every packet of every sensor, all\n"
     "                              enabled, for later analysis by any query\n"
+    "                              (-o -: to standard output)\n"
     "  convert SENSORS.tq... IN OUT  between text (.trace) and binary recordings\n"
     "  pcp describe [-h HOST] [-o FILE.tq] METRIC...\n"
     "                              write a sensor configuration for PCP metrics\n"
@@ -710,6 +712,9 @@ static int registerRecord(tq_engine *e, Args *a, char **args) {
   return tq_register(e, n > 6 && !strcmp(a->record + n - 6, ".trace") ? "trace" : "colfil", *args);
 }
 
+/* -o - and --record -: standard output, as --replay - reads standard input. */
+static const char *dashStdout(const char *path) { return path && !strcmp(path, "-") ? "/dev/stdout" : path; }
+
 /* Is path this process's standard output (-o /dev/stdout, a pipe on)? */
 static int isStdout(const char *path) {
   struct stat p, o;
@@ -754,6 +759,7 @@ static int cmdRun(Args *a) {
     return 2;
   }
   /* (a recording mixed with other bytes cannot be read back) */
+  a->record = dashStdout(a->record);
   if (isStdout(a->record) && (!a->quiet || a->exec)) {
     fprintf(stderr, "tqmon run: --record %s is standard output, where the %s go as well: give --quiet%s, or write "
                     "the recording to a file or a named pipe\n",
@@ -827,6 +833,7 @@ restore:
 
 /* tqmon record: every record of every sensor, all enabled, into a file. */
 static int cmdRecord(Args *a) {
+  a->out = dashStdout(a->out);
   if (!a->out || (!a->replay && !a->npm && !live(a))) {
     fprintf(stderr, "tqmon record: give the source (--replay FILE, or --pm NAME) and the output with -o FILE\n");
     return 2;

@@ -165,6 +165,26 @@ rc=$?
 $T run "$dir/lr.tq" --replay "$dir/dated.trace" --quiet --record /dev/stdout 2>"$dir/so3.err" |
   $T run "$dir/lr.tq" --replay - --format csv >"$dir/so3.out" 2>>"$dir/so3.err" || bad "run --quiet --record /dev/stdout: $(cat "$dir/so3.err")"
 grep -q "^1,1796048655000000000," "$dir/so3.out" || bad "run --quiet --record /dev/stdout, replayed: $(tr '\n' ' ' <"$dir/so3.out")"
+# ... "-" names standard output, as --replay - reads standard input (it
+# wrote a file named "-"): the same stream, the same refusals (run in
+# $dir, where such a file would be)
+TA=$(cd "$(dirname "$T")" && pwd)/$(basename "$T")
+(cd "$dir" && $TA record lr.tq --replay dated.trace -o - 2>dash.werr) |
+  $T run "$dir/lr.tq" --replay - --format csv >"$dir/dash.c" 2>"$dir/dash.err" || bad "record -o -: $(cat "$dir/dash.err")"
+[ -s "$dir/dash.werr" ] && bad "record -o -: $(cat "$dir/dash.werr")"
+cmp -s "$dir/dated.a" "$dir/dash.c" || bad "record -o -, replayed: $(tr '\n' ' ' <"$dir/dash.c"), not as the text"
+(cd "$dir" && $TA run lr.tq --replay dated.trace --quiet --record - 2>dash.rerr) |
+  $T run "$dir/lr.tq" --replay - --format csv >"$dir/dash.d" 2>>"$dir/dash.rerr" || bad "run --quiet --record -: $(cat "$dir/dash.rerr")"
+cmp -s "$dir/so3.out" "$dir/dash.d" || bad "run --quiet --record -, replayed: $(tr '\n' ' ' <"$dir/dash.d")"
+(cd "$dir" && $TA record lr.tq -o - --exec true >dash1.out 2>dash1.err)
+rc=$?
+[ $rc = 2 ] && [ ! -s "$dir/dash1.out" ] && grep -q "is standard output, where the --exec program writes as well" "$dir/dash1.err" ||
+  bad "record --exec -o -: exit $rc, $(wc -c <"$dir/dash1.out") bytes: $(cat "$dir/dash1.err")"
+(cd "$dir" && $TA run lr.tq --replay dated.trace --record - >dash2.out 2>dash2.err)
+rc=$?
+[ $rc = 2 ] && [ ! -s "$dir/dash2.out" ] && grep -q "is standard output, where the results go as well" "$dir/dash2.err" ||
+  bad "run --record -: exit $rc, $(wc -c <"$dir/dash2.out") bytes: $(cat "$dir/dash2.err")"
+[ -e "$dir/-" ] && bad "a file named - was written"
 # ... only its replay gives its first time: another PM's set_start (a
 # timer's) is ignored, with a warning
 cat "$dir/dated.col" | $T run "$dir/lr.tq" --replay - --pm clock=realtime --format csv >"$dir/dated.d" 2>"$dir/dated.derr" ||
