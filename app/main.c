@@ -759,11 +759,12 @@ static int cmdRun(Args *a) {
     return 2;
   }
   /* (a recording mixed with other bytes cannot be read back) */
+  const char *given = a->record;
   a->record = dashStdout(a->record);
   if (isStdout(a->record) && (!a->quiet || a->exec)) {
     fprintf(stderr, "tqmon run: --record %s is standard output, where the %s go as well: give --quiet%s, or write "
                     "the recording to a file or a named pipe\n",
-            a->record, a->exec ? "results and the --exec program's output" : "results", a->exec ? " and no --exec" : "");
+            given, a->exec ? "results and the --exec program's output" : "results", a->exec ? " and no --exec" : "");
     return 2;
   }
   if (a->utc && a->relative) {
@@ -832,8 +833,7 @@ restore:
 }
 
 /* tqmon record: every record of every sensor, all enabled, into a file. */
-static int cmdRecord(Args *a) {
-  a->out = dashStdout(a->out);
+static int cmdRecord(Args *a, const char *given) {
   if (!a->out || (!a->replay && !a->npm && !live(a))) {
     fprintf(stderr, "tqmon record: give the source (--replay FILE, or --pm NAME) and the output with -o FILE\n");
     return 2;
@@ -843,7 +843,7 @@ static int cmdRecord(Args *a) {
   if (a->exec && isStdout(a->out)) {
     fprintf(stderr, "tqmon record: -o %s is standard output, where the --exec program writes as well: write the "
                     "recording to a file or a named pipe\n",
-            a->out);
+            given);
     return 2;
   }
   if (a->nfiles == 0) {
@@ -881,7 +881,7 @@ static int cmdConvert(Args *a) {
   a->nreplay = 1;
   a->out = out;
   a->nfiles -= 2;
-  return cmdRecord(a);
+  return cmdRecord(a, out);
 }
 
 /* tqmon pms: the processor modules this tqmon can load. */
@@ -1062,6 +1062,15 @@ static int cmdSql(Args *a) {
 /* tqmon report: the profile's queries (app/report.c) run with the
 ** program over the source into a temporary store, then written out. */
 static int cmdReport(Args *a) {
+  /* (the profile is written to standard output) */
+  const char *given = a->record;
+  a->record = dashStdout(a->record);
+  if (isStdout(a->record)) {
+    fprintf(stderr, "tqmon report: --record %s is standard output, where the report goes as well: write the "
+                    "recording to a file or a named pipe\n",
+            given);
+    return 2;
+  }
   if (a->db && (a->replay || a->npm || live(a))) {
     fprintf(stderr, "tqmon report: a store (--db) or a source (--replay, --exec ...), not both\n");
     return 2;
@@ -1337,7 +1346,9 @@ static int dispatch(int argc, char **argv, Args *ap) {
   if (!strcmp(a.cmd, "load")) return cmdLoad(&a);
   if (!strcmp(a.cmd, "sql")) return cmdSql(&a);
   if (!strcmp(a.cmd, "record")) {
-    rc = cmdRecord(&a);
+    const char *given = a.out;
+    a.out = dashStdout(a.out);
+    rc = cmdRecord(&a, given);
     free(a.exec);
     return rc;
   }

@@ -103,6 +103,7 @@ measure() {
 # QREPS: the runs of each side of the DuckDB comparison (tqmon's and
 # DuckDB's alike: export, read_csv, each query form), in as many rounds.
 QREPS=${TQ_BENCH_QREPS:-5}
+[ "$QREPS" -ge 1 ] 2> /dev/null || QREPS=1
 runsNone() { eval "${1}_bw= ${1}_walls= ${1}_cpus="; }
 runsAdd() {
   bl=$1
@@ -174,7 +175,7 @@ else
 fi
 say "the DuckDB comparison in $QREPS rounds: tqmon load --csv (every packet as one CSV file per relation), DuckDB's read_csv and Appender into tables and each query form, tqmon's optimized runs"
 rm -rf $OUT/csv-t $OUT/csv-b
-rm -f $OUT/duck-*.rows $OUT/duckdb.[0-9]*.txt $OUT/duckdb.err $OUT/opt-*.db $OUT/optb-*.db
+rm -f $OUT/duck-*.rows $OUT/duckdb.[0-9]*.txt $OUT/duckdb.[0-9]*.err $OUT/duckdb.err $OUT/opt-*.db $OUT/optb-*.db
 : > $OUT/duckdb.txt
 for l in csvt csvb opt_resumedbyp1 optb_resumedbyp1 opt_running10 optb_running10; do runsNone $l; done
 round=1
@@ -186,7 +187,7 @@ while [ $round -le $QREPS ]; do
     node bench/duckdb/duckdb.mjs --csv $OUT/csv-b --out $OUT --reps 1 \
       ResumedbyP1:tqsql=$OUT/resumedbyp1.tqsql ResumedbyP1:natural=bench/resumedbyp1.duckdb.sql \
       RunningOnEvery10Seconds:tqsql=$OUT/running10.tqsql RunningOnEvery10Seconds:natural=bench/running10.duckdb.sql \
-      > $OUT/duckdb.$round.txt 2>> $OUT/duckdb.err || DUCK=""
+      > $OUT/duckdb.$round.txt 2> $OUT/duckdb.$round.err || { DUCK=""; cp $OUT/duckdb.$round.err $OUT/duckdb.err; }
   fi
   for f in resumedbyp1 running10; do
     runsAdd opt_$f $TQ run $SENSORS bench/$f.tq --replay $OUT/sys.trace --quiet --db $OUT/opt-$f.db --stats $OUT/opt-$f.json
@@ -220,6 +221,7 @@ rm -f $OUT/csv.1 $OUT/csv.2
     val["duck.load_runs"] = val["duck.route." r "_runs"]
     b = ""
     for (f in route) if (route[f] == r && (b == "" || ms[f] + 0 < ms[b] + 0)) b = f
+    if (b == "") for (f in route) if (b == "" || ms[f] + 0 < ms[b] + 0) b = f  # (the routes tied)
     for (i = 1; i <= n; i++) {
       k = order[i]
       if (k ~ /^duck\.load\..*_ms$/) {
@@ -450,7 +452,7 @@ $B/netbench chain "$NCHAIN" overlap "$NOVER" --reps 5 --db $OUT/netbench.db > $O
 nb() { sed -n "s/^$1 //p" $OUT/netbench.txt | head -n 1; }
 # the overlap product once more with its events delivered one by one, not
 # announced per instant first (rtNetHintEvent): what the hints give
-NETBENCH_NO_HINT=1 $B/netbench overlap "$NOVER" --no-sqlite > $OUT/netbench-nohint.txt 2>> $OUT/netbench.err
+NETBENCH_NO_HINT=1 $B/netbench overlap "$NOVER" --reps 5 --no-sqlite > $OUT/netbench-nohint.txt 2>> $OUT/netbench.err
 v_nohint=$(sed -n 's/^overlap.tqmon.rate //p' $OUT/netbench-nohint.txt | head -n 1)
 v_nhrows=$(sed -n 's/^overlap.tqmon.rows //p' $OUT/netbench-nohint.txt | head -n 1)
 c_rate=$(nb chain.tqmon.rate)

@@ -167,23 +167,28 @@ $T run "$dir/lr.tq" --replay "$dir/dated.trace" --quiet --record /dev/stdout 2>"
 grep -q "^1,1796048655000000000," "$dir/so3.out" || bad "run --quiet --record /dev/stdout, replayed: $(tr '\n' ' ' <"$dir/so3.out")"
 # ... "-" names standard output, as --replay - reads standard input (it
 # wrote a file named "-"): the same stream, the same refusals (run in
-# $dir, where such a file would be)
-TA=$(cd "$(dirname "$T")" && pwd)/$(basename "$T")
-(cd "$dir" && $TA record lr.tq --replay dated.trace -o - 2>dash.werr) |
+# $dir, where such a file would be); tqmon report prints there: refused
+case $T in /*) TA=$T ;; */*) TA=$(pwd)/$T ;; *) TA=$(command -v "$T") ;; esac
+{ (cd "$dir" && $TA record lr.tq --replay dated.trace -o - 2>dash.werr) || echo "record: exit $?" >>"$dir/dash.werr"; } |
   $T run "$dir/lr.tq" --replay - --format csv >"$dir/dash.c" 2>"$dir/dash.err" || bad "record -o -: $(cat "$dir/dash.err")"
 [ -s "$dir/dash.werr" ] && bad "record -o -: $(cat "$dir/dash.werr")"
 cmp -s "$dir/dated.a" "$dir/dash.c" || bad "record -o -, replayed: $(tr '\n' ' ' <"$dir/dash.c"), not as the text"
-(cd "$dir" && $TA run lr.tq --replay dated.trace --quiet --record - 2>dash.rerr) |
-  $T run "$dir/lr.tq" --replay - --format csv >"$dir/dash.d" 2>>"$dir/dash.rerr" || bad "run --quiet --record -: $(cat "$dir/dash.rerr")"
+{ (cd "$dir" && $TA run lr.tq --replay dated.trace --quiet --record - 2>dash.rwerr) || echo "run: exit $?" >>"$dir/dash.rwerr"; } |
+  $T run "$dir/lr.tq" --replay - --format csv >"$dir/dash.d" 2>"$dir/dash.rerr" || bad "run --quiet --record -: $(cat "$dir/dash.rerr")"
+[ -s "$dir/dash.rwerr" ] && bad "run --quiet --record -: $(cat "$dir/dash.rwerr")"
 cmp -s "$dir/so3.out" "$dir/dash.d" || bad "run --quiet --record -, replayed: $(tr '\n' ' ' <"$dir/dash.d")"
 (cd "$dir" && $TA record lr.tq -o - --exec true >dash1.out 2>dash1.err)
 rc=$?
-[ $rc = 2 ] && [ ! -s "$dir/dash1.out" ] && grep -q "is standard output, where the --exec program writes as well" "$dir/dash1.err" ||
+[ $rc = 2 ] && [ ! -s "$dir/dash1.out" ] && grep -q "^tqmon record: -o - is standard output, where the --exec program writes as well" "$dir/dash1.err" ||
   bad "record --exec -o -: exit $rc, $(wc -c <"$dir/dash1.out") bytes: $(cat "$dir/dash1.err")"
 (cd "$dir" && $TA run lr.tq --replay dated.trace --record - >dash2.out 2>dash2.err)
 rc=$?
-[ $rc = 2 ] && [ ! -s "$dir/dash2.out" ] && grep -q "is standard output, where the results go as well" "$dir/dash2.err" ||
+[ $rc = 2 ] && [ ! -s "$dir/dash2.out" ] && grep -q "^tqmon run: --record - is standard output, where the results go as well" "$dir/dash2.err" ||
   bad "run --record -: exit $rc, $(wc -c <"$dir/dash2.out") bytes: $(cat "$dir/dash2.err")"
+(cd "$dir" && $TA report lr.tq --replay dated.trace --record - >dash3.out 2>dash3.err)
+rc=$?
+[ $rc = 2 ] && [ ! -s "$dir/dash3.out" ] && grep -q "^tqmon report: --record - is standard output, where the report goes as well" "$dir/dash3.err" ||
+  bad "report --record -: exit $rc, $(wc -c <"$dir/dash3.out") bytes: $(cat "$dir/dash3.err")"
 [ -e "$dir/-" ] && bad "a file named - was written"
 # ... only its replay gives its first time: another PM's set_start (a
 # timer's) is ignored, with a warning
