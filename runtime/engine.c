@@ -36,6 +36,10 @@ void enSeenUntil(tq_pm_global *g, TqTime t) {
   tq_engine *e = enOf(g);
   if (t > e->lastSeen && t < TQ_FOREVER) e->lastSeen = t;
 }
+int enBoundable(tq_pm_global *g) {
+  const tq_engine *e = enOf(g);
+  return !e->session && e->net && !e->allRecords && !e->collectors && !e->filters && !e->packets && !e->haveInstant;
+}
 int enAliveOnly(tq_pm_global *g, int rel) {
   const tq_engine *e = enOf(g);
   if (e->session || !e->net || e->allRecords || e->collectors || e->filters || rel < 1 || rel > e->net->nsensor)

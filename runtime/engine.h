@@ -66,6 +66,11 @@ int enThreads(tq_pm_global *g);
 /* Do the operation's needs (g->needed_records) stay as they are from its
 ** start?  Not in a session, whose queries come and go: 1 or 0. */
 int enNeedsFixed(tq_pm_global *g);
+/* May an extractor narrow the needs by a semi-join (rtNetBoundFrom,
+** rtNetBound), read before its first record?  Only where the needs are
+** asked at all: not in a session, nor when every record goes somewhere
+** (recording, a collector, a filter).  1 or 0. */
+int enBoundable(tq_pm_global *g);
 /* Are the records of relation rel needed only for whether its entities
 ** exist (an entity relation no query reads, kept for the sensors that
 ** live in its entities)?  Then only the instants where an entity begins

@@ -271,6 +271,7 @@ void rtNetFree(RtNet *net) {
     free(net->sensor[i].dense);
     tqVecFree(&net->sensor[i].alphas);
     tqVecFree(&net->sensor[i].sources);
+    free(net->sensor[i].bound);
     free(net->sensor[i].conds);
   }
   free(net->sensor);
@@ -682,6 +683,17 @@ void rtJsonStr(TqBuf *b, const char *s) {
 
 /* ================================================================ what a replay needs */
 
+/* Is e among the entities s's semi-join read (s->bound)? */
+static int inBound(const RtSensor *s, int64_t e) {
+  int64_t lo = 0, hi = s->nbound;
+  while (lo < hi) {
+    int64_t m = lo + (hi - lo) / 2;
+    if (s->bound[m] < e) lo = m + 1;
+    else hi = m;
+  }
+  return lo < s->nbound && s->bound[lo] == e;
+}
+
 /* May an alpha of used sensor s ever enable it on entity e?  Only alphas
 ** whose flag argument is a constant are known in advance. */
 static int mayEnable(const RtSensor *s, int64_t e) {
@@ -689,20 +701,112 @@ static int mayEnable(const RtSensor *s, int64_t e) {
   for (int i = 0; i < s->alphas.n; i++) {
     const RtOp *a = s->alphas.v[i];
     const AlgNode *k = a->nkid ? a->kid[0]->node : NULL;
-    if (!k || k->kind != ALG_CONST) return 1;
+    if (!k) return 1;
+    if (k->kind != ALG_CONST) {
+      if (!s->hasBound || e == RT_NEED_ANY || inBound(s, e)) return 1;
+      continue;
+    }
     if (e == RT_NEED_ANY || k->kval == e) return 1;
   }
   return 0;
 }
 /* Does mayEnable know the entities of s in advance (a traced sensor whose
-** alphas all take constants)? */
+** alphas all take constants, or whose semi-join a replay read)? */
 static int constEnabled(const RtSensor *s) {
   if (s->rel->mode == ALG_MODE_SAMPLED || !s->alphas.n || s->sources.n) return 0;
   for (int i = 0; i < s->alphas.n; i++) {
     const RtOp *a = s->alphas.v[i];
-    if (!a->nkid || a->kid[0]->node->kind != ALG_CONST) return 0;
+    if (!a->nkid) return 0;
+    if (a->kid[0]->node->kind != ALG_CONST && !s->hasBound) return 0;
   }
   return 1;
+}
+
+/* The relation and attribute column i of n's tuples takes its values
+** from: an alpha's tuples, through selections, projections of a column,
+** products and intersections (the left's columns).  1, or 0 when not so. */
+static int colOrigin(const AlgNode *n, int i, const AlgRel **rel, int *attr) {
+  for (;;) {
+    if (i < 0 || i >= n->sch.ncol) return 0;
+    switch (n->kind) {
+      case ALG_ALPHA:
+        *rel = n->rel;
+        *attr = i; /* (its columns are the relation's attributes) */
+        return 1;
+      case ALG_SIGMA:
+      case ALG_SIGMAT:
+      case ALG_PIT:
+      case ALG_INTERSECT: n = n->kid[0]; break;
+      case ALG_PI: {
+        const AlgExpr *e = n->pi[i];
+        if (e->kind != AX_COL) return 0;
+        n = n->kid[0];
+        i = algSchemaCol(&n->sch, e->var, e->name);
+        break;
+      }
+      case ALG_PRODUCT:
+      case ALG_OPRODUCT:
+        if (i >= n->kid[0]->sch.ncol) {
+          i -= n->kid[0]->sch.ncol;
+          n = n->kid[1];
+        } else {
+          n = n->kid[0];
+        }
+        break;
+      default: return 0;
+    }
+  }
+}
+
+int rtNetBoundFrom(const RtNet *net, int rel, int *from, int *attr, int max) {
+  if (rel < 1 || rel > net->nsensor) return 0;
+  const RtSensor *s = &net->sensor[rel - 1];
+  const AlgRel *r = s->rel;
+  if (r->entity || r->deltaOf || r->sensorOf || !s->used || (r->delta && net->sensor[r->delta->id - 1].used) ||
+      (r->altSensor && net->sensor[r->altSensor->id - 1].used) || r->mode == ALG_MODE_SAMPLED || !s->alphas.n ||
+      s->sources.n || r->flagAttr < 0)
+    return 0;
+  int n = 0;
+  for (int i = 0; i < s->alphas.n; i++) {
+    const RtOp *a = s->alphas.v[i];
+    if (!a->nkid) return 0;
+    const AlgNode *k = a->kid[0]->node;
+    if (k->kind == ALG_CONST) continue;
+    const AlgRel *o;
+    int at;
+    /* the other relation's own records, as a replay reads them: not
+    ** computed (a delta), not another sensor's (answered from its
+    ** relation's state), not an entity relation, not rel itself */
+    if (!colOrigin(k, 0, &o, &at) || o == r || o->entity || o->deltaOf || o->sensorOf || at >= o->nattr ||
+        o->attr[at].type.kind != TY_ENTITY || o->attr[at].type.ent != r->attr[r->flagAttr].type.ent)
+      return 0;
+    int j = 0;
+    while (j < n && !(from[j] == o->id && attr[j] == at)) j++;
+    if (j < n) continue;
+    if (n == max) return 0;
+    from[n] = o->id;
+    attr[n++] = at;
+  }
+  return n;
+}
+
+static int cmpI64(const void *a, const void *b) {
+  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+  return (x > y) - (x < y);
+}
+
+void rtNetBound(RtNet *net, int rel, const int64_t *vals, int64_t n) {
+  if (rel < 1 || rel > net->nsensor) return;
+  RtSensor *s = &net->sensor[rel - 1];
+  free(s->bound);
+  s->bound = tqMalloc(sizeof(int64_t) * (size_t)(n ? n : 1));
+  if (n) TQ_MEMCPY(s->bound, vals, sizeof(int64_t) * (size_t)n);
+  qsort(s->bound, (size_t)n, sizeof(int64_t), cmpI64);
+  int64_t m = 0;
+  for (int64_t i = 0; i < n; i++)
+    if (!m || s->bound[m - 1] != s->bound[i]) s->bound[m++] = s->bound[i];
+  s->nbound = m;
+  s->hasBound = 1;
 }
 
 static int usedOrDelta(const RtNet *net, const RtSensor *s) {
@@ -793,6 +897,7 @@ void rtNetStatsJson(RtNet *net, TqBuf *b) {
                 s->used ? "true" : "false", (long long)s->recorded, (long long)s->delivered, (long long)s->samples,
                 s->maxEnabled, (long long)s->skipped, (long long)s->lost);
     if (s->lostUnknown) tqBufPuts(b, ", \"lost_unknown\": true");
+    if (s->hasBound) tqBufPrintf(b, ", \"semijoin_entities\": %lld", (long long)s->nbound);
     if (s->saturated || (s->rel->mode == ALG_MODE_DISABLE && !s->rel->entity))
       tqBufPrintf(b, ", \"counter_bits\": %d, \"saturated\": %lld, \"flag_writes\": %lld, \"enabled_end\": %d",
                   s->rel->counterBits, (long long)s->saturated, (long long)s->flagWrites, s->nEnabled);
@@ -823,10 +928,11 @@ void rtNetStatsJson(RtNet *net, TqBuf *b) {
   if (rd->blocks)
     tqBufPrintf(b,
                 "\n  ],\n  \"read\": {\"blocks\": %lld, \"blocks_read\": %lld, \"bytes\": %lld, \"bytes_read\": %lld, "
-                "\"records\": %lld, \"records_read\": %lld, \"streams\": %lld, \"spooled\": %lld, \"threads\": %lld",
+                "\"records\": %lld, \"records_read\": %lld, \"streams\": %lld, \"spooled\": %lld, \"threads\": %lld, "
+                "\"semijoin_blocks_read\": %lld, \"semijoin_bytes_read\": %lld",
                 (long long)rd->blocks, (long long)rd->blocksRead, (long long)rd->bytes, (long long)rd->bytesRead,
                 (long long)rd->records, (long long)rd->recordsRead, (long long)rd->streams, (long long)rd->spooled,
-                (long long)rd->threads);
+                (long long)rd->threads, (long long)rd->boundBlocks, (long long)rd->boundBytes);
   tqBufPuts(b, rd->blocks ? "}," : "\n  ],");
   tqBufPuts(b, "\n");
   rtLossJson(net, b);

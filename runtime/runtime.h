@@ -188,6 +188,12 @@ typedef struct RtSensor {
                           ** began while this sensor's flag entity did not exist, which break
                           ** the rule's condition (docs/enabling.md) */
   int used;               /* some operator needs it */
+  /* a replay's semi-join (rtNetBound): the entities its alphas whose flag
+  ** argument is not a constant can ever be given, read from the
+  ** recording before the replay (sorted, distinct); hasBound 0: not known */
+  int hasBound;
+  int64_t *bound;
+  int64_t nbound;
 } RtSensor;
 
 /* Does a packet with values vals pass the sensor's filter (SF; 1 when it
@@ -264,6 +270,7 @@ typedef struct RtReadStats {
   int64_t streams;              /* recordings read from a stream (a pipe): every byte comes through */
   int64_t spooled;              /* bytes of streams copied into a temporary file to be read ahead */
   int64_t threads;              /* recordings decoded by a thread of their own (sensors/replay.c) */
+  int64_t boundBlocks, boundBytes; /* read first for the semi-joins (rtNetBound): blocks, bytes */
 } RtReadStats;
 
 struct RtNet {
@@ -405,6 +412,20 @@ int rtNetNeed(const RtNet *net, int rel, int64_t entity);
 ** its delta relation at every base tick), so that an interval [from, to)
 ** holding no multiple of P is never answered; 0 when not known so. */
 TqTime rtNetSamplePeriod(const RtNet *net, int rel);
+/* A replay's semi-join: may the needs of relation rel be narrowed by
+** reading other relations first?  Its sensor is traced, and each alpha of
+** it whose flag argument is not a constant takes its entities from one
+** attribute of one other traced relation's tuples (through selections,
+** projections and products only: paper O2's constant set, found in the
+** recording).  Returns how many (relation id, attribute index) pairs it
+** put into from and attr (at most max; 0: it may not): every entity an
+** alpha of rel can be given is a value of one of them in a record of that
+** relation its own needs keep.  rtNetBound then installs those values:
+** rtNetNeed answers RT_NEED_SOME for rel, and needs only their records.
+** A recording read in full first is needed; queries that change (a
+** session) cannot use it. */
+int rtNetBoundFrom(const RtNet *net, int rel, int *from, int *attr, int max);
+void rtNetBound(RtNet *net, int rel, const int64_t *vals, int64_t n);
 
 /* ================================================================ losses (loss.c) */
 /* Packets a producer lost: count of relation rel (0: not known which)

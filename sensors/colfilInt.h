@@ -226,6 +226,8 @@ typedef struct Reader {
                        ** until then */
   int64_t nwhole;      /* WHOLE records read (their identities) */
   int scan;            /* snsReaderScan: only blocks with WHOLE records, no intervals kept */
+  int only;            /* snsReaderValues: the relation (id) whose blocks alone are read (0: all) */
+  int64_t blocksTaken, bytesTaken; /* format 3: blocks read and their bytes, with the directories */
   /* what the operation needs (NULL: everything) */
   int (*need)(void *ctx, int rel, int64_t entity);
   TqTime (*period)(void *ctx, int rel); /* RtNetSamplePeriod (NULL: 0) */
@@ -279,5 +281,11 @@ void snsReaderOpenIvs(Reader *r, void (*f)(void *ctx, const OpenRec *o), void *c
 ** record (damage ends the scan quietly: the replay reports it). */
 int snsReaderScan(Reader *r, TqTime *first, TqTime *last, int64_t *records,
                   void (*f)(void *ctx, int rel, TqTime from), void *ctx);
+/* Reads r (format 3, a second reader of the file, used up) for the records
+** of relation rel (its id) the operation needs (need), and calls f with
+** the values of each (an END's are its BEGIN's: not given again); only
+** that relation's blocks are read.  1, 0 when the format is older, -1
+** damaged (r->err). */
+int snsReaderValues(Reader *r, int rel, void (*f)(void *ctx, const int64_t *vals), void *ctx);
 
 #endif

@@ -557,6 +557,7 @@ static int relNeed(Reader *r, FileRel *fr) {
 static int blockNeeded(Reader *r, RBlock *b, const unsigned char *dirEnd) {
   FileRel *fr = &r->rels[b->frel];
   if (r->scan && !b->nwhole) return 0;
+  if (r->only && (!fr->rel || fr->id != r->only)) return 0;
   int n = relNeed(r, fr);
   if (n != RT_NEED_SOME) return n == RT_NEED_ALL;
   if (fr->sumAttr != fr->needAttr || b->nent > COL_SUMMARY_MAX) return 1;
@@ -616,7 +617,8 @@ static int take(Reader *r, unsigned char *buf, size_t n) {
   if (buf) {
     if (fread(buf, 1, n, r->f) != n) return -1;
   } else if (r->len) {
-    if (fseek(r->f, (long)n, SEEK_CUR)) return -1;
+    /* (a seek goes past the end quietly: a block cut off is found here) */
+    if (n > r->len || r->off > r->len - n || fseek(r->f, (long)n, SEEK_CUR)) return -1;
   } else {
     unsigned char junk[4096];
     while (n) {
@@ -878,6 +880,7 @@ static int groupLoad(Reader *r) {
     }
   }
   RtReadStats *st = r->net ? &r->net->read : NULL;
+  r->bytesTaken += 8 + (int64_t)dlen + (int64_t)slen;
   if (st) {
     st->bytesRead += 8 + (int64_t)dlen + (int64_t)slen;
     st->blocks += r->ngb;
@@ -906,6 +909,8 @@ static int groupLoad(Reader *r) {
     }
     if (take(r, b->buf, b->len)) return readerFail(r, "%s:%zu: truncated block (%u bytes announced)", r->path, boff, b->len);
     if (snsCrc32c(b->buf, b->len) != b->crc) return readerFail(r, "%s:%zu: corrupt block (checksum mismatch)", r->path, boff);
+    r->blocksTaken++;
+    r->bytesTaken += b->len;
     if (st) {
       st->blocksRead++;
       st->bytesRead += b->len;
@@ -1167,6 +1172,22 @@ static int readRecord3(Reader *r, tq_record *rec, int *skip) {
 
 int snsReaderNext(Reader *r, tq_record *rec, int *skip) {
   return r->version >= 3 ? readRecord3(r, rec, skip) : readRecord12(r, rec, skip);
+}
+
+int snsReaderValues(Reader *r, int rel, void (*f)(void *ctx, const int64_t *vals), void *ctx) {
+  if (r->version < 3) return 0;
+  tq_record rec;
+  int skip;
+  r->only = rel;
+  r->wholeOk = 1; /* (whole intervals are values too) */
+  for (;;) {
+    while (r->nheap) {
+      if (takeRecord3(r, &rec, &skip) < 0) return -1;
+      if (!skip && rec.kind != TQ_REC_END) f(ctx, rec.vals);
+    }
+    int g = groupLoad(r);
+    if (g <= 0) return g < 0 ? -1 : 1;
+  }
 }
 
 int snsReaderScan(Reader *r, TqTime *first, TqTime *last, int64_t *records,

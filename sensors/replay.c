@@ -234,6 +234,8 @@ typedef struct Replay {
   Src src[REPLAY_MAX];
   int nsrc;
   int threads;           /* decoding threads started (Ahead) */
+  int bounded;           /* a semi-join narrowed the needs (replayBound): text
+                         ** recordings read already are asked them again */
   SnsLoss *lost;         /* losses read, told at the next extract (a recording
                          ** is read ahead at START, before the consumers start) */
   int nlost, clost;
@@ -542,7 +544,9 @@ static int srcNext(tq_pm_global *g, tq_pm_private *p, Src *s) {
       ** needed: see srcOpen; one read by the caller is asked here) */
       int n = 0; /* packets left out */
       if (!s->full && enNeedsFixed(g))
-        n = (s->borrowed && !textNeeded(g, s, pk)) || textUnsampled(g, s, pk) ? 1 : textAliveSkip(g, s, pk);
+        n = ((s->borrowed || s->x->bounded) && !textNeeded(g, s, pk)) || textUnsampled(g, s, pk)
+                ? 1
+                : textAliveSkip(g, s, pk);
       if (!n) break;
       /* (counted as a collection file's reader counts what it leaves out) */
       if (net || (net = enNet(g))) net->sensor[pk->rel].skipped += n;
@@ -656,41 +660,44 @@ static int srcOpenCollection(tq_pm_global *g, tq_pm_private *p, Src *s) {
   return 0;
 }
 
-/* Opens recording s and reads its first record.  0, or -1 (said). */
-static int srcOpen(tq_pm_global *g, tq_pm_private *p, Src *s) {
-  if (!s->tr) {
-    if (!s->in) s->in = snsInputOpen(s->path, enDiag(g));
-    if (!s->in) {
-      snprintf(p->message, sizeof p->message, "cannot open the recording %s", s->name);
-      return -1;
-    }
-    s->name = snsInputName(s->in);
-    if (!s->in->binary) {
-      /* the records no query needs (of a relation, or of its entities)
-      ** are checked and not kept, as srcNext would leave them out
-      ** (counted as skipped); not in a session, where a query added
-      ** later may need them */
-      const CpProgram *prog = enProgram(g);
-      int nrel = prog->cat.rels.n;
-      unsigned char *drop = NULL;
-      for (int i = 0; !s->full && enNeedsFixed(g) && i < nrel; i++) {
-        int need = g->needed_records(g, i + 1, TQ_PM_NEED_ANY);
-        if (need == TQ_PM_NEED_ALL) continue;
-        if (!drop) drop = tqCalloc((size_t)nrel, 1);
-        drop[i] = need == TQ_PM_NEED_NONE ? 1 : 2;
-      }
-      s->tr = readSome(s->in, prog, drop, needOf, g, enDiag(g));
-      free(drop);
-      if (!s->tr) {
-        snprintf(p->message, sizeof p->message, "cannot read the recording %s", s->name);
-        return -1;
-      }
-      RtNet *net = s->tr->dropped ? enNet(g) : NULL;
-      for (int i = 0; net && i < nrel && i < net->nsensor; i++) net->sensor[i].skipped += s->tr->dropped[i];
-    } else if (srcOpenCollection(g, p, s)) {
-      return -1;
-    }
+/* Opens recording s, and reads it whole when it is a text recording.  0,
+** or -1 (said). */
+static int srcLoad(tq_pm_global *g, tq_pm_private *p, Src *s) {
+  if (s->tr) return 0;
+  if (!s->in) s->in = snsInputOpen(s->path, enDiag(g));
+  if (!s->in) {
+    snprintf(p->message, sizeof p->message, "cannot open the recording %s", s->name);
+    return -1;
   }
+  s->name = snsInputName(s->in);
+  if (s->in->binary) return 0;
+  /* the records no query needs (of a relation, or of its entities) are
+  ** checked and not kept, as srcNext would leave them out (counted as
+  ** skipped); not in a session, where a query added later may need them */
+  const CpProgram *prog = enProgram(g);
+  int nrel = prog->cat.rels.n;
+  unsigned char *drop = NULL;
+  for (int i = 0; !s->full && enNeedsFixed(g) && i < nrel; i++) {
+    int need = g->needed_records(g, i + 1, TQ_PM_NEED_ANY);
+    if (need == TQ_PM_NEED_ALL) continue;
+    if (!drop) drop = tqCalloc((size_t)nrel, 1);
+    drop[i] = need == TQ_PM_NEED_NONE ? 1 : 2;
+  }
+  s->tr = readSome(s->in, prog, drop, needOf, g, enDiag(g));
+  free(drop);
+  if (!s->tr) {
+    snprintf(p->message, sizeof p->message, "cannot read the recording %s", s->name);
+    return -1;
+  }
+  RtNet *net = s->tr->dropped ? enNet(g) : NULL;
+  for (int i = 0; net && i < nrel && i < net->nsensor; i++) net->sensor[i].skipped += s->tr->dropped[i];
+  return 0;
+}
+
+/* Starts the reading of recording s (loaded) and reads its first record.
+** 0, or -1 (said). */
+static int srcStart(tq_pm_global *g, tq_pm_private *p, Src *s) {
+  if (!s->tr && srcOpenCollection(g, p, s)) return -1;
   if (s->tr) /* (read whole: its whole intervals are known) */
     for (int64_t k = 0; k < s->tr->npk; k++)
       if (s->tr->pk[k].kind == PK_WHOLE) g->announce_whole(g, s->tr->pk[k].rel + 1, s->tr->iv[s->tr->pk[k].iv].from);
@@ -702,6 +709,150 @@ static int srcOpen(tq_pm_global *g, tq_pm_private *p, Src *s) {
     return -1;
   }
   return 0;
+}
+
+/* ---------------------------------------------------------------- semi-joins */
+
+/* A replay's semi-joins (rtNetBoundFrom, docs/enabling.md): a relation
+** whose alphas take their entities from other relations' records (O2's
+** set, known only as the run goes) needs only the records of the entities
+** those records hold.  They are read before the replay: from a text
+** recording's packets, read whole already, and from a collection file's
+** blocks of those relations (a second reader, as for the range).  A
+** stream cannot be read twice, nor a collection file of format 1 or 2 by
+** relation: a relation whose semi-join cannot read every recording keeps
+** its needs, and so does one whose reading finds damage (which the replay
+** then reports where it comes). */
+enum { BOUND_FROM = 4 };
+typedef struct Bound {
+  int rel, n;                        /* the relation, its (relation, attribute) pairs */
+  int from[BOUND_FROM], attr[BOUND_FROM];
+  int64_t *v;                        /* the entities found (each once) */
+  int64_t nv, cv;
+  unsigned char *seen;               /* ... by entity (snsEntSlot): found already */
+  int64_t nseen;
+  int off;                           /* a recording could not be read for it */
+} Bound;
+typedef struct BoundRead {
+  Bound *b;
+  int nb;
+  int rel;                           /* the relation read */
+} BoundRead;
+
+static void boundAdd(Bound *b, int64_t v) {
+  unsigned char *c = v >= 0 && v <= (int64_t)1 << 40 ? snsEntSlot(&b->seen, &b->nseen, v) : NULL;
+  if (c && *c) return;
+  if (c) *c = 1;
+  if (b->nv == b->cv) {
+    b->cv = b->cv ? 2 * b->cv : 64;
+    b->v = tqRealloc(b->v, sizeof(int64_t) * (size_t)b->cv);
+  }
+  b->v[b->nv++] = v;
+}
+
+/* The values of a record of br->rel, to every semi-join that reads it. */
+static void boundVals(void *ctx, const int64_t *vals) {
+  BoundRead *br = ctx;
+  for (int i = 0; i < br->nb; i++)
+    for (int k = 0; k < br->b[i].n; k++)
+      if (br->b[i].from[k] == br->rel) boundAdd(&br->b[i], vals[br->b[i].attr[k]]);
+}
+
+/* Text recording s: the packets of relation br->rel the operation needs. */
+static void boundText(tq_pm_global *g, Src *s, BoundRead *br) {
+  const SnsTrace *tr = s->tr;
+  const AlgRel *rel = tr->prog->cat.rels.v[br->rel - 1];
+  int need = s->full ? TQ_PM_NEED_ALL : g->needed_records(g, br->rel, TQ_PM_NEED_ANY);
+  if (need == TQ_PM_NEED_NONE) return;
+  unsigned char *c = NULL;
+  int64_t nc = 0;
+  for (int64_t k = 0; k < tr->npk; k++) {
+    const SnsPacket *pk = &tr->pk[k];
+    if (pk->rel != br->rel - 1 || pk->kind == PK_END) continue;
+    const int64_t *v = pk->kind == PK_EVENT || pk->kind == PK_SAMPLE ? tr->vals + pk->vals : tr->vals + tr->iv[pk->iv].vals;
+    if (need == TQ_PM_NEED_SOME && rel->flagAttr >= 0) {
+      int64_t e = v[rel->flagAttr];
+      unsigned char *slot = e >= 0 && e <= (int64_t)1 << 40 ? snsEntSlot(&c, &nc, e) : NULL;
+      int yes;
+      if (slot && *slot) yes = *slot == 2;
+      else {
+        yes = g->needed_records(g, br->rel, e) != 0;
+        if (slot) *slot = yes ? 2 : 1;
+      }
+      if (!yes) continue;
+    }
+    boundVals(br, v);
+  }
+  free(c);
+}
+
+/* Collection file s: its blocks of relation br->rel.  0, or -1 when it
+** cannot be read so (a stream, an older format, damage). */
+static int boundCollection(tq_pm_global *g, Src *s, BoundRead *br) {
+  SnsInput *in = s->in;
+  if (!in || !in->regular) return -1;
+  long at = ftell(in->f);
+  if (at < 0 || fseek(in->f, 0, SEEK_SET)) return -1;
+  Reader pre;
+  int rc = -1;
+  if (!snsReaderOpenFile(&pre, in->f, in->name, NULL, 0, enProgram(g))) {
+    pre.need = s->full ? NULL : needOf;
+    pre.needCtx = g;
+    rc = snsReaderValues(&pre, br->rel, boundVals, br) == 1 ? 0 : -1;
+    RtNet *net = enNet(g);
+    net->read.boundBlocks += pre.blocksTaken;
+    net->read.boundBytes += pre.bytesTaken;
+  }
+  snsReaderClose(&pre);
+  if (fseek(in->f, at, SEEK_SET)) {
+    tqErrorAt(enDiag(g), in->name, "cannot read it again: %s", strerror(errno));
+    return -2;
+  }
+  return rc;
+}
+
+/* Reads and installs the replay's semi-joins.  0, or -1 (said). */
+static int replayBound(tq_pm_global *g, tq_pm_private *p, Replay *x) {
+  RtNet *net = enNet(g);
+  if (!net || !enBoundable(g)) return 0;
+  Bound *b = NULL;
+  int nb = 0, rc = 0;
+  for (int rel = 1; rel <= net->nsensor; rel++) {
+    Bound one = {rel, 0, {0}, {0}, NULL, 0, 0, NULL, 0, 0};
+    one.n = rtNetBoundFrom(net, rel, one.from, one.attr, BOUND_FROM);
+    if (!one.n) continue;
+    b = tqRealloc(b, sizeof(Bound) * (size_t)(nb + 1));
+    b[nb++] = one;
+  }
+  /* each relation read once per recording, for every semi-join it serves */
+  for (int rel = 1; rel <= net->nsensor && nb && !rc; rel++) {
+    BoundRead br = {b, nb, rel};
+    int used = 0;
+    for (int i = 0; i < nb && !used; i++)
+      for (int k = 0; k < b[i].n; k++) used |= b[i].from[k] == rel && !b[i].off;
+    for (int j = 0; used && j < x->nsrc; j++) {
+      Src *s = &x->src[j];
+      int r = s->tr ? (boundText(g, s, &br), 0) : boundCollection(g, s, &br);
+      if (r == -2) {
+        snprintf(p->message, sizeof p->message, "cannot read the recording %s again", s->name);
+        rc = -1;
+        break;
+      }
+      if (r < 0) /* (every semi-join that reads rel is given up) */
+        for (int i = 0; i < nb; i++)
+          for (int k = 0; k < b[i].n; k++) b[i].off |= b[i].from[k] == rel;
+    }
+  }
+  for (int i = 0; i < nb; i++) {
+    if (!rc && !b[i].off) {
+      rtNetBound(net, b[i].rel, b[i].v, b[i].nv);
+      x->bounded = 1;
+    }
+    free(b[i].v);
+    free(b[i].seen);
+  }
+  free(b);
+  return rc;
 }
 
 /* The range of s: its first and last times and records (0: not known). */
@@ -790,7 +941,10 @@ tq_pm_status snsReplayStart(tq_pm_global *g, tq_pm_private *p, SnsTrace *tr, Sns
     return TQ_PM_FATAL;
   }
   for (int i = 0; i < x->nsrc; i++)
-    if (srcOpen(g, p, &x->src[i])) return TQ_PM_FATAL;
+    if (srcLoad(g, p, &x->src[i])) return TQ_PM_FATAL;
+  if (replayBound(g, p, x)) return TQ_PM_FATAL;
+  for (int i = 0; i < x->nsrc; i++)
+    if (srcStart(g, p, &x->src[i])) return TQ_PM_FATAL;
   if (x->nsrc > 1 && checkClocks(g, p, x)) return TQ_PM_FATAL;
   TqTime first = TQ_FOREVER, last = TQ_BEGINNING;
   int64_t records = 0;
