@@ -402,6 +402,8 @@ section1() {
   rowr "tqmon optimized" "$(dur $opt_wall)" "$(dur $optb_wall)" "(best of $QREPS: text$opt_walls, binary$optb_walls; binary answer $bm)"
   rep "    (their CPU seconds: text$opt_cpus, binary$optb_cpus; a wall time well above its CPU time waited for a processor;" \
     "the binary recording is decoded by $(sed -n 's/.*"threads": \([0-9]*\).*/\1/p' $OUT/optb-$file.json) thread(s) of its own beside the engine's, --threads)"
+  rep "    (the binary replay read $(sed -n 's/.*"blocks": \([0-9]*\), "blocks_read": \([0-9]*\), "bytes": \([0-9]*\), "bytes_read": \([0-9]*\).*"semijoin_blocks_read": \([0-9]*\), "semijoin_bytes_read": \([0-9]*\).*/\2 of \1 blocks, \4 of \3 bytes, and \5 blocks, \6 bytes first for its semi-joins/p' $OUT/optb-$file.json);" \
+    "semi-join entities by sensor:$(sed -n 's/.*{"name": "\([^"]*\)".*"semijoin_entities": \([0-9]*\).*/ \1 \2/p' $OUT/optb-$file.json | tr -d '\n')$(grep -q semijoin_entities $OUT/optb-$file.json || printf ' none'))"
   rowr "ratio DuckDB/tqmon" "${rt}x" "${rb}x" "(DuckDB's total with tqmon's CSV export in it)"
   # the export is tqmon's own code (load --csv): DuckDB's own part alone
   dn=$(calc "$d_load + $d_best")

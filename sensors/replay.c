@@ -698,9 +698,13 @@ static int srcLoad(tq_pm_global *g, tq_pm_private *p, Src *s) {
 ** 0, or -1 (said). */
 static int srcStart(tq_pm_global *g, tq_pm_private *p, Src *s) {
   if (!s->tr && srcOpenCollection(g, p, s)) return -1;
-  if (s->tr) /* (read whole: its whole intervals are known) */
-    for (int64_t k = 0; k < s->tr->npk; k++)
-      if (s->tr->pk[k].kind == PK_WHOLE) g->announce_whole(g, s->tr->pk[k].rel + 1, s->tr->iv[s->tr->pk[k].iv].from);
+  /* (read whole: its whole intervals are known; not those a semi-join
+  ** leaves out, which never come and would hold the relation's low mark
+  ** back to the end) */
+  int asks = s->tr && s->x->bounded && !s->full && enNeedsFixed(g);
+  for (int64_t k = 0; s->tr && k < s->tr->npk; k++)
+    if (s->tr->pk[k].kind == PK_WHOLE && (!asks || textNeeded(g, s, &s->tr->pk[k])))
+      g->announce_whole(g, s->tr->pk[k].rel + 1, s->tr->iv[s->tr->pk[k].iv].from);
   if (srcNext(g, p, s) < 0) return -1;
   int64_t held = s->tr ? s->tr->nall : s->ranged ? s->rd.records : s->rd.nread;
   if (!held && s->in) {
@@ -812,7 +816,7 @@ static int boundCollection(tq_pm_global *g, Src *s, BoundRead *br) {
 }
 
 /* Reads and installs the replay's semi-joins.  0, or -1 (said). */
-static int replayBound(tq_pm_global *g, tq_pm_private *p, Replay *x) {
+static int replayBound(tq_pm_global *g, Replay *x) {
   RtNet *net = enNet(g);
   if (!net || !enBoundable(g)) return 0;
   Bound *b = NULL;
@@ -833,8 +837,7 @@ static int replayBound(tq_pm_global *g, tq_pm_private *p, Replay *x) {
     for (int j = 0; used && j < x->nsrc; j++) {
       Src *s = &x->src[j];
       int r = s->tr ? (boundText(g, s, &br), 0) : boundCollection(g, s, &br);
-      if (r == -2) {
-        snprintf(p->message, sizeof p->message, "cannot read the recording %s again", s->name);
+      if (r == -2) { /* (said) */
         rc = -1;
         break;
       }
@@ -942,7 +945,7 @@ tq_pm_status snsReplayStart(tq_pm_global *g, tq_pm_private *p, SnsTrace *tr, Sns
   }
   for (int i = 0; i < x->nsrc; i++)
     if (srcLoad(g, p, &x->src[i])) return TQ_PM_FATAL;
-  if (replayBound(g, p, x)) return TQ_PM_FATAL;
+  if (replayBound(g, x)) return TQ_PM_FATAL;
   for (int i = 0; i < x->nsrc; i++)
     if (srcStart(g, p, &x->src[i])) return TQ_PM_FATAL;
   if (x->nsrc > 1 && checkClocks(g, p, x)) return TQ_PM_FATAL;

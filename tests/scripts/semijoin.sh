@@ -52,9 +52,10 @@ run() {
   "$@" --format csv --stats "$dir/$name.json" >"$dir/$name.csv" 2>"$dir/$name.err" || bad "$name: exit $?: $(cat "$dir/$name.err")"
   cmp -s "$dir/$name.csv" "$dir/full.csv" || bad "$name: answers differ from the full replay: $(diff "$dir/full.csv" "$dir/$name.csv" | head -5 | tr '\n' ' ')"
 }
-# semi NAME RECORDS: the semi-join read first found SQL's mailboxes, and
-# Waiting delivered RECORDS (begins and ends: 2 per interval) or fewer,
-# and as many passed the enable check as in the full replay
+# semi NAME RECORDS [PASSED]: the semi-join read first found SQL's
+# mailboxes, and Waiting delivered RECORDS (begins and ends: 2 per
+# interval) or fewer, and as many passed the enable check as in the full
+# replay (PASSED: that number, when the full replay is another one)
 semi() {
   e=$(num "$dir/$1.json" Waiting semijoin_entities)
   [ "$e" = "$mbx" ] || bad "$1: semi-join entities '$e', SQL counts $mbx mailboxes"
@@ -62,7 +63,7 @@ semi() {
   d=$(num "$dir/$1.json" Waiting delivered)
   [ -n "$w" ] && [ "$w" -le "$2" ] && [ "$w" -lt "$allw" ] ||
     bad "$1: Waiting records delivered: $w (of $allw; at most $2 on P1's mailboxes)"
-  [ "$d" = "$fulld" ] || bad "$1: Waiting: $d records passed the enable check, $fulld in the full replay"
+  [ "$d" = "${3:-$fulld}" ] || bad "$1: Waiting: $d records passed the enable check, ${3:-$fulld} in the full replay"
 }
 # shellcheck disable=SC2086
 run text $T run $P --replay "$dir/sys.trace"
@@ -90,6 +91,22 @@ semi merged $((2 * mbw))
 # shellcheck disable=SC2086
 run mergedtext $T run $P --replay "$dir/b.trace" --replay "$dir/a.col"
 semi mergedtext $((2 * mbw))
+
+# whole intervals (Waiting= at the end): those a semi-join leaves out are
+# not announced, or they would hold Waiting's low mark back to the end and
+# every answer with it (found by review: 103 of 105 rows held)
+awk '$2 == "Waiting+" { b[$3 " " $4] = $1; next }
+     $2 == "Waiting-" { k = $3 " " $4; if (k in b) { print $1, "Waiting=", b[k], $3, $4; delete b[k] } next }
+     { print }' "$dir/sys.trace" >"$dir/whole.trace"
+# shellcheck disable=SC2086
+$T run $P --replay "full:$dir/whole.trace" --format csv --stats "$dir/wholefull.json" >"$dir/wholefull.csv" 2>"$dir/wholefull.err" ||
+  bad "whole: full replay"
+cmp -s "$dir/wholefull.csv" "$dir/full.csv" || bad "whole: the whole intervals answer otherwise than the begins and ends"
+# shellcheck disable=SC2086
+run whole $T run $P --replay "$dir/whole.trace"
+semi whole "$mbw" "$(num "$dir/wholefull.json" Waiting delivered)" # (one record an interval)
+held=$(sed -n 's/.*"peak_stored_tuples": \([0-9]*\).*/\1/p' "$dir/whole.json")
+[ -n "$held" ] && [ $((held * 4)) -lt "$rows" ] || bad "whole: $held tuples held at once, of $rows rows"
 
 # a pipe is read once: no semi-join, the same answers
 # shellcheck disable=SC2086
